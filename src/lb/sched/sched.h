@@ -1,0 +1,56 @@
+// Scheduler contract (STYLE.md rule 5).
+//   build(plan)  control plane, on every config change; may allocate; fills plan.data.
+//   pick(...)    data plane, per new connection; O(1)-ish; never allocates; returns nullptr when
+//                no dest is available (all weight 0 or none).
+// Connection counts reach schedulers through Dest::stats[worker] (active/inactive), which the
+// calling worker itself maintains: each worker balances the connections it owns, so no
+// cross-core reads happen on the packet path. With one worker this is exactly IPVS's view.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "lb/dest.h"
+
+namespace xvs::lb {
+
+// What a scheduler may hash on (sh, dh, mh later).
+struct FlowKey {
+    uint32_t saddr;  // network order
+    uint32_t daddr;
+    uint16_t sport;  // network order
+    uint16_t dport;
+    uint8_t proto;
+};
+
+// Immutable per snapshot: the service's dests with the weights in force when built.
+struct SchedPlan {
+    std::vector<Dest*> dests;
+    std::vector<int32_t> weights;  // same order as dests; snapshot of Dest::weight
+    // Scheduler-specific precomputed data (wrr: max weight, gcd).
+    int32_t max_weight = 0;
+    int32_t gcd_weight = 1;
+    std::vector<uint32_t> table;  // e.g. an interleaved sequence or a Maglev lookup table
+};
+
+// Mutable per (service, worker): lives in the Service, written only by its worker.
+struct alignas(64) SchedCursor {
+    uint32_t index = 0;       // rr/wrr position
+    int32_t current_weight = 0;  // wrr
+    uint64_t plan_generation = 0;  // plan this cursor was last used with (reset on change)
+};
+
+struct Scheduler {
+    std::string_view name;
+    void (*build)(SchedPlan& plan);
+    Dest* (*pick)(const SchedPlan& plan, SchedCursor& cursor, unsigned worker,
+                  const FlowKey& flow);
+};
+
+// Registry lookup by ipvsadm name ("rr", "wrr", "wlc", ...); nullptr if unknown.
+const Scheduler* sched_find(std::string_view name);
+// Names of every registered scheduler, in registration order.
+std::vector<std::string_view> sched_names();
+
+}  // namespace xvs::lb

@@ -1,0 +1,72 @@
+// Parsing and printing of IPv4 addresses, prefixes and endpoints (strict: no octal, no
+// shorthand forms, every octet 0..255).
+#include "net/addr.h"
+
+#include <charconv>
+
+namespace xvs::net {
+
+namespace {
+std::optional<unsigned> parse_uint(std::string_view s, unsigned max) {
+    if (s.empty() || s.size() > 10) return std::nullopt;
+    unsigned v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || v > max) return std::nullopt;
+    return v;
+}
+}  // namespace
+
+std::optional<Ipv4> parse_ipv4(std::string_view text) {
+    uint32_t h = 0;
+    for (int i = 0; i < 4; ++i) {
+        size_t dot = text.find('.');
+        std::string_view part = i < 3 ? text.substr(0, dot) : text;
+        if (i < 3 && dot == std::string_view::npos) return std::nullopt;
+        if (part.size() > 3) return std::nullopt;
+        auto v = parse_uint(part, 255);
+        if (!v) return std::nullopt;
+        h = h << 8 | *v;
+        if (i < 3) text.remove_prefix(dot + 1);
+    }
+    return Ipv4::from_host(h);
+}
+
+std::string to_string(Ipv4 addr) {
+    uint32_t h = addr.host();
+    return std::to_string(h >> 24) + "." + std::to_string((h >> 16) & 0xff) + "." +
+           std::to_string((h >> 8) & 0xff) + "." + std::to_string(h & 0xff);
+}
+
+std::optional<Ipv4Prefix> parse_ipv4_prefix(std::string_view text) {
+    if (text == "default") return Ipv4Prefix{};
+    size_t slash = text.find('/');
+    auto addr = parse_ipv4(text.substr(0, slash));
+    if (!addr) return std::nullopt;
+    unsigned len = 32;
+    if (slash != std::string_view::npos) {
+        auto l = parse_uint(text.substr(slash + 1), 32);
+        if (!l) return std::nullopt;
+        len = *l;
+    }
+    uint32_t mask = len == 0 ? 0 : ~uint32_t(0) << (32 - len);
+    return Ipv4Prefix{Ipv4::from_host(addr->host() & mask), static_cast<uint8_t>(len)};
+}
+
+std::string to_string(const Ipv4Prefix& p) {
+    return to_string(p.addr) + "/" + std::to_string(p.len);
+}
+
+std::optional<Ipv4Endpoint> parse_ipv4_endpoint(std::string_view text) {
+    size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    auto addr = parse_ipv4(text.substr(0, colon));
+    auto port = parse_uint(text.substr(colon + 1), 65535);
+    if (!addr || !port) return std::nullopt;
+    return Ipv4Endpoint{*addr, static_cast<uint16_t>(*port)};
+}
+
+std::string to_string(const Ipv4Endpoint& ep) {
+    return to_string(ep.addr) + ":" + std::to_string(ep.port);
+}
+
+}  // namespace xvs::net

@@ -1,0 +1,34 @@
+// Network byte order helpers. Packet structs keep wire order; accessors convert explicitly.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace xvs::net {
+
+constexpr uint16_t bswap16(uint16_t v) { return static_cast<uint16_t>((v >> 8) | (v << 8)); }
+constexpr uint32_t bswap32(uint32_t v) { return __builtin_bswap32(v); }
+
+// host <-> network (x86 is little-endian; static_assert keeps that assumption honest).
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "xvs assumes a little-endian host");
+constexpr uint16_t hton16(uint16_t v) { return bswap16(v); }
+constexpr uint16_t ntoh16(uint16_t v) { return bswap16(v); }
+constexpr uint32_t hton32(uint32_t v) { return bswap32(v); }
+constexpr uint32_t ntoh32(uint32_t v) { return bswap32(v); }
+
+inline uint16_t load_be16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
+inline uint32_t load_be32(const uint8_t* p) {
+    return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+}
+inline void store_be16(uint8_t* p, uint16_t v) {
+    p[0] = uint8_t(v >> 8);
+    p[1] = uint8_t(v);
+}
+inline void store_be32(uint8_t* p, uint32_t v) {
+    p[0] = uint8_t(v >> 24);
+    p[1] = uint8_t(v >> 16);
+    p[2] = uint8_t(v >> 8);
+    p[3] = uint8_t(v);
+}
+
+}  // namespace xvs::net

@@ -1,0 +1,64 @@
+// Internet checksum: full computation (RFC 1071) and incremental update (RFC 1624, eqn. 3).
+// Values passed to the incremental helpers are raw wire-order words; the one's complement sum
+// is byte-order independent, so no conversion is needed as long as old and new agree.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "net/headers.h"
+
+namespace xvs::net {
+
+// Adds the 16-bit words of [data, data+len) to sum (an odd trailing byte is padded with 0).
+uint32_t csum_partial(const void* data, size_t len, uint32_t sum);
+
+// Folds a 32-bit accumulator to 16 bits and complements it: the value to store in a header.
+inline uint16_t csum_fold(uint32_t sum) {
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<uint16_t>(~sum);
+}
+
+// IPv4 header checksum over header_len() bytes (checksum field must be zero or is skipped).
+uint16_t ipv4_header_checksum(const Ipv4Hdr* ip);
+
+// Pseudo-header sum (saddr, daddr, proto, length) in wire order.
+inline uint32_t ipv4_pseudo_sum(uint32_t saddr, uint32_t daddr, uint8_t proto, uint16_t len) {
+    uint32_t sum = (saddr & 0xffff) + (saddr >> 16) + (daddr & 0xffff) + (daddr >> 16);
+    sum += hton16(proto) + hton16(len);
+    return sum;
+}
+
+// TCP/UDP/ICMP checksum of an IPv4 L4 segment of len bytes (its checksum field zeroed first).
+uint16_t ipv4_l4_checksum(uint32_t saddr, uint32_t daddr, uint8_t proto, const void* l4,
+                          size_t len);
+
+// RFC 1624: HC' = ~(~HC + ~m + m').
+inline void csum_replace2(uint16_t* csum, uint16_t old_val, uint16_t new_val) {
+    uint32_t sum = static_cast<uint16_t>(~*csum);
+    sum += static_cast<uint16_t>(~old_val);
+    sum += new_val;
+    *csum = csum_fold(sum);
+}
+
+inline void csum_replace4(uint16_t* csum, uint32_t old_val, uint32_t new_val) {
+    uint32_t sum = static_cast<uint16_t>(~*csum);
+    sum += static_cast<uint16_t>(~old_val) + static_cast<uint16_t>(~(old_val >> 16));
+    sum += (new_val & 0xffff) + (new_val >> 16);
+    *csum = csum_fold(sum);
+}
+
+// UDP over IPv4: checksum 0 means "none" and stays 0; a computed 0 is sent as 0xffff.
+inline void udp_csum_replace4(uint16_t* csum, uint32_t old_val, uint32_t new_val) {
+    if (*csum == 0) return;
+    csum_replace4(csum, old_val, new_val);
+    if (*csum == 0) *csum = 0xffff;
+}
+inline void udp_csum_replace2(uint16_t* csum, uint16_t old_val, uint16_t new_val) {
+    if (*csum == 0) return;
+    csum_replace2(csum, old_val, new_val);
+    if (*csum == 0) *csum = 0xffff;
+}
+
+}  // namespace xvs::net

@@ -1,0 +1,117 @@
+// Wire-format header structs for Ethernet, ARP, IPv4, TCP, UDP and ICMP.
+// All multi-byte fields are in network byte order exactly as on the wire; no DPDK here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "net/byteorder.h"
+
+namespace xvs::net {
+
+struct MacAddr {
+    uint8_t b[6];
+    bool operator==(const MacAddr&) const = default;
+    bool is_broadcast() const {
+        return (b[0] & b[1] & b[2] & b[3] & b[4] & b[5]) == 0xff;
+    }
+    bool is_multicast() const { return b[0] & 1; }
+};
+inline constexpr MacAddr kBroadcastMac{{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+
+inline constexpr uint16_t kEtherTypeIpv4 = 0x0800;
+inline constexpr uint16_t kEtherTypeArp = 0x0806;
+inline constexpr uint16_t kEtherTypeVlan = 0x8100;
+inline constexpr uint16_t kEtherTypeIpv6 = 0x86dd;
+
+struct __attribute__((packed)) EtherHdr {
+    MacAddr dst;
+    MacAddr src;
+    uint16_t ether_type;  // network order
+};
+static_assert(sizeof(EtherHdr) == 14);
+
+inline constexpr uint16_t kArpOpRequest = 1;
+inline constexpr uint16_t kArpOpReply = 2;
+
+struct __attribute__((packed)) ArpHdr {
+    uint16_t htype;  // 1 = Ethernet
+    uint16_t ptype;  // 0x0800
+    uint8_t hlen;    // 6
+    uint8_t plen;    // 4
+    uint16_t op;
+    MacAddr sha;
+    uint32_t spa;  // network order
+    MacAddr tha;
+    uint32_t tpa;  // network order
+};
+static_assert(sizeof(ArpHdr) == 28);
+
+inline constexpr uint8_t kIpProtoIcmp = 1;
+inline constexpr uint8_t kIpProtoTcp = 6;
+inline constexpr uint8_t kIpProtoUdp = 17;
+
+struct __attribute__((packed)) Ipv4Hdr {
+    uint8_t version_ihl;
+    uint8_t tos;
+    uint16_t total_length;
+    uint16_t id;
+    uint16_t frag_off;  // flags (3 bits) + fragment offset (13 bits, 8-byte units)
+    uint8_t ttl;
+    uint8_t protocol;
+    uint16_t checksum;
+    uint32_t saddr;
+    uint32_t daddr;
+
+    unsigned version() const { return version_ihl >> 4; }
+    unsigned header_len() const { return (version_ihl & 0x0f) * 4u; }
+    bool is_fragment() const { return (ntoh16(frag_off) & 0x3fff) != 0; }  // MF or offset
+};
+static_assert(sizeof(Ipv4Hdr) == 20);
+inline constexpr uint16_t kIpv4DontFragment = 0x4000;
+
+inline constexpr uint8_t kTcpFin = 0x01;
+inline constexpr uint8_t kTcpSyn = 0x02;
+inline constexpr uint8_t kTcpRst = 0x04;
+inline constexpr uint8_t kTcpPsh = 0x08;
+inline constexpr uint8_t kTcpAck = 0x10;
+inline constexpr uint8_t kTcpUrg = 0x20;
+
+struct __attribute__((packed)) TcpHdr {
+    uint16_t sport;
+    uint16_t dport;
+    uint32_t seq;
+    uint32_t ack;
+    uint8_t data_off;  // high nibble: header length in 32-bit words
+    uint8_t flags;
+    uint16_t window;
+    uint16_t checksum;
+    uint16_t urg_ptr;
+
+    unsigned header_len() const { return (data_off >> 4) * 4u; }
+};
+static_assert(sizeof(TcpHdr) == 20);
+
+struct __attribute__((packed)) UdpHdr {
+    uint16_t sport;
+    uint16_t dport;
+    uint16_t length;
+    uint16_t checksum;
+};
+static_assert(sizeof(UdpHdr) == 8);
+
+inline constexpr uint8_t kIcmpEchoReply = 0;
+inline constexpr uint8_t kIcmpDestUnreach = 3;
+inline constexpr uint8_t kIcmpEchoRequest = 8;
+inline constexpr uint8_t kIcmpTimeExceeded = 11;
+
+struct __attribute__((packed)) IcmpHdr {
+    uint8_t type;
+    uint8_t code;
+    uint16_t checksum;
+    uint16_t id;
+    uint16_t seq;
+};
+static_assert(sizeof(IcmpHdr) == 8);
+
+}  // namespace xvs::net

@@ -9,7 +9,7 @@
 
 namespace xvs::net {
 
-struct MacAddr {
+struct __attribute__((aligned(2))) MacAddr {
     uint8_t b[6];
     bool operator==(const MacAddr&) const = default;
     bool is_broadcast() const {
@@ -24,7 +24,7 @@ inline constexpr uint16_t kEtherTypeArp = 0x0806;
 inline constexpr uint16_t kEtherTypeVlan = 0x8100;
 inline constexpr uint16_t kEtherTypeIpv6 = 0x86dd;
 
-struct __attribute__((packed)) EtherHdr {
+struct __attribute__((packed, aligned(2))) EtherHdr {
     MacAddr dst;
     MacAddr src;
     uint16_t ether_type;  // network order
@@ -34,7 +34,7 @@ static_assert(sizeof(EtherHdr) == 14);
 inline constexpr uint16_t kArpOpRequest = 1;
 inline constexpr uint16_t kArpOpReply = 2;
 
-struct __attribute__((packed)) ArpHdr {
+struct __attribute__((packed, aligned(2))) ArpHdr {
     uint16_t htype;  // 1 = Ethernet
     uint16_t ptype;  // 0x0800
     uint8_t hlen;    // 6
@@ -51,7 +51,7 @@ inline constexpr uint8_t kIpProtoIcmp = 1;
 inline constexpr uint8_t kIpProtoTcp = 6;
 inline constexpr uint8_t kIpProtoUdp = 17;
 
-struct __attribute__((packed)) Ipv4Hdr {
+struct __attribute__((packed, aligned(2))) Ipv4Hdr {
     uint8_t version_ihl;
     uint8_t tos;
     uint16_t total_length;
@@ -77,7 +77,7 @@ inline constexpr uint8_t kTcpPsh = 0x08;
 inline constexpr uint8_t kTcpAck = 0x10;
 inline constexpr uint8_t kTcpUrg = 0x20;
 
-struct __attribute__((packed)) TcpHdr {
+struct __attribute__((packed, aligned(2))) TcpHdr {
     uint16_t sport;
     uint16_t dport;
     uint32_t seq;
@@ -92,7 +92,7 @@ struct __attribute__((packed)) TcpHdr {
 };
 static_assert(sizeof(TcpHdr) == 20);
 
-struct __attribute__((packed)) UdpHdr {
+struct __attribute__((packed, aligned(2))) UdpHdr {
     uint16_t sport;
     uint16_t dport;
     uint16_t length;
@@ -105,7 +105,7 @@ inline constexpr uint8_t kIcmpDestUnreach = 3;
 inline constexpr uint8_t kIcmpEchoRequest = 8;
 inline constexpr uint8_t kIcmpTimeExceeded = 11;
 
-struct __attribute__((packed)) IcmpHdr {
+struct __attribute__((packed, aligned(2))) IcmpHdr {
     uint8_t type;
     uint8_t code;
     uint16_t checksum;

@@ -1,0 +1,52 @@
+// A load-balanced connection: both tuples, its dest and local address, TCP state and timer.
+// Lives in a per-worker preallocated pool; found through two hash entries (inbound tuple
+// client->VIP and outbound tuple RS->LIP), each tagged with its direction.
+#pragma once
+
+#include <cstdint>
+
+#include "lb/dest.h"
+#include "lb/tcp_state.h"
+#include "lb/timer_wheel.h"
+
+namespace xvs::lb {
+
+struct Service;
+struct LocalAddr;
+
+struct Conn {
+    TimerNode timer;          // must stay first: timer callbacks cast back to Conn
+    uint64_t expires_ms = 0;  // lazily re-armed: packets only move this stamp
+    Service* svc = nullptr;
+    Dest* dest = nullptr;
+    LocalAddr* laddr = nullptr;
+    // All addresses and ports in network order.
+    uint32_t caddr = 0, vaddr = 0, laddr_ip = 0, daddr = 0;
+    uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
+    uint8_t proto = 0;
+    TcpState state = TcpState::None;
+    bool active = false;  // counted in dest active (else inactive)
+    uint8_t flags = 0;
+};
+static_assert(offsetof(Conn, timer) == 0);
+
+// The 5-tuple exactly as it appears in a packet (network order), 16 bytes for rte_hash.
+struct ConnKey {
+    uint32_t saddr;
+    uint32_t daddr;
+    uint16_t sport;
+    uint16_t dport;
+    uint8_t proto;
+    uint8_t pad[3];
+};
+static_assert(sizeof(ConnKey) == 16);
+
+inline ConnKey conn_key(uint8_t proto, uint32_t saddr, uint32_t daddr, uint16_t sport,
+                        uint16_t dport) {
+    return ConnKey{saddr, daddr, sport, dport, proto, {0, 0, 0}};
+}
+
+// Hash entries store the Conn pointer with the direction in bit 0 (Conn is 8-aligned).
+enum class ConnDir : uint8_t { In = 0, Out = 1 };
+
+}  // namespace xvs::lb

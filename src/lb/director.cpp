@@ -1,0 +1,375 @@
+// Director: configuration model -> snapshots. Errors use ipvsadm's daemon-side texts where one
+// exists ("Service already exists", "No such destination", ...), so xvsadm prints what an
+// LVS operator expects.
+#include "lb/director.h"
+
+#include <algorithm>
+
+namespace xvs::lb {
+
+namespace {
+
+std::string addr_str(net::Ipv4 a) { return net::to_string(a); }
+
+bool fwd_supported(FwdMode m) { return m == FwdMode::FullNat; }
+
+const char* fwd_name(FwdMode m) {
+    switch (m) {
+        case FwdMode::FullNat: return "FULLNAT";
+        case FwdMode::Nat: return "NAT (masquerading)";
+        case FwdMode::Dr: return "DR (gatewaying)";
+        case FwdMode::Tun: return "TUN (ipip)";
+        case FwdMode::Snat: return "SNAT";
+    }
+    return "?";
+}
+
+}  // namespace
+
+ServiceKey make_service_key(uint8_t proto, net::Ipv4 vip, uint16_t port_host) {
+    return ServiceKey{vip.be, net::hton16(port_host), proto};
+}
+
+Director::Director(unsigned nworkers) : nworkers_(std::clamp(nworkers, 1u, kMaxWorkers)) {
+    commit();
+}
+
+Director::~Director() = default;
+
+std::optional<uint8_t> Director::port_index(const std::string& name) const {
+    for (size_t i = 0; i < ports_.size(); ++i)
+        if (ports_[i].name == name) return static_cast<uint8_t>(i);
+    return std::nullopt;
+}
+
+Result<void> Director::port_add(const PortEntry& port) {
+    if (port_index(port.name)) return make_error("port '" + port.name + "' already exists");
+    if (ports_.size() >= stack::kMaxPorts)
+        return make_error("too many ports (at most " + std::to_string(stack::kMaxPorts) + ")");
+    ports_.push_back(port);
+    return {};
+}
+
+bool Director::is_vip(net::Ipv4 addr) const {
+    return std::any_of(services_.begin(), services_.end(),
+                       [&](const auto& s) { return s->key.vip == addr.be; });
+}
+
+bool Director::is_lip(net::Ipv4 addr) const {
+    return std::any_of(laddrs_.begin(), laddrs_.end(),
+                       [&](const auto& l) { return l->addr == addr; });
+}
+
+Result<void> Director::check_address_free(net::Ipv4 addr, const char* what) const {
+    for (const auto& a : addresses_)
+        if (a.addr == addr)
+            return make_error(std::string(what) + " " + addr_str(addr) +
+                              " is already a director address");
+    return {};
+}
+
+Result<void> Director::address_add(net::Ipv4 addr, uint8_t prefix_len, const std::string& port) {
+    if (prefix_len > 32) return make_error("prefix length must be 0..32");
+    if (!port_index(port)) return make_error("no such port '" + port + "'");
+    if (auto r = check_address_free(addr, "address"); !r) return r;
+    if (is_vip(addr)) return make_error("address " + addr_str(addr) + " is a virtual service address");
+    if (is_lip(addr)) return make_error("address " + addr_str(addr) + " is a local address");
+    addresses_.push_back(AddressEntry{addr, prefix_len, port});
+    uint32_t mask = prefix_len == 0 ? 0 : ~uint32_t(0) << (32 - prefix_len);
+    net::Ipv4Prefix prefix{net::Ipv4::from_host(addr.host() & mask), prefix_len};
+    bool have = std::any_of(routes_.begin(), routes_.end(),
+                            [&](const RouteSpec& r) { return r.prefix == prefix; });
+    if (!have) routes_.push_back(RouteSpec{prefix, std::nullopt, port, true});
+    return {};
+}
+
+Result<void> Director::address_del(net::Ipv4 addr) {
+    auto it = std::find_if(addresses_.begin(), addresses_.end(),
+                           [&](const AddressEntry& a) { return a.addr == addr; });
+    if (it == addresses_.end()) return make_error("no such address " + addr_str(addr));
+    uint8_t len = it->prefix_len;
+    std::string port = it->port;
+    addresses_.erase(it);
+    uint32_t mask = len == 0 ? 0 : ~uint32_t(0) << (32 - len);
+    net::Ipv4Prefix prefix{net::Ipv4::from_host(addr.host() & mask), len};
+    bool still_used = std::any_of(addresses_.begin(), addresses_.end(), [&](const auto& a) {
+        return a.prefix_len == len && (a.addr.host() & mask) == prefix.addr.host();
+    });
+    if (!still_used) {
+        std::erase_if(routes_, [&](const RouteSpec& r) { return r.connected && r.prefix == prefix; });
+    }
+    return {};
+}
+
+Result<void> Director::route_add(net::Ipv4Prefix prefix, std::optional<net::Ipv4> gateway,
+                                 const std::string& port) {
+    if (!port_index(port)) return make_error("no such port '" + port + "'");
+    for (const auto& r : routes_)
+        if (r.prefix == prefix) return make_error("route " + net::to_string(prefix) + " exists");
+    routes_.push_back(RouteSpec{prefix, gateway, port, false});
+    return {};
+}
+
+Result<void> Director::route_del(net::Ipv4Prefix prefix) {
+    auto n = std::erase_if(routes_, [&](const RouteSpec& r) { return r.prefix == prefix; });
+    if (n == 0) return make_error("no such route " + net::to_string(prefix));
+    return {};
+}
+
+std::shared_ptr<Service> Director::service_find(const ServiceKey& key) const {
+    for (const auto& s : services_)
+        if (s->key == key) return s;
+    return nullptr;
+}
+
+Result<void> Director::service_add(const ServiceSpec& spec) {
+    if (spec.proto != 6 && spec.proto != 17) return make_error("protocol must be TCP or UDP");
+    ServiceKey key = make_service_key(spec.proto, spec.vip, spec.port);
+    if (service_find(key)) return make_error("Service already exists");
+    if (!sched_find(spec.sched)) return make_error("Scheduler not found");
+    if (!fwd_supported(spec.fwd))
+        return make_error(std::string("forwarding method ") + fwd_name(spec.fwd) +
+                          " is not supported yet (use FULLNAT)");
+    if (auto r = check_address_free(spec.vip, "virtual address"); !r) return r;
+    if (is_lip(spec.vip)) return make_error("virtual address " + addr_str(spec.vip) + " is a local address");
+    auto svc = std::make_shared<Service>();
+    svc->key = key;
+    svc->sched_name = spec.sched;
+    svc->fwd = spec.fwd;
+    svc->flags = spec.flags;
+    services_.push_back(std::move(svc));
+    return {};
+}
+
+Result<void> Director::service_edit(const ServiceSpec& spec) {
+    auto svc = service_find(make_service_key(spec.proto, spec.vip, spec.port));
+    if (!svc) return make_error("No such service");
+    if (!sched_find(spec.sched)) return make_error("Scheduler not found");
+    if (!fwd_supported(spec.fwd))
+        return make_error(std::string("forwarding method ") + fwd_name(spec.fwd) +
+                          " is not supported yet (use FULLNAT)");
+    // Scheduler and flags change for new connections; existing ones keep their dest.
+    svc->sched_name = spec.sched;
+    svc->flags = spec.flags;
+    return {};
+}
+
+Result<void> Director::service_del(const ServiceKey& key) {
+    auto it = std::find_if(services_.begin(), services_.end(),
+                           [&](const auto& s) { return s->key == key; });
+    if (it == services_.end()) return make_error("No such service");
+    for (auto& d : (*it)->dests) {
+        d->removed = true;
+        dead_dests_.push_back(d);
+    }
+    dead_services_.push_back(*it);
+    services_.erase(it);
+    return {};
+}
+
+void Director::services_clear() {
+    while (!services_.empty()) (void)service_del(services_.front()->key);
+}
+
+Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
+    auto svc = service_find(key);
+    if (!svc) return make_error("No such service");
+    if (spec.weight < 0 || spec.weight > 65535) return make_error("Illegal weight specified");
+    if (!fwd_supported(spec.fwd))
+        return make_error(std::string("forwarding method ") + fwd_name(spec.fwd) +
+                          " is not supported yet (use FULLNAT)");
+    for (const auto& d : svc->dests)
+        if (d->addr == spec.addr && d->port == spec.port)
+            return make_error("Destination already exists");
+    auto dest = std::make_shared<Dest>();
+    dest->addr = spec.addr;
+    dest->port = spec.port;
+    dest->fwd = spec.fwd;
+    dest->weight = spec.weight;
+    dest->upper_threshold = spec.upper_threshold;
+    dest->lower_threshold = spec.lower_threshold;
+    svc->dests.push_back(std::move(dest));
+    return {};
+}
+
+Result<void> Director::dest_edit(const ServiceKey& key, const DestSpec& spec) {
+    auto svc = service_find(key);
+    if (!svc) return make_error("No such service");
+    if (spec.weight < 0 || spec.weight > 65535) return make_error("Illegal weight specified");
+    for (auto& d : svc->dests) {
+        if (d->addr == spec.addr && d->port == spec.port) {
+            d->weight = spec.weight;
+            d->upper_threshold = spec.upper_threshold;
+            d->lower_threshold = spec.lower_threshold;
+            return {};
+        }
+    }
+    return make_error("No such destination");
+}
+
+Result<void> Director::dest_del(const ServiceKey& key, net::Ipv4 addr, uint16_t port) {
+    auto svc = service_find(key);
+    if (!svc) return make_error("No such service");
+    auto it = std::find_if(svc->dests.begin(), svc->dests.end(),
+                           [&](const auto& d) { return d->addr == addr && d->port == port; });
+    if (it == svc->dests.end()) return make_error("No such destination");
+    (*it)->removed = true;
+    dead_dests_.push_back(*it);  // connections to it keep working until they expire
+    svc->dests.erase(it);
+    return {};
+}
+
+Result<void> Director::laddr_add(const ServiceKey& key, net::Ipv4 lip, const std::string& port) {
+    auto svc = service_find(key);
+    if (!svc) return make_error("No such service");
+    if (!port_index(port)) return make_error("no such port '" + port + "'");
+    if (auto r = check_address_free(lip, "local address"); !r) return r;
+    if (is_vip(lip)) return make_error("local address " + addr_str(lip) + " is a virtual service address");
+    for (const auto& l : svc->laddrs)
+        if (l->addr == lip) return make_error("Local address already exists");
+    std::shared_ptr<LocalAddr> laddr;
+    for (const auto& l : laddrs_)
+        if (l->addr == lip) laddr = l;
+    if (laddr && laddr->port_name != port)
+        return make_error("local address " + addr_str(lip) + " is already used on port '" +
+                          laddr->port_name + "'");
+    if (!laddr) {
+        laddr = std::make_shared<LocalAddr>(lip, port, nworkers_);
+        laddrs_.push_back(laddr);
+    }
+    svc->laddrs.push_back(std::move(laddr));
+    return {};
+}
+
+Result<void> Director::laddr_del(const ServiceKey& key, net::Ipv4 lip) {
+    auto svc = service_find(key);
+    if (!svc) return make_error("No such service");
+    auto n = std::erase_if(svc->laddrs, [&](const auto& l) { return l->addr == lip; });
+    if (n == 0) return make_error("No such local address");
+    return {};
+}
+
+std::unique_ptr<Snapshot> Director::build() const {
+    auto snap = std::make_unique<Snapshot>();
+    snap->timeouts = timeouts_;
+    stack::StackView& sv = snap->stack;
+    for (const auto& p : ports_) sv.ports.push_back(stack::PortView{p.port_id, p.mac, p.mtu, p.name});
+    sv.port_source.assign(ports_.size(), 0);
+
+    std::vector<std::pair<stack::AddrKey, stack::OwnAddr>> own;
+    for (const auto& a : addresses_) {
+        uint8_t port = *port_index(a.port);
+        own.push_back({{a.addr.be}, {stack::AddrKind::Director, port, nullptr}});
+        if (!sv.port_source[port]) sv.port_source[port] = a.addr.be;
+    }
+    for (const auto& r : routes_) {
+        stack::RouteEntry e;
+        e.len = r.prefix.len;
+        e.mask = r.prefix.len == 0 ? 0 : ~uint32_t(0) << (32 - r.prefix.len);
+        e.prefix = r.prefix.addr.host() & e.mask;
+        e.port = *port_index(r.port);
+        e.gateway = r.gateway ? r.gateway->be : 0;
+        sv.routes.push_back(e);
+    }
+    std::stable_sort(sv.routes.begin(), sv.routes.end(),
+                     [](const auto& a, const auto& b) { return a.len > b.len; });
+
+    // Used LIPs: owned on their port, per the registry.
+    std::vector<std::shared_ptr<LocalAddr>> used_laddrs;
+    for (const auto& svc : services_)
+        for (const auto& l : svc->laddrs)
+            if (std::find(used_laddrs.begin(), used_laddrs.end(), l) == used_laddrs.end())
+                used_laddrs.push_back(l);
+    for (const auto& l : used_laddrs) {
+        uint8_t port = *port_index(l->port_name);
+        own.push_back({{l->addr.be}, {stack::AddrKind::Lip, port, l.get()}});
+        if (!sv.port_source[port]) sv.port_source[port] = l->addr.be;
+        snap->keep_laddrs.push_back(l);
+    }
+
+    std::vector<std::pair<ServiceKey, const ServiceView*>> svc_items;
+    for (const auto& svc : services_) {
+        // A VIP lives on the port of the director subnet that contains it, else on the port
+        // of the default route (where clients come from), else on the first port.
+        uint8_t vport = 0;
+        bool placed = false;
+        for (const auto& a : addresses_) {
+            net::Ipv4Prefix p{a.addr, a.prefix_len};
+            if (p.contains(net::Ipv4{svc->key.vip})) {
+                vport = *port_index(a.port);
+                placed = true;
+                break;
+            }
+        }
+        if (!placed) {
+            for (const auto& r : routes_)
+                if (r.prefix.len == 0) vport = *port_index(r.port);
+        }
+        stack::AddrKey vk{svc->key.vip};
+        if (std::none_of(own.begin(), own.end(), [&](const auto& o) { return o.first == vk; })) {
+            own.push_back({vk, {stack::AddrKind::Vip, vport, nullptr}});
+        }
+        if (!ports_.empty() && !sv.port_source[vport]) sv.port_source[vport] = svc->key.vip;
+
+        auto view = std::make_unique<ServiceView>();
+        view->svc = svc.get();
+        view->sched = sched_find(svc->sched_name);
+        view->fwd = svc->fwd;
+        for (const auto& d : svc->dests) {
+            view->plan.dests.push_back(d.get());
+            view->plan.weights.push_back(d->weight.load(std::memory_order_relaxed));
+            snap->keep_dests.push_back(d);
+        }
+        view->sched->build(view->plan);
+        for (const auto& l : svc->laddrs) view->laddrs.push_back(l.get());
+        svc_items.push_back({svc->key, view.get()});
+        snap->service_views.push_back(std::move(view));
+        snap->keep_services.push_back(svc);
+    }
+    for (auto& r : sv.routes) {
+        r.source = r.port < sv.port_source.size() ? sv.port_source[r.port] : 0;
+    }
+    sv.addrs = FlatMap<stack::AddrKey, stack::OwnAddr>(own);
+    snap->services = FlatMap<ServiceKey, const ServiceView*>(svc_items);
+    return snap;
+}
+
+uint64_t Director::commit() {
+    auto snap = build();
+    snap->generation = ++generation_;
+    const Snapshot* raw = snap.get();
+    current_.store(raw, std::memory_order_release);
+    if (current_owner_) retired_.push_back(Retired{std::move(current_owner_), generation_});
+    current_owner_ = std::move(snap);
+    // Drop LIPs no service uses any more from the registry (they live on while conns do).
+    for (auto it = laddrs_.begin(); it != laddrs_.end();) {
+        bool used = std::any_of(services_.begin(), services_.end(), [&](const auto& s) {
+            return std::find(s->laddrs.begin(), s->laddrs.end(), *it) != s->laddrs.end();
+        });
+        if (!used) {
+            dead_laddrs_.push_back(*it);
+            it = laddrs_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    reclaim();
+    return generation_;
+}
+
+void Director::reclaim() {
+    uint64_t min_seen = UINT64_MAX;
+    for (unsigned w = 0; w < nworkers_; ++w)
+        min_seen = std::min(min_seen, seen_[w].value.load(std::memory_order_acquire));
+    std::erase_if(retired_, [&](const Retired& r) { return r.superseded_by <= min_seen; });
+    // Only the registry/snapshots and conns can hold these; use_count 1 = only us.
+    std::erase_if(dead_dests_, [](const auto& d) { return d.use_count() == 1 && d->sum_refs() == 0; });
+    std::erase_if(dead_services_,
+                  [](const auto& s) { return s.use_count() == 1 && s->sum_refs() == 0; });
+    std::erase_if(dead_laddrs_,
+                  [](const auto& l) { return l.use_count() == 1 && l->sum_refs() == 0; });
+}
+
+size_t Director::retired_count() const { return retired_.size(); }
+
+}  // namespace xvs::lb

@@ -1,0 +1,148 @@
+// The Director: the configuration model of ports, addresses, routes, services, dests and local
+// addresses, with ipvsadm's error texts. Control thread only. commit() turns the model into an
+// immutable Snapshot that workers pick up at their next burst; reclaim() frees what no worker
+// can still see. This is the API the control plane, the tests and the benches all use.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "lb/snapshot.h"
+#include "net/addr.h"
+
+namespace xvs::lb {
+
+struct ServiceSpec {
+    uint8_t proto = 6;  // 6 TCP, 17 UDP
+    net::Ipv4 vip;
+    uint16_t port = 0;  // host order
+    std::string sched = "wlc";
+    FwdMode fwd = FwdMode::FullNat;
+    uint32_t flags = 0;
+};
+
+struct DestSpec {
+    net::Ipv4 addr;
+    uint16_t port = 0;  // host order
+    int32_t weight = 1;
+    FwdMode fwd = FwdMode::FullNat;
+    uint32_t upper_threshold = 0;
+    uint32_t lower_threshold = 0;
+};
+
+struct PortEntry {
+    std::string name;
+    uint16_t port_id = 0;
+    net::MacAddr mac{};
+    uint16_t mtu = 1500;
+};
+
+struct AddressEntry {
+    net::Ipv4 addr;
+    uint8_t prefix_len = 32;
+    std::string port;
+};
+
+struct RouteSpec {
+    net::Ipv4Prefix prefix;
+    std::optional<net::Ipv4> gateway;  // none = directly connected
+    std::string port;
+    bool connected = false;  // added with an address; removed with it
+};
+
+ServiceKey make_service_key(uint8_t proto, net::Ipv4 vip, uint16_t port_host);
+
+class Director {
+public:
+    explicit Director(unsigned nworkers = 1);
+    ~Director();
+    Director(const Director&) = delete;
+    Director& operator=(const Director&) = delete;
+
+    unsigned workers() const { return nworkers_; }
+
+    // Ports are opened by the port layer; the Director only names them.
+    Result<void> port_add(const PortEntry& port);
+    const std::vector<PortEntry>& ports() const { return ports_; }
+
+    // Director-owned addresses: answer ARP and ping; their prefix becomes a connected route.
+    Result<void> address_add(net::Ipv4 addr, uint8_t prefix_len, const std::string& port);
+    Result<void> address_del(net::Ipv4 addr);
+    const std::vector<AddressEntry>& addresses() const { return addresses_; }
+
+    Result<void> route_add(net::Ipv4Prefix prefix, std::optional<net::Ipv4> gateway,
+                           const std::string& port);
+    Result<void> route_del(net::Ipv4Prefix prefix);
+    const std::vector<RouteSpec>& routes() const { return routes_; }
+
+    Result<void> service_add(const ServiceSpec& spec);
+    Result<void> service_edit(const ServiceSpec& spec);
+    Result<void> service_del(const ServiceKey& key);
+    void services_clear();
+    const std::vector<std::shared_ptr<Service>>& services() const { return services_; }
+    std::shared_ptr<Service> service_find(const ServiceKey& key) const;
+
+    Result<void> dest_add(const ServiceKey& key, const DestSpec& spec);
+    Result<void> dest_edit(const ServiceKey& key, const DestSpec& spec);
+    Result<void> dest_del(const ServiceKey& key, net::Ipv4 addr, uint16_t port);
+
+    // FULLNAT local addresses of a service (DPVS's -P/-Q). A LIP may serve several services.
+    Result<void> laddr_add(const ServiceKey& key, net::Ipv4 lip, const std::string& port);
+    Result<void> laddr_del(const ServiceKey& key, net::Ipv4 lip);
+
+    void timeouts_set(const Timeouts& t) { timeouts_ = t; }
+    const Timeouts& timeouts() const { return timeouts_; }
+
+    // Builds a snapshot of the model and publishes it; returns its generation.
+    uint64_t commit();
+    // Frees retired snapshots every worker has moved past, and removed dests, services and
+    // local addresses once no connection refers to them.
+    void reclaim();
+    size_t retired_count() const;
+
+    // Data-plane side: workers load the current snapshot once per burst and announce the
+    // generation they use, which proves they no longer read older ones.
+    const Snapshot* snapshot() const { return current_.load(std::memory_order_acquire); }
+    void worker_quiescent(unsigned worker, uint64_t generation) {
+        seen_[worker].value.store(generation, std::memory_order_release);
+    }
+
+private:
+    std::optional<uint8_t> port_index(const std::string& name) const;
+    Result<void> check_address_free(net::Ipv4 addr, const char* what) const;
+    bool is_vip(net::Ipv4 addr) const;
+    bool is_lip(net::Ipv4 addr) const;
+    std::unique_ptr<Snapshot> build() const;
+
+    unsigned nworkers_;
+    std::vector<PortEntry> ports_;
+    std::vector<AddressEntry> addresses_;
+    std::vector<RouteSpec> routes_;
+    std::vector<std::shared_ptr<Service>> services_;
+    std::vector<std::shared_ptr<LocalAddr>> laddrs_;  // registry: one object per LIP
+    Timeouts timeouts_ = Timeouts::dpvs_defaults();
+
+    std::atomic<const Snapshot*> current_{nullptr};
+    std::unique_ptr<Snapshot> current_owner_;
+    uint64_t generation_ = 0;
+    struct Retired {
+        std::unique_ptr<Snapshot> snap;
+        uint64_t superseded_by;
+    };
+    std::vector<Retired> retired_;
+    struct alignas(64) Seen {
+        std::atomic<uint64_t> value{0};
+    };
+    std::array<Seen, kMaxWorkers> seen_{};
+    std::vector<std::shared_ptr<Dest>> dead_dests_;
+    std::vector<std::shared_ptr<Service>> dead_services_;
+    std::vector<std::shared_ptr<LocalAddr>> dead_laddrs_;
+};
+
+}  // namespace xvs::lb

@@ -1,0 +1,40 @@
+// A FULLNAT local address (LIP): one per IP, shared by every service that uses it, with one
+// port pool per worker (worker i owns ports with port % workers == i). Outlives every
+// connection using it (refs per worker, retired by the control plane at zero).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+
+#include "lb/dest.h"
+#include "lb/port_pool.h"
+#include "net/addr.h"
+
+namespace xvs::lb {
+
+struct alignas(64) LaddrWorkerState {
+    std::unique_ptr<PortPool> pool;
+    std::atomic<uint32_t> refs{0};  // conns on this worker using this LIP
+};
+
+struct LocalAddr {
+    net::Ipv4 addr;
+    std::string port_name;  // the director port it is owned on
+    std::array<LaddrWorkerState, kMaxWorkers> workers;
+
+    LocalAddr(net::Ipv4 a, std::string port, unsigned nworkers, uint16_t lo = 1025,
+              uint16_t hi = 65535)
+        : addr(a), port_name(std::move(port)) {
+        for (unsigned w = 0; w < nworkers; ++w) {
+            workers[w].pool = std::make_unique<PortPool>(lo, hi, w, nworkers, a.be ^ (w + 1));
+        }
+    }
+    uint64_t sum_refs() const {
+        uint64_t s = 0;
+        for (auto& w : workers) s += w.refs.load(std::memory_order_relaxed);
+        return s;
+    }
+};
+
+}  // namespace xvs::lb

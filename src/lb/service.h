@@ -1,0 +1,70 @@
+// Virtual services: the persistent part (identity, per-worker scheduler cursors and counters)
+// and the per-snapshot view the data plane reads (scheduler plan, local addresses).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/flat_map.h"
+#include "lb/dest.h"
+#include "lb/laddr.h"
+#include "lb/sched/sched.h"
+
+namespace xvs::lb {
+
+struct ServiceKey {
+    uint32_t vip = 0;   // network order
+    uint16_t port = 0;  // network order
+    uint8_t proto = 0;  // IPPROTO_TCP / IPPROTO_UDP
+    bool operator==(const ServiceKey&) const = default;
+};
+inline uint64_t flat_hash(const ServiceKey& k) {
+    return mix64(uint64_t(k.vip) << 24 ^ uint64_t(k.port) << 8 ^ k.proto);
+}
+
+struct alignas(64) ServiceWorkerState {
+    SchedCursor cursor;
+    uint32_t laddr_cursor = 0;
+    uint64_t conns = 0;
+    uint64_t inpkts = 0;
+    uint64_t outpkts = 0;
+    uint64_t inbytes = 0;
+    uint64_t outbytes = 0;
+    std::atomic<uint32_t> refs{0};  // conns on this worker belonging to this service
+};
+
+// Service flags (xvsadm -L shows them).
+inline constexpr uint32_t kSvcFlagSynProxy = 1u << 0;
+
+struct Service {
+    ServiceKey key;
+    std::string sched_name = "wlc";
+    FwdMode fwd = FwdMode::FullNat;
+    uint32_t flags = 0;
+    uint32_t persistence_s = 0;  // 0 = not persistent (persistence arrives with its issue)
+    // Control-thread view of membership (the data plane reads ServiceView).
+    std::vector<std::shared_ptr<Dest>> dests;
+    std::vector<std::shared_ptr<LocalAddr>> laddrs;
+    std::array<ServiceWorkerState, kMaxWorkers> workers;
+
+    uint64_t sum_refs() const {
+        uint64_t s = 0;
+        for (auto& w : workers) s += w.refs.load(std::memory_order_relaxed);
+        return s;
+    }
+};
+
+// Immutable per snapshot.
+struct ServiceView {
+    Service* svc = nullptr;
+    const Scheduler* sched = nullptr;
+    SchedPlan plan;
+    std::vector<LocalAddr*> laddrs;
+    FwdMode fwd = FwdMode::FullNat;
+};
+
+}  // namespace xvs::lb

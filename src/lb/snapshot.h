@@ -1,0 +1,33 @@
+// One immutable configuration snapshot: what a worker reads for a burst. Published by the
+// Director with a release store; reclaimed once every worker has announced a later generation.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/flat_map.h"
+#include "lb/service.h"
+#include "lb/tcp_state.h"
+#include "stack/view.h"
+
+namespace xvs::lb {
+
+struct Snapshot {
+    uint64_t generation = 0;
+    stack::StackView stack;
+    FlatMap<ServiceKey, const ServiceView*> services;
+    std::vector<std::unique_ptr<ServiceView>> service_views;
+    Timeouts timeouts;
+    // Keeps persistent objects referenced by this snapshot alive until it is reclaimed.
+    std::vector<std::shared_ptr<Service>> keep_services;
+    std::vector<std::shared_ptr<Dest>> keep_dests;
+    std::vector<std::shared_ptr<LocalAddr>> keep_laddrs;
+
+    const ServiceView* service(uint8_t proto, uint32_t vip, uint16_t port) const {
+        const ServiceView* const* v = services.find(ServiceKey{vip, port, proto});
+        return v ? *v : nullptr;
+    }
+};
+
+}  // namespace xvs::lb

@@ -1,0 +1,405 @@
+// The packet path. A burst is handled in two passes (STYLE.md rule 3): pass 1 parses and
+// validates every frame, answers ARP/ICMP and builds the connection keys of load-balanced
+// packets; then one bulk hash lookup; pass 2 runs the state machine and FULLNAT rewrite.
+// Every packet leaves through TX or is freed with a named drop counter.
+#include "lb/worker.h"
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+#include <rte_pause.h>
+#include <rte_prefetch.h>
+
+#include <thread>
+
+#include "lb/laddr.h"
+#include "lb/service.h"
+#include "lb/xmit/fullnat.h"
+#include "port/ethdev.h"
+#include "stack/arp.h"
+#include "stack/ipv4.h"
+#include "stack/output.h"
+
+namespace xvs::lb {
+
+using stack::Counter;
+
+struct Worker::LbPacket {
+    rte_mbuf* pkt;
+    net::Ipv4Hdr* ip;
+    uint8_t* l4;
+    uint8_t port;
+    uint8_t proto;
+    uint8_t tcp_flags;
+    stack::AddrKind kind;
+    ConnKey key;
+};
+
+namespace {
+constexpr unsigned kMaxBurst = 64;
+std::atomic<unsigned> g_table_seq{0};
+
+void drop(stack::StackContext& ctx, rte_mbuf* m, Counter reason) {
+    ctx.counters.inc(reason);
+    rte_pktmbuf_free(m);
+}
+}  // namespace
+
+Worker::Worker(Director& director, const WorkerConfig& cfg)
+    : director_(director),
+      cfg_(cfg),
+      timers_(cfg.timer_slots, cfg.timer_tick_ms, 0),
+      tsc_hz_(rte_get_tsc_hz()),
+      tsc_base_(rte_get_tsc_cycles()) {
+    ctx_.neigh = stack::Neighbours(4096, cfg.neigh_times);
+    ctx_.pool = cfg.pool;
+    ctx_.tx.init(static_cast<uint16_t>(cfg.id));
+}
+
+Result<std::unique_ptr<Worker>> Worker::create(Director& director, const WorkerConfig& cfg) {
+    if (cfg.id >= director.workers())
+        return make_error("worker id " + std::to_string(cfg.id) + " beyond configured workers");
+    if (!cfg.pool) return make_error("worker needs an mbuf pool");
+    if (cfg.rx_burst == 0 || cfg.rx_burst > kMaxBurst)
+        return make_error("rx burst must be 1.." + std::to_string(kMaxBurst));
+    std::unique_ptr<Worker> w(new Worker(director, cfg));
+    auto table = ConnTable::create(
+        "xvs_conn_" + std::to_string(cfg.id) + "_" + std::to_string(g_table_seq++), cfg.max_conns);
+    if (!table) return make_error(table.error());
+    w->conns_ = std::move(*table);
+    w->refresh_snapshot();
+    return w;
+}
+
+uint64_t Worker::clock_ms() const {
+    return (rte_get_tsc_cycles() - tsc_base_) / (tsc_hz_ / 1000);
+}
+
+void Worker::refresh_snapshot() {
+    snap_ = director_.snapshot();
+    director_.worker_quiescent(cfg_.id, snap_->generation);
+    ctx_.view = &snap_->stack;
+    for (size_t p = 0; p < snap_->stack.ports.size(); ++p)
+        ctx_.tx.set_port_id(static_cast<uint8_t>(p), snap_->stack.ports[p].port_id);
+}
+
+unsigned Worker::poll_once() {
+    refresh_snapshot();
+    if (!cfg_.manual_clock) ctx_.now_ms = clock_ms();
+    const uint64_t now = ctx_.now_ms;
+    timers_.advance(
+        now,
+        [&](TimerNode* node) {
+            Conn* c = reinterpret_cast<Conn*>(node);
+            if (c->expires_ms > now)
+                timers_.arm(node, c->expires_ms);  // traffic moved the deadline: lazy re-arm
+            else
+                conn_expire(c);
+        },
+        4096);
+    stack::neigh_tick(ctx_);
+
+    unsigned total = 0;
+    const auto& ports = snap_->stack.ports;
+    for (size_t p = 0; p < ports.size(); ++p) {
+        rte_mbuf* pkts[kMaxBurst];
+        uint16_t n = port::port_rx_burst(ports[p].port_id, static_cast<uint16_t>(cfg_.id), pkts,
+                                         cfg_.rx_burst);
+        if (n) {
+            process_burst(static_cast<uint8_t>(p), pkts, n);
+            total += n;
+        }
+    }
+    flush();
+    return total;
+}
+
+void Worker::run(const std::atomic<bool>& stop, PollMode mode) {
+    unsigned idle = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+        if (poll_once() || mode == PollMode::Busy) {
+            idle = 0;
+            continue;
+        }
+        // Adaptive back-off: spin briefly, then sleep 10..100 us so an idle director on a
+        // shared machine does not burn its core.
+        if (++idle < 256) {
+            rte_pause();
+        } else {
+            unsigned us = std::min(100u, 10u * ((idle - 256) / 64 + 1));
+            std::this_thread::sleep_for(std::chrono::microseconds(us));
+        }
+    }
+}
+
+void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
+    while (count > kMaxBurst) {
+        process_burst(port, pkts, kMaxBurst);
+        pkts += kMaxBurst;
+        count -= kMaxBurst;
+    }
+    ctx_.counters.inc(Counter::rx_packets, count);
+    const stack::PortView& pv = ctx_.view->ports[port];
+    const uint32_t max_frame = pv.mtu + sizeof(net::EtherHdr);
+
+    LbPacket lbp[kMaxBurst];
+    unsigned nlb = 0;
+    for (uint16_t i = 0; i < count; ++i) {
+        if (i + 4 < count) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void*));
+        rte_mbuf* m = pkts[i];
+        const uint32_t len = rte_pktmbuf_data_len(m);
+        if (m->nb_segs > 1 || len > max_frame) {
+            drop(ctx_, m, Counter::drop_frame_too_big);
+            continue;
+        }
+        if (len < sizeof(net::EtherHdr)) {
+            drop(ctx_, m, Counter::drop_frame_truncated);
+            continue;
+        }
+        auto* eth = rte_pktmbuf_mtod(m, net::EtherHdr*);
+        if (!(eth->dst == pv.mac) && !eth->dst.is_broadcast()) {
+            drop(ctx_, m, Counter::drop_not_for_us);
+            continue;
+        }
+        if (eth->ether_type == net::hton16(net::kEtherTypeArp)) {
+            stack::arp_input(ctx_, port, m);
+            continue;
+        }
+        if (eth->ether_type != net::hton16(net::kEtherTypeIpv4)) {
+            drop(ctx_, m, Counter::drop_ethertype);
+            continue;
+        }
+        stack::Ipv4View v;
+        if (!stack::ipv4_validate(ctx_, m, v)) {
+            rte_pktmbuf_free(m);
+            continue;
+        }
+        const stack::OwnAddr* own = ctx_.view->own(v.ip->daddr);
+        if (!own) {
+            drop(ctx_, m, Counter::drop_not_local);
+            continue;
+        }
+        uint8_t flags = 0;
+        switch (v.ip->protocol) {
+            case net::kIpProtoIcmp:
+                stack::icmp_input(ctx_, port, m, v);
+                continue;
+            case net::kIpProtoTcp: {
+                auto* tcp = reinterpret_cast<net::TcpHdr*>(v.l4);
+                if (v.l4_len < sizeof(net::TcpHdr) || tcp->header_len() < sizeof(net::TcpHdr) ||
+                    tcp->header_len() > v.l4_len) {
+                    drop(ctx_, m, Counter::drop_tcp_header);
+                    continue;
+                }
+                flags = tcp->flags;
+                break;
+            }
+            case net::kIpProtoUdp: {
+                auto* udp = reinterpret_cast<net::UdpHdr*>(v.l4);
+                if (v.l4_len < sizeof(net::UdpHdr) || net::ntoh16(udp->length) < 8 ||
+                    net::ntoh16(udp->length) > v.l4_len) {
+                    drop(ctx_, m, Counter::drop_udp_header);
+                    continue;
+                }
+                break;
+            }
+            default:
+                drop(ctx_, m, Counter::drop_ip_proto);
+                continue;
+        }
+        if (own->kind == stack::AddrKind::Director) {
+            drop(ctx_, m, Counter::drop_to_director);
+            continue;
+        }
+        LbPacket& lp = lbp[nlb++];
+        const auto* ports16 = reinterpret_cast<const uint16_t*>(v.l4);
+        lp = LbPacket{m,     v.ip,      v.l4, port,
+                      v.ip->protocol, flags, own->kind,
+                      conn_key(v.ip->protocol, v.ip->saddr, v.ip->daddr, ports16[0], ports16[1])};
+    }
+    if (nlb == 0) return;
+
+    const ConnKey* keys[kMaxBurst];
+    ConnRef refs[kMaxBurst];
+    for (unsigned i = 0; i < nlb; ++i) keys[i] = &lbp[i].key;
+    conns_->lookup_bulk(keys, nlb, refs);
+    for (unsigned i = 0; i < nlb; ++i) lb_handle(lbp[i], refs[i]);
+}
+
+void Worker::lb_handle(LbPacket& lp, ConnRef ref) {
+    constexpr uint8_t kHandshakeFlags = net::kTcpSyn | net::kTcpAck | net::kTcpRst | net::kTcpFin;
+    const bool is_tcp = lp.proto == net::kIpProtoTcp;
+    const bool pure_syn = is_tcp && (lp.tcp_flags & kHandshakeFlags) == net::kTcpSyn;
+    // A miss may have been created by an earlier packet of this very burst.
+    if (!ref.conn) ref = conns_->lookup(lp.key);
+    Conn* c = ref.conn;
+    // conn_reuse_mode: a new SYN on a closing connection starts a new connection.
+    if (c && pure_syn && ref.dir == ConnDir::In &&
+        (c->state == TcpState::TimeWait || c->state == TcpState::Close)) {
+        conn_expire(c);
+        c = nullptr;
+    }
+    if (!c) {
+        if (lp.kind == stack::AddrKind::Lip) {
+            drop(ctx_, lp.pkt, Counter::drop_lip_no_conn);
+            return;
+        }
+        if (is_tcp && !pure_syn) {
+            drop(ctx_, lp.pkt, Counter::drop_tcp_no_conn);
+            return;
+        }
+        c = conn_create(lp);
+        if (!c) return;  // counted and freed
+        ref.dir = ConnDir::In;
+    }
+
+    const unsigned w = cfg_.id;
+    const bool inbound = ref.dir == ConnDir::In;
+    uint32_t timeout_s;
+    if (is_tcp) {
+        TcpState next = tcp_state_next(c->state, inbound ? FlowDir::Input : FlowDir::Output,
+                                       lp.tcp_flags);
+        if (next != c->state) conn_set_state(c, next);
+        timeout_s = snap_->timeouts.of(c->state);
+    } else {
+        timeout_s = snap_->timeouts.udp;
+    }
+    c->expires_ms = ctx_.now_ms + uint64_t(timeout_s) * 1000;
+    // Lazy timers only move deadlines later; a shorter one (FIN, RST) is re-armed now.
+    if (c->expires_ms < c->timer.expires_tick * timers_.tick_ms()) timers_.arm(&c->timer, c->expires_ms);
+
+    const uint32_t bytes = net::ntoh16(lp.ip->total_length);
+    ServiceWorkerState& ss = c->svc->workers[w];
+    DestWorkerStats& ds = c->dest->stats[w];
+    if (inbound) {
+        ++ss.inpkts;
+        ss.inbytes += bytes;
+        ++ds.inpkts;
+        ds.inbytes += bytes;
+        fullnat_rewrite(lp.ip, lp.l4, lp.proto, c->laddr_ip, c->daddr, c->lport, c->dport);
+        stack::ipv4_output(ctx_, lp.pkt, c->daddr);
+    } else {
+        ++ss.outpkts;
+        ss.outbytes += bytes;
+        ++ds.outpkts;
+        ds.outbytes += bytes;
+        fullnat_rewrite(lp.ip, lp.l4, lp.proto, c->vaddr, c->caddr, c->vport, c->cport);
+        stack::ipv4_output(ctx_, lp.pkt, c->caddr);
+    }
+}
+
+Conn* Worker::conn_create(LbPacket& lp) {
+    const unsigned w = cfg_.id;
+    const ServiceView* view = snap_->service(lp.proto, lp.key.daddr, lp.key.dport);
+    if (!view) {
+        drop(ctx_, lp.pkt, Counter::drop_no_service);
+        return nullptr;
+    }
+    Service* svc = view->svc;
+    FlowKey flow{lp.key.saddr, lp.key.daddr, lp.key.sport, lp.key.dport, lp.proto};
+    Dest* dest = view->sched->pick(view->plan, svc->workers[w].cursor, w, flow);
+    if (!dest) {
+        drop(ctx_, lp.pkt, Counter::drop_no_dest);
+        return nullptr;
+    }
+    const size_t nl = view->laddrs.size();
+    if (nl == 0) {
+        drop(ctx_, lp.pkt, Counter::drop_no_laddr);
+        return nullptr;
+    }
+    // Round-robin over the service's local addresses; fall through to the next when one is
+    // out of ports.
+    LocalAddr* laddr = nullptr;
+    uint16_t lport = 0;
+    uint32_t& cursor = svc->workers[w].laddr_cursor;
+    for (size_t tries = 0; tries < nl && !laddr; ++tries) {
+        LocalAddr* cand = view->laddrs[cursor++ % nl];
+        if (auto p = cand->workers[w].pool->alloc()) {
+            laddr = cand;
+            lport = *p;
+        }
+    }
+    if (!laddr) {
+        drop(ctx_, lp.pkt, Counter::drop_laddr_exhausted);
+        return nullptr;
+    }
+    Conn* c = conns_->alloc();
+    if (!c) {
+        laddr->workers[w].pool->free(lport);
+        drop(ctx_, lp.pkt, Counter::drop_conn_pool_full);
+        return nullptr;
+    }
+    c->svc = svc;
+    c->dest = dest;
+    c->laddr = laddr;
+    c->proto = lp.proto;
+    c->caddr = lp.key.saddr;
+    c->vaddr = lp.key.daddr;
+    c->cport = lp.key.sport;
+    c->vport = lp.key.dport;
+    c->laddr_ip = laddr->addr.be;
+    c->lport = net::hton16(lport);
+    c->daddr = dest->addr.be;
+    c->dport = net::hton16(dest->port);
+    const ConnKey out = conn_key(c->proto, c->daddr, c->laddr_ip, c->dport, c->lport);
+    if (!conns_->insert(c, lp.key, out)) {
+        conns_->release(c);
+        laddr->workers[w].pool->free(lport);
+        drop(ctx_, lp.pkt, Counter::drop_conn_table_full);
+        return nullptr;
+    }
+    auto bump = [](std::atomic<uint32_t>& a, int d) {  // single writer: no locked RMW needed
+        a.store(a.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
+    };
+    bump(svc->workers[w].refs, 1);
+    bump(laddr->workers[w].refs, 1);
+    DestWorkerStats& ds = dest->stats[w];
+    ++ds.refs;
+    ++ds.conns;
+    ++ds.inactive;  // NONE is inactive; the first transition moves it
+    ++svc->workers[w].conns;
+    ctx_.counters.inc(Counter::conns_created);
+    c->state = TcpState::None;
+    c->active = false;
+    c->expires_ms = ctx_.now_ms + uint64_t(snap_->timeouts.of(TcpState::None)) * 1000;
+    timers_.arm(&c->timer, c->expires_ms);
+    return c;
+}
+
+void Worker::conn_set_state(Conn* c, TcpState state) {
+    c->state = state;
+    const bool active = c->proto == net::kIpProtoTcp && tcp_state_is_active(state);
+    if (active != c->active) {
+        DestWorkerStats& ds = c->dest->stats[cfg_.id];
+        if (active) {
+            ++ds.active;
+            --ds.inactive;
+        } else {
+            --ds.active;
+            ++ds.inactive;
+        }
+        c->active = active;
+    }
+}
+
+void Worker::conn_expire(Conn* c) {
+    const unsigned w = cfg_.id;
+    timers_.cancel(&c->timer);
+    conns_->remove(conn_key(c->proto, c->caddr, c->vaddr, c->cport, c->vport),
+                   conn_key(c->proto, c->daddr, c->laddr_ip, c->dport, c->lport));
+    c->laddr->workers[w].pool->free(net::ntoh16(c->lport));
+    auto drop_ref = [](std::atomic<uint32_t>& a) {
+        a.store(a.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    };
+    drop_ref(c->laddr->workers[w].refs);
+    drop_ref(c->svc->workers[w].refs);
+    DestWorkerStats& ds = c->dest->stats[w];
+    if (c->active)
+        --ds.active;
+    else
+        --ds.inactive;
+    --ds.refs;
+    conns_->release(c);
+    ctx_.counters.inc(Counter::conns_expired);
+}
+
+}  // namespace xvs::lb

@@ -1,0 +1,79 @@
+// A data-plane worker: one per lcore. Owns its connection table, timer wheel, neighbour cache,
+// TX buffers and counters; reads configuration from the Director's current snapshot once per
+// poll. poll_once() is the whole packet path for one iteration and is what tests call.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "common/result.h"
+#include "lb/conn_table.h"
+#include "lb/director.h"
+#include "lb/timer_wheel.h"
+#include "stack/context.h"
+
+struct rte_mbuf;
+struct rte_mempool;
+
+namespace xvs::lb {
+
+struct WorkerConfig {
+    unsigned id = 0;
+    uint32_t max_conns = 1 << 16;
+    rte_mempool* pool = nullptr;       // for packets the worker builds (ARP)
+    uint16_t rx_burst = 32;
+    bool manual_clock = false;         // tests drive time with advance_clock()
+    size_t timer_slots = 1 << 12;      // 100 ms ticks: one revolution = 409.6 s
+    uint64_t timer_tick_ms = 100;
+    stack::NeighTimes neigh_times{};
+};
+
+enum class PollMode : uint8_t { Busy, Adaptive };
+
+class Worker {
+public:
+    static Result<std::unique_ptr<Worker>> create(Director& director, const WorkerConfig& cfg);
+
+    // One iteration: new snapshot, timers, RX every port, packet path, TX flush.
+    // Returns the number of packets received.
+    unsigned poll_once();
+    // The packet path for a burst received on port index `port` (benches call this directly).
+    void process_burst(uint8_t port, rte_mbuf** pkts, uint16_t n);
+    void flush() { ctx_.tx.flush(ctx_.counters); }
+    // Loads the current snapshot (poll_once does this; benches call it once).
+    void refresh_snapshot();
+
+    // Runs poll_once until stop is set. Adaptive: an idle worker backs off to short sleeps.
+    void run(const std::atomic<bool>& stop, PollMode mode);
+
+    void advance_clock(uint64_t ms) { ctx_.now_ms += ms; }
+    uint64_t now_ms() const { return ctx_.now_ms; }
+
+    const stack::Counters& counters() const { return ctx_.counters; }
+    const ConnTable& conns() const { return *conns_; }
+    stack::Neighbours& neighbours() { return ctx_.neigh; }
+    unsigned id() const { return cfg_.id; }
+
+private:
+    Worker(Director& director, const WorkerConfig& cfg);
+
+    struct LbPacket;
+    void lb_handle(LbPacket& lp, ConnRef ref);
+    Conn* conn_create(LbPacket& lp);
+    void conn_expire(Conn* conn);
+    void conn_set_state(Conn* conn, TcpState state);
+    uint64_t clock_ms() const;
+
+    Director& director_;
+    WorkerConfig cfg_;
+    const Snapshot* snap_ = nullptr;
+    stack::StackContext ctx_;
+    std::unique_ptr<ConnTable> conns_;
+    TimerWheel timers_;
+    uint64_t tsc_hz_ = 0;
+    uint64_t tsc_base_ = 0;
+};
+
+}  // namespace xvs::lb

@@ -1,0 +1,25 @@
+// DPDK EAL lifetime: started once per process from an argument list, cleaned up on exit.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+struct rte_mempool;
+
+namespace xvs::port {
+
+// Starts the EAL with args (without argv[0]). Fails with rte_strerror's text.
+Result<void> eal_start(const std::vector<std::string>& args);
+void eal_stop();
+bool eal_running();
+
+// Splits "--no-huge -m 512" (shell-like, double quotes honoured) into arguments.
+std::vector<std::string> split_args(const std::string& text);
+
+// A packet mbuf pool on the caller's NUMA socket; nullptr with an error message on failure.
+Result<rte_mempool*> mbuf_pool_create(const std::string& name, unsigned n_mbufs,
+                                      unsigned cache_size = 256);
+
+}  // namespace xvs::port

@@ -1,0 +1,106 @@
+// rte_ethdev glue. Errors carry rte_strerror text and the device string so an operator can
+// tell which port failed and why.
+#include "port/ethdev.h"
+
+#include <rte_bus_vdev.h>
+#include <rte_errno.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+
+#include <cstring>
+
+namespace xvs::port {
+
+namespace {
+
+std::string errtext(int rc) { return rte_strerror(rc < 0 ? -rc : rc); }
+
+Result<PortInfo> port_setup(uint16_t id, const std::string& name, const PortParams& params,
+                            rte_mempool* pool) {
+    rte_eth_dev_info info{};
+    int rc = rte_eth_dev_info_get(id, &info);
+    if (rc != 0) return make_error(name + ": cannot read device info: " + errtext(rc));
+    unsigned queues = params.queues;
+    if (queues > info.max_rx_queues || queues > info.max_tx_queues) {
+        return make_error(name + ": " + std::to_string(queues) +
+                          " queues requested but the device supports " +
+                          std::to_string(std::min(info.max_rx_queues, info.max_tx_queues)));
+    }
+    rte_eth_conf conf{};
+    rc = rte_eth_dev_configure(id, queues, queues, &conf);
+    if (rc != 0) return make_error(name + ": configure failed: " + errtext(rc));
+    uint16_t rxd = params.rx_desc, txd = params.tx_desc;
+    rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);
+    int socket = rte_eth_dev_socket_id(id);
+    if (socket < 0) socket = 0;
+    for (unsigned q = 0; q < queues; ++q) {
+        rc = rte_eth_rx_queue_setup(id, q, rxd, socket, nullptr, pool);
+        if (rc != 0) return make_error(name + ": RX queue setup failed: " + errtext(rc));
+        rc = rte_eth_tx_queue_setup(id, q, txd, socket, nullptr);
+        if (rc != 0) return make_error(name + ": TX queue setup failed: " + errtext(rc));
+    }
+    // MTU is advisory on virtual devices; a failure is not fatal (xvs enforces it in software).
+    rte_eth_dev_set_mtu(id, params.mtu);
+    rc = rte_eth_dev_start(id);
+    if (rc != 0) return make_error(name + ": start failed: " + errtext(rc));
+    PortInfo out;
+    out.id = id;
+    out.name = name;
+    rte_ether_addr mac{};
+    rte_eth_macaddr_get(id, &mac);
+    std::memcpy(out.mac.b, mac.addr_bytes, 6);
+    return out;
+}
+
+}  // namespace
+
+Result<PortInfo> port_open_vdev(const std::string& devargs, const PortParams& params,
+                                rte_mempool* pool) {
+    std::string name = devargs.substr(0, devargs.find(','));
+    std::string args = devargs.find(',') == std::string::npos
+                           ? std::string()
+                           : devargs.substr(devargs.find(',') + 1);
+    uint16_t id;
+    if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
+        int rc = rte_vdev_init(name.c_str(), args.c_str());
+        if (rc != 0) {
+            return make_error("cannot create device '" + devargs + "': " + errtext(rc) +
+                              " (is the driver name right and the interface present?)");
+        }
+        if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
+            return make_error("device '" + name + "' created but no ethdev port found");
+        }
+    }
+    return port_setup(id, name, params, pool);
+}
+
+Result<PortInfo> port_open_rings(const std::string& name, rte_ring* rx, rte_ring* tx,
+                                 const PortParams& params, rte_mempool* pool) {
+    int id = rte_eth_from_rings(name.c_str(), &rx, 1, &tx, 1, 0);
+    if (id < 0) return make_error(name + ": cannot create ring port: " + errtext(rte_errno));
+    return port_setup(static_cast<uint16_t>(id), name, params, pool);
+}
+
+void port_close(uint16_t port_id) {
+    rte_eth_dev_stop(port_id);
+    rte_eth_dev_close(port_id);
+}
+
+uint16_t port_rx_burst(uint16_t port_id, uint16_t queue, rte_mbuf** pkts, uint16_t n) {
+    return rte_eth_rx_burst(port_id, queue, pkts, n);
+}
+
+uint16_t port_tx_burst(uint16_t port_id, uint16_t queue, rte_mbuf** pkts, uint16_t n) {
+    return rte_eth_tx_burst(port_id, queue, pkts, n);
+}
+
+PortStats port_stats(uint16_t port_id) {
+    rte_eth_stats s{};
+    rte_eth_stats_get(port_id, &s);
+    return PortStats{s.ipackets, s.opackets, s.ibytes,  s.obytes,
+                     s.imissed,  s.ierrors,  s.oerrors, s.rx_nombuf};
+}
+
+void port_stats_reset(uint16_t port_id) { rte_eth_stats_reset(port_id); }
+
+}  // namespace xvs::port

@@ -1,0 +1,49 @@
+// Ports: opened from vdev strings (net_af_xdp0,iface=X / net_af_packet / net_pcap / net_ring /
+// net_null) or from in-memory rings, configured with one RX and one TX queue per worker.
+// The only header of xvs that talks to rte_ethdev; the data plane calls the burst wrappers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/result.h"
+#include "net/headers.h"
+
+struct rte_mbuf;
+struct rte_mempool;
+struct rte_ring;
+
+namespace xvs::port {
+
+struct PortParams {
+    unsigned queues = 1;      // one RX and one TX queue per worker
+    uint16_t rx_desc = 1024;
+    uint16_t tx_desc = 1024;
+    uint16_t mtu = 1500;
+};
+
+struct PortInfo {
+    uint16_t id = 0;
+    net::MacAddr mac{};
+    std::string name;
+};
+
+// Probes a virtual device ("net_af_xdp0,iface=lb-wan"), configures and starts it.
+Result<PortInfo> port_open_vdev(const std::string& devargs, const PortParams& params,
+                                rte_mempool* pool);
+// A port over two rings (tests: the test writes rx, reads tx). Configured and started.
+Result<PortInfo> port_open_rings(const std::string& name, rte_ring* rx, rte_ring* tx,
+                                 const PortParams& params, rte_mempool* pool);
+void port_close(uint16_t port_id);
+
+uint16_t port_rx_burst(uint16_t port_id, uint16_t queue, rte_mbuf** pkts, uint16_t n);
+uint16_t port_tx_burst(uint16_t port_id, uint16_t queue, rte_mbuf** pkts, uint16_t n);
+
+struct PortStats {
+    uint64_t ipackets = 0, opackets = 0, ibytes = 0, obytes = 0;
+    uint64_t imissed = 0, ierrors = 0, oerrors = 0, rx_nombuf = 0;
+};
+PortStats port_stats(uint16_t port_id);
+void port_stats_reset(uint16_t port_id);
+
+}  // namespace xvs::port

@@ -1,0 +1,145 @@
+// ARP responder and resolver (RFC 826). Requests are answered only for addresses owned on the
+// receiving port. Senders are learned when they ask us (as Linux does); replies only update
+// entries we created by asking, so unsolicited ARP cannot fill the table.
+#include "stack/arp.h"
+
+#include <rte_mbuf.h>
+
+#include <cstring>
+
+#include "stack/output.h"
+
+namespace xvs::stack {
+
+namespace {
+
+using net::ArpHdr;
+using net::EtherHdr;
+
+void release_pending(StackContext& ctx, NeighEntry& e) {
+    for (unsigned i = 0; i < e.npending; ++i) ether_send(ctx, e.pending[i], e.port, e.mac);
+    ctx.neigh.pending_total -= e.npending;
+    e.npending = 0;
+}
+
+void drop_pending(StackContext& ctx, NeighEntry& e) {
+    for (unsigned i = 0; i < e.npending; ++i) rte_pktmbuf_free(e.pending[i]);
+    ctx.counters.inc(Counter::drop_neigh_unresolved, e.npending);
+    ctx.neigh.pending_total -= e.npending;
+    e.npending = 0;
+}
+
+}  // namespace
+
+void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
+    if (rte_pktmbuf_data_len(pkt) < sizeof(EtherHdr) + sizeof(ArpHdr)) {
+        ctx.counters.inc(Counter::drop_arp_malformed);
+        rte_pktmbuf_free(pkt);
+        return;
+    }
+    auto* eth = rte_pktmbuf_mtod(pkt, EtherHdr*);
+    auto* arp = reinterpret_cast<ArpHdr*>(eth + 1);
+    if (arp->htype != net::hton16(1) || arp->ptype != net::hton16(net::kEtherTypeIpv4) ||
+        arp->hlen != 6 || arp->plen != 4 ||
+        (arp->op != net::hton16(net::kArpOpRequest) && arp->op != net::hton16(net::kArpOpReply))) {
+        ctx.counters.inc(Counter::drop_arp_malformed);
+        rte_pktmbuf_free(pkt);
+        return;
+    }
+    const OwnAddr* own = ctx.view->own(arp->tpa);
+    const bool for_us = own && own->port == port && arp->spa != arp->tpa;
+    const bool is_request = arp->op == net::hton16(net::kArpOpRequest);
+    const uint32_t sender = arp->spa;
+    const net::MacAddr sender_mac = arp->sha;
+
+    // Learn before answering: a host asking for us is about to talk to us.
+    NeighEntry* e = nullptr;
+    if (sender != 0) e = ctx.neigh.learn(sender, sender_mac, port, ctx.now_ms, for_us && is_request);
+    if (e && e->npending) {
+        release_pending(ctx, *e);
+    }
+
+    if (!is_request) {
+        rte_pktmbuf_free(pkt);
+        return;
+    }
+    if (!for_us) {
+        ctx.counters.inc(Counter::drop_arp_not_ours);
+        rte_pktmbuf_free(pkt);
+        return;
+    }
+    // Turn the request into the reply in place.
+    const net::MacAddr& our_mac = ctx.view->ports[port].mac;
+    const uint32_t target = arp->tpa;
+    arp->op = net::hton16(net::kArpOpReply);
+    arp->tha = sender_mac;
+    arp->tpa = sender;
+    arp->sha = our_mac;
+    arp->spa = target;
+    eth->dst = sender_mac;
+    eth->src = our_mac;
+    ctx.counters.inc(Counter::arp_replies_sent);
+    ctx.tx.enqueue(port, pkt, ctx.counters);
+}
+
+void arp_send_request(StackContext& ctx, uint8_t port, uint32_t target) {
+    rte_mbuf* m = rte_pktmbuf_alloc(ctx.pool);
+    if (!m) {
+        ctx.counters.inc(Counter::drop_mbuf_alloc);
+        return;
+    }
+    auto* eth = reinterpret_cast<EtherHdr*>(
+        rte_pktmbuf_append(m, sizeof(EtherHdr) + sizeof(ArpHdr)));
+    auto* arp = reinterpret_cast<ArpHdr*>(eth + 1);
+    const net::MacAddr& our_mac = ctx.view->ports[port].mac;
+    eth->dst = net::kBroadcastMac;
+    eth->src = our_mac;
+    eth->ether_type = net::hton16(net::kEtherTypeArp);
+    arp->htype = net::hton16(1);
+    arp->ptype = net::hton16(net::kEtherTypeIpv4);
+    arp->hlen = 6;
+    arp->plen = 4;
+    arp->op = net::hton16(net::kArpOpRequest);
+    arp->sha = our_mac;
+    arp->spa = ctx.view->port_source[port];
+    arp->tha = net::MacAddr{};
+    arp->tpa = target;
+    ctx.counters.inc(Counter::arp_requests_sent);
+    ctx.tx.enqueue(port, m, ctx.counters);
+}
+
+void neigh_tick(StackContext& ctx) {
+    const uint64_t now = ctx.now_ms;
+    if (now < ctx.next_neigh_scan_ms) return;
+    ctx.next_neigh_scan_ms = now + 100;
+    const NeighTimes& t = ctx.neigh.times();
+    uint32_t doomed[64];
+    unsigned ndoomed = 0;
+    ctx.neigh.for_each([&](NeighEntry& e) {
+        switch (e.state) {
+            case NeighState::Incomplete:
+                if (now < e.next_probe_ms) break;
+                if (e.probes >= t.max_probes) {
+                    drop_pending(ctx, e);
+                    e.state = NeighState::Failed;
+                    break;
+                }
+                if (e.port < ctx.view->ports.size()) arp_send_request(ctx, e.port, e.addr);
+                ++e.probes;
+                e.next_probe_ms = now + t.retrans_ms;
+                break;
+            case NeighState::Reachable:
+                if (now - e.confirmed_ms > t.reachable_ms) e.state = NeighState::Stale;
+                break;
+            case NeighState::Stale:
+            case NeighState::Failed:
+                if (now - e.used_ms > t.gc_ms && ndoomed < 64) doomed[ndoomed++] = e.addr;
+                break;
+            default:
+                break;
+        }
+    });
+    for (unsigned i = 0; i < ndoomed; ++i) ctx.neigh.remove(doomed[i]);
+}
+
+}  // namespace xvs::stack

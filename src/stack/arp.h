@@ -1,0 +1,21 @@
+// ARP: answers requests for every own address on the port it owns it on, learns senders,
+// resolves next hops (probes with retries), releases packets queued for resolution.
+#pragma once
+
+#include <cstdint>
+
+#include "stack/context.h"
+
+struct rte_mbuf;
+
+namespace xvs::stack {
+
+// Consumes pkt (an Ethernet frame with ethertype ARP).
+void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt);
+// Broadcasts a request for target (network order) on port.
+void arp_send_request(StackContext& ctx, uint8_t port, uint32_t target);
+// Periodic work: probes, Incomplete -> Failed (queued packets dropped), Reachable -> Stale,
+// garbage collection. Cheap enough to call every poll; scans at most every 100 ms.
+void neigh_tick(StackContext& ctx);
+
+}  // namespace xvs::stack

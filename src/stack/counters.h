@@ -1,0 +1,81 @@
+// Every data-plane event and drop reason, from one list (X-macro) so counter names, the
+// per-worker array and `xvsctl stats` stay in step. Each worker owns one Counters block and is
+// its only writer; the control thread sums them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace xvs::stack {
+
+// X(name, is_drop, description)
+#define XVS_COUNTERS(X)                                                                     \
+    X(rx_packets, false, "frames received")                                                 \
+    X(tx_packets, false, "frames sent")                                                     \
+    X(arp_replies_sent, false, "ARP replies sent for own addresses")                        \
+    X(arp_requests_sent, false, "ARP requests sent to resolve next hops")                   \
+    X(icmp_echo_replies, false, "ICMP echo replies sent")                                   \
+    X(conns_created, false, "connections created")                                          \
+    X(conns_expired, false, "connections expired")                                          \
+    X(neigh_queued, false, "packets queued waiting for ARP resolution")                     \
+    X(drop_frame_too_big, true, "frame larger than the port MTU")                           \
+    X(drop_frame_truncated, true, "frame shorter than its headers")                         \
+    X(drop_not_for_us, true, "destination MAC is neither ours nor broadcast")               \
+    X(drop_ethertype, true, "unsupported ethertype (IPv6, VLAN, LLDP, ...)")                \
+    X(drop_arp_malformed, true, "ARP not Ethernet/IPv4 or truncated")                       \
+    X(drop_arp_not_ours, true, "ARP request for an address we do not own on that port")     \
+    X(drop_ip_version, true, "IP version is not 4")                                         \
+    X(drop_ip_header_len, true, "IPv4 header length below 20 or beyond the packet")         \
+    X(drop_ip_total_len, true, "IPv4 total length inconsistent with the frame")             \
+    X(drop_ip_checksum, true, "IPv4 header checksum wrong")                                 \
+    X(drop_ip_ttl, true, "IPv4 TTL zero")                                                   \
+    X(drop_ip_fragment, true, "IPv4 fragment (reassembly not supported)")                   \
+    X(drop_not_local, true, "destination not an own address (forwarding disabled)")         \
+    X(drop_to_director, true, "TCP/UDP to a director address (no exception path yet)")      \
+    X(drop_ip_proto, true, "IP protocol not handled for this address")                      \
+    X(drop_icmp_malformed, true, "ICMP truncated or bad checksum")                          \
+    X(drop_icmp_unhandled, true, "ICMP type not handled (only echo request)")               \
+    X(drop_tcp_header, true, "TCP header truncated or bad data offset")                     \
+    X(drop_udp_header, true, "UDP header truncated or bad length")                          \
+    X(drop_no_service, true, "TCP/UDP to a VIP port with no virtual service")               \
+    X(drop_tcp_no_conn, true, "TCP non-SYN to a VIP without a connection")                  \
+    X(drop_lip_no_conn, true, "packet to a local address without a connection")             \
+    X(drop_no_dest, true, "scheduler found no available real server")                       \
+    X(drop_laddr_exhausted, true, "no free local port on any local address")                \
+    X(drop_no_laddr, true, "FULLNAT service without local addresses")                       \
+    X(drop_conn_pool_full, true, "connection pool exhausted")                               \
+    X(drop_conn_table_full, true, "connection hash table insert failed")                    \
+    X(drop_no_route, true, "no route to the destination")                                  \
+    X(drop_neigh_queue_full, true, "ARP pending queue full")                                \
+    X(drop_neigh_unresolved, true, "next hop did not answer ARP")                           \
+    X(drop_mbuf_alloc, true, "mbuf pool empty when building a packet")                      \
+    X(drop_tx_full, true, "port TX queue full")
+
+enum class Counter : uint16_t {
+#define XVS_COUNTER_ENUM(name, is_drop, desc) name,
+    XVS_COUNTERS(XVS_COUNTER_ENUM)
+#undef XVS_COUNTER_ENUM
+        Count
+};
+inline constexpr size_t kCounterCount = static_cast<size_t>(Counter::Count);
+
+struct CounterInfo {
+    std::string_view name;
+    bool is_drop;
+    std::string_view description;
+};
+
+inline constexpr std::array<CounterInfo, kCounterCount> kCounterInfo{{
+#define XVS_COUNTER_INFO(name, is_drop, desc) {#name, is_drop, desc},
+    XVS_COUNTERS(XVS_COUNTER_INFO)
+#undef XVS_COUNTER_INFO
+}};
+
+struct alignas(64) Counters {
+    std::array<uint64_t, kCounterCount> v{};
+    void inc(Counter c, uint64_t n = 1) { v[static_cast<size_t>(c)] += n; }
+    uint64_t get(Counter c) const { return v[static_cast<size_t>(c)]; }
+};
+
+}  // namespace xvs::stack

@@ -1,0 +1,85 @@
+// IPv4 input checks and ICMP echo. Echo replies go back out of the receiving port to the
+// requester's MAC (no route lookup): a director answers pings the way they arrived.
+#include "stack/ipv4.h"
+
+#include <rte_mbuf.h>
+
+#include "net/checksum.h"
+
+namespace xvs::stack {
+
+bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out) {
+    const uint32_t frame = rte_pktmbuf_data_len(pkt);
+    if (frame < sizeof(net::EtherHdr) + sizeof(net::Ipv4Hdr)) {
+        ctx.counters.inc(Counter::drop_frame_truncated);
+        return false;
+    }
+    auto* ip = rte_pktmbuf_mtod_offset(pkt, net::Ipv4Hdr*, sizeof(net::EtherHdr));
+    const uint32_t avail = frame - sizeof(net::EtherHdr);
+    if (ip->version() != 4) {
+        ctx.counters.inc(Counter::drop_ip_version);
+        return false;
+    }
+    const uint32_t hlen = ip->header_len();
+    if (hlen < sizeof(net::Ipv4Hdr) || hlen > avail) {
+        ctx.counters.inc(Counter::drop_ip_header_len);
+        return false;
+    }
+    const uint32_t total = net::ntoh16(ip->total_length);
+    if (total < hlen || total > avail) {
+        ctx.counters.inc(Counter::drop_ip_total_len);
+        return false;
+    }
+    if (!(pkt->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_GOOD) &&
+        net::csum_fold(net::csum_partial(ip, hlen, 0)) != 0) {
+        ctx.counters.inc(Counter::drop_ip_checksum);
+        return false;
+    }
+    if (ip->ttl == 0) {
+        ctx.counters.inc(Counter::drop_ip_ttl);
+        return false;
+    }
+    if (ip->is_fragment()) {
+        ctx.counters.inc(Counter::drop_ip_fragment);
+        return false;
+    }
+    if (total < avail) rte_pktmbuf_trim(pkt, static_cast<uint16_t>(avail - total));  // padding
+    out.ip = ip;
+    out.l4 = reinterpret_cast<uint8_t*>(ip) + hlen;
+    out.l4_len = static_cast<uint16_t>(total - hlen);
+    return true;
+}
+
+void icmp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv4View& v) {
+    if (v.l4_len < sizeof(net::IcmpHdr) || net::csum_fold(net::csum_partial(v.l4, v.l4_len, 0))) {
+        ctx.counters.inc(Counter::drop_icmp_malformed);
+        rte_pktmbuf_free(pkt);
+        return;
+    }
+    auto* icmp = reinterpret_cast<net::IcmpHdr*>(v.l4);
+    if (icmp->type != net::kIcmpEchoRequest || icmp->code != 0) {
+        ctx.counters.inc(Counter::drop_icmp_unhandled);
+        rte_pktmbuf_free(pkt);
+        return;
+    }
+    // type/code share one 16-bit word: 0x0800 -> 0x0000.
+    net::csum_replace2(&icmp->checksum, net::hton16(net::kIcmpEchoRequest << 8),
+                       net::hton16(net::kIcmpEchoReply << 8));
+    icmp->type = net::kIcmpEchoReply;
+
+    net::Ipv4Hdr* ip = v.ip;
+    const uint32_t saddr = ip->saddr;  // swapping is order-independent for the checksum
+    ip->saddr = ip->daddr;
+    ip->daddr = saddr;
+    const uint16_t old_ttl_word = *reinterpret_cast<uint16_t*>(&ip->ttl);
+    ip->ttl = 64;
+    net::csum_replace2(&ip->checksum, old_ttl_word, *reinterpret_cast<uint16_t*>(&ip->ttl));
+
+    auto* eth = rte_pktmbuf_mtod(pkt, net::EtherHdr*);
+    eth->dst = eth->src;
+    eth->src = ctx.view->ports[port].mac;
+    ctx.counters.inc(Counter::icmp_echo_replies);
+    ctx.tx.enqueue(port, pkt, ctx.counters);
+}
+
+}  // namespace xvs::stack

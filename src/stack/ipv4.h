@@ -1,0 +1,26 @@
+// IPv4 input validation and ICMP echo. Validation follows RFC 1122/1812 input checks:
+// version, header length, total length against the frame, header checksum, TTL, fragments.
+#pragma once
+
+#include <cstdint>
+
+#include "net/headers.h"
+#include "stack/context.h"
+
+struct rte_mbuf;
+
+namespace xvs::stack {
+
+struct Ipv4View {
+    net::Ipv4Hdr* ip = nullptr;
+    uint8_t* l4 = nullptr;
+    uint16_t l4_len = 0;
+};
+
+// Validates the IPv4 packet after the Ethernet header; trims Ethernet padding. On failure the
+// reason is counted and false returned (the caller frees the packet).
+bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out);
+// ICMP for an own address: echo request -> reply (consumes pkt; other types counted, freed).
+void icmp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv4View& v);
+
+}  // namespace xvs::stack

@@ -1,0 +1,75 @@
+// Per-worker IPv4 neighbour cache (ARP): learned and static entries, resolution with a bounded
+// queue of waiting packets, probe retries, staleness and garbage collection. Fixed capacity,
+// no allocation after construction. Linear probing with backward-shift deletion.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "net/headers.h"
+
+struct rte_mbuf;
+
+namespace xvs::stack {
+
+enum class NeighState : uint8_t { Empty, Incomplete, Reachable, Stale, Failed, Static };
+
+struct NeighTimes {
+    uint64_t reachable_ms = 30'000;  // Reachable -> Stale after this long without confirmation
+    uint64_t retrans_ms = 1'000;     // ARP probe interval
+    unsigned max_probes = 3;         // probes before Incomplete -> Failed
+    uint64_t gc_ms = 300'000;        // Stale/Failed entries unused this long are removed
+};
+
+struct NeighEntry {
+    uint32_t addr = 0;  // network order
+    NeighState state = NeighState::Empty;
+    uint8_t port = 0;
+    uint8_t probes = 0;
+    uint8_t npending = 0;
+    net::MacAddr mac{};
+    uint64_t confirmed_ms = 0;  // last reply / learn
+    uint64_t used_ms = 0;
+    uint64_t next_probe_ms = 0;
+    static constexpr unsigned kMaxPending = 4;  // per entry (Linux: unres_qlen_bytes)
+    std::array<rte_mbuf*, kMaxPending> pending{};
+};
+
+class Neighbours {
+public:
+    explicit Neighbours(size_t capacity = 4096, NeighTimes times = {});
+
+    NeighEntry* find(uint32_t addr);
+    const NeighEntry* find(uint32_t addr) const;
+    // Finds or creates (Incomplete) an entry; nullptr when the table is full.
+    NeighEntry* get_or_create(uint32_t addr, uint8_t port, uint64_t now_ms);
+    // Records a MAC learned from ARP; `create` false only updates an existing entry.
+    // Returns the entry (now Reachable) or nullptr.
+    NeighEntry* learn(uint32_t addr, const net::MacAddr& mac, uint8_t port, uint64_t now_ms,
+                      bool create);
+    void add_static(uint32_t addr, const net::MacAddr& mac, uint8_t port);
+    void remove(uint32_t addr);
+
+    // Packets waiting in all entries; bounded by the output path (kMaxPendingTotal).
+    uint32_t pending_total = 0;
+
+    const NeighTimes& times() const { return times_; }
+    size_t size() const { return size_; }
+    template <typename F>
+    void for_each(F&& f) {
+        for (auto& e : table_)
+            if (e.state != NeighState::Empty) f(e);
+    }
+
+private:
+    size_t slot_of(uint32_t addr) const;
+    void erase_at(size_t i);
+
+    std::vector<NeighEntry> table_;
+    size_t mask_;
+    size_t size_ = 0;
+    NeighTimes times_;
+};
+
+}  // namespace xvs::stack

@@ -1,0 +1,20 @@
+// IPv4 output: route lookup, neighbour resolution (queueing while unresolved), Ethernet header,
+// TX enqueue. The packet's data must start at a 14-byte Ethernet header whose contents are
+// overwritten here.
+#pragma once
+
+#include <cstdint>
+
+#include "stack/context.h"
+#include "stack/neigh.h"
+
+struct rte_mbuf;
+
+namespace xvs::stack {
+
+// Consumes pkt.
+void ipv4_output(StackContext& ctx, rte_mbuf* pkt, uint32_t daddr_be);
+// Sends pkt on port to a resolved neighbour; consumes pkt.
+void ether_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAddr& dst);
+
+}  // namespace xvs::stack

@@ -1,0 +1,21 @@
+// TX flush: one burst call per port; what the queue does not take is freed and counted.
+#include "stack/tx.h"
+
+#include <rte_mbuf.h>
+
+#include "port/ethdev.h"
+
+namespace xvs::stack {
+
+void TxBuffers::flush_port(uint8_t port, Counters& counters) {
+    Buffer& b = ports_[port];
+    uint16_t sent = port::port_tx_burst(b.port_id, queue_, b.pkts.data(), b.count);
+    counters.inc(Counter::tx_packets, sent);
+    if (sent < b.count) {
+        counters.inc(Counter::drop_tx_full, b.count - sent);
+        rte_pktmbuf_free_bulk(&b.pkts[sent], b.count - sent);
+    }
+    b.count = 0;
+}
+
+}  // namespace xvs::stack

@@ -1,0 +1,44 @@
+// Per-worker TX buffers, one per port: packets are batched and sent with one burst call per
+// port at the end of each poll (or when a buffer fills). Unsent packets are freed and counted.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "stack/counters.h"
+#include "stack/view.h"
+
+struct rte_mbuf;
+
+namespace xvs::stack {
+
+class TxBuffers {
+public:
+    static constexpr uint16_t kBurst = 64;
+
+    void init(uint16_t queue) { queue_ = queue; }
+    void set_port_id(uint8_t port, uint16_t port_id) { ports_[port].port_id = port_id; }
+    // Takes ownership of pkt.
+    void enqueue(uint8_t port, rte_mbuf* pkt, Counters& counters) {
+        Buffer& b = ports_[port];
+        b.pkts[b.count++] = pkt;
+        if (b.count == kBurst) flush_port(port, counters);
+    }
+    void flush(Counters& counters) {
+        for (uint8_t p = 0; p < kMaxPorts; ++p)
+            if (ports_[p].count) flush_port(p, counters);
+    }
+
+private:
+    void flush_port(uint8_t port, Counters& counters);
+
+    struct Buffer {
+        uint16_t port_id = 0;
+        uint16_t count = 0;
+        std::array<rte_mbuf*, kBurst> pkts{};
+    };
+    std::array<Buffer, kMaxPorts> ports_{};
+    uint16_t queue_ = 0;
+};
+
+}  // namespace xvs::stack

@@ -258,5 +258,58 @@ TEST_F(TimerWheelTest, SizeCountsArmedTimers) {
     EXPECT_EQ(wheel_.size(), 0u);
 }
 
+TEST_F(TimerWheelTest, CancelAnotherDueTimerFromCallback) {
+    // An expiry that tears down a related object (say a conn and its template) cancels that
+    // object's timer, which may be the very next node in the slot being walked.
+    TestTimer a{.id = 1}, b{.id = 2}, c{.id = 3};
+    wheel_.arm(&a.node, 20);
+    wheel_.arm(&b.node, 20);
+    wheel_.arm(&c.node, 20);
+    size_t fired = wheel_.advance(20, [&](TimerNode* node) {
+        order_.push_back(owner(node)->id);
+        if (node == &a.node) wheel_.cancel(&b.node);
+    });
+    EXPECT_EQ(fired, 2u);
+    EXPECT_EQ(order_, (std::vector<int>{1, 3}));
+    EXPECT_FALSE(b.node.armed());
+    EXPECT_EQ(wheel_.size(), 0u);
+}
+
+TEST_F(TimerWheelTest, RearmAnotherDueTimerFromCallback) {
+    TestTimer a{.id = 1}, b{.id = 2}, c{.id = 3};
+    wheel_.arm(&a.node, 20);
+    wheel_.arm(&b.node, 20);
+    wheel_.arm(&c.node, 20);
+    size_t fired = wheel_.advance(20, [&](TimerNode* node) {
+        order_.push_back(owner(node)->id);
+        if (node == &a.node) wheel_.arm(&b.node, 50);  // postpone b into another slot
+    });
+    EXPECT_EQ(fired, 2u);
+    EXPECT_EQ(order_, (std::vector<int>{1, 3}));
+    EXPECT_EQ(wheel_.size(), 1u);
+    EXPECT_EQ(advance_to(49), 0u);
+    EXPECT_EQ(advance_to(50), 1u);
+}
+
+TEST_F(TimerWheelTest, RearmToNowFromCallbackWaitsForTheNextTick) {
+    // Re-arming at (or before) the time being processed must not fire again within the same
+    // advance(): with an unlimited budget that would spin forever.
+    TestTimer t;
+    wheel_.arm(&t.node, 20);
+    size_t calls = 0;
+    size_t fired = wheel_.advance(
+        20,
+        [&](TimerNode* node) {
+            ++calls;
+            wheel_.arm(node, 20);
+        },
+        10);
+    EXPECT_EQ(fired, 1u);
+    EXPECT_EQ(calls, 1u);
+    EXPECT_TRUE(t.node.armed());
+    EXPECT_EQ(wheel_.advance(29, [](TimerNode*) {}), 0u);
+    EXPECT_EQ(wheel_.advance(30, [](TimerNode*) {}), 1u);
+}
+
 }  // namespace
 }  // namespace xvs::lb

@@ -30,10 +30,31 @@ void TimerWheel::unlink(TimerNode* node) {
     --count_;
 }
 
+void TimerWheel::move_to_tail(TimerNode* node, TimerNode* head) {
+    node->prev->next = node->next;
+    node->next->prev = node->prev;
+    node->next = head;
+    node->prev = head->prev;
+    head->prev->next = node;
+    head->prev = node;
+}
+
+void TimerWheel::splice_all(TimerNode* from, TimerNode* to) {
+    if (from->next == from) return;
+    TimerNode* first = from->next;
+    TimerNode* last = from->prev;
+    first->prev = to->prev;
+    to->prev->next = first;
+    last->next = to;
+    to->prev = last;
+    from->next = from->prev = from;
+}
+
 void TimerWheel::arm(TimerNode* node, uint64_t expires_ms) {
     if (node->armed()) unlink(node);
     uint64_t tick = (expires_ms + tick_ms_ - 1) / tick_ms_;
-    // A timer in the past fires on the next advance(), not in a slot already passed.
+    // A timer in the past fires at the next tick processed, not in a slot already passed
+    // (which it would wait a whole revolution for).
     node->expires_tick = tick < current_tick_ ? current_tick_ : tick;
     link(node);
 }

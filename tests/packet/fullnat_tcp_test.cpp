@@ -1,0 +1,369 @@
+// Packet tests: FULLNAT for TCP through the real pipeline — handshake, data both ways, state
+// machine and timeouts, defence against packets without a connection, weight 0, dest removal.
+#include <rte_mbuf.h>
+
+#include "fixture/pipeline.h"
+#include "lb/laddr.h"
+#include "net/tcp_options.h"
+
+namespace xvs::test {
+namespace {
+
+using stack::Counter;
+
+constexpr uint16_t kCport = 40000;
+const Bytes kSynOptions = {2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7};
+
+struct Flow {
+    const char* rs;          // chosen real server
+    net::MacAddr rs_mac;
+    uint16_t lport;          // local port chosen by xvs
+};
+
+class FullnatTcpTest : public PipelineTest {
+protected:
+    void SetUp() override {
+        PipelineTest::SetUp();
+        configure_default("rr");
+        start_worker();
+        learn_neighbours();
+    }
+
+    Bytes client_pkt(uint16_t cport, uint32_t seq, uint32_t ack, uint8_t flags,
+                     const std::string& data = "", Bytes opts = {}) {
+        return PacketBuilder()
+            .eth(kClientMac, wan_mac())
+            .ipv4("10.10.1.2", "10.10.1.100")
+            .tcp(cport, 80)
+            .seq(seq)
+            .ack(ack)
+            .flags(flags)
+            .tcp_options(std::move(opts))
+            .payload(data)
+            .build();
+    }
+    Bytes to_rs(const Flow& f, uint32_t seq, uint32_t ack, uint8_t flags,
+                const std::string& data = "", Bytes opts = {}) {
+        return PacketBuilder()
+            .eth(lan_mac(), f.rs_mac)
+            .ipv4("10.10.2.100", f.rs)
+            .tcp(f.lport, 8080)
+            .seq(seq)
+            .ack(ack)
+            .flags(flags)
+            .tcp_options(std::move(opts))
+            .payload(data)
+            .build();
+    }
+    Bytes rs_pkt(const Flow& f, uint32_t seq, uint32_t ack, uint8_t flags,
+                 const std::string& data = "", Bytes opts = {}) {
+        return PacketBuilder()
+            .eth(f.rs_mac, lan_mac())
+            .ipv4(f.rs, "10.10.2.100")
+            .tcp(8080, f.lport)
+            .seq(seq)
+            .ack(ack)
+            .flags(flags)
+            .tcp_options(std::move(opts))
+            .payload(data)
+            .build();
+    }
+    Bytes to_client(uint16_t cport, uint32_t seq, uint32_t ack, uint8_t flags,
+                    const std::string& data = "", Bytes opts = {}) {
+        return PacketBuilder()
+            .eth(wan_mac(), kClientMac)
+            .ipv4("10.10.1.100", "10.10.1.2")
+            .tcp(80, cport)
+            .seq(seq)
+            .ack(ack)
+            .flags(flags)
+            .tcp_options(std::move(opts))
+            .payload(data)
+            .build();
+    }
+
+    // Client SYN -> the SYN xvs sends to a real server; returns the flow it picked.
+    Flow open(uint16_t cport) {
+        auto out = roundtrip(kWan, client_pkt(cport, 1000, 0, net::kTcpSyn, "", kSynOptions), kLan);
+        EXPECT_EQ(out.size(), 1u);
+        if (out.empty()) return {};
+        const Bytes& syn = out[0];
+        const auto* ip4 = reinterpret_cast<const net::Ipv4Hdr*>(syn.data() + 14);
+        const auto* tcp = reinterpret_cast<const net::TcpHdr*>(syn.data() + 34);
+        Flow f;
+        f.rs = ip4->daddr == ip("10.10.2.2") ? "10.10.2.2" : "10.10.2.3";
+        f.rs_mac = ip4->daddr == ip("10.10.2.2") ? kRs1Mac : kRs2Mac;
+        f.lport = net::ntoh16(tcp->sport);
+        EXPECT_GE(f.lport, 1025);
+        EXPECT_TRUE(FramesEqual(to_rs(f, 1000, 0, net::kTcpSyn, "", kSynOptions), syn));
+        return f;
+    }
+    void establish(uint16_t cport, Flow& f) {
+        f = open(cport);
+        auto out = roundtrip(kLan, rs_pkt(f, 5000, 1001, net::kTcpSyn | net::kTcpAck, "", kSynOptions), kWan);
+        ASSERT_EQ(out.size(), 1u);
+        ASSERT_TRUE(FramesEqual(to_client(cport, 5000, 1001, net::kTcpSyn | net::kTcpAck, "", kSynOptions), out[0]));
+        out = roundtrip(kWan, client_pkt(cport, 1001, 5001, net::kTcpAck), kLan);
+        ASSERT_EQ(out.size(), 1u);
+        ASSERT_TRUE(FramesEqual(to_rs(f, 1001, 5001, net::kTcpAck), out[0]));
+    }
+    const lb::Conn* find_conn(uint16_t cport) {
+        const lb::Conn* found = nullptr;
+        worker->conns().for_each([&](const lb::Conn& c) {
+            if (c.cport == net::hton16(cport)) found = &c;
+        });
+        return found;
+    }
+};
+
+TEST_F(FullnatTcpTest, SynToVipBecomesSynFromLocalAddressToRealServer) {
+    Flow f = open(kCport);
+    EXPECT_EQ(counter(Counter::conns_created), 1u);
+    const lb::Conn* c = find_conn(kCport);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->state, lb::TcpState::SynRecv);
+    EXPECT_EQ(net::ntoh16(c->lport), f.lport);
+    EXPECT_TRUE(c->laddr->workers[0].pool->in_use(f.lport));
+}
+
+TEST_F(FullnatTcpTest, HandshakeAndDataBothWays) {
+    Flow f;
+    establish(kCport, f);
+    EXPECT_EQ(find_conn(kCport)->state, lb::TcpState::Established);
+    auto out = roundtrip(kWan, client_pkt(kCport, 1001, 5001, net::kTcpAck | net::kTcpPsh,
+                                          "GET / HTTP/1.1\r\nHost: vip\r\n\r\n"), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_rs(f, 1001, 5001, net::kTcpAck | net::kTcpPsh,
+                                  "GET / HTTP/1.1\r\nHost: vip\r\n\r\n"), out[0]));
+    std::string body(1400, 'x');
+    out = roundtrip(kLan, rs_pkt(f, 5001, 1029, net::kTcpAck, body), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_client(kCport, 5001, 1029, net::kTcpAck, body), out[0]));
+    // Odd-length payload exercises the checksum's trailing byte.
+    out = roundtrip(kLan, rs_pkt(f, 6401, 1029, net::kTcpAck, "odd"), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_client(kCport, 6401, 1029, net::kTcpAck, "odd"), out[0]));
+
+    const auto& svc = *director->services().front();
+    EXPECT_EQ(svc.workers[0].inpkts, 3u);  // SYN, ACK, GET
+    EXPECT_EQ(svc.workers[0].outpkts, 3u);
+    EXPECT_EQ(svc.workers[0].conns, 1u);
+}
+
+TEST_F(FullnatTcpTest, ConnectionsAreSpreadRoundRobinWithDistinctLocalPorts) {
+    Flow a = open(41000), b = open(41001), c = open(41002);
+    EXPECT_STRNE(a.rs, b.rs);
+    EXPECT_STREQ(a.rs, c.rs);
+    EXPECT_NE(a.lport, b.lport);
+    EXPECT_NE(a.lport, c.lport);
+    EXPECT_NE(b.lport, c.lport);
+}
+
+TEST_F(FullnatTcpTest, ClientCloseWalksStatesAndExpires) {
+    Flow f;
+    establish(kCport, f);
+    auto out = roundtrip(kWan, client_pkt(kCport, 1001, 5001, net::kTcpFin | net::kTcpAck), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_rs(f, 1001, 5001, net::kTcpFin | net::kTcpAck), out[0]));
+    EXPECT_EQ(find_conn(kCport)->state, lb::TcpState::CloseWait);
+    out = roundtrip(kLan, rs_pkt(f, 5001, 1002, net::kTcpFin | net::kTcpAck), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(find_conn(kCport)->state, lb::TcpState::TimeWait);
+    out = roundtrip(kWan, client_pkt(kCport, 1002, 5002, net::kTcpAck), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(find_conn(kCport)->state, lb::TcpState::TimeWait);
+
+    // DPVS TIME_WAIT timeout is 7 s: alive at 6.5 s, gone after 7.2 s, port back in the pool.
+    worker->advance_clock(6500);
+    poll();
+    EXPECT_NE(find_conn(kCport), nullptr);
+    worker->advance_clock(700);
+    poll();
+    EXPECT_EQ(find_conn(kCport), nullptr);
+    EXPECT_EQ(counter(Counter::conns_expired), 1u);
+    auto laddr = director->services().front()->laddrs.front();
+    EXPECT_FALSE(laddr->workers[0].pool->in_use(f.lport));
+    EXPECT_EQ(director->services().front()->dests[0]->sum_refs() +
+                  director->services().front()->dests[1]->sum_refs(),
+              0u);
+
+    // A late ACK now has no connection: dropped, never forwarded.
+    out = roundtrip(kWan, client_pkt(kCport, 1002, 5002, net::kTcpAck), kLan);
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(counter(Counter::drop_tcp_no_conn), 1u);
+}
+
+TEST_F(FullnatTcpTest, RstClosesQuickly) {
+    Flow f;
+    establish(kCport, f);
+    auto out = roundtrip(kLan, rs_pkt(f, 5001, 1001, net::kTcpRst | net::kTcpAck), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_client(kCport, 5001, 1001, net::kTcpRst | net::kTcpAck), out[0]));
+    EXPECT_EQ(find_conn(kCport)->state, lb::TcpState::Close);
+    worker->advance_clock(3100);  // CLOSE: 3 s
+    poll();
+    EXPECT_EQ(find_conn(kCport), nullptr);
+}
+
+TEST_F(FullnatTcpTest, EstablishedIdleTimeoutIsRefreshedByTraffic) {
+    Flow f;
+    establish(kCport, f);
+    for (int i = 0; i < 3; ++i) {
+        worker->advance_clock(80'000);  // ESTABLISHED: 90 s
+        poll();
+        ASSERT_NE(find_conn(kCport), nullptr) << "round " << i;
+        auto out = roundtrip(kWan, client_pkt(kCport, 1001, 5001, net::kTcpAck), kLan);
+        ASSERT_EQ(out.size(), 1u);
+    }
+    worker->advance_clock(90'200);
+    poll();
+    EXPECT_EQ(find_conn(kCport), nullptr);
+}
+
+TEST_F(FullnatTcpTest, AckWithoutConnectionIsDroppedAndCounted) {
+    for (uint8_t flags : {uint8_t(net::kTcpAck), uint8_t(net::kTcpFin | net::kTcpAck),
+                          uint8_t(net::kTcpRst), uint8_t(net::kTcpSyn | net::kTcpAck),
+                          uint8_t(net::kTcpSyn | net::kTcpFin)}) {
+        EXPECT_TRUE(roundtrip(kWan, client_pkt(kCport, 1, 2, flags, "x"), kLan).empty());
+    }
+    EXPECT_EQ(counter(Counter::drop_tcp_no_conn), 5u);
+    EXPECT_EQ(counter(Counter::conns_created), 0u);
+}
+
+TEST_F(FullnatTcpTest, PacketToLocalAddressWithoutConnectionDropped) {
+    Flow fake{"10.10.2.2", kRs1Mac, 50000};
+    EXPECT_TRUE(roundtrip(kLan, rs_pkt(fake, 1, 1, net::kTcpSyn | net::kTcpAck), kWan).empty());
+    EXPECT_EQ(counter(Counter::drop_lip_no_conn), 1u);
+}
+
+TEST_F(FullnatTcpTest, SynToVipPortWithoutServiceDropped) {
+    Bytes syn = PacketBuilder()
+                    .eth(kClientMac, wan_mac())
+                    .ipv4("10.10.1.2", "10.10.1.100")
+                    .tcp(kCport, 443)
+                    .flags(net::kTcpSyn)
+                    .build();
+    EXPECT_TRUE(roundtrip(kWan, syn, kLan).empty());
+    EXPECT_EQ(counter(Counter::drop_no_service), 1u);
+}
+
+TEST_F(FullnatTcpTest, TcpToDirectorAddressAndForeignAddressDropped) {
+    Bytes to_dir = PacketBuilder()
+                       .eth(kClientMac, wan_mac())
+                       .ipv4("10.10.1.2", "10.10.1.1")
+                       .tcp(kCport, 22)
+                       .flags(net::kTcpSyn)
+                       .build();
+    EXPECT_TRUE(roundtrip(kWan, to_dir, kLan).empty());
+    EXPECT_EQ(counter(Counter::drop_to_director), 1u);
+    Bytes foreign = PacketBuilder()
+                        .eth(kClientMac, wan_mac())
+                        .ipv4("10.10.1.2", "10.10.2.2")
+                        .tcp(kCport, 8080)
+                        .flags(net::kTcpSyn)
+                        .build();
+    EXPECT_TRUE(roundtrip(kWan, foreign, kLan).empty());
+    EXPECT_EQ(counter(Counter::drop_not_local), 1u);
+}
+
+TEST_F(FullnatTcpTest, WeightZeroStopsNewConnectionsButExistingOnesFinish) {
+    Flow f1, f2;
+    establish(41000, f1);  // rr: RS1
+    establish(41001, f2);  // RS2
+    auto key = lb::make_service_key(6, *net::parse_ipv4("10.10.1.100"), 80);
+    ASSERT_TRUE(director->dest_edit(key, lb::DestSpec{*net::parse_ipv4(f1.rs), 8080, 0}).ok());
+    director->commit();
+    for (uint16_t p = 42000; p < 42006; ++p) {
+        Flow n = open(p);
+        EXPECT_STRNE(n.rs, f1.rs) << "weight-0 server got a new connection";
+    }
+    auto out = roundtrip(kWan, client_pkt(41000, 1001, 5001, net::kTcpAck | net::kTcpPsh, "still here"), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_rs(f1, 1001, 5001, net::kTcpAck | net::kTcpPsh, "still here"), out[0]));
+}
+
+TEST_F(FullnatTcpTest, AllWeightsZeroMeansNoDest) {
+    auto key = lb::make_service_key(6, *net::parse_ipv4("10.10.1.100"), 80);
+    ASSERT_TRUE(director->dest_edit(key, lb::DestSpec{*net::parse_ipv4("10.10.2.2"), 8080, 0}).ok());
+    ASSERT_TRUE(director->dest_edit(key, lb::DestSpec{*net::parse_ipv4("10.10.2.3"), 8080, 0}).ok());
+    director->commit();
+    EXPECT_TRUE(roundtrip(kWan, client_pkt(kCport, 1000, 0, net::kTcpSyn), kLan).empty());
+    EXPECT_EQ(counter(Counter::drop_no_dest), 1u);
+}
+
+TEST_F(FullnatTcpTest, RemovedDestKeepsItsConnectionsUntilTheyExpire) {
+    Flow f;
+    establish(kCport, f);
+    auto key = lb::make_service_key(6, *net::parse_ipv4("10.10.1.100"), 80);
+    ASSERT_TRUE(director->dest_del(key, *net::parse_ipv4(f.rs), 8080).ok());
+    director->commit();
+    poll();
+    director->reclaim();
+    auto out = roundtrip(kWan, client_pkt(kCport, 1001, 5001, net::kTcpAck, "after removal"), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_rs(f, 1001, 5001, net::kTcpAck, "after removal"), out[0]));
+    out = roundtrip(kLan, rs_pkt(f, 5001, 1014, net::kTcpAck, "reply"), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    // The whole service goes too; the connection still works and then expires cleanly.
+    ASSERT_TRUE(director->service_del(key).ok());
+    director->commit();
+    poll();
+    director->reclaim();
+    out = roundtrip(kWan, client_pkt(kCport, 1014, 5006, net::kTcpRst), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    worker->advance_clock(3100);
+    poll();
+    EXPECT_EQ(find_conn(kCport), nullptr);
+    director->reclaim();
+    EXPECT_EQ(director->retired_count(), 0u);
+}
+
+TEST_F(FullnatTcpTest, NewSynOnTimeWaitConnectionReusesTheTuple) {
+    Flow f;
+    establish(kCport, f);
+    roundtrip(kWan, client_pkt(kCport, 1001, 5001, net::kTcpFin | net::kTcpAck), kLan);
+    roundtrip(kLan, rs_pkt(f, 5001, 1002, net::kTcpFin | net::kTcpAck), kWan);
+    ASSERT_EQ(find_conn(kCport)->state, lb::TcpState::TimeWait);
+    auto out = roundtrip(kWan, client_pkt(kCport, 90000, 0, net::kTcpSyn), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(counter(Counter::conns_created), 2u);
+    EXPECT_EQ(counter(Counter::conns_expired), 1u);
+    EXPECT_EQ(find_conn(kCport)->state, lb::TcpState::SynRecv);
+}
+
+TEST_F(FullnatTcpTest, SynRetransmissionInSameBurstCreatesOneConnection) {
+    send(kWan, client_pkt(kCport, 1000, 0, net::kTcpSyn));
+    send(kWan, client_pkt(kCport, 1000, 0, net::kTcpSyn));
+    poll();
+    auto out = recv(kLan);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0], out[1]);
+    EXPECT_EQ(counter(Counter::conns_created), 1u);
+}
+
+TEST_F(FullnatTcpTest, ConfigCommitKeepsConnections) {
+    Flow f;
+    establish(kCport, f);
+    auto key = lb::make_service_key(6, *net::parse_ipv4("10.10.1.100"), 80);
+    ASSERT_TRUE(director->dest_add(key, lb::DestSpec{*net::parse_ipv4("10.10.2.4"), 8080, 5}).ok());
+    ASSERT_TRUE(director->service_edit(lb::ServiceSpec{6, *net::parse_ipv4("10.10.1.100"), 80, "wrr"}).ok());
+    director->commit();
+    auto out = roundtrip(kWan, client_pkt(kCport, 1001, 5001, net::kTcpAck, "same conn"), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_rs(f, 1001, 5001, net::kTcpAck, "same conn"), out[0]));
+}
+
+TEST_F(FullnatTcpTest, DestCountersTrackActiveAndInactive) {
+    Flow f;
+    establish(kCport, f);
+    const auto& dests = director->services().front()->dests;
+    const lb::Dest* d = dests[0]->addr == *net::parse_ipv4(f.rs) ? dests[0].get() : dests[1].get();
+    EXPECT_EQ(d->sum_active(), 1u);
+    EXPECT_EQ(d->sum_inactive(), 0u);
+    roundtrip(kWan, client_pkt(kCport, 1001, 5001, net::kTcpFin | net::kTcpAck), kLan);
+    EXPECT_EQ(d->sum_active(), 0u);
+    EXPECT_EQ(d->sum_inactive(), 1u);
+}
+
+}  // namespace
+}  // namespace xvs::test

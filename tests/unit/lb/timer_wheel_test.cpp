@@ -12,8 +12,9 @@ namespace {
 
 // A node that remembers when (in the test's clock) it fired.
 struct TestTimer {
+    explicit TestTimer(int timer_id = 0) : id(timer_id) {}
     TimerNode node;  // first member: the callback casts back from TimerNode*
-    int id = 0;
+    int id;
     std::vector<uint64_t> fired_at;
 };
 
@@ -94,7 +95,7 @@ TEST_F(TimerWheelTest, NotEarlyForAnyExpiry) {
 }
 
 TEST_F(TimerWheelTest, CoarseAdvanceFiresEverythingDue) {
-    TestTimer a{.id = 1}, b{.id = 2}, c{.id = 3};
+    TestTimer a{1}, b{2}, c{3};
     wheel_.arm(&a.node, 50);
     wheel_.arm(&b.node, 10);
     wheel_.arm(&c.node, 500);
@@ -110,7 +111,7 @@ TEST_F(TimerWheelTest, LongerThanOneRevolutionFiresOnTime) {
 }
 
 TEST_F(TimerWheelTest, SameSlotDifferentRevolutions) {
-    TestTimer soon{.id = 1}, later{.id = 2};
+    TestTimer soon{1}, later{2};
     wheel_.arm(&later.node, 90);  // tick 9, slot 1
     wheel_.arm(&soon.node, 10);   // tick 1, slot 1
     advance_to(10);
@@ -123,7 +124,7 @@ TEST_F(TimerWheelTest, SameSlotDifferentRevolutions) {
 }
 
 TEST_F(TimerWheelTest, SameTickFiresInArmOrder) {
-    TestTimer a{.id = 1}, b{.id = 2}, c{.id = 3};
+    TestTimer a{1}, b{2}, c{3};
     wheel_.arm(&b.node, 40);
     wheel_.arm(&a.node, 40);
     wheel_.arm(&c.node, 35);
@@ -132,7 +133,7 @@ TEST_F(TimerWheelTest, SameTickFiresInArmOrder) {
 }
 
 TEST_F(TimerWheelTest, CancelPreventsFiring) {
-    TestTimer a{.id = 1}, b{.id = 2};
+    TestTimer a{1}, b{2};
     wheel_.arm(&a.node, 20);
     wheel_.arm(&b.node, 20);
     wheel_.cancel(&a.node);
@@ -211,7 +212,7 @@ TEST_F(TimerWheelTest, FreeFromCallbackIsAllowed) {
 }
 
 TEST_F(TimerWheelTest, BudgetStopsAndResumesAtTheSameTick) {
-    TestTimer a{.id = 1}, b{.id = 2}, c{.id = 3}, d{.id = 4};
+    TestTimer a{1}, b{2}, c{3}, d{4};
     wheel_.arm(&a.node, 20);
     wheel_.arm(&b.node, 20);
     wheel_.arm(&c.node, 20);
@@ -235,7 +236,7 @@ TEST_F(TimerWheelTest, ZeroBudgetFiresNothing) {
 }
 
 TEST_F(TimerWheelTest, BudgetLeavesFutureRevolutionsAlone) {
-    TestTimer due{.id = 1}, due2{.id = 2}, later{.id = 3};
+    TestTimer due{1}, due2{2}, later{3};
     wheel_.arm(&later.node, 90);  // slot 1, next revolution
     wheel_.arm(&due.node, 10);    // slot 1
     wheel_.arm(&due2.node, 10);   // slot 1
@@ -261,7 +262,7 @@ TEST_F(TimerWheelTest, SizeCountsArmedTimers) {
 TEST_F(TimerWheelTest, CancelAnotherDueTimerFromCallback) {
     // An expiry that tears down a related object (say a conn and its template) cancels that
     // object's timer, which may be the very next node in the slot being walked.
-    TestTimer a{.id = 1}, b{.id = 2}, c{.id = 3};
+    TestTimer a{1}, b{2}, c{3};
     wheel_.arm(&a.node, 20);
     wheel_.arm(&b.node, 20);
     wheel_.arm(&c.node, 20);
@@ -276,7 +277,7 @@ TEST_F(TimerWheelTest, CancelAnotherDueTimerFromCallback) {
 }
 
 TEST_F(TimerWheelTest, RearmAnotherDueTimerFromCallback) {
-    TestTimer a{.id = 1}, b{.id = 2}, c{.id = 3};
+    TestTimer a{1}, b{2}, c{3};
     wheel_.arm(&a.node, 20);
     wheel_.arm(&b.node, 20);
     wheel_.arm(&c.node, 20);

@@ -38,16 +38,25 @@ Result<std::unique_ptr<ConnTable>> ConnTable::create(const std::string& name, ui
                           " (raise the EAL memory, -m)");
     }
     size_t hash_bytes = heap_allocated() - before;
-    t->pool_.resize(max_conns);
+    t->pool_ = static_cast<Conn*>(
+        rte_malloc_socket("xvs_conn_pool", sizeof(Conn) * size_t(max_conns), 64, SOCKET_ID_ANY));
+    if (!t->pool_) {
+        return make_error("cannot allocate " + std::to_string(max_conns) +
+                          " connections (" + std::to_string(sizeof(Conn) * size_t(max_conns) >> 20) +
+                          " MiB): raise the EAL memory (-m)");
+    }
+    t->capacity_ = max_conns;
+    for (uint32_t i = 0; i < max_conns; ++i) new (&t->pool_[i]) Conn{};
     t->free_.reserve(max_conns);
     for (uint32_t i = max_conns; i-- > 0;) t->free_.push_back(i);
-    t->memory_bytes_ = hash_bytes + t->pool_.capacity() * sizeof(Conn) +
+    t->memory_bytes_ = hash_bytes + size_t(max_conns) * sizeof(Conn) +
                        t->free_.capacity() * sizeof(uint32_t);
     return t;
 }
 
 ConnTable::~ConnTable() {
     if (hash_) rte_hash_free(hash_);
+    rte_free(pool_);
 }
 
 Conn* ConnTable::alloc() {
@@ -60,7 +69,7 @@ Conn* ConnTable::alloc() {
 
 void ConnTable::release(Conn* conn) {
     conn->proto = 0;
-    free_.push_back(static_cast<uint32_t>(conn - pool_.data()));
+    free_.push_back(static_cast<uint32_t>(conn - pool_));
 }
 
 bool ConnTable::insert(Conn* conn, const ConnKey& in, const ConnKey& out) {

@@ -222,6 +222,9 @@ void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
     ConnRef refs[kMaxBurst];
     for (unsigned i = 0; i < nlb; ++i) keys[i] = &lbp[i].key;
     conns_->lookup_bulk(keys, nlb, refs);
+    // The connections of a burst are scattered over the pool: fetch them all before use.
+    for (unsigned i = 0; i < nlb; ++i)
+        if (refs[i].conn) rte_prefetch0(refs[i].conn);
     for (unsigned i = 0; i < nlb; ++i) lb_handle(lbp[i], refs[i]);
 }
 

@@ -1,0 +1,128 @@
+// ipvsadm command-line parsing: an argv in ipvsadm 1.31 syntax (plus DPVS's extensions) becomes
+// a typed Command, or an error whose text is what ipvsadm prints; such errors exit with 2.
+// Defaults are resolved here (wlc, DR, weight 1, dest port = service port), so a Command is
+// complete and the daemon never guesses.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "net/addr.h"
+
+namespace xvs::ctl {
+
+// Exit status of every command-line (parse or validation) error, as ipvsadm.
+inline constexpr int kArgsErrorExit = 2;
+
+enum class CommandKind {
+    AddService,   // -A
+    EditService,  // -E
+    DelService,   // -D
+    Clear,        // -C
+    List,         // -L / -l (also no command at all)
+    AddDest,      // -a
+    DelDest,      // -d
+    EditDest,     // -e
+    SetTimeout,   // --set
+    Restore,      // -R
+    Save,         // -S
+    Zero,         // -Z
+    AddLaddr,     // -P
+    DelLaddr,     // -Q
+    GetLaddr,     // -G
+    Reload,       // --reload
+    Help,         // -h
+    Version,      // -v
+};
+
+enum class Proto { Tcp, Udp };
+
+// A virtual service: proto/vip/port, or a firewall mark (fwmark != 0).
+struct ServiceKey {
+    Proto proto = Proto::Tcp;
+    net::Ipv4 vip;
+    uint16_t port = 0;
+    uint32_t fwmark = 0;
+    bool operator==(const ServiceKey&) const = default;
+};
+
+enum class Forward { FullNat, Masq, Route, Tunnel, Snat, Local };
+enum class ProxyProtocol { Off, V1, V2 };
+
+struct ServiceOptions {
+    std::string sched = "wlc";
+    uint32_t persistent = 0;  // seconds; 0 = not persistent
+    net::Ipv4 netmask = net::Ipv4{0xffffffff};
+    std::vector<std::string> sched_flags;  // normalised names, see docs/control-protocol.md
+    bool ops = false;
+    std::string pe;
+    bool synproxy = false;
+    bool toa = false;
+    ProxyProtocol proxy_protocol = ProxyProtocol::Off;
+};
+
+struct DestOptions {
+    net::Ipv4Endpoint addr;
+    Forward fwd = Forward::Route;  // ipvsadm's default (-g)
+    uint32_t weight = 1;
+    uint32_t u_threshold = 0;
+    uint32_t l_threshold = 0;
+    std::string tun_type;  // "ipip" | "gue" | "gre" for Tunnel, else ""
+    uint16_t tun_port = 0;
+};
+
+// Output selection for -L / -S.
+struct ListFormat {
+    bool numeric = false;
+    bool connections = false;  // -c
+    bool timeout = false;      // --timeout
+    bool stats = false;
+    bool rate = false;
+    bool thresholds = false;
+    bool persistent_conn = false;
+    bool exact = false;
+    bool nosort = false;
+};
+
+struct Timeouts {
+    uint32_t tcp = 0;  // seconds; 0 = leave unchanged
+    uint32_t tcpfin = 0;
+    uint32_t udp = 0;
+};
+
+struct Command {
+    CommandKind kind = CommandKind::List;
+    std::optional<ServiceKey> service;
+    ServiceOptions svc;
+    DestOptions dest;
+    ListFormat format;
+    Timeouts timeouts;
+    net::Ipv4 laddr;     // -z
+    std::string ifname;  // -F
+    std::string socket_path;  // --socket; empty = not given
+};
+
+// Parses args (without the program name). On error the message is the exact text to print to
+// stderr (no trailing newline; may span lines) and the exit status is kArgsErrorExit.
+// `program` is used in the usage hint ("Try `xvsadm -h' ...").
+Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args,
+                                   std::string_view program = "xvsadm");
+
+// Splits one -R input line into arguments on blanks; a leading "ipvsadm" or "xvsadm" token
+// (or a path ending in one) is dropped. Blank lines and '#' comments give an empty vector.
+std::vector<std::string> split_restore_line(std::string_view line);
+
+// The -h text (stdout, exit 0).
+std::string usage_text(std::string_view program);
+
+// Names used on the wire and in messages.
+std::string_view proto_name(Proto proto);      // "tcp" / "udp"
+std::string_view forward_name(Forward fwd);    // "fullnat", "masq", "dr", ...
+std::string_view proxy_protocol_name(ProxyProtocol pp);  // "off" / "v1" / "v2"
+std::optional<Forward> parse_forward_name(std::string_view name);
+
+}  // namespace xvs::ctl

@@ -1,0 +1,368 @@
+// ipvsadm argv parsing: each command, its defaults, and ipvsadm's validation messages.
+#include "ctl/ipvsadm_args.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace xvs::ctl {
+namespace {
+
+std::vector<std::string> words(const std::string& line) {
+    std::istringstream in(line);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;) out.push_back(w);
+    return out;
+}
+
+Result<Command> parse(const std::string& line) { return parse_ipvsadm_args(words(line)); }
+
+// The message a bad command line prints (and kArgsErrorExit is its exit status).
+std::string error_of(const std::string& line) {
+    auto r = parse(line);
+    EXPECT_FALSE(r.ok()) << line;
+    return r.ok() ? std::string("<parsed>") : r.error();
+}
+
+net::Ipv4 ip(const char* s) { return *net::parse_ipv4(s); }
+
+TEST(IpvsadmArgs, ParseErrorsExitWithTwo) { EXPECT_EQ(kArgsErrorExit, 2); }
+
+TEST(IpvsadmArgs, NoArgumentsListsTheTable) {
+    auto r = parse("");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->kind, CommandKind::List);
+    EXPECT_FALSE(r->service);
+}
+
+TEST(IpvsadmArgs, AddServiceDefaults) {
+    auto r = parse("-A -t 207.175.44.110:80");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->kind, CommandKind::AddService);
+    EXPECT_EQ(*r->service, (ServiceKey{Proto::Tcp, ip("207.175.44.110"), 80, 0}));
+    EXPECT_EQ(r->svc.sched, "wlc");
+    EXPECT_EQ(r->svc.persistent, 0u);
+    EXPECT_EQ(r->svc.netmask, ip("255.255.255.255"));
+}
+
+TEST(IpvsadmArgs, AddServiceLongFormsAndOptions) {
+    auto r = parse("--add-service --udp-service 10.0.0.1:53 --scheduler rr --persistent 600 "
+                   "--netmask 255.255.255.0 --ops");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->service->proto, Proto::Udp);
+    EXPECT_EQ(r->svc.sched, "rr");
+    EXPECT_EQ(r->svc.persistent, 600u);
+    EXPECT_EQ(r->svc.netmask, ip("255.255.255.0"));
+    EXPECT_TRUE(r->svc.ops);
+}
+
+TEST(IpvsadmArgs, PersistentWithoutValueIs360AndAllowsPortZero) {
+    auto r = parse("-A -t 10.0.0.1:0 -p -s sh");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->svc.persistent, 360u);
+    EXPECT_EQ(r->svc.sched, "sh");
+    auto attached = parse("-A -t 10.0.0.1:80 -p30");
+    ASSERT_TRUE(attached.ok());
+    EXPECT_EQ(attached->svc.persistent, 30u);
+}
+
+TEST(IpvsadmArgs, PersistentRange) {
+    EXPECT_TRUE(parse("-A -t 10.0.0.1:80 -p 2678400").ok());
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:80 -p 2678401"), "invalid timeout value `2678401' specified");
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:80 -p 0"), "invalid timeout value `0' specified");
+}
+
+TEST(IpvsadmArgs, ZeroPortNeedsPersistence) {
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:0"), "Zero port specified for non-persistent service");
+    EXPECT_EQ(error_of("-E -u 10.0.0.1"), "Zero port specified for non-persistent service");
+}
+
+TEST(IpvsadmArgs, IllegalVirtualServerAddress) {
+    EXPECT_EQ(error_of("-A -t 10.0.0:80"), "illegal virtual server address[:port] specified");
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:65536"), "illegal virtual server address[:port] specified");
+    EXPECT_EQ(error_of("-D -u www.example.org:53"),
+              "illegal virtual server address[:port] specified");
+}
+
+TEST(IpvsadmArgs, ServicePortByName) {
+    auto r = parse("-A -t 10.0.0.1:http");
+    if (!r.ok()) GTEST_SKIP() << "no /etc/services entry for http";
+    EXPECT_EQ(r->service->port, 80);
+}
+
+TEST(IpvsadmArgs, FwmarkService) {
+    auto r = parse("-A -f 7 -s rr");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->service->fwmark, 7u);
+    EXPECT_EQ(error_of("-A -f 0"), "invalid fwmark value `0' specified");
+    EXPECT_EQ(error_of("-A -f x1"), "invalid fwmark value `x1' specified");
+}
+
+TEST(IpvsadmArgs, SchedFlags) {
+    auto r = parse("-A -t 10.0.0.1:443 -s sh -b sh-port,sh-fallback");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->svc.sched_flags, (std::vector<std::string>{"sh-fallback", "sh-port"}));
+    // flag-N takes the scheduler's own names; the flag may come before -s.
+    auto mh = parse("-A -t 10.0.0.1:443 -b flag-2 -s mh");
+    ASSERT_TRUE(mh.ok()) << mh.error();
+    EXPECT_EQ(mh->svc.sched_flags, (std::vector<std::string>{"mh-port"}));
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:443 -s rr -b sh-port"), "incompatible scheduler flag `sh-port'");
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:443 -s sh -b sh-bogus"), "invalid scheduler flag `sh-bogus'");
+}
+
+TEST(IpvsadmArgs, OnePacketSchedulingIsUdpOnly) {
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:80 -o"),
+              "One-Packet Scheduling is only for UDP virtual services");
+}
+
+TEST(IpvsadmArgs, DpvsServiceExtensions) {
+    auto r = parse("-A -t 10.0.0.1:80 -s wrr -j --toa on --proxy-protocol v2");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_TRUE(r->svc.synproxy);
+    EXPECT_TRUE(r->svc.toa);
+    EXPECT_EQ(r->svc.proxy_protocol, ProxyProtocol::V2);
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:80 --toa maybe"), "toa must be on or off");
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:80 --proxy-protocol v3"),
+              "proxy-protocol must be v1, v2 or off");
+}
+
+TEST(IpvsadmArgs, EditAndDeleteService) {
+    auto e = parse("-E -t 10.0.0.1:80 -s lc");
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ(e->kind, CommandKind::EditService);
+    auto d = parse("--delete-service -t 10.0.0.1:80");
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->kind, CommandKind::DelService);
+    EXPECT_EQ(error_of("-D -t 10.0.0.1:80 -s rr"),
+              "Illegal 'scheduler' option with the 'delete-service' command");
+    EXPECT_EQ(error_of("-D"),
+              "You need to supply the 'service-address' option for the 'delete-service' command");
+}
+
+TEST(IpvsadmArgs, Clear) {
+    auto r = parse("-C");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->kind, CommandKind::Clear);
+    EXPECT_EQ(error_of("--clear -t 10.0.0.1:80"),
+              "Illegal 'service-address' option with the 'flush' command");
+}
+
+TEST(IpvsadmArgs, AddServerDefaultsToRouteWeightOneAndServicePort) {
+    auto r = parse("-a -t 10.0.0.1:80 -r 192.168.10.1");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->kind, CommandKind::AddDest);
+    EXPECT_EQ(r->dest.fwd, Forward::Route);
+    EXPECT_EQ(r->dest.weight, 1u);
+    EXPECT_EQ(r->dest.addr, (net::Ipv4Endpoint{ip("192.168.10.1"), 80}));
+}
+
+TEST(IpvsadmArgs, MasqueradingKeepsTheMappedPort) {
+    auto r = parse("-a -t 10.0.0.1:80 -r 192.168.10.1:8080 -m -w 5 -x 100 -y 50");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->dest.fwd, Forward::Masq);
+    EXPECT_EQ(r->dest.addr.port, 8080);
+    EXPECT_EQ(r->dest.weight, 5u);
+    EXPECT_EQ(r->dest.u_threshold, 100u);
+    EXPECT_EQ(r->dest.l_threshold, 50u);
+}
+
+TEST(IpvsadmArgs, RouteAndTunnelForceTheServicePort) {
+    auto g = parse("-a -t 10.0.0.1:80 -r 192.168.10.1:8080 -g");
+    ASSERT_TRUE(g.ok());
+    EXPECT_EQ(g->dest.addr.port, 80);
+    auto i = parse("-e -u 10.0.0.1:53 -r 192.168.10.3:5353 --ipip");
+    ASSERT_TRUE(i.ok());
+    EXPECT_EQ(i->kind, CommandKind::EditDest);
+    EXPECT_EQ(i->dest.addr.port, 53);
+    EXPECT_EQ(i->dest.fwd, Forward::Tunnel);
+    EXPECT_EQ(i->dest.tun_type, "ipip");
+}
+
+TEST(IpvsadmArgs, FullNatAndSnatMapPorts) {
+    auto f = parse("-a -t 10.0.0.1:80 -r 192.168.10.1:8080 --fullnat");
+    ASSERT_TRUE(f.ok());
+    EXPECT_EQ(f->dest.fwd, Forward::FullNat);
+    EXPECT_EQ(f->dest.addr.port, 8080);
+    auto s = parse("-a -t 10.0.0.1:80 -r 192.168.10.1 --snat");
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->dest.fwd, Forward::Snat);
+}
+
+TEST(IpvsadmArgs, GueTunnelNeedsPort) {
+    auto r = parse("-a -t 10.0.0.1:80 -r 192.168.10.1 -i --tun-type gue --tun-port 6080");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->dest.tun_port, 6080);
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10.1 -i --tun-type gue"),
+              "GUE tunnels need a destination port (--tun-port)");
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10.1 -m --tun-type ipip"),
+              "--tun-type is only for the tunneling (-i) forwarding method");
+}
+
+TEST(IpvsadmArgs, WeightRange) {
+    auto r = parse("-a -t 10.0.0.1:80 -r 192.168.10.1 -w 0");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->dest.weight, 0u);
+    EXPECT_TRUE(parse("-a -t 10.0.0.1:80 -r 192.168.10.1 -w 65535").ok());
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10.1 -w 65536"), "illegal weight specified");
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10.1 -w -1"), "illegal weight specified");
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10.1 -w 1x"), "illegal weight specified");
+}
+
+TEST(IpvsadmArgs, Thresholds) {
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10.1 -x abc"), "illegal u_threshold specified");
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10.1 -y -5"), "illegal l_threshold specified");
+}
+
+TEST(IpvsadmArgs, IllegalRealServerAddress) {
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10:80"),
+              "illegal real server address[:port] specified");
+}
+
+TEST(IpvsadmArgs, DeleteServer) {
+    auto r = parse("-d -t 10.0.0.1:80 -r 192.168.10.1:8080");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->kind, CommandKind::DelDest);
+    EXPECT_EQ(r->dest.addr.port, 8080);  // -d keeps the given port
+    EXPECT_EQ(error_of("-d -t 10.0.0.1:80 -r 192.168.10.1 -w 3"),
+              "Illegal 'weight' option with the 'delete-server' command");
+    EXPECT_EQ(error_of("-d -t 10.0.0.1:80"),
+              "You need to supply the 'real-server' option for the 'delete-server' command");
+}
+
+TEST(IpvsadmArgs, ServerOptionsAreIllegalOnServices) {
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:80 -r 192.168.10.1"),
+              "Illegal 'real-server' option with the 'add-service' command");
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:80 -m"),
+              "Illegal 'forwarding-method' option with the 'add-service' command");
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10.1 -s rr"),
+              "Illegal 'scheduler' option with the 'add-server' command");
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:80 -n"),
+              "Illegal 'numeric' option with the 'add-service' command");
+}
+
+TEST(IpvsadmArgs, MultipleCommandsAndOptions) {
+    EXPECT_EQ(error_of("-A -a -t 10.0.0.1:80"), "multiple commands specified");
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:80 -u 10.0.0.1:80"),
+              "multiple 'service-address' options specified");
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10.1 -g -m"),
+              "multiple 'forwarding-method' options specified");
+}
+
+TEST(IpvsadmArgs, UnknownOptionGivesTheUsageHint) {
+    EXPECT_EQ(error_of("-A --frobnicate"),
+              "--frobnicate: unknown option\nTry `xvsadm -h' or 'xvsadm --help' for more "
+              "information.");
+    EXPECT_EQ(error_of("-K"),
+              "-K: unknown option\nTry `xvsadm -h' or 'xvsadm --help' for more information.");
+    EXPECT_EQ(error_of("-A -t"),
+              "-t: missing argument\nTry `xvsadm -h' or 'xvsadm --help' for more information.");
+    EXPECT_EQ(error_of("-n"), "Try `xvsadm -h' or 'xvsadm --help' for more information.");
+}
+
+TEST(IpvsadmArgs, UnexpectedArgument) {
+    EXPECT_EQ(error_of("-C now"), "unexpected argument now");
+}
+
+TEST(IpvsadmArgs, ListVariants) {
+    auto r = parse("-Ln --stats --exact");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->kind, CommandKind::List);
+    EXPECT_TRUE(r->format.numeric);
+    EXPECT_TRUE(r->format.stats);
+    EXPECT_TRUE(r->format.exact);
+    auto one = parse("-l -t 10.0.0.1:80 --rate");
+    ASSERT_TRUE(one.ok());
+    EXPECT_TRUE(one->service);
+    EXPECT_TRUE(one->format.rate);
+    auto c = parse("--list --connection -n");
+    ASSERT_TRUE(c.ok());
+    EXPECT_TRUE(c->format.connections);
+    auto t = parse("-L --timeout");
+    ASSERT_TRUE(t.ok());
+    EXPECT_TRUE(t->format.timeout);
+}
+
+TEST(IpvsadmArgs, ListConflicts) {
+    EXPECT_EQ(error_of("-L -c --stats"), "options conflicts in the list command");
+    EXPECT_EQ(error_of("-L --timeout --rate"), "options conflicts in the list command");
+    EXPECT_EQ(error_of("-L -c --timeout"),
+              "The option 'timeout' is not allowed with the option 'connection'");
+    EXPECT_EQ(error_of("-L -c -t 10.0.0.1:80"),
+              "The option 'service-address' is not allowed with the option 'connection'");
+    EXPECT_EQ(error_of("-L -s rr"), "Illegal 'scheduler' option with the 'list' command");
+}
+
+TEST(IpvsadmArgs, ZeroSaveRestore) {
+    auto z = parse("-Z");
+    ASSERT_TRUE(z.ok());
+    EXPECT_EQ(z->kind, CommandKind::Zero);
+    EXPECT_FALSE(z->service);
+    auto zs = parse("--zero -u 10.0.0.1:53");
+    ASSERT_TRUE(zs.ok());
+    EXPECT_TRUE(zs->service);
+    auto s = parse("-S -n");
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->kind, CommandKind::Save);
+    EXPECT_EQ(error_of("-S -t 10.0.0.1:80"), "Illegal 'service-address' option with the 'save' command");
+    auto r = parse("--restore");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->kind, CommandKind::Restore);
+    EXPECT_EQ(error_of("-R -n"), "Illegal 'numeric' option with the 'restore' command");
+}
+
+TEST(IpvsadmArgs, SetTimeouts) {
+    auto r = parse("--set 900 0 300");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->kind, CommandKind::SetTimeout);
+    EXPECT_EQ(r->timeouts.tcp, 900u);
+    EXPECT_EQ(r->timeouts.tcpfin, 0u);
+    EXPECT_EQ(r->timeouts.udp, 300u);
+    EXPECT_EQ(error_of("--set 900 120"), "--set option requires 3 timeout values");
+    EXPECT_EQ(error_of("--set 900 x 300"), "invalid timeout value `x' specified");
+    EXPECT_EQ(error_of("--set 1 2 3 4"), "unexpected argument 4");
+}
+
+TEST(IpvsadmArgs, LocalAddresses) {
+    auto p = parse("-P -t 10.0.0.1:80 -z 10.10.2.100 -F lan0");
+    ASSERT_TRUE(p.ok()) << p.error();
+    EXPECT_EQ(p->kind, CommandKind::AddLaddr);
+    EXPECT_EQ(p->laddr, ip("10.10.2.100"));
+    EXPECT_EQ(p->ifname, "lan0");
+    EXPECT_EQ(error_of("--add-laddr -t 10.0.0.1:80 -z 10.10.2.100"),
+              "You need to supply the 'ifname' option for the 'add-laddr' command");
+    auto q = parse("--del-laddr -t 10.0.0.1:80 -z 10.10.2.100");
+    ASSERT_TRUE(q.ok());
+    EXPECT_EQ(q->kind, CommandKind::DelLaddr);
+    auto g = parse("-G -t 10.0.0.1:80");
+    ASSERT_TRUE(g.ok());
+    EXPECT_EQ(g->kind, CommandKind::GetLaddr);
+    EXPECT_EQ(error_of("-G"),
+              "You need to supply the 'service-address' option for the 'get-laddr' command");
+    EXPECT_EQ(error_of("-P -t 10.0.0.1:80 -z 10.10.2 -F lan0"), "illegal local address");
+}
+
+TEST(IpvsadmArgs, ReloadHelpVersionSocket) {
+    auto r = parse("--reload --socket /tmp/x.sock");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->kind, CommandKind::Reload);
+    EXPECT_EQ(r->socket_path, "/tmp/x.sock");
+    EXPECT_EQ(parse("-h")->kind, CommandKind::Help);
+    EXPECT_EQ(parse("--help")->kind, CommandKind::Help);
+    EXPECT_EQ(parse("-v")->kind, CommandKind::Version);
+    EXPECT_EQ(parse("--version")->kind, CommandKind::Version);
+    auto eq = parse("-L --socket=/tmp/y.sock");
+    ASSERT_TRUE(eq.ok());
+    EXPECT_EQ(eq->socket_path, "/tmp/y.sock");
+}
+
+TEST(IpvsadmArgs, RestoreLineSplitting) {
+    EXPECT_EQ(split_restore_line("-A -t 10.0.0.1:80 -s wlc"),
+              (std::vector<std::string>{"-A", "-t", "10.0.0.1:80", "-s", "wlc"}));
+    EXPECT_EQ(split_restore_line("  ipvsadm -C  "), (std::vector<std::string>{"-C"}));
+    EXPECT_EQ(split_restore_line("/usr/sbin/xvsadm\t-C"), (std::vector<std::string>{"-C"}));
+    EXPECT_TRUE(split_restore_line("").empty());
+    EXPECT_TRUE(split_restore_line("   # comment").empty());
+}
+
+}  // namespace
+}  // namespace xvs::ctl

@@ -1,0 +1,184 @@
+// ipvsadm output layouts: each golden case is a daemon reply (tests/data/xvsadm/*.json), an
+// ipvsadm command line and the exact expected output (*.txt, trailing spaces included).
+#include "ctl/ipvsadm_format.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace xvs::ctl {
+namespace {
+
+std::string data_path(const std::string& name) {
+    std::string here = __FILE__;  // tests/unit/ctl/ipvsadm_format_test.cpp
+    return here.substr(0, here.rfind("/unit/")) + "/data/xvsadm/" + name;
+}
+
+std::string read_file(const std::string& name) {
+    std::ifstream in(data_path(name), std::ios::binary);
+    EXPECT_TRUE(in.good()) << data_path(name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::vector<std::string> words(const std::string& line) {
+    std::istringstream in(line);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;) out.push_back(w);
+    return out;
+}
+
+struct Golden {
+    const char* reply;
+    const char* args;
+    const char* expected;
+};
+
+class IpvsadmFormatGolden : public testing::TestWithParam<Golden> {};
+
+TEST_P(IpvsadmFormatGolden, RendersExactly) {
+    const Golden& g = GetParam();
+    auto cmd = parse_ipvsadm_args(words(g.args));
+    ASSERT_TRUE(cmd.ok()) << cmd.error();
+    auto reply = nlohmann::json::parse(read_file(g.reply));
+    auto text = render_reply(*cmd, reply);
+    ASSERT_TRUE(text.ok()) << text.error();
+    EXPECT_EQ(*text, read_file(g.expected));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Goldens, IpvsadmFormatGolden,
+    testing::Values(Golden{"list.json", "-L -n", "list_n.txt"},
+                    Golden{"list.json", "-L", "list_n.txt"},  // never resolves names
+                    Golden{"list.json", "-L -n --stats", "list_stats.txt"},
+                    Golden{"list.json", "-L -n --stats --exact", "list_stats_exact.txt"},
+                    Golden{"list.json", "-L -n --rate", "list_rate.txt"},
+                    Golden{"list.json", "-L -n --thresholds", "list_thresholds.txt"},
+                    Golden{"list.json", "-S -n", "save.txt"},
+                    Golden{"save_dpvs.json", "-L -n", "list_dpvs.txt"},
+                    Golden{"save_dpvs.json", "-S", "save_dpvs.txt"},
+                    Golden{"conns.json", "-L -n -c", "conns.txt"},
+                    Golden{"conns_fullnat.json", "-lnc", "conns_fullnat.txt"},
+                    Golden{"timeout.json", "-L --timeout", "timeout.txt"},
+                    Golden{"laddr.json", "-G -t 10.10.1.100:80", "laddr.txt"}),
+    [](const testing::TestParamInfo<Golden>& info) {
+        std::string name = std::string(info.param.expected);
+        name = name.substr(0, name.find('.')) + "_" + std::to_string(info.index);
+        return name;
+    });
+
+TEST(IpvsadmFormat, LargeNumbers) {
+    EXPECT_EQ(format_largenum(0, false), "        0");
+    EXPECT_EQ(format_largenum(99999999, false), " 99999999");
+    EXPECT_EQ(format_largenum(100000000, false), "  100000K");
+    EXPECT_EQ(format_largenum(999999999, false), "  999999K");
+    EXPECT_EQ(format_largenum(1000000000, false), "    1000M");
+    EXPECT_EQ(format_largenum(99999999999ULL, false), "   99999M");
+    EXPECT_EQ(format_largenum(100000000000ULL, false), "     100G");
+    EXPECT_EQ(format_largenum(99999999999999ULL, false), "   99999G");
+    EXPECT_EQ(format_largenum(100000000000000ULL, false), "     100T");
+    EXPECT_EQ(format_largenum(12345678, true), " 12345678");
+    EXPECT_EQ(format_largenum(123456789, true), " 123456789");
+}
+
+TEST(IpvsadmFormat, OneServiceListHasNoBanner) {
+    auto cmd = parse_ipvsadm_args(words("-L -n -t 207.175.44.110:53"));
+    ASSERT_TRUE(cmd.ok());
+    auto reply = nlohmann::json::parse(read_file("list.json"));
+    // The daemon returns just the asked service.
+    reply["services"] = nlohmann::json::array({reply["services"][0]});
+    auto text = render_reply(*cmd, reply);
+    ASSERT_TRUE(text.ok()) << text.error();
+    EXPECT_EQ(*text,
+              "Prot LocalAddress:Port Scheduler Flags\n"
+              "  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n"
+              "UDP  207.175.44.110:53 rr ops\n"
+              "  -> 192.168.10.3:53              Tunnel  1      0          0         \n");
+}
+
+TEST(IpvsadmFormat, EmptyTableStillPrintsHeaders) {
+    auto text = format_list({}, ListFormat{}, true);
+    EXPECT_EQ(text,
+              "IP Virtual Server version 1.2.1 (size=4096)\n"
+              "Prot LocalAddress:Port Scheduler Flags\n"
+              "  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n");
+}
+
+TEST(IpvsadmFormat, PersistentConnColumns) {
+    auto cmd = parse_ipvsadm_args(words("-L -n --persistent-conn"));
+    ASSERT_TRUE(cmd.ok());
+    auto reply = nlohmann::json::parse(read_file("list.json"));
+    auto text = render_reply(*cmd, reply);
+    ASSERT_TRUE(text.ok());
+    EXPECT_NE(text->find("Prot LocalAddress:Port            Weight    PersistConn ActiveConn "
+                         "InActConn \n"),
+              std::string::npos)
+        << *text;
+    EXPECT_NE(text->find("  -> 192.168.10.1:443             100       7           0          0"
+                         "         \n"),
+              std::string::npos)
+        << *text;
+}
+
+TEST(IpvsadmFormat, NoSortKeepsDaemonOrder) {
+    auto cmd = parse_ipvsadm_args(words("-L -n --nosort"));
+    ASSERT_TRUE(cmd.ok());
+    auto text = render_reply(*cmd, nlohmann::json::parse(read_file("list.json")));
+    ASSERT_TRUE(text.ok());
+    EXPECT_LT(text->find("UDP  207.175.44.110:53"), text->find("TCP  207.175.44.110:80"));
+}
+
+// Every line -S prints must be accepted by -R and describe the same thing.
+TEST(IpvsadmFormat, SaveRoundTripsThroughRestoreParsing) {
+    for (const char* file : {"save.txt", "save_dpvs.txt"}) {
+        std::istringstream in(read_file(file));
+        for (std::string line; std::getline(in, line);) {
+            auto cmd = parse_ipvsadm_args(split_restore_line(line));
+            EXPECT_TRUE(cmd.ok()) << line << ": " << (cmd.ok() ? "" : cmd.error());
+        }
+    }
+    auto svc = parse_ipvsadm_args(
+        words("-A -t 10.10.1.100:80 -s wrr -p 600 -M 255.255.255.0 -j --toa on "
+              "--proxy-protocol v2"));
+    ASSERT_TRUE(svc.ok());
+    auto services = decode_services(nlohmann::json::parse(read_file("save_dpvs.json")));
+    ASSERT_TRUE(services.ok()) << services.error();
+    const ServiceEntry& s = services->front();
+    EXPECT_EQ(svc->svc.sched, s.opts.sched);
+    EXPECT_EQ(svc->svc.persistent, s.opts.persistent);
+    EXPECT_EQ(svc->svc.netmask, s.opts.netmask);
+    EXPECT_EQ(svc->svc.synproxy, s.opts.synproxy);
+    EXPECT_EQ(svc->svc.toa, s.opts.toa);
+    EXPECT_EQ(svc->svc.proxy_protocol, s.opts.proxy_protocol);
+}
+
+TEST(IpvsadmFormat, MalformedReplyIsAnError) {
+    auto cmd = parse_ipvsadm_args(words("-L -n"));
+    ASSERT_TRUE(cmd.ok());
+    auto no_services = render_reply(*cmd, nlohmann::json{{"ok", true}});
+    ASSERT_FALSE(no_services.ok());
+    EXPECT_EQ(no_services.error().rfind("Malformed reply from xvsd: ", 0), 0u);
+    auto bad_addr = render_reply(
+        *cmd, nlohmann::json::parse(
+                  R"({"ok":true,"services":[{"proto":"tcp","vip":"1.2.3","port":80}]})"));
+    ASSERT_FALSE(bad_addr.ok());
+    EXPECT_EQ(bad_addr.error(), "Malformed reply from xvsd: bad address in 'vip'");
+    auto bad_type = render_reply(
+        *cmd, nlohmann::json::parse(
+                  R"({"ok":true,"services":[{"proto":"tcp","vip":"1.2.3.4","port":"x"}]})"));
+    EXPECT_FALSE(bad_type.ok());
+}
+
+TEST(IpvsadmFormat, ChangeCommandsPrintNothing) {
+    auto cmd = parse_ipvsadm_args(words("-A -t 10.0.0.1:80"));
+    ASSERT_TRUE(cmd.ok());
+    auto text = render_reply(*cmd, nlohmann::json{{"ok", true}});
+    ASSERT_TRUE(text.ok());
+    EXPECT_EQ(*text, "");
+}
+
+}  // namespace
+}  // namespace xvs::ctl

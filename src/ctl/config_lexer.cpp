@@ -3,6 +3,7 @@
 #include "ctl/config_lexer.h"
 
 #include <glob.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -38,7 +39,21 @@ std::string dir_of(const std::string& name) {
     return name.substr(0, slash + 1);  // keeps the trailing '/'; "/x.conf" -> "/"
 }
 
-bool read_file(const std::string& path, std::string& text, std::string& why) {
+// Includes must be regular files (a glob must not pull in /dev/zero or a FIFO and hang);
+// the main file may be anything readable but a directory (e.g. -f /dev/stdin).
+bool read_file(const std::string& path, std::string& text, std::string& why,
+               bool regular_only) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            why = "is a directory";
+            return false;
+        }
+        if (regular_only && !S_ISREG(st.st_mode)) {
+            why = "not a regular file";
+            return false;
+        }
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         why = std::strerror(errno);
@@ -84,7 +99,7 @@ void expand_include(const std::string& pattern_text, const std::string& includin
     for (const std::string& path : paths) {
         std::string text;
         std::string why;
-        if (!read_file(path, text, why)) {
+        if (!read_file(path, text, why, /*regular_only=*/true)) {
             diag.error(including_name, line, "include: cannot read " + path + ": " + why);
             continue;
         }
@@ -184,7 +199,7 @@ void config_lex(std::string_view text, const std::string& name, int depth, Token
 bool config_lex_file(const std::string& path, TokenStream& out, Diagnostics& diag) {
     std::string text;
     std::string why;
-    if (!read_file(path, text, why)) {
+    if (!read_file(path, text, why, /*regular_only=*/false)) {
         diag.error(path, 0, "cannot read configuration: " + why);
         return false;
     }

@@ -481,6 +481,18 @@ TEST(ConfigParser, IncludeEmptyGlobWarnsButMissingFileIsError) {
                                           "/conf.d/*.conf'"));
 }
 
+TEST(ConfigParser, IncludeOnlyReadsRegularFiles) {
+    TempDir dir;
+    dir.write("sub/x.conf", "");
+    std::string main = dir.write("xvs.conf", "include /dev/null\ninclude sub\n");
+    ParseOutcome out = parse_config_path(main);
+    EXPECT_THAT(out.errors,
+                ElementsAre(main + ":1: include: cannot read /dev/null: not a regular file",
+                            main + ":2: include: cannot read " + dir.path() + "/sub: is a directory"));
+    EXPECT_THAT(parse_config_path(dir.path()).errors,
+                ElementsAre(dir.path() + ": cannot read configuration: is a directory"));
+}
+
 TEST(ConfigParser, IncludeDepthIsLimited) {
     TempDir dir;
     std::string main = dir.write("loop.conf", "\ninclude loop.conf\n");

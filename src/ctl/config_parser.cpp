@@ -537,8 +537,10 @@ private:
             if (port) ref_port(*port, context);
             else error(entry, context + ": missing port name after " + quoted(entry.text));
             if (!range || !port) return;
-            for (uint32_t h = range->first.host(); h <= range->second.host(); ++h) {
-                group.addrs.push_back(LocalAddress{net::Ipv4::from_host(h), port->text});
+            // uint64_t: a range ending at 255.255.255.255 must not wrap around.
+            for (uint64_t h = range->first.host(); h <= range->second.host(); ++h) {
+                group.addrs.push_back(
+                    LocalAddress{net::Ipv4::from_host(static_cast<uint32_t>(h)), port->text});
                 locs.push_back(loc(entry));
             }
         });
@@ -802,9 +804,9 @@ private:
                     continue;
                 }
                 for (const VsGroupEntry& e : it->entries) {
-                    for (uint32_t h = e.first.host(); h <= e.last.host(); ++h) {
+                    for (uint64_t h = e.first.host(); h <= e.last.host(); ++h) {
                         VirtualServer vs = p.vs;
-                        vs.vip = net::Ipv4::from_host(h);
+                        vs.vip = net::Ipv4::from_host(static_cast<uint32_t>(h));
                         vs.port = e.port;
                         vs.group = p.group_name;
                         expanded.push_back(std::move(vs));

@@ -379,6 +379,19 @@ virtual_server group WEB {
     }
 }
 
+TEST(ConfigParser, RangesEndingAtBroadcastTerminate) {
+    ParseOutcome out = parse_body("local_address_group top { 255.255.255.254-255 lan0 }\n"
+                                  "virtual_server_group T { 255.255.255.250-255 80 }\n");
+    ASSERT_THAT(out.errors, IsEmpty());
+    EXPECT_EQ(out.config->laddr_groups.at(1).addrs.size(), 2u);
+    EXPECT_EQ(out.config->vs_groups.at(0).entries.at(0).last, ip("255.255.255.255"));
+    out = parse_body("virtual_server_group T { 255.255.255.250-255 80 }\n"
+                     "virtual_server group T { laddr_group_name lips }\n");
+    ASSERT_THAT(out.errors, IsEmpty());
+    EXPECT_EQ(out.config->virtual_servers.size(), 6u);
+    EXPECT_EQ(out.config->virtual_servers.back().vip, ip("255.255.255.255"));
+}
+
 TEST(ConfigParser, IgnoredKeepalivedKeywordsWarn) {
     ParseOutcome out = parse(R"(global_defs {
     router_id LVS_1

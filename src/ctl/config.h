@@ -46,7 +46,7 @@ struct GlobalDefs {
 
 struct PortDef {
     std::string name;
-    std::string dev;     // DPDK vdev/devargs string, e.g. "net_af_xdp0,iface=lb-wan"
+    std::string dev;  // DPDK vdev/devargs string, e.g. "net_af_xdp0,iface=lb-wan"
     uint32_t mtu = 1500;
     SourceLoc loc;
 };
@@ -118,14 +118,14 @@ struct VirtualServerGroup {
 
 struct Persistence {
     bool enabled = false;
-    uint32_t timeout = 360;  // seconds, 1..2678400 (ipvsadm -p)
+    uint32_t timeout = 360;                                    // seconds, 1..2678400 (ipvsadm -p)
     net::Ipv4 granularity = net::Ipv4::from_host(0xffffffff);  // ipvsadm -M, default /32
 };
 
 struct RealServer {
     net::Ipv4 addr;
     uint16_t port = 0;
-    uint32_t weight = 1;  // 0..65535; 0 = quiescent
+    uint32_t weight = 1;           // 0..65535; 0 = quiescent
     uint32_t upper_threshold = 0;  // 0 = no limit
     uint32_t lower_threshold = 0;
     bool inhibit_on_failure = false;
@@ -175,9 +175,9 @@ struct Config {
     const LocalAddressGroup* find_laddr_group(std::string_view name) const;
 };
 
-std::string_view to_string(Proto proto);        // "TCP", "UDP"
-std::string_view to_string(FwdMethod fwd);      // "NAT", "DR", "TUN", "FNAT", "SNAT"
-std::string_view to_string(LogLevel level);     // "debug", ...
-std::string_view to_string(ProxyProtocol pp);   // "off", "v1", "v2"
+std::string_view to_string(Proto proto);       // "TCP", "UDP"
+std::string_view to_string(FwdMethod fwd);     // "NAT", "DR", "TUN", "FNAT", "SNAT"
+std::string_view to_string(LogLevel level);    // "debug", ...
+std::string_view to_string(ProxyProtocol pp);  // "off", "v1", "v2"
 
 }  // namespace xvs::ctl

@@ -41,8 +41,7 @@ std::string dir_of(const std::string& name) {
 
 // Includes must be regular files (a glob must not pull in /dev/zero or a FIFO and hang);
 // the main file may be anything readable but a directory (e.g. -f /dev/stdin).
-bool read_file(const std::string& path, std::string& text, std::string& why,
-               bool regular_only) {
+bool read_file(const std::string& path, std::string& text, std::string& why, bool regular_only) {
     struct stat st {};
     if (stat(path.c_str(), &st) == 0) {
         if (S_ISDIR(st.st_mode)) {

@@ -26,9 +26,9 @@ enum class TokenKind : uint8_t { Word, String, LBrace, RBrace };
 
 struct Token {
     TokenKind kind = TokenKind::Word;
-    std::string text;    // without quotes for String
-    uint32_t file = 0;   // index into TokenStream::files
-    uint32_t line = 0;   // 1-based
+    std::string text;   // without quotes for String
+    uint32_t file = 0;  // index into TokenStream::files
+    uint32_t line = 0;  // 1-based
 };
 
 // Tokens of the main file with every include spliced in. Each inclusion of a file gets its

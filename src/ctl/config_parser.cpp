@@ -1,79 +1,26 @@
 // Parser for xvs.conf. Keepalived's grammar is keyword-driven: a keyword's values are the
 // tokens that follow it on the same line (never on the next one), a `{ }` block may follow.
 // Parsing never stops at the first problem: a bad statement is reported and skipped, and the
-// cross-reference checks (ports, groups, overlaps, duplicates) run on whatever was parsed.
+// cross-reference checks (config_validate.cpp) run on whatever was parsed.
 #include "ctl/config_parser.h"
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <exception>
-#include <map>
-#include <set>
-#include <tuple>
 
+#include "ctl/config_keywords.h"
 #include "ctl/config_lexer.h"
+#include "ctl/config_validate.h"
 
 namespace xvs::ctl {
 
 namespace {
 
-constexpr std::array kSupportedScheds = {std::string_view("rr"), std::string_view("wrr"),
-                                         std::string_view("wlc")};
-// IPVS (and DPVS) scheduler names that are recognised but not implemented yet.
-constexpr std::array kKnownScheds = {
-    std::string_view("lc"),   std::string_view("sed"), std::string_view("nq"),
-    std::string_view("sh"),   std::string_view("dh"),  std::string_view("lblc"),
-    std::string_view("lblcr"), std::string_view("fo"), std::string_view("ovf"),
-    std::string_view("mh"),   std::string_view("twos")};
-
-constexpr std::array kCheckerKinds = {
-    std::string_view("HTTP_GET"),  std::string_view("SSL_GET"),   std::string_view("TCP_CHECK"),
-    std::string_view("UDP_CHECK"), std::string_view("MISC_CHECK"), std::string_view("DNS_CHECK"),
-    std::string_view("SMTP_CHECK"), std::string_view("BFD_CHECK"), std::string_view("FILE_CHECK")};
-
-// keepalived keywords that mean nothing to xvs: accepted with a warning so that an existing
-// keepalived.conf loads, but never silently.
-constexpr std::array kIgnoredGlobal = {
-    std::string_view("router_id"),         std::string_view("notification_email"),
-    std::string_view("notification_email_from"), std::string_view("smtp_server"),
-    std::string_view("smtp_connect_timeout"), std::string_view("smtp_helo_name"),
-    std::string_view("enable_script_security"), std::string_view("script_user"),
-    std::string_view("lvs_id"),            std::string_view("lvs_flush"),
-    std::string_view("lvs_flush_onstop"),  std::string_view("lvs_sync_daemon"),
-    std::string_view("max_auto_priority"), std::string_view("dynamic_interfaces")};
-constexpr std::array kIgnoredVs = {
-    std::string_view("ha_suspend"),   std::string_view("virtualhost"),
-    std::string_view("ops"),          std::string_view("retry"),
-    std::string_view("delay_before_retry"), std::string_view("connect_timeout"),
-    std::string_view("warmup"),       std::string_view("smtp_alert"),
-    std::string_view("sorry_server_inhibit"), std::string_view("sorry_server_lvs_method"),
-    std::string_view("sh-port"),      std::string_view("sh-fallback"),
-    std::string_view("mh-port"),      std::string_view("mh-fallback")};
-constexpr std::array kIgnoredRs = {
-    std::string_view("delay_loop"), std::string_view("retry"),
-    std::string_view("delay_before_retry"), std::string_view("connect_timeout"),
-    std::string_view("warmup"), std::string_view("smtp_alert"), std::string_view("virtualhost")};
-// Keys of raw (checker/synproxy) blocks that never take a value.
-constexpr std::array kRawFlags = {std::string_view("misc_dynamic"),
-                                  std::string_view("log_all_failures"),
-                                  std::string_view("fast_recovery")};
-
-// Features parsed into the model that the data plane does not act on yet. One place, so that
-// the warnings go away with one edit when a feature lands.
-constexpr std::string_view kWarnChecker = "health checking is not yet supported; real server stays up";
-constexpr std::string_view kWarnPersistence = "persistence is not yet supported; ignored";
-constexpr std::string_view kWarnSynProxy = "SYN proxy is not yet supported; ignored";
-constexpr std::string_view kWarnToa = "TOA is not yet supported; ignored";
-constexpr std::string_view kWarnProxyProtocol = "PROXY protocol is not yet supported; ignored";
+using namespace keywords;
 
 constexpr uint32_t kMaxTimeout = 2678400;  // 31 days, ipvsadm's -p limit; also for timeouts
 constexpr uint32_t kMaxWorkers = 16;
-
-template <size_t N>
-bool contains(const std::array<std::string_view, N>& list, std::string_view name) {
-    return std::find(list.begin(), list.end(), name) != list.end();
-}
 
 std::string upper(std::string_view text) {
     std::string out(text);
@@ -82,7 +29,9 @@ std::string upper(std::string_view text) {
     return out;
 }
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string quoted(std::string_view text) {
+    return "'" + std::string(text) + "'";
+}
 
 // "A.B.C.D" or "A.B.C.D-E" or "A.B.C.D-A.B.C.E": a range in the last octet of one /24.
 std::optional<std::pair<net::Ipv4, net::Ipv4>> parse_last_octet_range(std::string_view text) {
@@ -112,27 +61,11 @@ std::optional<std::pair<net::Ipv4, net::Ipv4>> parse_last_octet_range(std::strin
 std::string endpoint_text(net::Ipv4 addr, uint16_t port) {
     return net::to_string(addr) + ":" + std::to_string(port);
 }
-
-// A virtual_server statement before group expansion and cross-reference checks.
-struct PendingVs {
-    enum class Kind { Address, Group, Invalid } kind = Kind::Address;
-    VirtualServer vs;
-    std::string group_name;
-    bool proto_set = false;
-    std::optional<SourceLoc> laddr_loc;
-};
-
-struct PortRef {
-    std::string port;
-    std::string context;  // e.g. "address", "local_address_group 'lan'"
-    SourceLoc loc;
-};
-
 class Parser {
-public:
+  public:
     Parser(const TokenStream& ts, Diagnostics& diag) : ts_(ts), diag_(diag) {}
 
-    Config run() {
+    ParsedConfig run() {
         while (const Token* tok = peek()) {
             if (tok->kind == TokenKind::RBrace) {
                 error(*tok, "unexpected '}'");
@@ -147,11 +80,11 @@ public:
             const Token& kw = take();
             top_level(kw);
         }
-        validate();
-        return std::move(cfg_);
+        return ParsedConfig{std::move(cfg_), std::move(pending_), std::move(port_refs_),
+                            std::move(laddr_locs_)};
     }
 
-private:
+  private:
     // ---- token helpers ------------------------------------------------------------------
     const Token* peek() const { return pos_ < ts_.tokens.size() ? &ts_.tokens[pos_] : nullptr; }
     const Token& take() { return ts_.tokens[pos_++]; }
@@ -211,8 +144,8 @@ private:
     }
 
     void unknown(const Token& kw, std::string_view block) {
-        error(kw, "unknown keyword " + quoted(kw.text) +
-                      (block == "top level" ? " at " : " in ") + std::string(block));
+        error(kw, "unknown keyword " + quoted(kw.text) + (block == "top level" ? " at " : " in ") +
+                      std::string(block));
         skip_statement(kw);
     }
 
@@ -260,7 +193,8 @@ private:
         uint64_t n = 0;
         const std::string& s = val.text;
         auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-        if (s.empty() || p != s.data() + s.size() || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+        if (s.empty() || p != s.data() + s.size() ||
+            (ec != std::errc() && ec != std::errc::result_out_of_range)) {
             error(val, kw.text + ": " + quoted(s) + " is not a number");
             return std::nullopt;
         }
@@ -344,36 +278,51 @@ private:
     // ---- sections -----------------------------------------------------------------------
     void top_level(const Token& kw) {
         const std::string& k = kw.text;
-        if (k == "global_defs") block(kw, [&](const Token& t) { global_defs(t); });
-        else if (k == "netif_defs") block(kw, [&](const Token& t) { netif_defs(t); });
-        else if (k == "worker_defs") block(kw, [&](const Token& t) { worker_defs(t); });
-        else if (k == "ip_defs") block(kw, [&](const Token& t) { ip_defs(t); });
-        else if (k == "ipvs_defs") block(kw, [&](const Token& t) { ipvs_defs(t); });
-        else if (k == "local_address_group") local_address_group(kw);
-        else if (k == "virtual_server_group") virtual_server_group(kw);
-        else if (k == "virtual_server") virtual_server(kw);
+        if (k == "global_defs")
+            block(kw, [&](const Token& t) { global_defs(t); });
+        else if (k == "netif_defs")
+            block(kw, [&](const Token& t) { netif_defs(t); });
+        else if (k == "worker_defs")
+            block(kw, [&](const Token& t) { worker_defs(t); });
+        else if (k == "ip_defs")
+            block(kw, [&](const Token& t) { ip_defs(t); });
+        else if (k == "ipvs_defs")
+            block(kw, [&](const Token& t) { ipvs_defs(t); });
+        else if (k == "local_address_group")
+            local_address_group(kw);
+        else if (k == "virtual_server_group")
+            virtual_server_group(kw);
+        else if (k == "virtual_server")
+            virtual_server(kw);
         else if (k.starts_with("vrrp_")) {
             warning(kw, k + ": ignored (xvs does not implement VRRP)");
             skip_statement(kw);
-        } else unknown(kw, "top level");
+        } else
+            unknown(kw, "top level");
     }
 
     void global_defs(const Token& kw) {
         const std::string& k = kw.text;
         if (k == "log_level") {
             static constexpr std::array<std::pair<std::string_view, LogLevel>, 4> kLevels = {
-                {{"debug", LogLevel::Debug}, {"info", LogLevel::Info},
-                 {"warning", LogLevel::Warning}, {"error", LogLevel::Error}}};
+                {{"debug", LogLevel::Debug},
+                 {"info", LogLevel::Info},
+                 {"warning", LogLevel::Warning},
+                 {"error", LogLevel::Error}}};
             if (auto level = choice(kw, kLevels)) cfg_.global.log_level = *level;
         } else if (k == "control_socket") {
             if (const Token* val = value(kw)) {
-                if (val->text.starts_with('/')) cfg_.global.control_socket = val->text;
-                else error(*val, k + ": " + quoted(val->text) + " is not an absolute path");
+                if (val->text.starts_with('/'))
+                    cfg_.global.control_socket = val->text;
+                else
+                    error(*val, k + ": " + quoted(val->text) + " is not an absolute path");
             }
         } else if (k == "metrics_listen") {
             if (const Token* val = value(kw)) {
-                if (auto ep = net::parse_ipv4_endpoint(val->text)) cfg_.global.metrics_listen = *ep;
-                else error(*val, k + ": bad address " + quoted(val->text) + " (A.B.C.D:PORT)");
+                if (auto ep = net::parse_ipv4_endpoint(val->text))
+                    cfg_.global.metrics_listen = *ep;
+                else
+                    error(*val, k + ": bad address " + quoted(val->text) + " (A.B.C.D:PORT)");
             }
         } else if (k == "lvs_timeouts") {
             // keepalived's global form of ipvsadm --set: `lvs_timeouts tcp N tcpfin N udp N`.
@@ -410,8 +359,8 @@ private:
             });
             if (!name) return;
             if (const PortDef* prev = cfg_.find_port(port.name)) {
-                error(kw, "port " + quoted(port.name) + " already defined at " +
-                              prev->loc.file + ":" + std::to_string(prev->loc.line));
+                error(kw, "port " + quoted(port.name) + " already defined at " + prev->loc.file +
+                              ":" + std::to_string(prev->loc.line));
                 return;
             }
             if (!dev_seen) error(kw, "port " + quoted(port.name) + ": dev missing");
@@ -434,18 +383,21 @@ private:
     }
 
     // `dev PORT` (and `via GW` for routes) options after the prefix of address/route.
-    void ip_options(const Token& kw, std::optional<std::string>& dev,
-                    std::optional<net::Ipv4>* via, bool& ok) {
+    void ip_options(const Token& kw, std::optional<std::string>& dev, std::optional<net::Ipv4>* via,
+                    bool& ok) {
         while (has_value(kw)) {
             const Token& opt = take();
             if (opt.text == "dev") {
                 if (const Token* val = value(opt)) {
                     dev = val->text;
                     ref_port(*val, kw.text);
-                } else ok = false;
+                } else
+                    ok = false;
             } else if (opt.text == "via" && via) {
-                if (auto gw = ipv4_value(opt)) *via = gw;
-                else ok = false;
+                if (auto gw = ipv4_value(opt))
+                    *via = gw;
+                else
+                    ok = false;
             } else {
                 error(opt, kw.text + ": unexpected " + quoted(opt.text));
                 ok = false;
@@ -466,9 +418,10 @@ private:
         auto prefix = net::parse_ipv4_prefix(val->text);
         std::optional<net::Ipv4> addr;
         if (k == "address") {
-            addr = val->text == "default" ? std::nullopt
-                                          : net::parse_ipv4(std::string_view(val->text).substr(
-                                                0, val->text.find('/')));
+            addr =
+                val->text == "default"
+                    ? std::nullopt
+                    : net::parse_ipv4(std::string_view(val->text).substr(0, val->text.find('/')));
         }
         if (!prefix || (k == "address" && !addr)) {
             error(*val, k + ": bad prefix " + quoted(val->text));
@@ -486,20 +439,28 @@ private:
 
     // One `name seconds` pair of ipvs_defs timeouts / lvs_timeouts.
     void timeout_setting(const Token& key) {
-        static constexpr std::array<std::pair<std::string_view, lb::TcpState>, 11> kStates = {{
-            {"none", lb::TcpState::None},         {"established", lb::TcpState::Established},
-            {"syn_sent", lb::TcpState::SynSent},  {"syn_recv", lb::TcpState::SynRecv},
-            {"fin_wait", lb::TcpState::FinWait},  {"time_wait", lb::TcpState::TimeWait},
-            {"close", lb::TcpState::Close},       {"close_wait", lb::TcpState::CloseWait},
-            {"last_ack", lb::TcpState::LastAck},  {"listen", lb::TcpState::Listen},
-            {"synack", lb::TcpState::SynAck}}};
+        static constexpr std::array<std::pair<std::string_view, lb::TcpState>, 11> kStates = {
+            {{"none", lb::TcpState::None},
+             {"established", lb::TcpState::Established},
+             {"syn_sent", lb::TcpState::SynSent},
+             {"syn_recv", lb::TcpState::SynRecv},
+             {"fin_wait", lb::TcpState::FinWait},
+             {"time_wait", lb::TcpState::TimeWait},
+             {"close", lb::TcpState::Close},
+             {"close_wait", lb::TcpState::CloseWait},
+             {"last_ack", lb::TcpState::LastAck},
+             {"listen", lb::TcpState::Listen},
+             {"synack", lb::TcpState::SynAck}}};
         static_assert(kStates.size() == lb::kTcpStateCount);
         lb::Timeouts& t = cfg_.ipvs.timeouts;
         uint32_t* slot = nullptr;
         // As ipvsadm --set: tcp = ESTABLISHED, tcpfin = FIN_WAIT.
-        if (key.text == "tcp") slot = &t.tcp[static_cast<size_t>(lb::TcpState::Established)];
-        else if (key.text == "tcpfin") slot = &t.tcp[static_cast<size_t>(lb::TcpState::FinWait)];
-        else if (key.text == "udp") slot = &t.udp;
+        if (key.text == "tcp")
+            slot = &t.tcp[static_cast<size_t>(lb::TcpState::Established)];
+        else if (key.text == "tcpfin")
+            slot = &t.tcp[static_cast<size_t>(lb::TcpState::FinWait)];
+        else if (key.text == "udp")
+            slot = &t.udp;
         for (const auto& [name, state] : kStates)
             if (key.text == name) slot = &t.tcp[static_cast<size_t>(state)];
         if (!slot) return unknown(key, "timeouts");
@@ -534,8 +495,10 @@ private:
                 error(entry, context + ": bad address range " + quoted(entry.text) +
                                  " (A.B.C.D or A.B.C.D-E within one /24)");
             }
-            if (port) ref_port(*port, context);
-            else error(entry, context + ": missing port name after " + quoted(entry.text));
+            if (port)
+                ref_port(*port, context);
+            else
+                error(entry, context + ": missing port name after " + quoted(entry.text));
             if (!range || !port) return;
             // uint64_t: a range ending at 255.255.255.255 must not wrap around.
             for (uint64_t h = range->first.host(); h <= range->second.host(); ++h) {
@@ -567,13 +530,13 @@ private:
             }
             auto range = parse_last_octet_range(entry.text);
             if (!range) {
-                error(entry, "virtual_server_group " + quoted(group.name) +
-                                 ": bad address range " + quoted(entry.text) +
-                                 " (A.B.C.D or A.B.C.D-E within one /24)");
+                error(entry, "virtual_server_group " + quoted(group.name) + ": bad address range " +
+                                 quoted(entry.text) + " (A.B.C.D or A.B.C.D-E within one /24)");
             }
             auto port = port_value(entry);  // several `RANGE PORT` pairs may share a line
             if (range && port)
-                group.entries.push_back(VsGroupEntry{range->first, range->second, *port, loc(entry)});
+                group.entries.push_back(
+                    VsGroupEntry{range->first, range->second, *port, loc(entry)});
         });
         if (!name) return;
         for (const VirtualServerGroup& prev : cfg_.vs_groups) {
@@ -594,8 +557,10 @@ private:
             p.kind = PendingVs::Kind::Invalid;
         } else if (first->text == "group") {
             p.kind = PendingVs::Kind::Group;
-            if (const Token* name = value(*first)) p.group_name = name->text;
-            else p.kind = PendingVs::Kind::Invalid;
+            if (const Token* name = value(*first))
+                p.group_name = name->text;
+            else
+                p.kind = PendingVs::Kind::Invalid;
         } else if (first->text == "fwmark") {
             error(kw, "fwmark services not supported yet");
             p.kind = PendingVs::Kind::Invalid;
@@ -644,22 +609,31 @@ private:
             const Token* val = value(t);
             if (!val) return;
             std::string proto = upper(val->text);
-            if (proto == "TCP") vs.proto = Proto::Tcp;
-            else if (proto == "UDP") vs.proto = Proto::Udp;
-            else if (proto == "SCTP") return error(*val, "protocol SCTP not supported");
-            else return error(*val, "protocol: bad value " + quoted(val->text) + " (TCP|UDP)");
+            if (proto == "TCP")
+                vs.proto = Proto::Tcp;
+            else if (proto == "UDP")
+                vs.proto = Proto::Udp;
+            else if (proto == "SCTP")
+                return error(*val, "protocol SCTP not supported");
+            else
+                return error(*val, "protocol: bad value " + quoted(val->text) + " (TCP|UDP)");
             p.proto_set = true;
         } else if (k == "lb_algo" || k == "lvs_sched") {
             const Token* val = value(t);
             if (!val) return;
-            if (sched_name_supported(val->text)) vs.sched = val->text;
+            if (sched_name_supported(val->text))
+                vs.sched = val->text;
             else if (sched_name_known(val->text))
                 error(*val, "scheduler " + quoted(val->text) + " not supported yet");
-            else error(*val, k + ": unknown scheduler " + quoted(val->text));
+            else
+                error(*val, k + ": unknown scheduler " + quoted(val->text));
         } else if (k == "lb_kind" || k == "lvs_method") {
             static constexpr std::array<std::pair<std::string_view, FwdMethod>, 5> kMethods = {
-                {{"NAT", FwdMethod::Nat}, {"DR", FwdMethod::Dr}, {"TUN", FwdMethod::Tun},
-                 {"FNAT", FwdMethod::FullNat}, {"SNAT", FwdMethod::Snat}}};
+                {{"NAT", FwdMethod::Nat},
+                 {"DR", FwdMethod::Dr},
+                 {"TUN", FwdMethod::Tun},
+                 {"FNAT", FwdMethod::FullNat},
+                 {"SNAT", FwdMethod::Snat}}};
             auto fwd = choice(t, kMethods, /*ignore_case=*/true);
             if (!fwd) return;
             vs.fwd = *fwd;
@@ -695,7 +669,9 @@ private:
             }
         } else if (k == "proxy_protocol") {
             static constexpr std::array<std::pair<std::string_view, ProxyProtocol>, 3> kPp = {
-                {{"v1", ProxyProtocol::V1}, {"v2", ProxyProtocol::V2}, {"off", ProxyProtocol::Off}}};
+                {{"v1", ProxyProtocol::V1},
+                 {"v2", ProxyProtocol::V2},
+                 {"off", ProxyProtocol::Off}}};
             if (auto pp = choice(t, kPp)) {
                 vs.proxy_protocol = *pp;
                 pp_loc = loc(t);
@@ -715,7 +691,8 @@ private:
         } else if (k == "omega") {
             vs.omega = true;
         } else if (k == "quorum_up" || k == "quorum_down") {
-            if (const Token* val = value(t)) (k == "quorum_up" ? vs.quorum_up : vs.quorum_down) = val->text;
+            if (const Token* val = value(t))
+                (k == "quorum_up" ? vs.quorum_up : vs.quorum_down) = val->text;
         } else if (k == "real_server") {
             real_server(t, vs);
         } else if (contains(kIgnoredVs, k)) {
@@ -742,7 +719,8 @@ private:
         for (const RealServer& prev : vs.real_servers) {
             if (prev.addr == rs.addr && prev.port == rs.port) {
                 error(kw, "duplicate real_server " + endpoint_text(rs.addr, rs.port) +
-                              " (first at " + prev.loc.file + ":" + std::to_string(prev.loc.line) + ")");
+                              " (first at " + prev.loc.file + ":" + std::to_string(prev.loc.line) +
+                              ")");
                 return;
             }
         }
@@ -756,7 +734,8 @@ private:
         } else if (k == "inhibit_on_failure") {
             rs.inhibit_on_failure = true;
         } else if (k == "notify_up" || k == "notify_down") {
-            if (const Token* val = value(t)) (k == "notify_up" ? rs.notify_up : rs.notify_down) = val->text;
+            if (const Token* val = value(t))
+                (k == "notify_up" ? rs.notify_up : rs.notify_down) = val->text;
         } else if (k == "upper_threshold" || k == "uthreshold") {
             if (auto n = number_value(t, 0, UINT32_MAX)) rs.upper_threshold = *n;
         } else if (k == "lower_threshold" || k == "lthreshold") {
@@ -777,87 +756,6 @@ private:
         }
     }
 
-    // ---- cross references, after everything (including includes) is read ---------------
-    void validate() {
-        for (const PortRef& ref : port_refs_) {
-            if (!cfg_.find_port(ref.port))
-                error(ref.loc, ref.context + ": unknown port " + quoted(ref.port) +
-                                   " (not defined in netif_defs)");
-        }
-        if (!pending_.empty() && cfg_.netif.ports.empty())
-            error(pending_.front().vs.loc, "no port defined in netif_defs");
-
-        std::map<std::tuple<Proto, uint32_t, uint16_t>, SourceLoc> seen;
-        for (PendingVs& p : pending_) {
-            if (p.laddr_loc && !cfg_.find_laddr_group(p.vs.laddr_group))
-                error(*p.laddr_loc, "laddr_group_name: unknown local_address_group " +
-                                        quoted(p.vs.laddr_group));
-            std::vector<VirtualServer> expanded;
-            if (p.kind == PendingVs::Kind::Address) {
-                expanded.push_back(p.vs);
-            } else if (p.kind == PendingVs::Kind::Group) {
-                auto it = std::find_if(cfg_.vs_groups.begin(), cfg_.vs_groups.end(),
-                                       [&](const auto& g) { return g.name == p.group_name; });
-                if (it == cfg_.vs_groups.end()) {
-                    error(p.vs.loc, "virtual_server: unknown virtual_server_group " +
-                                        quoted(p.group_name));
-                    continue;
-                }
-                for (const VsGroupEntry& e : it->entries) {
-                    for (uint64_t h = e.first.host(); h <= e.last.host(); ++h) {
-                        VirtualServer vs = p.vs;
-                        vs.vip = net::Ipv4::from_host(static_cast<uint32_t>(h));
-                        vs.port = e.port;
-                        vs.group = p.group_name;
-                        expanded.push_back(std::move(vs));
-                    }
-                }
-            }
-            for (VirtualServer& vs : expanded) {
-                // ipvsadm: "Zero port specified for non-persistent service".
-                if (vs.port == 0 && !vs.persistence.enabled) {
-                    error(vs.loc, "virtual_server " + endpoint_text(vs.vip, vs.port) +
-                                      ": port 0 is only allowed with persistence_timeout");
-                    continue;
-                }
-                auto key = std::make_tuple(vs.proto, vs.vip.be, vs.port);
-                auto [it, inserted] = seen.emplace(key, vs.loc);
-                if (!inserted) {
-                    error(vs.loc, "duplicate virtual_server " + std::string(to_string(vs.proto)) +
-                                      " " + endpoint_text(vs.vip, vs.port) + " (first at " +
-                                      it->second.file + ":" + std::to_string(it->second.line) + ")");
-                    continue;
-                }
-                cfg_.virtual_servers.push_back(std::move(vs));
-            }
-        }
-        validate_local_addresses();
-    }
-
-    // A local address belongs to one group and is neither a VIP nor a director address:
-    // FULLNAT return traffic is matched by (LIP, lport), so sharing would mix connections.
-    void validate_local_addresses() {
-        std::set<uint32_t> vips;
-        for (const VirtualServer& vs : cfg_.virtual_servers) vips.insert(vs.vip.be);
-        std::set<uint32_t> director;
-        for (const AddressDef& a : cfg_.ip.addresses) director.insert(a.addr.be);
-        std::map<uint32_t, std::string> owner;
-        for (size_t g = 0; g < cfg_.laddr_groups.size(); ++g) {
-            const LocalAddressGroup& group = cfg_.laddr_groups[g];
-            for (size_t i = 0; i < group.addrs.size(); ++i) {
-                const net::Ipv4 addr = group.addrs[i].addr;
-                const SourceLoc& at = laddr_locs_[g][i];
-                const std::string text = "local address " + net::to_string(addr);
-                auto [it, inserted] = owner.emplace(addr.be, group.name);
-                if (!inserted)
-                    error(at, text + " is already in local_address_group " + quoted(it->second));
-                if (vips.count(addr.be)) error(at, text + " is also a virtual_server address");
-                if (director.count(addr.be))
-                    error(at, text + " is also a director address (ip_defs)");
-            }
-        }
-    }
-
     const TokenStream& ts_;
     Diagnostics& diag_;
     size_t pos_ = 0;
@@ -869,7 +767,9 @@ private:
 
 ParseOutcome finish(const TokenStream& ts, Diagnostics& diag) {
     ParseOutcome out;
-    Config cfg = Parser(ts, diag).run();
+    ParsedConfig parsed = Parser(ts, diag).run();
+    config_validate(parsed, diag);
+    Config cfg = std::move(parsed.cfg);
     out.errors = std::move(diag.errors);
     out.warnings = std::move(diag.warnings);
     if (out.errors.empty()) {
@@ -900,7 +800,9 @@ ParseOutcome guarded(const std::string& name, F&& body) {
 
 }  // namespace
 
-bool sched_name_supported(std::string_view name) { return contains(kSupportedScheds, name); }
+bool sched_name_supported(std::string_view name) {
+    return contains(kSupportedScheds, name);
+}
 bool sched_name_known(std::string_view name) {
     return sched_name_supported(name) || contains(kKnownScheds, name);
 }

@@ -12,7 +12,7 @@ namespace xvs::ctl {
 namespace {
 
 class ConfigCheck : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         dir_ = std::filesystem::temp_directory_path() /
                ("xvs-config-check-" + std::to_string(getpid()) + "-" +
@@ -64,15 +64,18 @@ TEST_F(ConfigCheck, ErrorsReturnOneWithEveryLine) {
     EXPECT_EQ(out_.str(), "");
     EXPECT_EQ(err_.str(), path + ":1: workers: 0 out of range 1..16\n" + path +
                               ":3: log_level: bad value 'loud' (debug|info|warning|error)\n"
-                              "configuration file " + path + " has 2 errors\n");
+                              "configuration file " +
+                              path + " has 2 errors\n");
 }
 
 TEST_F(ConfigCheck, MissingFileReturnsOne) {
     std::string path = (dir_ / "absent.conf").string();
     EXPECT_EQ(run(path), 1);
     EXPECT_EQ(out_.str(), "");
-    EXPECT_EQ(err_.str(), path + ": cannot read configuration: No such file or directory\n"
-                                 "configuration file " + path + " has 1 error\n");
+    EXPECT_EQ(err_.str(), path +
+                              ": cannot read configuration: No such file or directory\n"
+                              "configuration file " +
+                              path + " has 1 error\n");
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 // includes, group expansion, warnings, and exact "file:line: message" errors.
 #include "ctl/config_parser.h"
 
-#include <gtest/gtest.h>
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,7 +15,9 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-net::Ipv4 ip(const char* text) { return *net::parse_ipv4(text); }
+net::Ipv4 ip(const char* text) {
+    return *net::parse_ipv4(text);
+}
 
 // The example of DESIGN.md "Configuration", verbatim.
 constexpr const char* kDesignExample = R"(global_defs {
@@ -62,13 +64,19 @@ ip_defs { address 10.10.1.1/24 dev wan0 }
 local_address_group lips { 10.10.2.100-101 lan0 }
 )";
 
-ParseOutcome parse(const std::string& text) { return parse_config(text, "t.conf"); }
-ParseOutcome parse_body(const std::string& body) { return parse(std::string(kPrelude) + body); }
-std::vector<std::string> errors_of(const std::string& body) { return parse_body(body).errors; }
+ParseOutcome parse(const std::string& text) {
+    return parse_config(text, "t.conf");
+}
+ParseOutcome parse_body(const std::string& body) {
+    return parse(std::string(kPrelude) + body);
+}
+std::vector<std::string> errors_of(const std::string& body) {
+    return parse_body(body).errors;
+}
 
 // A unique directory under TMPDIR, removed with everything in it.
 class TempDir {
-public:
+  public:
     TempDir() {
         static int counter = 0;
         path_ = std::filesystem::temp_directory_path() /
@@ -87,7 +95,7 @@ public:
     }
     std::string path() const { return path_.string(); }
 
-private:
+  private:
     std::filesystem::path path_;
 };
 
@@ -142,11 +150,10 @@ TEST(ConfigParser, DesignExampleParsesIntoModel) {
 
     ASSERT_EQ(cfg.laddr_groups.size(), 1u);
     EXPECT_EQ(cfg.laddr_groups[0].name, "lan_lips");
-    EXPECT_THAT(cfg.laddr_groups[0].addrs,
-                ElementsAre(LocalAddress{ip("10.10.2.100"), "lan0"},
-                            LocalAddress{ip("10.10.2.101"), "lan0"},
-                            LocalAddress{ip("10.10.2.102"), "lan0"},
-                            LocalAddress{ip("10.10.2.103"), "lan0"}));
+    EXPECT_THAT(cfg.laddr_groups[0].addrs, ElementsAre(LocalAddress{ip("10.10.2.100"), "lan0"},
+                                                       LocalAddress{ip("10.10.2.101"), "lan0"},
+                                                       LocalAddress{ip("10.10.2.102"), "lan0"},
+                                                       LocalAddress{ip("10.10.2.103"), "lan0"}));
 
     ASSERT_EQ(cfg.virtual_servers.size(), 1u);
     const VirtualServer& vs = cfg.virtual_servers[0];
@@ -194,8 +201,9 @@ TEST(ConfigParser, ResultApiReturnsConfigOrJoinedErrors) {
 
     auto bad = parse_config_string("worker_defs { workers 0 }\nfoo\n", "x.conf");
     ASSERT_FALSE(bad.ok());
-    EXPECT_EQ(bad.error(),
-              "x.conf:1: workers: 0 out of range 1..16\nx.conf:2: unknown keyword 'foo' at top level");
+    EXPECT_EQ(
+        bad.error(),
+        "x.conf:1: workers: 0 out of range 1..16\nx.conf:2: unknown keyword 'foo' at top level");
 }
 
 TEST(ConfigParser, DefaultsWhenSectionsOmitted) {
@@ -269,9 +277,10 @@ TEST(ConfigParser, KeepalivedSynonymsAndVsOptions) {
     EXPECT_EQ(vs.real_servers[1].lower_threshold, 5u);
     EXPECT_EQ(vs.real_servers[2].addr, ip("10.10.2.4"));
     EXPECT_EQ(vs.real_servers[2].weight, 1u);
-    EXPECT_THAT(out.warnings,
-                ElementsAre("t.conf:12: persistence_timeout: persistence is not yet supported; ignored",
-                            "t.conf:22: proxy_protocol: PROXY protocol is not yet supported; ignored"));
+    EXPECT_THAT(
+        out.warnings,
+        ElementsAre("t.conf:12: persistence_timeout: persistence is not yet supported; ignored",
+                    "t.conf:22: proxy_protocol: PROXY protocol is not yet supported; ignored"));
 }
 
 TEST(ConfigParser, ProtocolDefaultsToTcpWithWarningAndSchedToWlc) {
@@ -380,13 +389,15 @@ virtual_server group WEB {
 }
 
 TEST(ConfigParser, RangesEndingAtBroadcastTerminate) {
-    ParseOutcome out = parse_body("local_address_group top { 255.255.255.254-255 lan0 }\n"
-                                  "virtual_server_group T { 255.255.255.250-255 80 }\n");
+    ParseOutcome out = parse_body(
+        "local_address_group top { 255.255.255.254-255 lan0 }\n"
+        "virtual_server_group T { 255.255.255.250-255 80 }\n");
     ASSERT_THAT(out.errors, IsEmpty());
     EXPECT_EQ(out.config->laddr_groups.at(1).addrs.size(), 2u);
     EXPECT_EQ(out.config->vs_groups.at(0).entries.at(0).last, ip("255.255.255.255"));
-    out = parse_body("virtual_server_group T { 255.255.255.250-255 80 }\n"
-                     "virtual_server group T { laddr_group_name lips }\n");
+    out = parse_body(
+        "virtual_server_group T { 255.255.255.250-255 80 }\n"
+        "virtual_server group T { laddr_group_name lips }\n");
     ASSERT_THAT(out.errors, IsEmpty());
     EXPECT_EQ(out.config->virtual_servers.size(), 6u);
     EXPECT_EQ(out.config->virtual_servers.back().vip, ip("255.255.255.255"));
@@ -405,11 +416,12 @@ vrrp_instance VI_1 {
 }
 )");
     ASSERT_THAT(out.errors, IsEmpty());
-    EXPECT_THAT(out.warnings,
-                ElementsAre("t.conf:2: router_id: ignored (keepalived keyword without meaning in xvs)",
-                            "t.conf:3: notification_email: ignored (keepalived keyword without "
-                            "meaning in xvs)",
-                            "t.conf:7: vrrp_instance: ignored (xvs does not implement VRRP)"));
+    EXPECT_THAT(
+        out.warnings,
+        ElementsAre("t.conf:2: router_id: ignored (keepalived keyword without meaning in xvs)",
+                    "t.conf:3: notification_email: ignored (keepalived keyword without "
+                    "meaning in xvs)",
+                    "t.conf:7: vrrp_instance: ignored (xvs does not implement VRRP)"));
 }
 
 TEST(ConfigParser, CheckerBlocksKeptAsTreesWithWarnings) {
@@ -447,10 +459,12 @@ TEST(ConfigParser, CheckerBlocksKeptAsTreesWithWarnings) {
     EXPECT_EQ(misc.children[2].key, "misc_dynamic");
     EXPECT_THAT(misc.children[2].values, IsEmpty());
     EXPECT_EQ(rs.checkers[2].children.size(), 2u);
-    EXPECT_THAT(out.warnings,
-                ElementsAre("t.conf:11: HTTP_GET: health checking is not yet supported; real server stays up",
-                            "t.conf:16: MISC_CHECK: health checking is not yet supported; real server stays up",
-                            "t.conf:17: DNS_CHECK: health checking is not yet supported; real server stays up"));
+    EXPECT_THAT(
+        out.warnings,
+        ElementsAre(
+            "t.conf:11: HTTP_GET: health checking is not yet supported; real server stays up",
+            "t.conf:16: MISC_CHECK: health checking is not yet supported; real server stays up",
+            "t.conf:17: DNS_CHECK: health checking is not yet supported; real server stays up"));
 }
 
 TEST(ConfigParser, IncludeGlobRelativeAndNested) {
@@ -488,8 +502,8 @@ TEST(ConfigParser, IncludeEmptyGlobWarnsButMissingFileIsError) {
     TempDir dir;
     std::string main = dir.write("xvs.conf", "include conf.d/*.conf\ninclude nothere.conf\n");
     ParseOutcome out = parse_config_path(main);
-    EXPECT_THAT(out.errors, ElementsAre(main + ":2: include: file not found: " + dir.path() +
-                                        "/nothere.conf"));
+    EXPECT_THAT(out.errors,
+                ElementsAre(main + ":2: include: file not found: " + dir.path() + "/nothere.conf"));
     EXPECT_THAT(out.warnings, ElementsAre(main + ":1: include: no file matches '" + dir.path() +
                                           "/conf.d/*.conf'"));
 }
@@ -499,9 +513,10 @@ TEST(ConfigParser, IncludeOnlyReadsRegularFiles) {
     dir.write("sub/x.conf", "");
     std::string main = dir.write("xvs.conf", "include /dev/null\ninclude sub\n");
     ParseOutcome out = parse_config_path(main);
-    EXPECT_THAT(out.errors,
-                ElementsAre(main + ":1: include: cannot read /dev/null: not a regular file",
-                            main + ":2: include: cannot read " + dir.path() + "/sub: is a directory"));
+    EXPECT_THAT(
+        out.errors,
+        ElementsAre(main + ":1: include: cannot read /dev/null: not a regular file",
+                    main + ":2: include: cannot read " + dir.path() + "/sub: is a directory"));
     EXPECT_THAT(parse_config_path(dir.path()).errors,
                 ElementsAre(dir.path() + ": cannot read configuration: is a directory"));
 }
@@ -516,7 +531,8 @@ TEST(ConfigParser, IncludeDepthIsLimited) {
     // Exactly 8 nested levels are fine.
     for (int i = 1; i <= 8; ++i)
         dir.write("l" + std::to_string(i) + ".conf",
-                  i < 8 ? "include l" + std::to_string(i + 1) + ".conf\n" : "worker_defs { workers 3 }\n");
+                  i < 8 ? "include l" + std::to_string(i + 1) + ".conf\n"
+                        : "worker_defs { workers 3 }\n");
     std::string top = dir.write("top.conf", "include l1.conf\n");
     out = parse_config_path(top);
     ASSERT_THAT(out.errors, IsEmpty());
@@ -525,8 +541,9 @@ TEST(ConfigParser, IncludeDepthIsLimited) {
 
 TEST(ConfigParser, UnreadableMainFile) {
     ParseOutcome out = parse_config_path("/nonexistent/xvs.conf");
-    EXPECT_THAT(out.errors,
-                ElementsAre("/nonexistent/xvs.conf: cannot read configuration: No such file or directory"));
+    EXPECT_THAT(
+        out.errors,
+        ElementsAre("/nonexistent/xvs.conf: cannot read configuration: No such file or directory"));
     EXPECT_FALSE(out.config);
 }
 
@@ -565,8 +582,9 @@ TEST(ConfigParserErrors, BadAddresses) {
                 ElementsAre("t.conf:8: address: bad prefix '10.1.1.1/33'",
                             "t.conf:9: route: bad prefix '10.2.0.0/x'",
                             "t.conf:10: via: bad IPv4 address '10.1.1.300'"));
-    EXPECT_THAT(errors_of("global_defs { metrics_listen localhost:9100 }\n"),
-                ElementsAre("t.conf:7: metrics_listen: bad address 'localhost:9100' (A.B.C.D:PORT)"));
+    EXPECT_THAT(
+        errors_of("global_defs { metrics_listen localhost:9100 }\n"),
+        ElementsAre("t.conf:7: metrics_listen: bad address 'localhost:9100' (A.B.C.D:PORT)"));
 }
 
 TEST(ConfigParserErrors, BadPorts) {
@@ -619,56 +637,62 @@ TEST(ConfigParserErrors, UnbalancedBraces) {
 }
 
 TEST(ConfigParserErrors, UnterminatedString) {
-    EXPECT_THAT(errors_of("netif_defs { eal_args \"--no-huge\n}\n"),
-                ElementsAre("t.conf:7: unterminated quoted string",
-                            "t.conf:7: eal_args: missing value"));
+    EXPECT_THAT(
+        errors_of("netif_defs { eal_args \"--no-huge\n}\n"),
+        ElementsAre("t.conf:7: unterminated quoted string", "t.conf:7: eal_args: missing value"));
 }
 
 TEST(ConfigParserErrors, UnknownPortReferences) {
-    EXPECT_THAT(errors_of("ip_defs {\n  address 10.9.0.1/24 dev wan9\n  route default via 10.9.0.254 dev lan9\n}\n"
+    EXPECT_THAT(errors_of("ip_defs {\n  address 10.9.0.1/24 dev wan9\n  route default via "
+                          "10.9.0.254 dev lan9\n}\n"
                           "local_address_group g2 { 10.10.3.1 lan7 }\n"),
                 ElementsAre("t.conf:8: address: unknown port 'wan9' (not defined in netif_defs)",
                             "t.conf:9: route: unknown port 'lan9' (not defined in netif_defs)",
-                            "t.conf:11: local_address_group 'g2': unknown port 'lan7' (not defined in netif_defs)"));
+                            "t.conf:11: local_address_group 'g2': unknown port 'lan7' (not defined "
+                            "in netif_defs)"));
     EXPECT_THAT(errors_of("ip_defs { address 10.9.0.1/24 wan0 }\n"),
                 ElementsAre("t.conf:7: address: unexpected 'wan0'",
                             "t.conf:7: address: missing 'dev PORT'"));
 }
 
 TEST(ConfigParserErrors, LocalAddressOverlaps) {
-    EXPECT_THAT(errors_of("local_address_group other {\n  10.10.2.101-102 lan0\n"
-                          "  10.10.1.100 lan0\n  10.10.1.1 wan0\n}\n"
-                          "virtual_server 10.10.1.100 80 { laddr_group_name lips }\n"),
-                ElementsAre("t.conf:8: local address 10.10.2.101 is already in local_address_group 'lips'",
-                            "t.conf:9: local address 10.10.1.100 is also a virtual_server address",
-                            "t.conf:10: local address 10.10.1.1 is also a director address (ip_defs)"));
+    EXPECT_THAT(
+        errors_of("local_address_group other {\n  10.10.2.101-102 lan0\n"
+                  "  10.10.1.100 lan0\n  10.10.1.1 wan0\n}\n"
+                  "virtual_server 10.10.1.100 80 { laddr_group_name lips }\n"),
+        ElementsAre("t.conf:8: local address 10.10.2.101 is already in local_address_group 'lips'",
+                    "t.conf:9: local address 10.10.1.100 is also a virtual_server address",
+                    "t.conf:10: local address 10.10.1.1 is also a director address (ip_defs)"));
 }
 
 TEST(ConfigParserErrors, BadLocalAddressRanges) {
-    EXPECT_THAT(errors_of("local_address_group g {\n  10.10.3.1-10.10.4.2 lan0\n  10.10.3.9-3 lan0\n"
-                          "  10.10.3.10\n}\n"),
-                ElementsAre("t.conf:8: local_address_group 'g': bad address range '10.10.3.1-10.10.4.2' "
-                            "(A.B.C.D or A.B.C.D-E within one /24)",
-                            "t.conf:9: local_address_group 'g': bad address range '10.10.3.9-3' "
-                            "(A.B.C.D or A.B.C.D-E within one /24)",
-                            "t.conf:10: local_address_group 'g': missing port name after '10.10.3.10'",
-                            "t.conf:7: local_address_group 'g': no address"));
+    EXPECT_THAT(
+        errors_of("local_address_group g {\n  10.10.3.1-10.10.4.2 lan0\n  10.10.3.9-3 lan0\n"
+                  "  10.10.3.10\n}\n"),
+        ElementsAre("t.conf:8: local_address_group 'g': bad address range '10.10.3.1-10.10.4.2' "
+                    "(A.B.C.D or A.B.C.D-E within one /24)",
+                    "t.conf:9: local_address_group 'g': bad address range '10.10.3.9-3' "
+                    "(A.B.C.D or A.B.C.D-E within one /24)",
+                    "t.conf:10: local_address_group 'g': missing port name after '10.10.3.10'",
+                    "t.conf:7: local_address_group 'g': no address"));
 }
 
 TEST(ConfigParserErrors, DuplicateVirtualAndRealServers) {
-    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
-                          "  real_server 10.10.2.2 80\n  real_server 10.10.2.2 80 { weight 2 }\n}\n"
-                          "virtual_server 10.10.1.100 80 { laddr_group_name lips }\n"
-                          "virtual_server 10.10.1.100 80 { protocol UDP laddr_group_name lips }\n"),
-                ElementsAre("t.conf:9: duplicate real_server 10.10.2.2:80 (first at t.conf:8)",
-                            "t.conf:11: duplicate virtual_server TCP 10.10.1.100:80 (first at t.conf:7)"));
+    EXPECT_THAT(
+        errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                  "  real_server 10.10.2.2 80\n  real_server 10.10.2.2 80 { weight 2 }\n}\n"
+                  "virtual_server 10.10.1.100 80 { laddr_group_name lips }\n"
+                  "virtual_server 10.10.1.100 80 { protocol UDP laddr_group_name lips }\n"),
+        ElementsAre("t.conf:9: duplicate real_server 10.10.2.2:80 (first at t.conf:8)",
+                    "t.conf:11: duplicate virtual_server TCP 10.10.1.100:80 (first at t.conf:7)"));
 }
 
 TEST(ConfigParserErrors, DuplicateAfterGroupExpansion) {
-    EXPECT_THAT(errors_of("virtual_server_group G { 10.10.1.99-101 80 }\n"
-                          "virtual_server group G { laddr_group_name lips }\n"
-                          "virtual_server 10.10.1.100 80 { laddr_group_name lips }\n"),
-                ElementsAre("t.conf:9: duplicate virtual_server TCP 10.10.1.100:80 (first at t.conf:8)"));
+    EXPECT_THAT(
+        errors_of("virtual_server_group G { 10.10.1.99-101 80 }\n"
+                  "virtual_server group G { laddr_group_name lips }\n"
+                  "virtual_server 10.10.1.100 80 { laddr_group_name lips }\n"),
+        ElementsAre("t.conf:9: duplicate virtual_server TCP 10.10.1.100:80 (first at t.conf:8)"));
 }
 
 TEST(ConfigParserErrors, UnknownGroups) {
@@ -679,8 +703,10 @@ TEST(ConfigParserErrors, UnknownGroups) {
 }
 
 TEST(ConfigParserErrors, FullNatNeedsLaddrGroup) {
-    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { lb_kind FNAT }\n"),
-                ElementsAre("t.conf:7: virtual_server: laddr_group_name missing (required for lb_kind FNAT)"));
+    EXPECT_THAT(
+        errors_of("virtual_server 10.10.1.100 80 { lb_kind FNAT }\n"),
+        ElementsAre(
+            "t.conf:7: virtual_server: laddr_group_name missing (required for lb_kind FNAT)"));
 }
 
 TEST(ConfigParserErrors, IncludeNotFound) {
@@ -708,13 +734,14 @@ TEST(ConfigParserErrors, Schedulers) {
 }
 
 TEST(ConfigParserErrors, ForwardingMethods) {
-    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { lb_kind DR }\n"
-                          "virtual_server 10.10.1.101 80 { lvs_method NAT }\n"
-                          "virtual_server 10.10.1.102 80 { lb_kind BRIDGE }\n"),
-                ElementsAre("t.conf:7: lb_kind DR not supported yet",
-                            "t.conf:8: lb_kind NAT not supported yet",
-                            "t.conf:9: lb_kind: bad value 'BRIDGE' (NAT|DR|TUN|FNAT|SNAT)",
-                            "t.conf:9: virtual_server: laddr_group_name missing (required for lb_kind FNAT)"));
+    EXPECT_THAT(
+        errors_of("virtual_server 10.10.1.100 80 { lb_kind DR }\n"
+                  "virtual_server 10.10.1.101 80 { lvs_method NAT }\n"
+                  "virtual_server 10.10.1.102 80 { lb_kind BRIDGE }\n"),
+        ElementsAre(
+            "t.conf:7: lb_kind DR not supported yet", "t.conf:8: lb_kind NAT not supported yet",
+            "t.conf:9: lb_kind: bad value 'BRIDGE' (NAT|DR|TUN|FNAT|SNAT)",
+            "t.conf:9: virtual_server: laddr_group_name missing (required for lb_kind FNAT)"));
 }
 
 TEST(ConfigParserErrors, FwmarkNotSupported) {
@@ -726,9 +753,11 @@ TEST(ConfigParserErrors, FwmarkNotSupported) {
 
 TEST(ConfigParserErrors, NoNetifPortForVirtualServer) {
     ParseOutcome out = parse("\nvirtual_server 10.0.0.1 80 { lb_kind FNAT }\n");
-    EXPECT_THAT(out.errors,
-                ElementsAre("t.conf:2: virtual_server: laddr_group_name missing (required for lb_kind FNAT)",
-                            "t.conf:2: no port defined in netif_defs"));
+    EXPECT_THAT(
+        out.errors,
+        ElementsAre(
+            "t.conf:2: virtual_server: laddr_group_name missing (required for lb_kind FNAT)",
+            "t.conf:2: no port defined in netif_defs"));
     EXPECT_FALSE(out.config);
 }
 
@@ -744,13 +773,15 @@ TEST(ConfigParserErrors, ProtocolAndToggles) {
 }
 
 TEST(ConfigParserErrors, DuplicateDefinitions) {
-    EXPECT_THAT(errors_of("netif_defs { port wan0 { dev net_ring5 } port p9 { mtu 1500 } }\n"
-                          "local_address_group lips { 10.10.2.200 lan0 }\n"
-                          "virtual_server_group G { 10.0.0.1 80 }\nvirtual_server_group G { 10.0.0.2 80 }\n"),
-                ElementsAre("t.conf:7: port 'wan0' already defined at t.conf:2",
-                            "t.conf:7: port 'p9': dev missing",
-                            "t.conf:8: local_address_group 'lips' already defined at t.conf:6",
-                            "t.conf:10: virtual_server_group 'G' already defined at t.conf:9"));
+    EXPECT_THAT(
+        errors_of(
+            "netif_defs { port wan0 { dev net_ring5 } port p9 { mtu 1500 } }\n"
+            "local_address_group lips { 10.10.2.200 lan0 }\n"
+            "virtual_server_group G { 10.0.0.1 80 }\nvirtual_server_group G { 10.0.0.2 80 }\n"),
+        ElementsAre("t.conf:7: port 'wan0' already defined at t.conf:2",
+                    "t.conf:7: port 'p9': dev missing",
+                    "t.conf:8: local_address_group 'lips' already defined at t.conf:6",
+                    "t.conf:10: virtual_server_group 'G' already defined at t.conf:9"));
 }
 
 TEST(ConfigParserErrors, ManyErrorsCollectedInOneRun) {
@@ -767,14 +798,14 @@ virtual_server 10.0.0.1 80 {
 }
 }
 )");
-    EXPECT_THAT(out.errors,
-                ElementsAre("t.conf:2: log_level: bad value 'loud' (debug|info|warning|error)",
-                            "t.conf:4: workers: 0 out of range 1..16",
-                            "t.conf:7: scheduler 'lc' not supported yet",
-                            "t.conf:9: real_server: bad IPv4 address '10.0.0.300'",
-                            "t.conf:10: weight: 1000000 out of range 0..65535",
-                            "t.conf:12: unexpected '}'",
-                            "t.conf:8: laddr_group_name: unknown local_address_group 'missing'"));
+    EXPECT_THAT(
+        out.errors,
+        ElementsAre("t.conf:2: log_level: bad value 'loud' (debug|info|warning|error)",
+                    "t.conf:4: workers: 0 out of range 1..16",
+                    "t.conf:7: scheduler 'lc' not supported yet",
+                    "t.conf:9: real_server: bad IPv4 address '10.0.0.300'",
+                    "t.conf:10: weight: 1000000 out of range 0..65535", "t.conf:12: unexpected '}'",
+                    "t.conf:8: laddr_group_name: unknown local_address_group 'missing'"));
     EXPECT_FALSE(out.config);
 }
 

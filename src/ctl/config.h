@@ -1,0 +1,183 @@
+// ctl::Config: the plain model of xvs.conf (keepalived syntax, DESIGN.md "Configuration").
+// The parser fills it and validates cross references; everything here is already checked, so
+// consumers (xvsd, reload) never re-validate names, ports or addresses.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lb/tcp_state.h"
+#include "net/addr.h"
+
+namespace xvs::ctl {
+
+// Where a statement came from, for messages "file:line: ...".
+struct SourceLoc {
+    std::string file;
+    uint32_t line = 0;
+};
+
+// A raw nested key/value tree, kept for blocks xvs does not interpret yet (checkers,
+// ipvs_defs synproxy). `values` are the tokens after the key on its line; `children` is the
+// content of its `{ }` block, if any.
+struct ConfigNode {
+    std::string key;
+    std::vector<std::string> values;
+    std::vector<ConfigNode> children;
+    bool has_block = false;
+    SourceLoc loc;
+};
+
+enum class LogLevel : uint8_t { Debug, Info, Warning, Error };
+enum class PollMode : uint8_t { Busy, Adaptive };
+enum class Proto : uint8_t { Tcp, Udp };
+// Forwarding method (keepalived lb_kind / lvs_method). xvs default is FullNat (DPVS FNAT).
+enum class FwdMethod : uint8_t { Nat, Dr, Tun, FullNat, Snat };
+enum class ProxyProtocol : uint8_t { Off, V1, V2 };
+
+struct GlobalDefs {
+    LogLevel log_level = LogLevel::Info;
+    std::string control_socket = "/run/xvs/xvs.sock";
+    net::Ipv4Endpoint metrics_listen{net::Ipv4::from_host(0x7f000001), 9469};
+};
+
+struct PortDef {
+    std::string name;
+    std::string dev;  // DPDK vdev/devargs string, e.g. "net_af_xdp0,iface=lb-wan"
+    uint32_t mtu = 1500;
+    SourceLoc loc;
+};
+
+struct NetifDefs {
+    std::string eal_args;  // raw, as written (the daemon splits it)
+    std::vector<PortDef> ports;
+};
+
+struct WorkerDefs {
+    uint32_t workers = 1;  // 1..16
+    PollMode poll_mode = PollMode::Adaptive;
+};
+
+// `address 10.10.1.1/24 dev wan0`: addr is the director's own address, prefix its subnet.
+struct AddressDef {
+    net::Ipv4 addr;
+    net::Ipv4Prefix prefix;  // masked
+    std::string port;
+    SourceLoc loc;
+};
+
+// `route PREFIX|default [via GW] dev PORT`; no gateway = connected route.
+struct RouteDef {
+    net::Ipv4Prefix prefix;
+    std::optional<net::Ipv4> gateway;
+    std::string port;
+    SourceLoc loc;
+};
+
+struct IpDefs {
+    std::vector<AddressDef> addresses;
+    std::vector<RouteDef> routes;
+};
+
+struct IpvsDefs {
+    // Starts from DPVS's values; `tcp` sets ESTABLISHED, `tcpfin` FIN_WAIT, `udp` UDP
+    // (as ipvsadm --set), per-state names set that state.
+    lb::Timeouts timeouts = lb::Timeouts::dpvs_defaults();
+    bool synproxy_set = false;
+    std::vector<ConfigNode> synproxy;  // raw key/values, not interpreted yet
+};
+
+struct LocalAddress {
+    net::Ipv4 addr;
+    std::string port;
+    bool operator==(const LocalAddress&) const = default;
+};
+
+struct LocalAddressGroup {
+    std::string name;
+    std::vector<LocalAddress> addrs;  // ranges expanded
+    SourceLoc loc;
+};
+
+// One `VIP[-LAST] PORT` entry of a virtual_server_group (range in the last octet).
+struct VsGroupEntry {
+    net::Ipv4 first;
+    net::Ipv4 last;
+    uint16_t port = 0;
+    SourceLoc loc;
+};
+
+struct VirtualServerGroup {
+    std::string name;
+    std::vector<VsGroupEntry> entries;
+    SourceLoc loc;
+};
+
+struct Persistence {
+    bool enabled = false;
+    uint32_t timeout = 360;                                    // seconds, 1..2678400 (ipvsadm -p)
+    net::Ipv4 granularity = net::Ipv4::from_host(0xffffffff);  // ipvsadm -M, default /32
+};
+
+struct RealServer {
+    net::Ipv4 addr;
+    uint16_t port = 0;
+    uint32_t weight = 1;           // 0..65535; 0 = quiescent
+    uint32_t upper_threshold = 0;  // 0 = no limit
+    uint32_t lower_threshold = 0;
+    bool inhibit_on_failure = false;
+    std::string notify_up;
+    std::string notify_down;
+    std::vector<ConfigNode> checkers;  // HTTP_GET, TCP_CHECK, ... raw (not run yet)
+    SourceLoc loc;
+};
+
+struct VirtualServer {
+    Proto proto = Proto::Tcp;
+    net::Ipv4 vip;
+    uint16_t port = 0;
+    std::string group;  // virtual_server_group this service was expanded from, else empty
+    std::string sched = "wlc";
+    FwdMethod fwd = FwdMethod::FullNat;
+    std::string laddr_group;
+    bool syn_proxy = false;
+    bool toa = false;
+    ProxyProtocol proxy_protocol = ProxyProtocol::Off;
+    Persistence persistence;
+    uint32_t delay_loop = 60;
+    uint32_t quorum = 1;
+    uint32_t hysteresis = 0;
+    std::optional<net::Ipv4Endpoint> sorry_server;
+    bool alpha = false;
+    bool omega = false;
+    std::string quorum_up;
+    std::string quorum_down;
+    std::vector<RealServer> real_servers;
+    SourceLoc loc;
+};
+
+struct Config {
+    GlobalDefs global;
+    NetifDefs netif;
+    WorkerDefs worker;
+    IpDefs ip;
+    IpvsDefs ipvs;
+    std::vector<LocalAddressGroup> laddr_groups;
+    std::vector<VirtualServerGroup> vs_groups;
+    std::vector<VirtualServer> virtual_servers;  // groups expanded: one per VIP/port
+    // "file:line: what is accepted but not acted on" lines for xvsd to print at startup.
+    std::vector<std::string> warnings;
+
+    const PortDef* find_port(std::string_view name) const;
+    const LocalAddressGroup* find_laddr_group(std::string_view name) const;
+};
+
+std::string_view to_string(Proto proto);       // "TCP", "UDP"
+std::string_view to_string(FwdMethod fwd);     // "NAT", "DR", "TUN", "FNAT", "SNAT"
+std::string_view to_string(LogLevel level);    // "debug", ...
+std::string_view to_string(ProxyProtocol pp);  // "off", "v1", "v2"
+
+}  // namespace xvs::ctl

@@ -1,0 +1,840 @@
+// Parser for xvs.conf. Keepalived's grammar is keyword-driven: a keyword's values are the
+// tokens that follow it on the same line (never on the next one), a `{ }` block may follow.
+// Parsing never stops at the first problem: a bad statement is reported and skipped, and the
+// cross-reference checks (config_validate.cpp) run on whatever was parsed.
+#include "ctl/config_parser.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <exception>
+
+#include "ctl/config_keywords.h"
+#include "ctl/config_lexer.h"
+#include "ctl/config_validate.h"
+
+namespace xvs::ctl {
+
+namespace {
+
+using namespace keywords;
+
+constexpr uint32_t kMaxTimeout = 2678400;  // 31 days, ipvsadm's -p limit; also for timeouts
+constexpr uint32_t kMaxWorkers = 16;
+
+std::string upper(std::string_view text) {
+    std::string out(text);
+    for (char& c : out)
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    return out;
+}
+
+std::string quoted(std::string_view text) {
+    return "'" + std::string(text) + "'";
+}
+
+// "A.B.C.D" or "A.B.C.D-E" or "A.B.C.D-A.B.C.E": a range in the last octet of one /24.
+std::optional<std::pair<net::Ipv4, net::Ipv4>> parse_last_octet_range(std::string_view text) {
+    size_t dash = text.find('-');
+    auto first = net::parse_ipv4(text.substr(0, dash));
+    if (!first) return std::nullopt;
+    if (dash == std::string_view::npos) return std::make_pair(*first, *first);
+    std::string_view rest = text.substr(dash + 1);
+    net::Ipv4 last;
+    if (rest.find('.') != std::string_view::npos) {
+        auto addr = net::parse_ipv4(rest);
+        if (!addr) return std::nullopt;
+        last = *addr;
+    } else {
+        unsigned octet = 0;
+        auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), octet);
+        if (rest.empty() || rest.size() > 3 || ec != std::errc() ||
+            p != rest.data() + rest.size() || octet > 255)
+            return std::nullopt;
+        last = net::Ipv4::from_host((first->host() & 0xffffff00u) | octet);
+    }
+    if ((last.host() & 0xffffff00u) != (first->host() & 0xffffff00u)) return std::nullopt;
+    if (last.host() < first->host()) return std::nullopt;
+    return std::make_pair(*first, last);
+}
+
+std::string endpoint_text(net::Ipv4 addr, uint16_t port) {
+    return net::to_string(addr) + ":" + std::to_string(port);
+}
+class Parser {
+  public:
+    Parser(const TokenStream& ts, Diagnostics& diag) : ts_(ts), diag_(diag) {}
+
+    ParsedConfig run() {
+        while (const Token* tok = peek()) {
+            if (tok->kind == TokenKind::RBrace) {
+                error(*tok, "unexpected '}'");
+                ++pos_;
+                continue;
+            }
+            if (tok->kind == TokenKind::LBrace) {
+                error(*tok, "unexpected '{'");
+                skip_block();
+                continue;
+            }
+            const Token& kw = take();
+            top_level(kw);
+        }
+        return ParsedConfig{std::move(cfg_), std::move(pending_), std::move(port_refs_),
+                            std::move(laddr_locs_)};
+    }
+
+  private:
+    // ---- token helpers ------------------------------------------------------------------
+    const Token* peek() const { return pos_ < ts_.tokens.size() ? &ts_.tokens[pos_] : nullptr; }
+    const Token& take() { return ts_.tokens[pos_++]; }
+    SourceLoc loc(const Token& tok) const { return SourceLoc{ts_.file_of(tok), tok.line}; }
+    static bool same_line(const Token& a, const Token& b) {
+        return a.file == b.file && a.line == b.line;
+    }
+    static bool is_value(const Token& tok) {
+        return tok.kind == TokenKind::Word || tok.kind == TokenKind::String;
+    }
+
+    void error(const Token& tok, std::string_view message) {
+        diag_.error(ts_.file_of(tok), tok.line, message);
+    }
+    void error(const SourceLoc& at, std::string_view message) {
+        diag_.error(at.file, at.line, message);
+    }
+    void warning(const Token& tok, std::string_view message) {
+        diag_.warning(ts_.file_of(tok), tok.line, message);
+    }
+    void warning(const SourceLoc& at, std::string_view message) {
+        diag_.warning(at.file, at.line, message);
+    }
+
+    // Is there another value of `kw`'s statement (same line, not a brace)?
+    bool has_value(const Token& kw) const {
+        const Token* next = peek();
+        return next && is_value(*next) && same_line(*next, kw);
+    }
+
+    // The next value of `kw`'s statement, or an error "KW: missing value".
+    const Token* value(const Token& kw) {
+        if (!has_value(kw)) {
+            error(kw, kw.text + ": missing value");
+            return nullptr;
+        }
+        return &take();
+    }
+
+    // Skips a `{ ... }` block starting at the current `{`.
+    void skip_block() {
+        const Token& open = take();
+        int depth = 1;
+        while (const Token* tok = peek()) {
+            ++pos_;
+            if (tok->kind == TokenKind::LBrace) ++depth;
+            if (tok->kind == TokenKind::RBrace && --depth == 0) return;
+        }
+        error(open, "missing '}' at end of file");
+    }
+
+    // Skips the rest of `kw`'s statement: its values and a block that follows.
+    void skip_statement(const Token& kw) {
+        while (has_value(kw)) ++pos_;
+        const Token* next = peek();
+        if (next && next->kind == TokenKind::LBrace) skip_block();
+    }
+
+    void unknown(const Token& kw, std::string_view block) {
+        error(kw, "unknown keyword " + quoted(kw.text) + (block == "top level" ? " at " : " in ") +
+                      std::string(block));
+        skip_statement(kw);
+    }
+
+    void ignored(const Token& kw) {
+        warning(kw, kw.text + ": ignored (keepalived keyword without meaning in xvs)");
+        skip_statement(kw);
+    }
+
+    bool open_block(const Token& kw) {
+        const Token* next = peek();
+        if (next && next->kind == TokenKind::LBrace) {
+            ++pos_;
+            return true;
+        }
+        error(kw, kw.text + ": expected '{'");
+        skip_statement(kw);
+        return false;
+    }
+
+    // Runs `on_keyword` for each statement of the block opened by `opener` (the `{` already
+    // consumed) until its `}`.
+    template <typename F>
+    void block_body(const Token& opener, F&& on_keyword) {
+        while (const Token* tok = peek()) {
+            if (tok->kind == TokenKind::RBrace) {
+                ++pos_;
+                return;
+            }
+            if (tok->kind == TokenKind::LBrace) {
+                error(*tok, "unexpected '{'");
+                skip_block();
+                continue;
+            }
+            on_keyword(take());
+        }
+        error(opener, opener.text + ": missing '}' at end of file");
+    }
+
+    template <typename F>
+    void block(const Token& opener, F&& on_keyword) {
+        if (open_block(opener)) block_body(opener, on_keyword);
+    }
+
+    std::optional<uint32_t> number(const Token& kw, const Token& val, uint64_t min, uint64_t max) {
+        uint64_t n = 0;
+        const std::string& s = val.text;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+        if (s.empty() || p != s.data() + s.size() ||
+            (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+            error(val, kw.text + ": " + quoted(s) + " is not a number");
+            return std::nullopt;
+        }
+        if (ec == std::errc::result_out_of_range || n < min || n > max) {
+            error(val, kw.text + ": " + s + " out of range " + std::to_string(min) + ".." +
+                           std::to_string(max));
+            return std::nullopt;
+        }
+        return static_cast<uint32_t>(n);
+    }
+
+    std::optional<uint32_t> number_value(const Token& kw, uint64_t min, uint64_t max) {
+        const Token* val = value(kw);
+        return val ? number(kw, *val, min, max) : std::nullopt;
+    }
+
+    std::optional<net::Ipv4> ipv4_value(const Token& kw) {
+        const Token* val = value(kw);
+        if (!val) return std::nullopt;
+        auto addr = net::parse_ipv4(val->text);
+        if (!addr) error(*val, kw.text + ": bad IPv4 address " + quoted(val->text));
+        return addr;
+    }
+
+    std::optional<uint16_t> port_value(const Token& kw) {
+        const Token* val = value(kw);
+        if (!val) return std::nullopt;
+        uint32_t port = 0;
+        auto [p, ec] = std::from_chars(val->text.data(), val->text.data() + val->text.size(), port);
+        if (val->text.empty() || ec != std::errc() || p != val->text.data() + val->text.size() ||
+            port > 65535) {
+            error(*val, kw.text + ": bad port " + quoted(val->text) + " (0..65535)");
+            return std::nullopt;
+        }
+        return static_cast<uint16_t>(port);
+    }
+
+    // Value from a fixed list of words; reports "KW: bad value 'X' (a|b|c)".
+    template <typename T, size_t N>
+    std::optional<T> choice(const Token& kw,
+                            const std::array<std::pair<std::string_view, T>, N>& options,
+                            bool ignore_case = false) {
+        const Token* val = value(kw);
+        if (!val) return std::nullopt;
+        std::string text = ignore_case ? upper(val->text) : val->text;
+        std::string names;
+        for (const auto& [name, result] : options) {
+            if ((ignore_case ? upper(name) : std::string(name)) == text) return result;
+            names += (names.empty() ? "" : "|") + std::string(name);
+        }
+        error(*val, kw.text + ": bad value " + quoted(val->text) + " (" + names + ")");
+        return std::nullopt;
+    }
+
+    void ref_port(const Token& val, std::string context) {
+        port_refs_.push_back(PortRef{val.text, std::move(context), loc(val)});
+    }
+
+    // ---- raw trees (checkers, synproxy) -------------------------------------------------
+    std::vector<ConfigNode> raw_block(const Token& opener) {
+        std::vector<ConfigNode> nodes;
+        block_body(opener, [&](const Token& kw) { nodes.push_back(raw_node(kw)); });
+        return nodes;
+    }
+
+    ConfigNode raw_node(const Token& kw) {
+        ConfigNode node;
+        node.key = kw.text;
+        node.loc = loc(kw);
+        // One value per key so that one-line blocks like `{ mss 1452 sack on }` pair up.
+        if (!contains(kRawFlags, kw.text) && has_value(kw)) node.values.push_back(take().text);
+        const Token* next = peek();
+        if (next && next->kind == TokenKind::LBrace) {
+            ++pos_;
+            node.has_block = true;
+            node.children = raw_block(kw);
+        }
+        return node;
+    }
+
+    // ---- sections -----------------------------------------------------------------------
+    void top_level(const Token& kw) {
+        const std::string& k = kw.text;
+        if (k == "global_defs")
+            block(kw, [&](const Token& t) { global_defs(t); });
+        else if (k == "netif_defs")
+            block(kw, [&](const Token& t) { netif_defs(t); });
+        else if (k == "worker_defs")
+            block(kw, [&](const Token& t) { worker_defs(t); });
+        else if (k == "ip_defs")
+            block(kw, [&](const Token& t) { ip_defs(t); });
+        else if (k == "ipvs_defs")
+            block(kw, [&](const Token& t) { ipvs_defs(t); });
+        else if (k == "local_address_group")
+            local_address_group(kw);
+        else if (k == "virtual_server_group")
+            virtual_server_group(kw);
+        else if (k == "virtual_server")
+            virtual_server(kw);
+        else if (k.starts_with("vrrp_")) {
+            warning(kw, k + ": ignored (xvs does not implement VRRP)");
+            skip_statement(kw);
+        } else
+            unknown(kw, "top level");
+    }
+
+    void global_defs(const Token& kw) {
+        const std::string& k = kw.text;
+        if (k == "log_level") {
+            static constexpr std::array<std::pair<std::string_view, LogLevel>, 4> kLevels = {
+                {{"debug", LogLevel::Debug},
+                 {"info", LogLevel::Info},
+                 {"warning", LogLevel::Warning},
+                 {"error", LogLevel::Error}}};
+            if (auto level = choice(kw, kLevels)) cfg_.global.log_level = *level;
+        } else if (k == "control_socket") {
+            if (const Token* val = value(kw)) {
+                if (val->text.starts_with('/'))
+                    cfg_.global.control_socket = val->text;
+                else
+                    error(*val, k + ": " + quoted(val->text) + " is not an absolute path");
+            }
+        } else if (k == "metrics_listen") {
+            if (const Token* val = value(kw)) {
+                if (auto ep = net::parse_ipv4_endpoint(val->text))
+                    cfg_.global.metrics_listen = *ep;
+                else
+                    error(*val, k + ": bad address " + quoted(val->text) + " (A.B.C.D:PORT)");
+            }
+        } else if (k == "lvs_timeouts") {
+            // keepalived's global form of ipvsadm --set: `lvs_timeouts tcp N tcpfin N udp N`.
+            if (!has_value(kw)) error(kw, k + ": missing value");
+            while (has_value(kw)) timeout_setting(take());
+        } else if (contains(kIgnoredGlobal, k) || k.starts_with("vrrp_") ||
+                   k.starts_with("checker_") || k.starts_with("bfd_")) {
+            ignored(kw);
+        } else {
+            unknown(kw, "global_defs");
+        }
+    }
+
+    void netif_defs(const Token& kw) {
+        if (kw.text == "eal_args") {
+            if (const Token* val = value(kw)) cfg_.netif.eal_args = val->text;
+        } else if (kw.text == "port") {
+            const Token* name = value(kw);
+            PortDef port;
+            port.loc = loc(kw);
+            if (name) port.name = name->text;
+            bool dev_seen = false;
+            block(kw, [&](const Token& t) {
+                if (t.text == "dev") {
+                    if (const Token* val = value(t)) {
+                        port.dev = val->text;
+                        dev_seen = true;
+                    }
+                } else if (t.text == "mtu") {
+                    if (auto mtu = number_value(t, 68, 9216)) port.mtu = *mtu;
+                } else {
+                    unknown(t, "port");
+                }
+            });
+            if (!name) return;
+            if (const PortDef* prev = cfg_.find_port(port.name)) {
+                error(kw, "port " + quoted(port.name) + " already defined at " + prev->loc.file +
+                              ":" + std::to_string(prev->loc.line));
+                return;
+            }
+            if (!dev_seen) error(kw, "port " + quoted(port.name) + ": dev missing");
+            cfg_.netif.ports.push_back(std::move(port));
+        } else {
+            unknown(kw, "netif_defs");
+        }
+    }
+
+    void worker_defs(const Token& kw) {
+        if (kw.text == "workers") {
+            if (auto n = number_value(kw, 1, kMaxWorkers)) cfg_.worker.workers = *n;
+        } else if (kw.text == "poll_mode") {
+            static constexpr std::array<std::pair<std::string_view, PollMode>, 2> kModes = {
+                {{"busy", PollMode::Busy}, {"adaptive", PollMode::Adaptive}}};
+            if (auto mode = choice(kw, kModes)) cfg_.worker.poll_mode = *mode;
+        } else {
+            unknown(kw, "worker_defs");
+        }
+    }
+
+    // `dev PORT` (and `via GW` for routes) options after the prefix of address/route.
+    void ip_options(const Token& kw, std::optional<std::string>& dev, std::optional<net::Ipv4>* via,
+                    bool& ok) {
+        while (has_value(kw)) {
+            const Token& opt = take();
+            if (opt.text == "dev") {
+                if (const Token* val = value(opt)) {
+                    dev = val->text;
+                    ref_port(*val, kw.text);
+                } else
+                    ok = false;
+            } else if (opt.text == "via" && via) {
+                if (auto gw = ipv4_value(opt))
+                    *via = gw;
+                else
+                    ok = false;
+            } else {
+                error(opt, kw.text + ": unexpected " + quoted(opt.text));
+                ok = false;
+            }
+        }
+        if (!dev) {
+            error(kw, kw.text + ": missing 'dev PORT'");
+            ok = false;
+        }
+    }
+
+    void ip_defs(const Token& kw) {
+        const std::string& k = kw.text;
+        if (k != "address" && k != "route") return unknown(kw, "ip_defs");
+        const Token* val = value(kw);
+        if (!val) return skip_statement(kw);
+        bool ok = true;
+        auto prefix = net::parse_ipv4_prefix(val->text);
+        std::optional<net::Ipv4> addr;
+        if (k == "address") {
+            addr =
+                val->text == "default"
+                    ? std::nullopt
+                    : net::parse_ipv4(std::string_view(val->text).substr(0, val->text.find('/')));
+        }
+        if (!prefix || (k == "address" && !addr)) {
+            error(*val, k + ": bad prefix " + quoted(val->text));
+            ok = false;
+        }
+        std::optional<std::string> dev;
+        std::optional<net::Ipv4> via;
+        ip_options(kw, dev, k == "route" ? &via : nullptr, ok);
+        if (!ok) return;
+        if (k == "address")
+            cfg_.ip.addresses.push_back(AddressDef{*addr, *prefix, *dev, loc(kw)});
+        else
+            cfg_.ip.routes.push_back(RouteDef{*prefix, via, *dev, loc(kw)});
+    }
+
+    // One `name seconds` pair of ipvs_defs timeouts / lvs_timeouts.
+    void timeout_setting(const Token& key) {
+        static constexpr std::array<std::pair<std::string_view, lb::TcpState>, 11> kStates = {
+            {{"none", lb::TcpState::None},
+             {"established", lb::TcpState::Established},
+             {"syn_sent", lb::TcpState::SynSent},
+             {"syn_recv", lb::TcpState::SynRecv},
+             {"fin_wait", lb::TcpState::FinWait},
+             {"time_wait", lb::TcpState::TimeWait},
+             {"close", lb::TcpState::Close},
+             {"close_wait", lb::TcpState::CloseWait},
+             {"last_ack", lb::TcpState::LastAck},
+             {"listen", lb::TcpState::Listen},
+             {"synack", lb::TcpState::SynAck}}};
+        static_assert(kStates.size() == lb::kTcpStateCount);
+        lb::Timeouts& t = cfg_.ipvs.timeouts;
+        uint32_t* slot = nullptr;
+        // As ipvsadm --set: tcp = ESTABLISHED, tcpfin = FIN_WAIT.
+        if (key.text == "tcp")
+            slot = &t.tcp[static_cast<size_t>(lb::TcpState::Established)];
+        else if (key.text == "tcpfin")
+            slot = &t.tcp[static_cast<size_t>(lb::TcpState::FinWait)];
+        else if (key.text == "udp")
+            slot = &t.udp;
+        for (const auto& [name, state] : kStates)
+            if (key.text == name) slot = &t.tcp[static_cast<size_t>(state)];
+        if (!slot) return unknown(key, "timeouts");
+        if (auto n = number_value(key, 1, kMaxTimeout)) *slot = *n;
+    }
+
+    void ipvs_defs(const Token& kw) {
+        if (kw.text == "timeouts") {
+            block(kw, [&](const Token& t) { timeout_setting(t); });
+        } else if (kw.text == "synproxy") {
+            if (!open_block(kw)) return;
+            cfg_.ipvs.synproxy_set = true;
+            cfg_.ipvs.synproxy = raw_block(kw);
+            warning(kw, "synproxy: " + std::string(kWarnSynProxy));
+        } else {
+            unknown(kw, "ipvs_defs");
+        }
+    }
+
+    void local_address_group(const Token& kw) {
+        const Token* name = value(kw);
+        LocalAddressGroup group;
+        group.loc = loc(kw);
+        if (name) group.name = name->text;
+        std::string context = "local_address_group " + quoted(group.name);
+        std::vector<SourceLoc> locs;
+        block(kw, [&](const Token& entry) {
+            // Several `RANGE PORT` pairs may share a line.
+            const Token* port = has_value(entry) ? &take() : nullptr;
+            auto range = parse_last_octet_range(entry.text);
+            if (!range) {
+                error(entry, context + ": bad address range " + quoted(entry.text) +
+                                 " (A.B.C.D or A.B.C.D-E within one /24)");
+            }
+            if (port)
+                ref_port(*port, context);
+            else
+                error(entry, context + ": missing port name after " + quoted(entry.text));
+            if (!range || !port) return;
+            // uint64_t: a range ending at 255.255.255.255 must not wrap around.
+            for (uint64_t h = range->first.host(); h <= range->second.host(); ++h) {
+                group.addrs.push_back(
+                    LocalAddress{net::Ipv4::from_host(static_cast<uint32_t>(h)), port->text});
+                locs.push_back(loc(entry));
+            }
+        });
+        if (!name) return;
+        if (const LocalAddressGroup* prev = cfg_.find_laddr_group(group.name)) {
+            error(kw, "local_address_group " + quoted(group.name) + " already defined at " +
+                          prev->loc.file + ":" + std::to_string(prev->loc.line));
+            return;
+        }
+        if (group.addrs.empty()) error(kw, context + ": no address");
+        cfg_.laddr_groups.push_back(std::move(group));
+        laddr_locs_.push_back(std::move(locs));
+    }
+
+    void virtual_server_group(const Token& kw) {
+        const Token* name = value(kw);
+        VirtualServerGroup group;
+        group.loc = loc(kw);
+        if (name) group.name = name->text;
+        block(kw, [&](const Token& entry) {
+            if (entry.text == "fwmark") {
+                error(entry, "fwmark services not supported yet");
+                return skip_statement(entry);
+            }
+            auto range = parse_last_octet_range(entry.text);
+            if (!range) {
+                error(entry, "virtual_server_group " + quoted(group.name) + ": bad address range " +
+                                 quoted(entry.text) + " (A.B.C.D or A.B.C.D-E within one /24)");
+            }
+            auto port = port_value(entry);  // several `RANGE PORT` pairs may share a line
+            if (range && port)
+                group.entries.push_back(
+                    VsGroupEntry{range->first, range->second, *port, loc(entry)});
+        });
+        if (!name) return;
+        for (const VirtualServerGroup& prev : cfg_.vs_groups) {
+            if (prev.name == group.name) {
+                error(kw, "virtual_server_group " + quoted(group.name) + " already defined at " +
+                              prev.loc.file + ":" + std::to_string(prev.loc.line));
+                return;
+            }
+        }
+        cfg_.vs_groups.push_back(std::move(group));
+    }
+
+    void virtual_server(const Token& kw) {
+        PendingVs p;
+        p.vs.loc = loc(kw);
+        const Token* first = value(kw);
+        if (!first) {
+            p.kind = PendingVs::Kind::Invalid;
+        } else if (first->text == "group") {
+            p.kind = PendingVs::Kind::Group;
+            if (const Token* name = value(*first))
+                p.group_name = name->text;
+            else
+                p.kind = PendingVs::Kind::Invalid;
+        } else if (first->text == "fwmark") {
+            error(kw, "fwmark services not supported yet");
+            p.kind = PendingVs::Kind::Invalid;
+            (void)number_value(*first, 1, UINT32_MAX);
+        } else {
+            auto vip = net::parse_ipv4(first->text);
+            if (!vip) error(*first, "virtual_server: bad IPv4 address " + quoted(first->text));
+            auto port = port_value(kw);
+            if (vip && port) {
+                p.vs.vip = *vip;
+                p.vs.port = *port;
+            } else {
+                p.kind = PendingVs::Kind::Invalid;
+            }
+        }
+        if (has_value(kw)) {
+            error(peek() ? *peek() : kw, "virtual_server: unexpected " + quoted(peek()->text));
+            while (has_value(kw)) ++pos_;
+        }
+        std::optional<SourceLoc> toa_loc;
+        std::optional<SourceLoc> pp_loc;
+        block(kw, [&](const Token& t) { vs_keyword(t, p, toa_loc, pp_loc); });
+
+        VirtualServer& vs = p.vs;
+        if (!p.proto_set) warning(kw, "protocol not set, using TCP");
+        if (vs.toa && vs.proxy_protocol != ProxyProtocol::Off) {
+            SourceLoc at = std::max(*toa_loc, *pp_loc, [](const SourceLoc& a, const SourceLoc& b) {
+                return a.line < b.line;
+            });
+            error(at, "toa on cannot be combined with proxy_protocol " +
+                          std::string(to_string(vs.proxy_protocol)));
+        }
+        if (vs.toa) warning(*toa_loc, "toa: " + std::string(kWarnToa));
+        if (vs.proxy_protocol != ProxyProtocol::Off)
+            warning(*pp_loc, "proxy_protocol: " + std::string(kWarnProxyProtocol));
+        if (vs.fwd == FwdMethod::FullNat && vs.laddr_group.empty() && !p.laddr_loc)
+            error(kw, "virtual_server: laddr_group_name missing (required for lb_kind FNAT)");
+        pending_.push_back(std::move(p));
+    }
+
+    void vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& toa_loc,
+                    std::optional<SourceLoc>& pp_loc) {
+        VirtualServer& vs = p.vs;
+        const std::string& k = t.text;
+        if (k == "protocol") {
+            const Token* val = value(t);
+            if (!val) return;
+            std::string proto = upper(val->text);
+            if (proto == "TCP")
+                vs.proto = Proto::Tcp;
+            else if (proto == "UDP")
+                vs.proto = Proto::Udp;
+            else if (proto == "SCTP")
+                return error(*val, "protocol SCTP not supported");
+            else
+                return error(*val, "protocol: bad value " + quoted(val->text) + " (TCP|UDP)");
+            p.proto_set = true;
+        } else if (k == "lb_algo" || k == "lvs_sched") {
+            const Token* val = value(t);
+            if (!val) return;
+            if (sched_name_supported(val->text))
+                vs.sched = val->text;
+            else if (sched_name_known(val->text))
+                error(*val, "scheduler " + quoted(val->text) + " not supported yet");
+            else
+                error(*val, k + ": unknown scheduler " + quoted(val->text));
+        } else if (k == "lb_kind" || k == "lvs_method") {
+            static constexpr std::array<std::pair<std::string_view, FwdMethod>, 5> kMethods = {
+                {{"NAT", FwdMethod::Nat},
+                 {"DR", FwdMethod::Dr},
+                 {"TUN", FwdMethod::Tun},
+                 {"FNAT", FwdMethod::FullNat},
+                 {"SNAT", FwdMethod::Snat}}};
+            auto fwd = choice(t, kMethods, /*ignore_case=*/true);
+            if (!fwd) return;
+            vs.fwd = *fwd;
+            if (*fwd != FwdMethod::FullNat)
+                error(t, "lb_kind " + std::string(to_string(*fwd)) + " not supported yet");
+        } else if (k == "laddr_group_name") {
+            if (const Token* val = value(t)) {
+                vs.laddr_group = val->text;
+                p.laddr_loc = loc(*val);
+            }
+        } else if (k == "persistence_timeout") {
+            if (!vs.persistence.enabled) warning(t, k + ": " + std::string(kWarnPersistence));
+            vs.persistence.enabled = true;
+            if (has_value(t))
+                if (auto n = number_value(t, 1, kMaxTimeout)) vs.persistence.timeout = *n;
+        } else if (k == "persistence_granularity") {
+            const Token* val = value(t);
+            if (!val) return;
+            auto mask = net::parse_ipv4(val->text);
+            uint32_t inv = mask ? ~mask->host() : 1;
+            if (!mask || (inv & (inv + 1)) != 0)
+                return error(*val, k + ": bad netmask " + quoted(val->text));
+            vs.persistence.granularity = *mask;
+        } else if (k == "syn_proxy") {
+            if (!vs.syn_proxy) warning(t, k + ": " + std::string(kWarnSynProxy));
+            vs.syn_proxy = true;
+        } else if (k == "toa") {
+            static constexpr std::array<std::pair<std::string_view, bool>, 2> kOnOff = {
+                {{"on", true}, {"off", false}}};
+            if (auto on = choice(t, kOnOff)) {
+                vs.toa = *on;
+                toa_loc = loc(t);
+            }
+        } else if (k == "proxy_protocol") {
+            static constexpr std::array<std::pair<std::string_view, ProxyProtocol>, 3> kPp = {
+                {{"v1", ProxyProtocol::V1},
+                 {"v2", ProxyProtocol::V2},
+                 {"off", ProxyProtocol::Off}}};
+            if (auto pp = choice(t, kPp)) {
+                vs.proxy_protocol = *pp;
+                pp_loc = loc(t);
+            }
+        } else if (k == "delay_loop") {
+            if (auto n = number_value(t, 1, INT32_MAX)) vs.delay_loop = *n;
+        } else if (k == "quorum") {
+            if (auto n = number_value(t, 1, INT32_MAX)) vs.quorum = *n;
+        } else if (k == "hysteresis") {
+            if (auto n = number_value(t, 0, INT32_MAX)) vs.hysteresis = *n;
+        } else if (k == "sorry_server") {
+            auto addr = ipv4_value(t);
+            auto port = addr ? port_value(t) : std::nullopt;
+            if (addr && port) vs.sorry_server = net::Ipv4Endpoint{*addr, *port};
+        } else if (k == "alpha") {
+            vs.alpha = true;
+        } else if (k == "omega") {
+            vs.omega = true;
+        } else if (k == "quorum_up" || k == "quorum_down") {
+            if (const Token* val = value(t))
+                (k == "quorum_up" ? vs.quorum_up : vs.quorum_down) = val->text;
+        } else if (k == "real_server") {
+            real_server(t, vs);
+        } else if (contains(kIgnoredVs, k)) {
+            ignored(t);
+        } else {
+            unknown(t, "virtual_server");
+        }
+    }
+
+    void real_server(const Token& kw, VirtualServer& vs) {
+        RealServer rs;
+        rs.loc = loc(kw);
+        auto addr = ipv4_value(kw);
+        auto port = addr ? port_value(kw) : std::nullopt;
+        const Token* next = peek();
+        if (next && next->kind == TokenKind::LBrace) {
+            block(kw, [&](const Token& t) { rs_keyword(t, rs); });
+        } else {
+            skip_statement(kw);
+        }
+        if (!addr || !port) return;
+        rs.addr = *addr;
+        rs.port = *port;
+        for (const RealServer& prev : vs.real_servers) {
+            if (prev.addr == rs.addr && prev.port == rs.port) {
+                error(kw, "duplicate real_server " + endpoint_text(rs.addr, rs.port) +
+                              " (first at " + prev.loc.file + ":" + std::to_string(prev.loc.line) +
+                              ")");
+                return;
+            }
+        }
+        vs.real_servers.push_back(std::move(rs));
+    }
+
+    void rs_keyword(const Token& t, RealServer& rs) {
+        const std::string& k = t.text;
+        if (k == "weight") {
+            if (auto n = number_value(t, 0, 65535)) rs.weight = *n;
+        } else if (k == "inhibit_on_failure") {
+            rs.inhibit_on_failure = true;
+        } else if (k == "notify_up" || k == "notify_down") {
+            if (const Token* val = value(t))
+                (k == "notify_up" ? rs.notify_up : rs.notify_down) = val->text;
+        } else if (k == "upper_threshold" || k == "uthreshold") {
+            if (auto n = number_value(t, 0, UINT32_MAX)) rs.upper_threshold = *n;
+        } else if (k == "lower_threshold" || k == "lthreshold") {
+            if (auto n = number_value(t, 0, UINT32_MAX)) rs.lower_threshold = *n;
+        } else if (contains(kCheckerKinds, k)) {
+            ConfigNode node;
+            node.key = k;
+            node.loc = loc(t);
+            if (!open_block(t)) return;
+            node.has_block = true;
+            node.children = raw_block(t);
+            rs.checkers.push_back(std::move(node));
+            warning(t, k + ": " + std::string(kWarnChecker));
+        } else if (contains(kIgnoredRs, k)) {
+            ignored(t);
+        } else {
+            unknown(t, "real_server");
+        }
+    }
+
+    const TokenStream& ts_;
+    Diagnostics& diag_;
+    size_t pos_ = 0;
+    Config cfg_;
+    std::vector<PendingVs> pending_;
+    std::vector<PortRef> port_refs_;
+    std::vector<std::vector<SourceLoc>> laddr_locs_;  // parallel to cfg_.laddr_groups[].addrs
+};
+
+ParseOutcome finish(const TokenStream& ts, Diagnostics& diag) {
+    ParseOutcome out;
+    ParsedConfig parsed = Parser(ts, diag).run();
+    config_validate(parsed, diag);
+    Config cfg = std::move(parsed.cfg);
+    out.errors = std::move(diag.errors);
+    out.warnings = std::move(diag.warnings);
+    if (out.errors.empty()) {
+        cfg.warnings = out.warnings;
+        out.config = std::move(cfg);
+    }
+    return out;
+}
+
+Result<Config> to_result(ParseOutcome out) {
+    if (out.config) return std::move(*out.config);
+    std::string text;
+    for (const std::string& line : out.errors) text += (text.empty() ? "" : "\n") + line;
+    return make_error(std::move(text));
+}
+
+// No exception may leave the API (bad_alloc on absurd input, glob/regex surprises).
+template <typename F>
+ParseOutcome guarded(const std::string& name, F&& body) {
+    try {
+        return body();
+    } catch (const std::exception& e) {
+        ParseOutcome out;
+        out.errors.push_back(name + ": internal error while parsing: " + e.what());
+        return out;
+    }
+}
+
+}  // namespace
+
+bool sched_name_supported(std::string_view name) {
+    return contains(kSupportedScheds, name);
+}
+bool sched_name_known(std::string_view name) {
+    return sched_name_supported(name) || contains(kKnownScheds, name);
+}
+
+ParseOutcome parse_config(std::string_view text, const std::string& name) {
+    return guarded(name, [&] {
+        TokenStream ts;
+        Diagnostics diag;
+        config_lex(text, name, 0, ts, diag);
+        return finish(ts, diag);
+    });
+}
+
+ParseOutcome parse_config_path(const std::string& path) {
+    return guarded(path, [&] {
+        TokenStream ts;
+        Diagnostics diag;
+        if (!config_lex_file(path, ts, diag)) {
+            ParseOutcome out;
+            out.errors = std::move(diag.errors);
+            return out;
+        }
+        return finish(ts, diag);
+    });
+}
+
+Result<Config> parse_config_string(std::string_view text, std::string name) {
+    return to_result(parse_config(text, name));
+}
+
+Result<Config> parse_config_file(const std::string& path) {
+    return to_result(parse_config_path(path));
+}
+
+}  // namespace xvs::ctl

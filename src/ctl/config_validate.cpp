@@ -1,0 +1,126 @@
+// Cross-reference checks of xvs.conf; see config_validate.h.
+#include "ctl/config_validate.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace xvs::ctl {
+
+namespace {
+
+std::string quoted(std::string_view text) {
+    return "'" + std::string(text) + "'";
+}
+
+std::string endpoint_text(net::Ipv4 addr, uint16_t port) {
+    return net::to_string(addr) + ":" + std::to_string(port);
+}
+
+std::string loc_text(const SourceLoc& at) {
+    return at.file + ":" + std::to_string(at.line);
+}
+
+class Validator {
+  public:
+    Validator(ParsedConfig& parsed, Diagnostics& diag)
+        : parsed_(parsed), cfg_(parsed.cfg), diag_(diag) {}
+
+    void validate() {
+        for (const PortRef& ref : parsed_.port_refs) {
+            if (!cfg_.find_port(ref.port))
+                error(ref.loc, ref.context + ": unknown port " + quoted(ref.port) +
+                                   " (not defined in netif_defs)");
+        }
+        if (!parsed_.pending.empty() && cfg_.netif.ports.empty())
+            error(parsed_.pending.front().vs.loc, "no port defined in netif_defs");
+
+        std::map<std::tuple<Proto, uint32_t, uint16_t>, SourceLoc> seen;
+        for (PendingVs& p : parsed_.pending) {
+            if (p.laddr_loc && !cfg_.find_laddr_group(p.vs.laddr_group))
+                error(*p.laddr_loc,
+                      "laddr_group_name: unknown local_address_group " + quoted(p.vs.laddr_group));
+            std::vector<VirtualServer> expanded;
+            if (p.kind == PendingVs::Kind::Address) {
+                expanded.push_back(p.vs);
+            } else if (p.kind == PendingVs::Kind::Group) {
+                auto it = std::find_if(cfg_.vs_groups.begin(), cfg_.vs_groups.end(),
+                                       [&](const auto& g) { return g.name == p.group_name; });
+                if (it == cfg_.vs_groups.end()) {
+                    error(p.vs.loc,
+                          "virtual_server: unknown virtual_server_group " + quoted(p.group_name));
+                    continue;
+                }
+                for (const VsGroupEntry& e : it->entries) {
+                    for (uint64_t h = e.first.host(); h <= e.last.host(); ++h) {
+                        VirtualServer vs = p.vs;
+                        vs.vip = net::Ipv4::from_host(static_cast<uint32_t>(h));
+                        vs.port = e.port;
+                        vs.group = p.group_name;
+                        expanded.push_back(std::move(vs));
+                    }
+                }
+            }
+            for (VirtualServer& vs : expanded) {
+                // ipvsadm: "Zero port specified for non-persistent service".
+                if (vs.port == 0 && !vs.persistence.enabled) {
+                    error(vs.loc, "virtual_server " + endpoint_text(vs.vip, vs.port) +
+                                      ": port 0 is only allowed with persistence_timeout");
+                    continue;
+                }
+                auto key = std::make_tuple(vs.proto, vs.vip.be, vs.port);
+                auto [it, inserted] = seen.emplace(key, vs.loc);
+                if (!inserted) {
+                    error(vs.loc, "duplicate virtual_server " + std::string(to_string(vs.proto)) +
+                                      " " + endpoint_text(vs.vip, vs.port) + " (first at " +
+                                      loc_text(it->second) + ")");
+                    continue;
+                }
+                cfg_.virtual_servers.push_back(std::move(vs));
+            }
+        }
+        validate_local_addresses();
+    }
+
+  private:
+    // A local address belongs to one group and is neither a VIP nor a director address:
+    // FULLNAT return traffic is matched by (LIP, lport), so sharing would mix connections.
+    void validate_local_addresses() {
+        std::set<uint32_t> vips;
+        for (const VirtualServer& vs : cfg_.virtual_servers) vips.insert(vs.vip.be);
+        std::set<uint32_t> director;
+        for (const AddressDef& a : cfg_.ip.addresses) director.insert(a.addr.be);
+        std::map<uint32_t, std::string> owner;
+        for (size_t g = 0; g < cfg_.laddr_groups.size(); ++g) {
+            const LocalAddressGroup& group = cfg_.laddr_groups[g];
+            for (size_t i = 0; i < group.addrs.size(); ++i) {
+                const net::Ipv4 addr = group.addrs[i].addr;
+                const SourceLoc& at = parsed_.laddr_locs[g][i];
+                const std::string text = "local address " + net::to_string(addr);
+                auto [it, inserted] = owner.emplace(addr.be, group.name);
+                if (!inserted)
+                    error(at, text + " is already in local_address_group " + quoted(it->second));
+                if (vips.count(addr.be)) error(at, text + " is also a virtual_server address");
+                if (director.count(addr.be))
+                    error(at, text + " is also a director address (ip_defs)");
+            }
+        }
+    }
+
+    void error(const SourceLoc& at, std::string_view message) {
+        diag_.error(at.file, at.line, message);
+    }
+
+    ParsedConfig& parsed_;
+    Config& cfg_;
+    Diagnostics& diag_;
+};
+
+}  // namespace
+
+void config_validate(ParsedConfig& parsed, Diagnostics& diag) {
+    Validator(parsed, diag).validate();
+}
+
+}  // namespace xvs::ctl

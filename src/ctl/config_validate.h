@@ -1,0 +1,42 @@
+// Cross-reference checks of xvs.conf, run once the whole token stream (every include) is
+// parsed: netif ports named by addresses/routes/local addresses, local_address_group and
+// virtual_server_group names, group expansion, duplicate services, overlapping local addresses.
+// Internal to the parser (config_parser.cpp); not part of the ctl API.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ctl/config.h"
+#include "ctl/config_lexer.h"
+
+namespace xvs::ctl {
+
+// A virtual_server statement before group expansion and cross-reference checks.
+struct PendingVs {
+    enum class Kind { Address, Group, Invalid } kind = Kind::Address;
+    VirtualServer vs;
+    std::string group_name;
+    bool proto_set = false;
+    std::optional<SourceLoc> laddr_loc;  // where laddr_group_name was given
+};
+
+// A netif port named somewhere, checked against netif_defs at the end.
+struct PortRef {
+    std::string port;
+    std::string context;  // e.g. "address", "local_address_group 'lan'"
+    SourceLoc loc;
+};
+
+struct ParsedConfig {
+    Config cfg;  // virtual_servers still empty: filled from `pending` by config_validate
+    std::vector<PendingVs> pending;
+    std::vector<PortRef> port_refs;
+    std::vector<std::vector<SourceLoc>> laddr_locs;  // parallel to cfg.laddr_groups[].addrs
+};
+
+// Reports every problem to `diag` and fills parsed.cfg.virtual_servers (one per VIP/port).
+void config_validate(ParsedConfig& parsed, Diagnostics& diag);
+
+}  // namespace xvs::ctl

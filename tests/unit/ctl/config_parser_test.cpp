@@ -1,0 +1,813 @@
+// Tests for src/ctl/config_parser.cpp: the DESIGN.md example, keepalived synonyms, lexing,
+// includes, group expansion, warnings, and exact "file:line: message" errors.
+#include "ctl/config_parser.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace xvs::ctl {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+net::Ipv4 ip(const char* text) {
+    return *net::parse_ipv4(text);
+}
+
+// The example of DESIGN.md "Configuration", verbatim.
+constexpr const char* kDesignExample = R"(global_defs {
+    log_level info
+    control_socket /run/xvs/xvs.sock
+    metrics_listen 127.0.0.1:9469
+}
+netif_defs {
+    eal_args "--no-huge -m 512 --no-pci --no-shconf"
+    port wan0 { dev net_af_xdp0,iface=lb-wan }
+    port lan0 { dev net_af_xdp1,iface=lb-lan }
+}
+worker_defs { workers 1 }
+ip_defs {
+    address 10.10.1.1/24 dev wan0        # director's own address, answers ARP and ping
+    address 10.10.2.1/24 dev lan0
+    route default via 10.10.1.254 dev wan0
+}
+ipvs_defs {
+    timeouts { tcp 900 tcpfin 120 udp 300 }
+    synproxy { mss 1452 wscale 7 sack on timestamp on defer off syn_retry 3 }
+}
+local_address_group lan_lips {
+    10.10.2.100-10.10.2.103 lan0
+}
+virtual_server 10.10.1.100 80 {
+    protocol TCP
+    lb_algo wrr
+    lb_kind FNAT
+    laddr_group_name lan_lips
+    syn_proxy
+    toa on                      # or: proxy_protocol v2
+    real_server 10.10.2.2 8080 { weight 1  TCP_CHECK { connect_timeout 3 } }
+    real_server 10.10.2.3 8080 { weight 2 }
+}
+)";
+
+// Six lines that make a virtual_server valid; test bodies start at line 7.
+constexpr const char* kPrelude = R"(netif_defs {
+    port wan0 { dev net_ring0 }
+    port lan0 { dev net_ring1 }
+}
+ip_defs { address 10.10.1.1/24 dev wan0 }
+local_address_group lips { 10.10.2.100-101 lan0 }
+)";
+
+ParseOutcome parse(const std::string& text) {
+    return parse_config(text, "t.conf");
+}
+ParseOutcome parse_body(const std::string& body) {
+    return parse(std::string(kPrelude) + body);
+}
+std::vector<std::string> errors_of(const std::string& body) {
+    return parse_body(body).errors;
+}
+
+// A unique directory under TMPDIR, removed with everything in it.
+class TempDir {
+  public:
+    TempDir() {
+        static int counter = 0;
+        path_ = std::filesystem::temp_directory_path() /
+                ("xvs-config-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+        std::filesystem::create_directories(path_);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path_, ec);
+    }
+    std::string write(const std::string& rel, const std::string& text) const {
+        auto file = path_ / rel;
+        std::filesystem::create_directories(file.parent_path());
+        std::ofstream(file) << text;
+        return file.string();
+    }
+    std::string path() const { return path_.string(); }
+
+  private:
+    std::filesystem::path path_;
+};
+
+TEST(ConfigParser, DesignExampleParsesIntoModel) {
+    ParseOutcome out = parse(kDesignExample);
+    ASSERT_THAT(out.errors, IsEmpty());
+    ASSERT_TRUE(out.config);
+    const Config& cfg = *out.config;
+
+    EXPECT_EQ(cfg.global.log_level, LogLevel::Info);
+    EXPECT_EQ(cfg.global.control_socket, "/run/xvs/xvs.sock");
+    EXPECT_EQ(cfg.global.metrics_listen, (net::Ipv4Endpoint{ip("127.0.0.1"), 9469}));
+
+    EXPECT_EQ(cfg.netif.eal_args, "--no-huge -m 512 --no-pci --no-shconf");
+    ASSERT_EQ(cfg.netif.ports.size(), 2u);
+    EXPECT_EQ(cfg.netif.ports[0].name, "wan0");
+    EXPECT_EQ(cfg.netif.ports[0].dev, "net_af_xdp0,iface=lb-wan");
+    EXPECT_EQ(cfg.netif.ports[0].mtu, 1500u);
+    EXPECT_EQ(cfg.netif.ports[1].name, "lan0");
+    EXPECT_EQ(cfg.netif.ports[1].dev, "net_af_xdp1,iface=lb-lan");
+
+    EXPECT_EQ(cfg.worker.workers, 1u);
+    EXPECT_EQ(cfg.worker.poll_mode, PollMode::Adaptive);
+
+    ASSERT_EQ(cfg.ip.addresses.size(), 2u);
+    EXPECT_EQ(cfg.ip.addresses[0].addr, ip("10.10.1.1"));
+    EXPECT_EQ(cfg.ip.addresses[0].prefix, *net::parse_ipv4_prefix("10.10.1.0/24"));
+    EXPECT_EQ(cfg.ip.addresses[0].port, "wan0");
+    EXPECT_EQ(cfg.ip.addresses[0].loc.line, 13u);
+    EXPECT_EQ(cfg.ip.addresses[1].addr, ip("10.10.2.1"));
+    EXPECT_EQ(cfg.ip.addresses[1].port, "lan0");
+    ASSERT_EQ(cfg.ip.routes.size(), 1u);
+    EXPECT_EQ(cfg.ip.routes[0].prefix.len, 0);
+    EXPECT_EQ(cfg.ip.routes[0].gateway, ip("10.10.1.254"));
+    EXPECT_EQ(cfg.ip.routes[0].port, "wan0");
+
+    const lb::Timeouts dpvs = lb::Timeouts::dpvs_defaults();
+    EXPECT_EQ(cfg.ipvs.timeouts.of(lb::TcpState::Established), 900u);
+    EXPECT_EQ(cfg.ipvs.timeouts.of(lb::TcpState::FinWait), 120u);
+    EXPECT_EQ(cfg.ipvs.timeouts.udp, 300u);
+    EXPECT_EQ(cfg.ipvs.timeouts.of(lb::TcpState::SynSent), dpvs.of(lb::TcpState::SynSent));
+    EXPECT_EQ(cfg.ipvs.timeouts.of(lb::TcpState::TimeWait), dpvs.of(lb::TcpState::TimeWait));
+
+    EXPECT_TRUE(cfg.ipvs.synproxy_set);
+    ASSERT_EQ(cfg.ipvs.synproxy.size(), 6u);
+    EXPECT_EQ(cfg.ipvs.synproxy[0].key, "mss");
+    EXPECT_THAT(cfg.ipvs.synproxy[0].values, ElementsAre("1452"));
+    EXPECT_EQ(cfg.ipvs.synproxy[2].key, "sack");
+    EXPECT_THAT(cfg.ipvs.synproxy[2].values, ElementsAre("on"));
+    EXPECT_EQ(cfg.ipvs.synproxy[5].key, "syn_retry");
+    EXPECT_THAT(cfg.ipvs.synproxy[5].values, ElementsAre("3"));
+
+    ASSERT_EQ(cfg.laddr_groups.size(), 1u);
+    EXPECT_EQ(cfg.laddr_groups[0].name, "lan_lips");
+    EXPECT_THAT(cfg.laddr_groups[0].addrs, ElementsAre(LocalAddress{ip("10.10.2.100"), "lan0"},
+                                                       LocalAddress{ip("10.10.2.101"), "lan0"},
+                                                       LocalAddress{ip("10.10.2.102"), "lan0"},
+                                                       LocalAddress{ip("10.10.2.103"), "lan0"}));
+
+    ASSERT_EQ(cfg.virtual_servers.size(), 1u);
+    const VirtualServer& vs = cfg.virtual_servers[0];
+    EXPECT_EQ(vs.proto, Proto::Tcp);
+    EXPECT_EQ(vs.vip, ip("10.10.1.100"));
+    EXPECT_EQ(vs.port, 80);
+    EXPECT_EQ(vs.group, "");
+    EXPECT_EQ(vs.sched, "wrr");
+    EXPECT_EQ(vs.fwd, FwdMethod::FullNat);
+    EXPECT_EQ(vs.laddr_group, "lan_lips");
+    EXPECT_TRUE(vs.syn_proxy);
+    EXPECT_TRUE(vs.toa);
+    EXPECT_EQ(vs.proxy_protocol, ProxyProtocol::Off);
+    EXPECT_FALSE(vs.persistence.enabled);
+    EXPECT_EQ(vs.loc.file, "t.conf");
+    EXPECT_EQ(vs.loc.line, 24u);
+    ASSERT_EQ(vs.real_servers.size(), 2u);
+    const RealServer& rs0 = vs.real_servers[0];
+    EXPECT_EQ(rs0.addr, ip("10.10.2.2"));
+    EXPECT_EQ(rs0.port, 8080);
+    EXPECT_EQ(rs0.weight, 1u);
+    ASSERT_EQ(rs0.checkers.size(), 1u);
+    EXPECT_EQ(rs0.checkers[0].key, "TCP_CHECK");
+    ASSERT_EQ(rs0.checkers[0].children.size(), 1u);
+    EXPECT_EQ(rs0.checkers[0].children[0].key, "connect_timeout");
+    EXPECT_THAT(rs0.checkers[0].children[0].values, ElementsAre("3"));
+    EXPECT_EQ(vs.real_servers[1].addr, ip("10.10.2.3"));
+    EXPECT_EQ(vs.real_servers[1].weight, 2u);
+    EXPECT_THAT(vs.real_servers[1].checkers, IsEmpty());
+
+    // Nothing accepted-but-ignored passes silently.
+    EXPECT_THAT(out.warnings,
+                ElementsAre("t.conf:19: synproxy: SYN proxy is not yet supported; ignored",
+                            "t.conf:29: syn_proxy: SYN proxy is not yet supported; ignored",
+                            "t.conf:31: TCP_CHECK: health checking is not yet supported; real "
+                            "server stays up",
+                            "t.conf:30: toa: TOA is not yet supported; ignored"));
+    EXPECT_EQ(cfg.warnings, out.warnings);
+}
+
+TEST(ConfigParser, ResultApiReturnsConfigOrJoinedErrors) {
+    auto good = parse_config_string(kDesignExample, "x.conf");
+    ASSERT_TRUE(good.ok()) << good.error();
+    EXPECT_EQ(good->virtual_servers.size(), 1u);
+
+    auto bad = parse_config_string("worker_defs { workers 0 }\nfoo\n", "x.conf");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(
+        bad.error(),
+        "x.conf:1: workers: 0 out of range 1..16\nx.conf:2: unknown keyword 'foo' at top level");
+}
+
+TEST(ConfigParser, DefaultsWhenSectionsOmitted) {
+    ParseOutcome out = parse("");
+    ASSERT_TRUE(out.config);
+    EXPECT_EQ(out.config->global.log_level, LogLevel::Info);
+    EXPECT_EQ(out.config->global.metrics_listen, (net::Ipv4Endpoint{ip("127.0.0.1"), 9469}));
+    EXPECT_EQ(out.config->worker.workers, 1u);
+    EXPECT_EQ(out.config->worker.poll_mode, PollMode::Adaptive);
+    EXPECT_EQ(out.config->ipvs.timeouts.of(lb::TcpState::Established),
+              lb::Timeouts::dpvs_defaults().of(lb::TcpState::Established));
+}
+
+TEST(ConfigParser, KeepalivedSynonymsAndVsOptions) {
+    ParseOutcome out = parse_body(R"(virtual_server 10.10.1.100 443 {
+    protocol UDP
+    lvs_sched rr
+    lvs_method FNAT
+    laddr_group_name lips
+    persistence_timeout
+    persistence_granularity 255.255.255.0
+    delay_loop 6
+    quorum 2
+    hysteresis 1
+    quorum_up "/bin/up now"
+    quorum_down /bin/down
+    sorry_server 192.0.2.250 80
+    alpha
+    omega
+    proxy_protocol v2
+    real_server 10.10.2.2 443 {
+        weight 100
+        inhibit_on_failure
+        uthreshold 1000
+        lthreshold 750
+        notify_up "/usr/bin/logger rs up"
+        notify_down /bin/true
+    }
+    real_server 10.10.2.3 443 {
+        upper_threshold 10
+        lower_threshold 5
+    }
+    real_server 10.10.2.4 443
+}
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    const VirtualServer& vs = out.config->virtual_servers.at(0);
+    EXPECT_EQ(vs.proto, Proto::Udp);
+    EXPECT_EQ(vs.sched, "rr");
+    EXPECT_EQ(vs.fwd, FwdMethod::FullNat);
+    EXPECT_TRUE(vs.persistence.enabled);
+    EXPECT_EQ(vs.persistence.timeout, 360u);
+    EXPECT_EQ(vs.persistence.granularity, ip("255.255.255.0"));
+    EXPECT_EQ(vs.delay_loop, 6u);
+    EXPECT_EQ(vs.quorum, 2u);
+    EXPECT_EQ(vs.hysteresis, 1u);
+    EXPECT_EQ(vs.quorum_up, "/bin/up now");
+    EXPECT_EQ(vs.quorum_down, "/bin/down");
+    EXPECT_EQ(vs.sorry_server, (net::Ipv4Endpoint{ip("192.0.2.250"), 80}));
+    EXPECT_TRUE(vs.alpha);
+    EXPECT_TRUE(vs.omega);
+    EXPECT_EQ(vs.proxy_protocol, ProxyProtocol::V2);
+    ASSERT_EQ(vs.real_servers.size(), 3u);
+    EXPECT_EQ(vs.real_servers[0].weight, 100u);
+    EXPECT_TRUE(vs.real_servers[0].inhibit_on_failure);
+    EXPECT_EQ(vs.real_servers[0].upper_threshold, 1000u);
+    EXPECT_EQ(vs.real_servers[0].lower_threshold, 750u);
+    EXPECT_EQ(vs.real_servers[0].notify_up, "/usr/bin/logger rs up");
+    EXPECT_EQ(vs.real_servers[0].notify_down, "/bin/true");
+    EXPECT_EQ(vs.real_servers[1].upper_threshold, 10u);
+    EXPECT_EQ(vs.real_servers[1].lower_threshold, 5u);
+    EXPECT_EQ(vs.real_servers[2].addr, ip("10.10.2.4"));
+    EXPECT_EQ(vs.real_servers[2].weight, 1u);
+    EXPECT_THAT(
+        out.warnings,
+        ElementsAre("t.conf:12: persistence_timeout: persistence is not yet supported; ignored",
+                    "t.conf:22: proxy_protocol: PROXY protocol is not yet supported; ignored"));
+}
+
+TEST(ConfigParser, ProtocolDefaultsToTcpWithWarningAndSchedToWlc) {
+    ParseOutcome out = parse_body("virtual_server 10.10.1.100 80 { laddr_group_name lips }\n");
+    ASSERT_THAT(out.errors, IsEmpty());
+    EXPECT_EQ(out.config->virtual_servers.at(0).proto, Proto::Tcp);
+    EXPECT_EQ(out.config->virtual_servers.at(0).sched, "wlc");
+    EXPECT_EQ(out.config->virtual_servers.at(0).fwd, FwdMethod::FullNat);
+    EXPECT_THAT(out.warnings, ElementsAre("t.conf:7: protocol not set, using TCP"));
+}
+
+TEST(ConfigParser, CommentsQuotesAndOddLayout) {
+    ParseOutcome out = parse(R"(! keepalived-style comment
+# hash comment
+global_defs {   # trailing comment
+    log_level debug   ! bang comment
+    control_socket "/run/xvs dir/xvs.sock"
+    metrics_listen 0.0.0.0:9100
+}
+netif_defs
+{
+    eal_args "-l 0 --file-prefix \"x\" # not a comment"
+    port p0 { dev net_ring0 mtu 9000 }
+}
+worker_defs { workers 16 poll_mode busy }
+ip_defs { route 192.168.0.0/16 dev p0
+          address 10.0.0.1 dev p0 }
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    const Config& cfg = *out.config;
+    EXPECT_EQ(cfg.global.log_level, LogLevel::Debug);
+    EXPECT_EQ(cfg.global.control_socket, "/run/xvs dir/xvs.sock");
+    EXPECT_EQ(cfg.global.metrics_listen, (net::Ipv4Endpoint{ip("0.0.0.0"), 9100}));
+    EXPECT_EQ(cfg.netif.eal_args, "-l 0 --file-prefix \"x\" # not a comment");
+    ASSERT_EQ(cfg.netif.ports.size(), 1u);
+    EXPECT_EQ(cfg.netif.ports[0].mtu, 9000u);
+    EXPECT_EQ(cfg.worker.workers, 16u);
+    EXPECT_EQ(cfg.worker.poll_mode, PollMode::Busy);
+    ASSERT_EQ(cfg.ip.routes.size(), 1u);
+    EXPECT_EQ(cfg.ip.routes[0].prefix, *net::parse_ipv4_prefix("192.168.0.0/16"));
+    EXPECT_FALSE(cfg.ip.routes[0].gateway);
+    ASSERT_EQ(cfg.ip.addresses.size(), 1u);
+    EXPECT_EQ(cfg.ip.addresses[0].prefix, *net::parse_ipv4_prefix("10.0.0.1/32"));
+}
+
+TEST(ConfigParser, TimeoutsByStateNameAndLvsTimeouts) {
+    ParseOutcome out = parse(R"(global_defs { lvs_timeouts tcp 7200 tcpfin 60 udp 30 }
+ipvs_defs {
+    timeouts {
+        syn_sent 5
+        syn_recv 6
+        time_wait 8
+        close 9
+        close_wait 10
+        last_ack 11
+        listen 12
+        synack 13
+        none 14
+        established 100
+        fin_wait 15
+    }
+}
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    const lb::Timeouts& t = out.config->ipvs.timeouts;
+    EXPECT_EQ(t.of(lb::TcpState::SynSent), 5u);
+    EXPECT_EQ(t.of(lb::TcpState::SynRecv), 6u);
+    EXPECT_EQ(t.of(lb::TcpState::TimeWait), 8u);
+    EXPECT_EQ(t.of(lb::TcpState::Close), 9u);
+    EXPECT_EQ(t.of(lb::TcpState::CloseWait), 10u);
+    EXPECT_EQ(t.of(lb::TcpState::LastAck), 11u);
+    EXPECT_EQ(t.of(lb::TcpState::Listen), 12u);
+    EXPECT_EQ(t.of(lb::TcpState::SynAck), 13u);
+    EXPECT_EQ(t.of(lb::TcpState::None), 14u);
+    EXPECT_EQ(t.of(lb::TcpState::Established), 100u);  // later statement wins
+    EXPECT_EQ(t.of(lb::TcpState::FinWait), 15u);
+    EXPECT_EQ(t.udp, 30u);
+}
+
+TEST(ConfigParser, VirtualServerGroupExpands) {
+    ParseOutcome out = parse_body(R"(virtual_server_group WEB {
+    203.0.113.10 80
+    203.0.113.11-12 80   203.0.113.20-203.0.113.20 8080
+}
+virtual_server group WEB {
+    protocol TCP
+    laddr_group_name lips
+    real_server 10.10.2.2 80 { weight 3 }
+}
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    const auto& vss = out.config->virtual_servers;
+    ASSERT_EQ(vss.size(), 4u);
+    EXPECT_EQ(vss[0].vip, ip("203.0.113.10"));
+    EXPECT_EQ(vss[1].vip, ip("203.0.113.11"));
+    EXPECT_EQ(vss[2].vip, ip("203.0.113.12"));
+    EXPECT_EQ(vss[3].vip, ip("203.0.113.20"));
+    EXPECT_EQ(vss[0].port, 80);
+    EXPECT_EQ(vss[3].port, 8080);
+    for (const VirtualServer& vs : vss) {
+        EXPECT_EQ(vs.group, "WEB");
+        EXPECT_EQ(vs.loc.line, 11u);
+        ASSERT_EQ(vs.real_servers.size(), 1u);
+        EXPECT_EQ(vs.real_servers[0].weight, 3u);
+    }
+}
+
+TEST(ConfigParser, RangesEndingAtBroadcastTerminate) {
+    ParseOutcome out = parse_body(
+        "local_address_group top { 255.255.255.254-255 lan0 }\n"
+        "virtual_server_group T { 255.255.255.250-255 80 }\n");
+    ASSERT_THAT(out.errors, IsEmpty());
+    EXPECT_EQ(out.config->laddr_groups.at(1).addrs.size(), 2u);
+    EXPECT_EQ(out.config->vs_groups.at(0).entries.at(0).last, ip("255.255.255.255"));
+    out = parse_body(
+        "virtual_server_group T { 255.255.255.250-255 80 }\n"
+        "virtual_server group T { laddr_group_name lips }\n");
+    ASSERT_THAT(out.errors, IsEmpty());
+    EXPECT_EQ(out.config->virtual_servers.size(), 6u);
+    EXPECT_EQ(out.config->virtual_servers.back().vip, ip("255.255.255.255"));
+}
+
+TEST(ConfigParser, IgnoredKeepalivedKeywordsWarn) {
+    ParseOutcome out = parse(R"(global_defs {
+    router_id LVS_1
+    notification_email {
+        ops@example.org
+    }
+}
+vrrp_instance VI_1 {
+    state MASTER
+    virtual_ipaddress { 10.0.0.1 }
+}
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    EXPECT_THAT(
+        out.warnings,
+        ElementsAre("t.conf:2: router_id: ignored (keepalived keyword without meaning in xvs)",
+                    "t.conf:3: notification_email: ignored (keepalived keyword without "
+                    "meaning in xvs)",
+                    "t.conf:7: vrrp_instance: ignored (xvs does not implement VRRP)"));
+}
+
+TEST(ConfigParser, CheckerBlocksKeptAsTreesWithWarnings) {
+    ParseOutcome out = parse_body(R"(virtual_server 10.10.1.100 80 {
+    protocol TCP
+    laddr_group_name lips
+    real_server 10.10.2.2 80 {
+        HTTP_GET {
+            url { path /healthz status_code 200 }
+            connect_timeout 3
+            retry 3
+        }
+        MISC_CHECK { misc_path "/usr/local/bin/probe 10.10.2.2" misc_timeout 5 misc_dynamic }
+        DNS_CHECK { type A name example.org }
+    }
+}
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    const RealServer& rs = out.config->virtual_servers.at(0).real_servers.at(0);
+    ASSERT_EQ(rs.checkers.size(), 3u);
+    const ConfigNode& http = rs.checkers[0];
+    EXPECT_EQ(http.key, "HTTP_GET");
+    ASSERT_EQ(http.children.size(), 3u);
+    EXPECT_EQ(http.children[0].key, "url");
+    EXPECT_TRUE(http.children[0].has_block);
+    ASSERT_EQ(http.children[0].children.size(), 2u);
+    EXPECT_EQ(http.children[0].children[0].key, "path");
+    EXPECT_THAT(http.children[0].children[0].values, ElementsAre("/healthz"));
+    EXPECT_EQ(http.children[0].children[1].key, "status_code");
+    EXPECT_THAT(http.children[0].children[1].values, ElementsAre("200"));
+    EXPECT_EQ(http.children[2].key, "retry");
+    const ConfigNode& misc = rs.checkers[1];
+    ASSERT_EQ(misc.children.size(), 3u);
+    EXPECT_THAT(misc.children[0].values, ElementsAre("/usr/local/bin/probe 10.10.2.2"));
+    EXPECT_EQ(misc.children[2].key, "misc_dynamic");
+    EXPECT_THAT(misc.children[2].values, IsEmpty());
+    EXPECT_EQ(rs.checkers[2].children.size(), 2u);
+    EXPECT_THAT(
+        out.warnings,
+        ElementsAre(
+            "t.conf:11: HTTP_GET: health checking is not yet supported; real server stays up",
+            "t.conf:16: MISC_CHECK: health checking is not yet supported; real server stays up",
+            "t.conf:17: DNS_CHECK: health checking is not yet supported; real server stays up"));
+}
+
+TEST(ConfigParser, IncludeGlobRelativeAndNested) {
+    TempDir dir;
+    dir.write("conf.d/20-vs.conf",
+              "virtual_server 10.10.1.100 80 {\n  laddr_group_name lips\n  include rs/*.conf\n}\n");
+    dir.write("conf.d/rs/a.conf", "real_server 10.10.2.2 80 { weight 5 }\n");
+    dir.write("conf.d/rs/b.conf", "real_server 10.10.2.3 80 { weight 6 }\n");
+    dir.write("conf.d/10-net.conf", kPrelude);
+    dir.write("conf.d/notes.txt", "this is not config\n");
+    std::string main = dir.write("xvs.conf", "# main\ninclude conf.d/*.conf\n");
+
+    ParseOutcome out = parse_config_path(main);
+    ASSERT_THAT(out.errors, IsEmpty());
+    const auto& vss = out.config->virtual_servers;
+    ASSERT_EQ(vss.size(), 1u);
+    EXPECT_EQ(vss[0].loc.file, dir.path() + "/conf.d/20-vs.conf");
+    EXPECT_EQ(vss[0].loc.line, 1u);
+    ASSERT_EQ(vss[0].real_servers.size(), 2u);
+    EXPECT_EQ(vss[0].real_servers[0].weight, 5u);
+    EXPECT_EQ(vss[0].real_servers[1].weight, 6u);
+    EXPECT_EQ(vss[0].real_servers[1].loc.file, dir.path() + "/conf.d/rs/b.conf");
+    EXPECT_EQ(out.config->netif.ports.size(), 2u);
+    EXPECT_THAT(out.warnings,
+                ElementsAre(dir.path() + "/conf.d/20-vs.conf:1: protocol not set, using TCP"));
+
+    // Errors inside an included file name that file.
+    dir.write("conf.d/rs/c.conf", "\nreal_server 10.10.2.4 80 { weight x }\n");
+    out = parse_config_path(main);
+    EXPECT_THAT(out.errors,
+                ElementsAre(dir.path() + "/conf.d/rs/c.conf:2: weight: 'x' is not a number"));
+}
+
+TEST(ConfigParser, IncludeEmptyGlobWarnsButMissingFileIsError) {
+    TempDir dir;
+    std::string main = dir.write("xvs.conf", "include conf.d/*.conf\ninclude nothere.conf\n");
+    ParseOutcome out = parse_config_path(main);
+    EXPECT_THAT(out.errors,
+                ElementsAre(main + ":2: include: file not found: " + dir.path() + "/nothere.conf"));
+    EXPECT_THAT(out.warnings, ElementsAre(main + ":1: include: no file matches '" + dir.path() +
+                                          "/conf.d/*.conf'"));
+}
+
+TEST(ConfigParser, IncludeOnlyReadsRegularFiles) {
+    TempDir dir;
+    dir.write("sub/x.conf", "");
+    std::string main = dir.write("xvs.conf", "include /dev/null\ninclude sub\n");
+    ParseOutcome out = parse_config_path(main);
+    EXPECT_THAT(
+        out.errors,
+        ElementsAre(main + ":1: include: cannot read /dev/null: not a regular file",
+                    main + ":2: include: cannot read " + dir.path() + "/sub: is a directory"));
+    EXPECT_THAT(parse_config_path(dir.path()).errors,
+                ElementsAre(dir.path() + ": cannot read configuration: is a directory"));
+}
+
+TEST(ConfigParser, IncludeDepthIsLimited) {
+    TempDir dir;
+    std::string main = dir.write("loop.conf", "\ninclude loop.conf\n");
+    ParseOutcome out = parse_config_path(main);
+    EXPECT_THAT(out.errors,
+                ElementsAre(main + ":2: include: nesting deeper than 8 levels (include loop?)"));
+
+    // Exactly 8 nested levels are fine.
+    for (int i = 1; i <= 8; ++i)
+        dir.write("l" + std::to_string(i) + ".conf",
+                  i < 8 ? "include l" + std::to_string(i + 1) + ".conf\n"
+                        : "worker_defs { workers 3 }\n");
+    std::string top = dir.write("top.conf", "include l1.conf\n");
+    out = parse_config_path(top);
+    ASSERT_THAT(out.errors, IsEmpty());
+    EXPECT_EQ(out.config->worker.workers, 3u);
+}
+
+TEST(ConfigParser, UnreadableMainFile) {
+    ParseOutcome out = parse_config_path("/nonexistent/xvs.conf");
+    EXPECT_THAT(
+        out.errors,
+        ElementsAre("/nonexistent/xvs.conf: cannot read configuration: No such file or directory"));
+    EXPECT_FALSE(out.config);
+}
+
+// ---- bad configurations: exact messages -------------------------------------------------
+
+TEST(ConfigParserErrors, UnknownKeywordNamesItsBlock) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "    frobnicate 1\n}\n"),
+                ElementsAre("t.conf:8: unknown keyword 'frobnicate' in virtual_server"));
+    EXPECT_THAT(errors_of("global_defs {\n  nonsense yes\n}\nbogus { a b }\n"),
+                ElementsAre("t.conf:8: unknown keyword 'nonsense' in global_defs",
+                            "t.conf:10: unknown keyword 'bogus' at top level"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  real_server 10.10.2.2 80 { wieght 2 }\n}\n"),
+                ElementsAre("t.conf:8: unknown keyword 'wieght' in real_server"));
+}
+
+TEST(ConfigParserErrors, MissingValue) {
+    // A value on the next line does not belong to the keyword (keepalived is line based).
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "    lb_algo\n    wrr\n}\n"),
+                ElementsAre("t.conf:8: lb_algo: missing value",
+                            "t.conf:9: unknown keyword 'wrr' in virtual_server"));
+    EXPECT_THAT(errors_of("worker_defs { workers }\n"),
+                ElementsAre("t.conf:7: workers: missing value"));
+}
+
+TEST(ConfigParserErrors, BadAddresses) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  real_server 10.10.2.256 80\n}\n"),
+                ElementsAre("t.conf:8: real_server: bad IPv4 address '10.10.2.256'"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1 80 { laddr_group_name lips }\n"),
+                ElementsAre("t.conf:7: virtual_server: bad IPv4 address '10.10.1'"));
+    EXPECT_THAT(errors_of("ip_defs {\n  address 10.1.1.1/33 dev wan0\n  route 10.2.0.0/x dev wan0\n"
+                          "  route default via 10.1.1.300 dev wan0\n}\n"),
+                ElementsAre("t.conf:8: address: bad prefix '10.1.1.1/33'",
+                            "t.conf:9: route: bad prefix '10.2.0.0/x'",
+                            "t.conf:10: via: bad IPv4 address '10.1.1.300'"));
+    EXPECT_THAT(
+        errors_of("global_defs { metrics_listen localhost:9100 }\n"),
+        ElementsAre("t.conf:7: metrics_listen: bad address 'localhost:9100' (A.B.C.D:PORT)"));
+}
+
+TEST(ConfigParserErrors, BadPorts) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 65536 { laddr_group_name lips }\n"
+                          "virtual_server 10.10.1.101 http { laddr_group_name lips }\n"),
+                ElementsAre("t.conf:7: virtual_server: bad port '65536' (0..65535)",
+                            "t.conf:8: virtual_server: bad port 'http' (0..65535)"));
+}
+
+TEST(ConfigParserErrors, PortZeroOnlyWithPersistence) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 0 { laddr_group_name lips }\n"),
+                ElementsAre("t.conf:7: virtual_server 10.10.1.100:0: port 0 is only allowed with "
+                            "persistence_timeout"));
+    ParseOutcome ok = parse_body(
+        "virtual_server 10.10.1.100 0 { laddr_group_name lips persistence_timeout 600 }\n");
+    ASSERT_THAT(ok.errors, IsEmpty());
+    EXPECT_EQ(ok.config->virtual_servers.at(0).persistence.timeout, 600u);
+}
+
+TEST(ConfigParserErrors, NumbersOutOfRange) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  real_server 10.10.2.2 80 { weight 65536 }\n"
+                          "  real_server 10.10.2.3 80 { weight -1 }\n"
+                          "  persistence_timeout 2678401\n}\n"
+                          "netif_defs { port x { dev y mtu 67 } }\n"),
+                ElementsAre("t.conf:8: weight: 65536 out of range 0..65535",
+                            "t.conf:9: weight: '-1' is not a number",
+                            "t.conf:10: persistence_timeout: 2678401 out of range 1..2678400",
+                            "t.conf:12: mtu: 67 out of range 68..9216"));
+}
+
+TEST(ConfigParserErrors, WorkersOutOfRange) {
+    EXPECT_THAT(errors_of("worker_defs { workers 17 }\n"),
+                ElementsAre("t.conf:7: workers: 17 out of range 1..16"));
+    EXPECT_THAT(errors_of("worker_defs { workers 99999999999999999999999 poll_mode lazy }\n"),
+                ElementsAre("t.conf:7: workers: 99999999999999999999999 out of range 1..16",
+                            "t.conf:7: poll_mode: bad value 'lazy' (busy|adaptive)"));
+}
+
+TEST(ConfigParserErrors, UnbalancedBraces) {
+    EXPECT_THAT(errors_of("worker_defs { workers 2 }\n}\n"),
+                ElementsAre("t.conf:8: unexpected '}'"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  real_server 10.10.2.2 80 {\n    weight 1\n"),
+                ElementsAre("t.conf:8: real_server: missing '}' at end of file",
+                            "t.conf:7: virtual_server: missing '}' at end of file"));
+    EXPECT_THAT(errors_of("global_defs log_level info\n"),
+                ElementsAre("t.conf:7: global_defs: expected '{'"));
+    EXPECT_THAT(errors_of("{ x }\n"), ElementsAre("t.conf:7: unexpected '{'"));
+}
+
+TEST(ConfigParserErrors, UnterminatedString) {
+    EXPECT_THAT(
+        errors_of("netif_defs { eal_args \"--no-huge\n}\n"),
+        ElementsAre("t.conf:7: unterminated quoted string", "t.conf:7: eal_args: missing value"));
+}
+
+TEST(ConfigParserErrors, UnknownPortReferences) {
+    EXPECT_THAT(errors_of("ip_defs {\n  address 10.9.0.1/24 dev wan9\n  route default via "
+                          "10.9.0.254 dev lan9\n}\n"
+                          "local_address_group g2 { 10.10.3.1 lan7 }\n"),
+                ElementsAre("t.conf:8: address: unknown port 'wan9' (not defined in netif_defs)",
+                            "t.conf:9: route: unknown port 'lan9' (not defined in netif_defs)",
+                            "t.conf:11: local_address_group 'g2': unknown port 'lan7' (not defined "
+                            "in netif_defs)"));
+    EXPECT_THAT(errors_of("ip_defs { address 10.9.0.1/24 wan0 }\n"),
+                ElementsAre("t.conf:7: address: unexpected 'wan0'",
+                            "t.conf:7: address: missing 'dev PORT'"));
+}
+
+TEST(ConfigParserErrors, LocalAddressOverlaps) {
+    EXPECT_THAT(
+        errors_of("local_address_group other {\n  10.10.2.101-102 lan0\n"
+                  "  10.10.1.100 lan0\n  10.10.1.1 wan0\n}\n"
+                  "virtual_server 10.10.1.100 80 { laddr_group_name lips }\n"),
+        ElementsAre("t.conf:8: local address 10.10.2.101 is already in local_address_group 'lips'",
+                    "t.conf:9: local address 10.10.1.100 is also a virtual_server address",
+                    "t.conf:10: local address 10.10.1.1 is also a director address (ip_defs)"));
+}
+
+TEST(ConfigParserErrors, BadLocalAddressRanges) {
+    EXPECT_THAT(
+        errors_of("local_address_group g {\n  10.10.3.1-10.10.4.2 lan0\n  10.10.3.9-3 lan0\n"
+                  "  10.10.3.10\n}\n"),
+        ElementsAre("t.conf:8: local_address_group 'g': bad address range '10.10.3.1-10.10.4.2' "
+                    "(A.B.C.D or A.B.C.D-E within one /24)",
+                    "t.conf:9: local_address_group 'g': bad address range '10.10.3.9-3' "
+                    "(A.B.C.D or A.B.C.D-E within one /24)",
+                    "t.conf:10: local_address_group 'g': missing port name after '10.10.3.10'",
+                    "t.conf:7: local_address_group 'g': no address"));
+}
+
+TEST(ConfigParserErrors, DuplicateVirtualAndRealServers) {
+    EXPECT_THAT(
+        errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                  "  real_server 10.10.2.2 80\n  real_server 10.10.2.2 80 { weight 2 }\n}\n"
+                  "virtual_server 10.10.1.100 80 { laddr_group_name lips }\n"
+                  "virtual_server 10.10.1.100 80 { protocol UDP laddr_group_name lips }\n"),
+        ElementsAre("t.conf:9: duplicate real_server 10.10.2.2:80 (first at t.conf:8)",
+                    "t.conf:11: duplicate virtual_server TCP 10.10.1.100:80 (first at t.conf:7)"));
+}
+
+TEST(ConfigParserErrors, DuplicateAfterGroupExpansion) {
+    EXPECT_THAT(
+        errors_of("virtual_server_group G { 10.10.1.99-101 80 }\n"
+                  "virtual_server group G { laddr_group_name lips }\n"
+                  "virtual_server 10.10.1.100 80 { laddr_group_name lips }\n"),
+        ElementsAre("t.conf:9: duplicate virtual_server TCP 10.10.1.100:80 (first at t.conf:8)"));
+}
+
+TEST(ConfigParserErrors, UnknownGroups) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name nope }\n"
+                          "virtual_server group NOPE { laddr_group_name lips }\n"),
+                ElementsAre("t.conf:7: laddr_group_name: unknown local_address_group 'nope'",
+                            "t.conf:8: virtual_server: unknown virtual_server_group 'NOPE'"));
+}
+
+TEST(ConfigParserErrors, FullNatNeedsLaddrGroup) {
+    EXPECT_THAT(
+        errors_of("virtual_server 10.10.1.100 80 { lb_kind FNAT }\n"),
+        ElementsAre(
+            "t.conf:7: virtual_server: laddr_group_name missing (required for lb_kind FNAT)"));
+}
+
+TEST(ConfigParserErrors, IncludeNotFound) {
+    EXPECT_THAT(errors_of("include /nonexistent-xvs-dir/x.conf\ninclude\n"),
+                ElementsAre("t.conf:7: include: file not found: /nonexistent-xvs-dir/x.conf",
+                            "t.conf:8: include: missing file pattern"));
+}
+
+TEST(ConfigParserErrors, ToaAndProxyProtocolConflict) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  toa on\n  proxy_protocol v1\n}\n"),
+                ElementsAre("t.conf:9: toa on cannot be combined with proxy_protocol v1"));
+    // toa off with proxy_protocol is fine.
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  toa off\n  proxy_protocol v2\n}\n"),
+                IsEmpty());
+}
+
+TEST(ConfigParserErrors, Schedulers) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  lb_algo lc\n  lvs_sched mh\n  lb_algo fastest\n}\n"),
+                ElementsAre("t.conf:8: scheduler 'lc' not supported yet",
+                            "t.conf:9: scheduler 'mh' not supported yet",
+                            "t.conf:10: lb_algo: unknown scheduler 'fastest'"));
+}
+
+TEST(ConfigParserErrors, ForwardingMethods) {
+    EXPECT_THAT(
+        errors_of("virtual_server 10.10.1.100 80 { lb_kind DR }\n"
+                  "virtual_server 10.10.1.101 80 { lvs_method NAT }\n"
+                  "virtual_server 10.10.1.102 80 { lb_kind BRIDGE }\n"),
+        ElementsAre(
+            "t.conf:7: lb_kind DR not supported yet", "t.conf:8: lb_kind NAT not supported yet",
+            "t.conf:9: lb_kind: bad value 'BRIDGE' (NAT|DR|TUN|FNAT|SNAT)",
+            "t.conf:9: virtual_server: laddr_group_name missing (required for lb_kind FNAT)"));
+}
+
+TEST(ConfigParserErrors, FwmarkNotSupported) {
+    EXPECT_THAT(errors_of("virtual_server fwmark 5 { laddr_group_name lips }\n"
+                          "virtual_server_group F { fwmark 6 }\n"),
+                ElementsAre("t.conf:7: fwmark services not supported yet",
+                            "t.conf:8: fwmark services not supported yet"));
+}
+
+TEST(ConfigParserErrors, NoNetifPortForVirtualServer) {
+    ParseOutcome out = parse("\nvirtual_server 10.0.0.1 80 { lb_kind FNAT }\n");
+    EXPECT_THAT(
+        out.errors,
+        ElementsAre(
+            "t.conf:2: virtual_server: laddr_group_name missing (required for lb_kind FNAT)",
+            "t.conf:2: no port defined in netif_defs"));
+    EXPECT_FALSE(out.config);
+}
+
+TEST(ConfigParserErrors, ProtocolAndToggles) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  protocol SCTP\n  protocol ICMP\n  toa yes\n  proxy_protocol v3\n"
+                          "  persistence_granularity 255.0.255.0\n}\n"),
+                ElementsAre("t.conf:8: protocol SCTP not supported",
+                            "t.conf:9: protocol: bad value 'ICMP' (TCP|UDP)",
+                            "t.conf:10: toa: bad value 'yes' (on|off)",
+                            "t.conf:11: proxy_protocol: bad value 'v3' (v1|v2|off)",
+                            "t.conf:12: persistence_granularity: bad netmask '255.0.255.0'"));
+}
+
+TEST(ConfigParserErrors, DuplicateDefinitions) {
+    EXPECT_THAT(
+        errors_of(
+            "netif_defs { port wan0 { dev net_ring5 } port p9 { mtu 1500 } }\n"
+            "local_address_group lips { 10.10.2.200 lan0 }\n"
+            "virtual_server_group G { 10.0.0.1 80 }\nvirtual_server_group G { 10.0.0.2 80 }\n"),
+        ElementsAre("t.conf:7: port 'wan0' already defined at t.conf:2",
+                    "t.conf:7: port 'p9': dev missing",
+                    "t.conf:8: local_address_group 'lips' already defined at t.conf:6",
+                    "t.conf:10: virtual_server_group 'G' already defined at t.conf:9"));
+}
+
+TEST(ConfigParserErrors, ManyErrorsCollectedInOneRun) {
+    ParseOutcome out = parse(R"(global_defs {
+    log_level loud
+}
+worker_defs { workers 0 }
+netif_defs { port p0 { dev net_ring0 } }
+virtual_server 10.0.0.1 80 {
+    lb_algo lc
+    laddr_group_name missing
+    real_server 10.0.0.300 80
+    real_server 10.0.1.1 80 { weight 1000000 }
+}
+}
+)");
+    EXPECT_THAT(
+        out.errors,
+        ElementsAre("t.conf:2: log_level: bad value 'loud' (debug|info|warning|error)",
+                    "t.conf:4: workers: 0 out of range 1..16",
+                    "t.conf:7: scheduler 'lc' not supported yet",
+                    "t.conf:9: real_server: bad IPv4 address '10.0.0.300'",
+                    "t.conf:10: weight: 1000000 out of range 0..65535", "t.conf:12: unexpected '}'",
+                    "t.conf:8: laddr_group_name: unknown local_address_group 'missing'"));
+    EXPECT_FALSE(out.config);
+}
+
+}  // namespace
+}  // namespace xvs::ctl

@@ -1,0 +1,421 @@
+# Helpers for the end-to-end tests: a namespace topology with a client, the director (xvsd)
+# and real servers, servers on the RS, xvsd start/stop, assertions, and one cleanup trap.
+# Invariant: everything a test creates (namespaces, processes, temp files) carries this run's
+# unique prefix and is removed by `cleanup` on any exit; traffic goes only to our namespaces.
+#
+# Topology (names are "$XE-<role>"; interface names are per namespace):
+#
+#   [cl] cl0 10.10.1.2/24 ---- lb-wan [lb] lb-lan ---- sw-lb [sw: bridge br0] sw-rsN ---- rs0 [rsN]
+#                                  xvsd owns both lb ports             RS N: 10.10.2.(N+1)/24
+#
+# The lb namespace's kernel has no address on lb-wan/lb-lan and ip_forward=0: xvsd (DPDK on
+# the veth by name) is the only thing answering there.
+
+set -uo pipefail
+
+XE_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+XE_PY=/usr/bin/python3 # the interpreter with scapy; the default python3 may be another one
+
+# Unique per run: namespaces, DPDK file prefix, temp dir, socket.
+XE=${XE:-xe$$$(printf '%04x' $((RANDOM % 65536)))}
+XE_TMP=$(mktemp -d "${TMPDIR:-/tmp}/$XE.XXXXXX")
+XE_SOCK=$XE_TMP/xvs.sock
+NS_CL=$XE-cl
+NS_LB=$XE-lb
+NS_SW=$XE-sw
+XE_RS_COUNT=0
+XE_PIDS=()
+XE_NAMESPACES=()
+XVSD_PID=""
+XVSD_LOG=""
+XVSD_RUNS=0
+XE_FAILED=0
+
+VIP=10.10.1.100
+CLIENT_IP=10.10.1.2
+rs_ip() { echo "10.10.2.$(($1 + 1))"; } # rs_ip 1 -> 10.10.2.2
+ns_rs() { echo "$XE-rs$1"; }
+
+log() { printf '[%s %s] %s\n' "$(date +%T)" "${XE_TEST:-e2e}" "$*" >&2; }
+
+# ---- cleanup -----------------------------------------------------------------------------
+
+# Kills every process this test started (by pid, then whatever is left inside our own
+# namespaces), deletes the namespaces and the temp dir. Safe to call more than once.
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    local pid ns
+    for pid in "${XE_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+    [[ -n $XVSD_PID ]] && kill -TERM "$XVSD_PID" 2>/dev/null
+    sleep 0.3
+    for ns in "${XE_NAMESPACES[@]}"; do
+        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+    done
+    for pid in "${XE_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
+    [[ -n $XVSD_PID ]] && kill -KILL "$XVSD_PID" 2>/dev/null
+    wait 2>/dev/null
+    for ns in "${XE_NAMESPACES[@]}"; do ip netns del "$ns" 2>/dev/null; done
+    if ((rc != 0 || XE_FAILED)) && [[ -n $XVSD_LOG && -s $XVSD_LOG ]]; then
+        echo "---- xvsd log (last 40 lines of $XVSD_LOG) ----" >&2
+        tail -n 40 "$XVSD_LOG" >&2
+    fi
+    if [[ -n ${XE_KEEP:-} ]]; then
+        echo "kept $XE_TMP" >&2
+    else
+        rm -rf "$XE_TMP"
+    fi
+    ((XE_FAILED && rc == 0)) && rc=1
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---- assertions --------------------------------------------------------------------------
+
+fail() {
+    XE_FAILED=1
+    echo "FAIL: $*" >&2
+    exit 1
+}
+pass() { echo "ok: $*" >&2; }
+
+assert_eq() { # expected actual what
+    [[ "$1" == "$2" ]] || fail "$3: expected '$1', got '$2'"
+    pass "$3 = $2"
+}
+assert_ge() { # actual min what
+    (($1 >= $2)) || fail "$3: expected >= $2, got $1"
+    pass "$3 = $1 (>= $2)"
+}
+assert_le() { # actual max what
+    (($1 <= $2)) || fail "$3: expected <= $2, got $1"
+    pass "$3 = $1 (<= $2)"
+}
+assert_contains() { # haystack needle what
+    grep -qF -- "$2" <<<"$1" || fail "$3: '$2' not found in:
+$1"
+    pass "$3"
+}
+assert_not_contains() { # haystack needle what
+    ! grep -qF -- "$2" <<<"$1" || fail "$3: '$2' unexpectedly found in:
+$1"
+    pass "$3"
+}
+# assert_float_between VALUE LO HI what  (decimal strings)
+assert_float_between() {
+    awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }' ||
+        fail "$4: $1 not in [$2, $3]"
+    pass "$4 = $1 (in [$2, $3])"
+}
+
+# ---- tools -------------------------------------------------------------------------------
+
+# need_tools TOOL... : fails the test (with the list) if any is missing.
+need_tools() {
+    local missing=() t
+    for t in "$@"; do command -v "$t" >/dev/null 2>&1 || missing+=("$t"); done
+    ((${#missing[@]} == 0)) || fail "missing tools: ${missing[*]} (scripts/test.sh installs them)"
+}
+
+# Sets BUILD (absolute) from the first script argument and checks the binaries.
+e2e_init() {
+    XE_TEST=$(basename "${0%.sh}")
+    BUILD=$(cd "${1:-build}" 2>/dev/null && pwd) || fail "build dir '${1:-build}' not found"
+    [[ $(id -u) -eq 0 ]] || fail "needs root (network namespaces)"
+    local b
+    for b in xvsd xvsadm; do [[ -x $BUILD/$b ]] || fail "$BUILD/$b not built"; done
+    need_tools ip ethtool curl socat nginx "$XE_PY"
+    log "run id $XE, temp $XE_TMP"
+}
+
+in_ns() { # in_ns NS CMD...
+    local ns=$1
+    shift
+    ip netns exec "$ns" "$@"
+}
+
+# Starts CMD in NS in the background, remembers its pid (ip netns exec execs CMD, so the pid
+# is CMD's own). Output goes to LOGFILE.  bg_ns NS LOGFILE CMD...
+bg_ns() {
+    local ns=$1 out=$2
+    shift 2
+    ip netns exec "$ns" "$@" >"$out" 2>&1 &
+    XE_PIDS+=($!)
+    BG_PID=$!
+}
+
+# wait_until TIMEOUT_S CMD... : polls CMD every 0.1 s until it succeeds or time runs out.
+wait_until() {
+    local deadline=$((SECONDS + $1))
+    shift
+    while ((SECONDS < deadline)); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    "$@" >/dev/null 2>&1
+}
+
+# ---- topology ----------------------------------------------------------------------------
+
+add_ns() {
+    ip netns add "$1" || fail "ip netns add $1"
+    XE_NAMESPACES+=("$1")
+    ip -n "$1" link set lo up
+}
+
+no_offloads() { # NS IF
+    ip netns exec "$1" ethtool -K "$2" tx off tso off gso off gro off >/dev/null 2>&1 ||
+        ip netns exec "$1" ethtool -K "$2" tx off >/dev/null
+}
+
+# topo_up [RS_COUNT=2]: client, lb, switch and RS namespaces as drawn at the top.
+topo_up() {
+    local n=${1:-2} i ns
+    XE_RS_COUNT=$n
+    add_ns "$NS_CL"
+    add_ns "$NS_LB"
+    add_ns "$NS_SW"
+    ip link add cl0 netns "$NS_CL" type veth peer name lb-wan netns "$NS_LB" || fail "veth wan"
+    ip link add lb-lan netns "$NS_LB" type veth peer name sw-lb netns "$NS_SW" || fail "veth lan"
+    ip -n "$NS_SW" link add br0 type bridge
+    ip -n "$NS_SW" link set br0 up
+    ip -n "$NS_SW" link set sw-lb master br0 up
+    no_offloads "$NS_SW" sw-lb
+    for ((i = 1; i <= n; i++)); do
+        ns=$(ns_rs "$i")
+        add_ns "$ns"
+        ip link add rs0 netns "$ns" type veth peer name "sw-rs$i" netns "$NS_SW" || fail "veth rs$i"
+        ip -n "$NS_SW" link set "sw-rs$i" master br0 up
+        no_offloads "$NS_SW" "sw-rs$i"
+        ip -n "$ns" addr add "$(rs_ip "$i")/24" dev rs0
+        ip -n "$ns" link set rs0 up
+        ip -n "$ns" route add default via 10.10.2.1
+        no_offloads "$ns" rs0
+    done
+    ip -n "$NS_CL" addr add "$CLIENT_IP/24" dev cl0
+    ip -n "$NS_CL" link set cl0 up
+    ip -n "$NS_CL" route add default via 10.10.1.1
+    no_offloads "$NS_CL" cl0
+    # Short connections from one client: reuse ports quickly (bench and loops).
+    in_ns "$NS_CL" sysctl -qw net.ipv4.ip_local_port_range="10000 65000" net.ipv4.tcp_tw_reuse=1
+    ip -n "$NS_LB" link set lb-wan up
+    ip -n "$NS_LB" link set lb-lan up
+    in_ns "$NS_LB" sysctl -qw net.ipv4.ip_forward=0
+    # The lb kernel must not answer for anything (it has no addresses anyway).
+    in_ns "$NS_LB" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+    log "topology up: $NS_CL $NS_LB $NS_SW + $n RS"
+}
+
+topo_down() {
+    local ns
+    for ns in "${XE_NAMESPACES[@]}"; do ip netns del "$ns" 2>/dev/null; done
+    XE_NAMESPACES=()
+}
+
+# With net_af_packet the lb kernel still sees every frame: drop it at netdev ingress there
+# (AF_PACKET taps before the ingress hook, so xvsd still gets the frames).
+lb_kernel_drop() {
+    in_ns "$NS_LB" nft -f - <<'EOF'
+table netdev xe_drop {
+    chain wan { type filter hook ingress device "lb-wan" priority 0; policy drop; }
+    chain lan { type filter hook ingress device "lb-lan" priority 0; policy drop; }
+}
+EOF
+}
+lb_kernel_drop_off() { in_ns "$NS_LB" nft delete table netdev xe_drop 2>/dev/null; }
+
+# ---- servers on the RS -------------------------------------------------------------------
+
+# start_rs_http I : nginx on RS I :8080 answering "rsI\n" on /, a 20 MB random file on
+# /big.bin ($XE_TMP/big.bin, the same for every RS), and /upload proxied to a loopback Python
+# server that replies "<sha256> <length>" of the body it received.
+start_rs_http() {
+    local i=$1 ns dir
+    ns=$(ns_rs "$i")
+    dir=$XE_TMP/rs$i
+    mkdir -p "$dir"/tmp
+    # One random file shared by every RS, so a download compares with it whoever served it.
+    [[ -f $XE_TMP/big.bin ]] || head -c $((20 * 1024 * 1024)) /dev/urandom >"$XE_TMP/big.bin"
+    cat >"$dir/nginx.conf" <<EOF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $dir/tmp/body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
+    keepalive_requests 100000;
+    server {
+        listen $(rs_ip "$i"):8080 backlog=4096;
+        location = / { default_type text/plain; return 200 "rs$i\n"; }
+        location = /big.bin { alias $XE_TMP/big.bin; }
+        location = /upload {
+            client_max_body_size 64m;
+            proxy_request_buffering off;
+            proxy_pass http://127.0.0.1:8081;
+        }
+    }
+}
+EOF
+    bg_ns "$ns" "$dir/nginx.out" nginx -c "$dir/nginx.conf"
+    bg_ns "$ns" "$dir/upload.out" "$XE_PY" "$XE_LIB_DIR/upload_server.py" 127.0.0.1 8081
+    wait_until 10 in_ns "$ns" curl -s --max-time 1 -o /dev/null "http://$(rs_ip "$i"):8080/" ||
+        fail "nginx on rs$i did not start: $(cat "$dir/nginx.out" "$dir/error.log" 2>/dev/null)"
+}
+
+# start_rs_udp I : UDP echo on RS I :5353 that prefixes each reply with "rsI " (so a test can
+# tell which RS answered).
+start_rs_udp() {
+    local i=$1
+    bg_ns "$(ns_rs "$i")" "$XE_TMP/udp$i.out" \
+        "$XE_PY" "$XE_LIB_DIR/udp_echo.py" "$(rs_ip "$i")" 5353 "rs$i "
+}
+
+# start_rs_echo I [PORT=7000] : TCP line echo (socat) for long-lived connections.
+start_rs_echo() {
+    local i=$1 port=${2:-7000}
+    bg_ns "$(ns_rs "$i")" "$XE_TMP/echo$i.out" \
+        socat "TCP4-LISTEN:$port,bind=$(rs_ip "$i"),reuseaddr,fork" PIPE
+}
+
+# ---- xvsd --------------------------------------------------------------------------------
+
+xvsadm_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsadm" "$@"; }
+
+# write_config FILE [PMD=af_xdp] : the base config head (global, netif, worker, ip, laddrs).
+# Tests append their virtual_server blocks.  XE_PMD=af_packet selects net_af_packet.
+config_head() {
+    local pmd=${XE_PMD:-af_xdp} wan lan
+    if [[ $pmd == af_packet ]]; then
+        wan="net_af_packet0,iface=lb-wan,framecnt=4096,qdisc_bypass=1"
+        lan="net_af_packet1,iface=lb-lan,framecnt=4096,qdisc_bypass=1"
+    else
+        wan="net_af_xdp0,iface=lb-wan"
+        lan="net_af_xdp1,iface=lb-lan"
+    fi
+    cat <<EOF
+global_defs {
+    log_level info
+    control_socket $XE_SOCK
+}
+netif_defs {
+    eal_args "--no-huge -m 512 --no-pci --no-shconf --file-prefix $XE -l 0"
+    port wan0 { dev $wan }
+    port lan0 { dev $lan }
+}
+worker_defs { workers 1 }
+ip_defs {
+    address 10.10.1.1/24 dev wan0
+    address 10.10.2.1/24 dev lan0
+}
+local_address_group lips {
+    10.10.2.100-10.10.2.103 lan0
+}
+EOF
+}
+
+# vs_block PROTO VIP PORT "RS_I:PORT:WEIGHT ..." [SCHED=wrr]
+vs_block() {
+    local proto=$1 vip=$2 port=$3 rss=$4 sched=${5:-wrr} r i p w
+    echo "virtual_server $vip $port {"
+    echo "    protocol $proto"
+    echo "    lb_algo $sched"
+    echo "    lb_kind FNAT"
+    echo "    laddr_group_name lips"
+    for r in $rss; do
+        IFS=: read -r i p w <<<"$r"
+        echo "    real_server $(rs_ip "$i") $p { weight $w }"
+    done
+    echo "}"
+}
+
+# start_xvsd CONFIG : xvsd in the lb namespace, in the background; waits (30 s max) until
+# the control socket answers `xvsadm -L -n`.
+start_xvsd() {
+    local conf=$1
+    XVSD_RUNS=$((XVSD_RUNS + 1))
+    XVSD_LOG=$XE_TMP/xvsd.$XVSD_RUNS.log
+    in_ns "$NS_LB" "$BUILD/xvsd" -t -f "$conf" >"$XVSD_LOG" 2>&1 ||
+        fail "xvsd -t -f $conf refused the config: $(cat "$XVSD_LOG")"
+    ip netns exec "$NS_LB" "$BUILD/xvsd" -f "$conf" >>"$XVSD_LOG" 2>&1 &
+    XVSD_PID=$!
+    local deadline=$((SECONDS + 30))
+    while ! xvsadm_ns -L -n >/dev/null 2>&1; do
+        kill -0 "$XVSD_PID" 2>/dev/null || {
+            wait "$XVSD_PID"
+            fail "xvsd exited early (status $?); log: $(tail -n 30 "$XVSD_LOG")"
+        }
+        ((SECONDS < deadline)) || fail "xvsd socket $XE_SOCK not answering after 30 s"
+        sleep 0.2
+    done
+    log "xvsd up (pid $XVSD_PID, log $XVSD_LOG)"
+}
+
+# stop_xvsd [SIGNAL=TERM] : signals xvsd and waits (10 s max); fails if it does not exit.
+# Sets XVSD_STATUS to its exit status.
+stop_xvsd() {
+    local sig=${1:-TERM} i
+    [[ -n $XVSD_PID ]] || return 0
+    kill -"$sig" "$XVSD_PID" 2>/dev/null
+    for ((i = 0; i < 100; i++)); do
+        kill -0 "$XVSD_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$XVSD_PID" 2>/dev/null; then
+        kill -KILL "$XVSD_PID"
+        wait "$XVSD_PID" 2>/dev/null
+        XVSD_PID=""
+        fail "xvsd did not exit within 10 s of SIG$sig"
+    fi
+    wait "$XVSD_PID"
+    XVSD_STATUS=$?
+    XVSD_PID=""
+    log "xvsd stopped by SIG$sig (status $XVSD_STATUS)"
+}
+
+# ---- client traffic ----------------------------------------------------------------------
+
+# http_get URL : one short-lived request from the client namespace; prints the body.
+http_get() { in_ns "$NS_CL" curl -s --max-time 2 -H "Connection: close" "$@"; }
+
+# http_loop COUNT OUTFILE [URL] [LIMIT_S=120] : COUNT sequential short connections from the
+# client namespace, one line per request written as it completes: the body ("rs1") or
+# "ERR<curl exit code>". Bounded by COUNT and by LIMIT_S seconds overall.
+http_loop() {
+    local count=$1 out=$2 url=${3:-http://$VIP/} limit=${4:-120}
+    # shellcheck disable=SC2016
+    in_ns "$NS_CL" timeout "$limit" bash -c '
+        for ((k = 0; k < $1; k++)); do
+            body=$(curl -s --max-time 2 -H "Connection: close" "$2"); rc=$?
+            if ((rc == 0)) && [[ -n $body ]]; then echo "$body"; else echo "ERR$rc"; fi
+        done' _ "$count" "$url" >"$out"
+}
+
+count_lines() { grep -c -x -- "$1" "$2" 2>/dev/null || true; } # count_lines LINE FILE
+
+# ---- kernel peers (bench) ----------------------------------------------------------------
+
+# lb_kernel_on : gives the lb kernel the director's addresses and forwarding (for the nftables
+# and HAProxy peers; xvsd must be stopped). lb_kernel_off undoes it.
+lb_kernel_on() {
+    ip -n "$NS_LB" addr add 10.10.1.1/24 dev lb-wan
+    ip -n "$NS_LB" addr add "$VIP/32" dev lb-wan # answers ARP for the VIP; DNAT acts first
+    ip -n "$NS_LB" addr add 10.10.2.1/24 dev lb-lan
+    in_ns "$NS_LB" sysctl -qw net.ipv4.ip_forward=1
+}
+lb_kernel_off() {
+    in_ns "$NS_LB" sysctl -qw net.ipv4.ip_forward=0
+    ip -n "$NS_LB" addr flush dev lb-wan
+    ip -n "$NS_LB" addr flush dev lb-lan
+    ip -n "$NS_CL" neigh flush dev cl0
+    local i
+    for ((i = 1; i <= XE_RS_COUNT; i++)); do ip -n "$(ns_rs "$i")" neigh flush dev rs0; done
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Bulk data through a FULLNAT VIP: a 20 MB download and a 20 MB upload, both byte-identical
+# (sha256 of the RS file vs what the client got; sha256 the RS computed of what it received).
+source "$(dirname "$0")/lib.sh"
+e2e_init "${1:-build}"
+need_tools sha256sum
+
+topo_up 2
+start_rs_http 1
+start_rs_http 2
+conf=$XE_TMP/xvs.conf
+{ config_head; vs_block TCP "$VIP" 80 "1:8080:1 2:8080:1" rr; } >"$conf"
+start_xvsd "$conf"
+
+want=$(sha256sum <"$XE_TMP/big.bin" | cut -d' ' -f1)
+for k in 1 2; do # rr over two RS: both serve once
+    t0=$(date +%s.%N)
+    got=$(in_ns "$NS_CL" curl -s --max-time 60 -H "Connection: close" "http://$VIP/big.bin" |
+        sha256sum | cut -d' ' -f1)
+    t1=$(date +%s.%N)
+    log "download $k: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f s, %.1f MB/s", b - a, 20 / (b - a) }')"
+    assert_eq "$want" "$got" "sha256 of 20 MB download $k"
+done
+
+up=$XE_TMP/upload.bin
+head -c $((20 * 1024 * 1024)) /dev/urandom >"$up"
+want_up="$(sha256sum <"$up" | cut -d' ' -f1) $((20 * 1024 * 1024))"
+for k in 1 2; do
+    reply=$(in_ns "$NS_CL" curl -s --max-time 60 -H "Connection: close" -H "Expect:" \
+        --data-binary @"$up" "http://$VIP/upload")
+    assert_eq "$want_up" "$reply" "sha256 and length the RS received for 20 MB upload $k"
+done
+
+stats=$(xvsadm_ns -L -n --stats --exact)
+echo "$stats" >&2
+in_bytes=$(awk -v k="$VIP:80" '$1 == "TCP" && $2 == k { print $5 }' <<<"$stats")
+out_bytes=$(awk -v k="$VIP:80" '$1 == "TCP" && $2 == k { print $6 }' <<<"$stats")
+assert_ge "${in_bytes:-0}" $((40 * 1024 * 1024)) "service InBytes (2 uploads)"
+assert_ge "${out_bytes:-0}" $((40 * 1024 * 1024)) "service OutBytes (2 downloads)"

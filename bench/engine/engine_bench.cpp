@@ -3,7 +3,9 @@
 // same run. Both sides pay the same per-packet harness cost (mbuf alloc, 64-byte template copy,
 // address patch, TX burst), so the ratio isolates xvs's work.
 //
-//   bench_engine [--quick]     (--quick: smaller tables and fewer packets, for smoke runs)
+//   bench_engine [--quick] [--huge]
+//     --quick  smaller tables and fewer packets, for smoke runs
+//     --huge   EAL on hugepages (--in-memory); bench/engine/run.sh reserves them
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -236,13 +238,30 @@ uint64_t open_flows(Env& env, Lb& lb, const std::vector<FlowSrc>& flows, uint8_t
 }  // namespace
 
 int main(int argc, char** argv) {
-    const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
-    const uint64_t packets = quick ? 2'000'000 : 20'000'000;
-    const size_t big = quick ? 100'000 : 1'000'000;
+    bool quick = false, huge = false, tiny = false;  // --tiny: for callgrind instruction counts
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--quick") quick = true;
+        else if (a == "--huge") huge = true;
+        else if (a == "--tiny") tiny = true;
+        else {
+            std::fprintf(stderr, "usage: bench_engine [--quick|--tiny] [--huge]\n");
+            return 2;
+        }
+    }
+    const uint64_t packets = tiny ? 64'000 : quick ? 2'000'000 : 20'000'000;
+    const size_t big = tiny ? 20'000 : quick ? 100'000 : 1'000'000;
 
-    auto r = port::eal_start({"--no-huge", "-m", quick ? "1024" : "3072", "--no-pci", "--no-shconf",
-                              "-l", "1", "--file-prefix", "xvs-bench-" + std::to_string(getpid()),
-                              "--log-level", "lib.eal:error", "--no-telemetry"});
+    std::vector<std::string> eal = {"-m", quick ? "1024" : "2560", "--no-pci", "-l", "1",
+                                    "--file-prefix", "xvs-bench-" + std::to_string(getpid()),
+                                    "--log-level", "lib.eal:error", "--no-telemetry"};
+    if (huge) {
+        eal.push_back("--in-memory");
+    } else {
+        eal.push_back("--no-huge");
+        eal.push_back("--no-shconf");
+    }
+    auto r = port::eal_start(eal);
     if (!r) {
         std::fprintf(stderr, "%s\n", r.error().c_str());
         return 1;
@@ -263,8 +282,8 @@ int main(int argc, char** argv) {
     env.wan = *wan;
     env.lan = *lan;
 
-    std::printf("xvs bench/engine: one worker on lcore 1, bursts of %u, 64-byte frames, %llu packets per row\n",
-                kBurst, (unsigned long long)packets);
+    std::printf("xvs bench/engine: one worker on lcore 1, bursts of %u, 64-byte frames, %llu packets per row, %s\n",
+                kBurst, (unsigned long long)packets, huge ? "hugepages" : "4 KiB pages (--no-huge)");
     std::printf("%-34s %9s %8s %8s %8s %8s %8s\n", "scenario", "conns", "Mpps", "ns/pkt", "+ns",
                 "ratio", "B/conn");
 

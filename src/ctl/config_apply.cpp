@@ -1,0 +1,180 @@
+// Config -> Director, as a diff. Order matters: removals first (so an address can move from
+// one role to another in one reload), then additions and edits, then one commit.
+#include "ctl/config_apply.h"
+
+#include <algorithm>
+#include <set>
+
+namespace xvs::ctl {
+
+namespace {
+
+std::string where(const SourceLoc& loc) { return loc.file + ":" + std::to_string(loc.line) + ": "; }
+
+uint8_t proto_num(Proto p) { return p == Proto::Tcp ? 6 : 17; }
+
+std::string svc_name(const lb::ServiceKey& k) {
+    return std::string(k.proto == 6 ? "TCP " : "UDP ") + net::to_string(net::Ipv4{k.vip}) + ":" +
+           std::to_string(net::ntoh16(k.port));
+}
+
+}  // namespace
+
+Result<void> config_supported(const Config& cfg) {
+    std::string errors;
+    if (cfg.worker.workers != 1) {
+        errors += "worker_defs: workers " + std::to_string(cfg.worker.workers) +
+                  ": only 1 worker is supported yet (FULLNAT return traffic needs flow steering "
+                  "by local port to run several)\n";
+    }
+    for (const auto& vs : cfg.virtual_servers) {
+        if (vs.fwd != FwdMethod::FullNat) {
+            errors += where(vs.loc) + "lb_kind " + std::string(to_string(vs.fwd)) +
+                      " is not supported yet (only FNAT)\n";
+        }
+        if (vs.laddr_group.empty()) {
+            errors += where(vs.loc) + "FNAT virtual server needs laddr_group_name\n";
+        }
+    }
+    if (!errors.empty()) {
+        errors.pop_back();
+        return make_error(errors);
+    }
+    return {};
+}
+
+Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
+    if (auto r = config_supported(cfg); !r) return make_error(r.error());
+    ApplyReport rep;
+    auto fail = [](const SourceLoc& loc, const std::string& what, const std::string& err) {
+        return make_error(where(loc) + what + ": " + err);
+    };
+
+    // --- services: remove those gone from the config.
+    std::set<std::tuple<uint8_t, uint32_t, uint16_t>> wanted;
+    for (const auto& vs : cfg.virtual_servers)
+        wanted.insert({proto_num(vs.proto), vs.vip.be, net::hton16(vs.port)});
+    std::vector<lb::ServiceKey> gone;
+    for (const auto& s : d.services())
+        if (!wanted.count({s->key.proto, s->key.vip, s->key.port})) gone.push_back(s->key);
+    for (const auto& k : gone) {
+        (void)d.service_del(k);
+        rep.changes.push_back("removed service " + svc_name(k));
+    }
+
+    // --- addresses and routes.
+    for (const auto& a : std::vector<lb::AddressEntry>(d.addresses())) {
+        bool keep = std::any_of(cfg.ip.addresses.begin(), cfg.ip.addresses.end(), [&](const auto& c) {
+            return c.addr == a.addr && c.prefix.len == a.prefix_len && c.port == a.port;
+        });
+        if (!keep) {
+            (void)d.address_del(a.addr);
+            rep.changes.push_back("removed address " + net::to_string(a.addr));
+        }
+    }
+    for (const auto& r : std::vector<lb::RouteSpec>(d.routes())) {
+        if (r.connected) continue;
+        bool keep = std::any_of(cfg.ip.routes.begin(), cfg.ip.routes.end(), [&](const auto& c) {
+            return c.prefix == r.prefix && c.gateway == r.gateway && c.port == r.port;
+        });
+        if (!keep) {
+            (void)d.route_del(r.prefix);
+            rep.changes.push_back("removed route " + net::to_string(r.prefix));
+        }
+    }
+    for (const auto& a : cfg.ip.addresses) {
+        bool have = std::any_of(d.addresses().begin(), d.addresses().end(),
+                                [&](const auto& x) { return x.addr == a.addr; });
+        if (have) continue;
+        if (auto r = d.address_add(a.addr, a.prefix.len, a.port); !r)
+            return fail(a.loc, "address " + net::to_string(a.addr), r.error());
+        rep.changes.push_back("added address " + net::to_string(a.addr) + "/" +
+                              std::to_string(a.prefix.len) + " dev " + a.port);
+    }
+    for (const auto& rt : cfg.ip.routes) {
+        bool have = std::any_of(d.routes().begin(), d.routes().end(),
+                                [&](const auto& x) { return x.prefix == rt.prefix; });
+        if (have) continue;
+        if (auto r = d.route_add(rt.prefix, rt.gateway, rt.port); !r)
+            return fail(rt.loc, "route " + net::to_string(rt.prefix), r.error());
+        rep.changes.push_back("added route " + net::to_string(rt.prefix));
+    }
+
+    // --- services: add or edit, then their dests and local addresses.
+    for (const auto& vs : cfg.virtual_servers) {
+        lb::ServiceSpec spec;
+        spec.proto = proto_num(vs.proto);
+        spec.vip = vs.vip;
+        spec.port = vs.port;
+        spec.sched = vs.sched;
+        spec.fwd = lb::FwdMode::FullNat;
+        const lb::ServiceKey key = lb::make_service_key(spec.proto, spec.vip, spec.port);
+        auto svc = d.service_find(key);
+        if (!svc) {
+            if (auto r = d.service_add(spec); !r) return fail(vs.loc, "virtual_server", r.error());
+            rep.changes.push_back("added service " + svc_name(key));
+            svc = d.service_find(key);
+        } else if (svc->sched_name != spec.sched) {
+            if (auto r = d.service_edit(spec); !r) return fail(vs.loc, "virtual_server", r.error());
+            rep.changes.push_back("service " + svc_name(key) + " scheduler " + spec.sched);
+        }
+
+        // Dests: remove, then add or reweight.
+        std::vector<std::pair<net::Ipv4, uint16_t>> drop;
+        for (const auto& dest : svc->dests) {
+            bool keep = std::any_of(vs.real_servers.begin(), vs.real_servers.end(), [&](const auto& rs) {
+                return rs.addr == dest->addr && rs.port == dest->port;
+            });
+            if (!keep) drop.push_back({dest->addr, dest->port});
+        }
+        for (const auto& [addr, port] : drop) {
+            (void)d.dest_del(key, addr, port);
+            rep.changes.push_back("removed real server " + net::to_string(addr) + ":" +
+                                  std::to_string(port) + " from " + svc_name(key));
+        }
+        for (const auto& rs : vs.real_servers) {
+            lb::DestSpec ds;
+            ds.addr = rs.addr;
+            ds.port = rs.port;
+            ds.weight = static_cast<int32_t>(rs.weight);
+            ds.upper_threshold = rs.upper_threshold;
+            ds.lower_threshold = rs.lower_threshold;
+            auto it = std::find_if(svc->dests.begin(), svc->dests.end(), [&](const auto& x) {
+                return x->addr == rs.addr && x->port == rs.port;
+            });
+            if (it == svc->dests.end()) {
+                if (auto r = d.dest_add(key, ds); !r) return fail(rs.loc, "real_server", r.error());
+                rep.changes.push_back("added real server " + net::to_string(rs.addr) + ":" +
+                                      std::to_string(rs.port) + " to " + svc_name(key));
+            } else if ((*it)->weight != ds.weight || (*it)->upper_threshold != ds.upper_threshold ||
+                       (*it)->lower_threshold != ds.lower_threshold) {
+                if (auto r = d.dest_edit(key, ds); !r) return fail(rs.loc, "real_server", r.error());
+                rep.changes.push_back("real server " + net::to_string(rs.addr) + ":" +
+                                      std::to_string(rs.port) + " weight " + std::to_string(rs.weight));
+            }
+        }
+
+        // Local addresses of the service's group.
+        const LocalAddressGroup* group = cfg.find_laddr_group(vs.laddr_group);
+        if (!group) return fail(vs.loc, "laddr_group_name", "unknown local_address_group '" + vs.laddr_group + "'");
+        std::vector<net::Ipv4> stale;
+        for (const auto& l : svc->laddrs) {
+            bool keep = std::any_of(group->addrs.begin(), group->addrs.end(),
+                                    [&](const auto& g) { return g.addr == l->addr && g.port == l->port_name; });
+            if (!keep) stale.push_back(l->addr);
+        }
+        for (auto a : stale) (void)d.laddr_del(key, a);
+        for (const auto& g : group->addrs) {
+            bool have = std::any_of(svc->laddrs.begin(), svc->laddrs.end(),
+                                    [&](const auto& l) { return l->addr == g.addr; });
+            if (have) continue;
+            if (auto r = d.laddr_add(key, g.addr, g.port); !r)
+                return fail(group->loc, "local_address_group " + group->name, r.error());
+        }
+    }
+    d.timeouts_set(cfg.ipvs.timeouts);
+    d.commit();
+    return rep;
+}
+
+}  // namespace xvs::ctl

@@ -1,0 +1,538 @@
+// Control request handling. Errors carry ipvsadm's texts; anything malformed is
+// "Invalid argument" with a detail after a colon so a person can see what was wrong.
+#include "ctl/controller.h"
+
+#include <cstdio>
+
+#include "lb/laddr.h"
+#include "lb/service.h"
+#include "port/ethdev.h"
+#include "stack/counters.h"
+
+namespace xvs::ctl {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+json ok() { return json{{"ok", true}}; }
+json err(const std::string& text) { return json{{"ok", false}, {"error", text}}; }
+
+struct BadRequest {
+    std::string what;
+};
+
+const json& field(const json& obj, const char* name) {
+    if (!obj.is_object() || !obj.contains(name)) throw BadRequest{std::string("missing '") + name + "'"};
+    return obj.at(name);
+}
+
+std::string get_str(const json& obj, const char* name) {
+    const json& v = field(obj, name);
+    if (!v.is_string()) throw BadRequest{std::string("'") + name + "' must be a string"};
+    return v.get<std::string>();
+}
+
+uint64_t get_uint(const json& obj, const char* name, uint64_t max) {
+    const json& v = field(obj, name);
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+        throw BadRequest{std::string("'") + name + "' must be a non-negative integer"};
+    uint64_t x = v.get<uint64_t>();
+    if (x > max) throw BadRequest{std::string("'") + name + "' out of range"};
+    return x;
+}
+
+uint64_t opt_uint(const json& obj, const char* name, uint64_t max, uint64_t dflt) {
+    return obj.is_object() && obj.contains(name) && !obj.at(name).is_null() ? get_uint(obj, name, max) : dflt;
+}
+
+net::Ipv4 get_ip(const json& obj, const char* name) {
+    auto a = net::parse_ipv4(get_str(obj, name));
+    if (!a) throw BadRequest{std::string("'") + name + "' is not an IPv4 address"};
+    return *a;
+}
+
+uint8_t get_proto(const json& obj) {
+    std::string p = get_str(obj, "proto");
+    if (p == "tcp") return 6;
+    if (p == "udp") return 17;
+    throw BadRequest{"'proto' must be tcp or udp"};
+}
+
+struct UnsupportedFwmark {};
+
+lb::ServiceKey get_service_key(const json& obj) {
+    if (obj.is_object() && obj.contains("fwmark")) throw UnsupportedFwmark{};
+    return lb::make_service_key(get_proto(obj), get_ip(obj, "vip"),
+                                static_cast<uint16_t>(get_uint(obj, "port", 65535)));
+}
+
+std::string ip_port(uint32_t addr_be, uint16_t port_be) {
+    return net::to_string(net::Ipv4{addr_be}) + ":" + std::to_string(net::ntoh16(port_be));
+}
+
+std::string mac_string(const net::MacAddr& m) {
+    char buf[18];
+    std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", m.b[0], m.b[1], m.b[2], m.b[3],
+                  m.b[4], m.b[5]);
+    return buf;
+}
+
+const char* fwd_string(lb::FwdMode m) {
+    switch (m) {
+        case lb::FwdMode::FullNat: return "fullnat";
+        case lb::FwdMode::Nat: return "masq";
+        case lb::FwdMode::Dr: return "dr";
+        case lb::FwdMode::Tun: return "tunnel";
+        case lb::FwdMode::Snat: return "snat";
+    }
+    return "fullnat";
+}
+
+lb::FwdMode parse_fwd(const std::string& s) {
+    if (s == "fullnat") return lb::FwdMode::FullNat;
+    if (s == "masq") return lb::FwdMode::Nat;
+    if (s == "dr") return lb::FwdMode::Dr;
+    if (s == "tunnel") return lb::FwdMode::Tun;
+    if (s == "snat") return lb::FwdMode::Snat;
+    throw BadRequest{"unknown 'fwd' " + s};
+}
+
+// Features the protocol carries but the data plane does not do yet: refused, never ignored.
+std::optional<std::string> unsupported_service_attrs(const json& s) {
+    if (opt_uint(s, "persistent", 2678400, 0) != 0) return "Persistence is not supported yet";
+    if (s.contains("synproxy") && s.at("synproxy").is_boolean() && s.at("synproxy").get<bool>())
+        return "SYN proxy is not supported yet";
+    if (s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>())
+        return "TOA is not supported yet";
+    if (s.contains("proxy_protocol") && s.at("proxy_protocol").is_string() &&
+        s.at("proxy_protocol").get<std::string>() != "off")
+        return "PROXY protocol is not supported yet";
+    if (s.contains("ops") && s.at("ops").is_boolean() && s.at("ops").get<bool>())
+        return "One-packet scheduling is not supported yet";
+    return std::nullopt;
+}
+
+lb::ServiceSpec service_spec(const json& s) {
+    lb::ServiceSpec spec;
+    spec.proto = get_proto(s);
+    spec.vip = get_ip(s, "vip");
+    spec.port = static_cast<uint16_t>(get_uint(s, "port", 65535));
+    spec.sched = s.contains("sched") ? get_str(s, "sched") : "wlc";
+    spec.fwd = lb::FwdMode::FullNat;
+    return spec;
+}
+
+lb::DestSpec dest_spec(const json& d) {
+    lb::DestSpec spec;
+    spec.addr = get_ip(d, "addr");
+    spec.port = static_cast<uint16_t>(get_uint(d, "port", 65535));
+    spec.weight = static_cast<int32_t>(opt_uint(d, "weight", 65535, 1));
+    spec.fwd = d.contains("fwd") ? parse_fwd(get_str(d, "fwd")) : lb::FwdMode::FullNat;
+    spec.upper_threshold = static_cast<uint32_t>(opt_uint(d, "u_threshold", UINT32_MAX, 0));
+    spec.lower_threshold = static_cast<uint32_t>(opt_uint(d, "l_threshold", UINT32_MAX, 0));
+    return spec;
+}
+
+std::string_view neigh_state_name(stack::NeighState s) {
+    switch (s) {
+        case stack::NeighState::Incomplete: return "INCOMPLETE";
+        case stack::NeighState::Reachable: return "REACHABLE";
+        case stack::NeighState::Stale: return "STALE";
+        case stack::NeighState::Failed: return "FAILED";
+        case stack::NeighState::Static: return "PERMANENT";
+        default: return "NONE";
+    }
+}
+
+}  // namespace
+
+Controller::Controller(lb::Director& director, std::vector<lb::Worker*> workers,
+                       std::vector<PortInfoForCtl> ports, std::function<Result<void>()> reload)
+    : director_(director), workers_(std::move(workers)), ports_(std::move(ports)),
+      reload_(std::move(reload)) {}
+
+Controller::Totals Controller::service_totals(const lb::Service& s) const {
+    Totals t;
+    for (const auto& w : s.workers) {
+        t.conns += w.conns;
+        t.inpkts += w.inpkts;
+        t.outpkts += w.outpkts;
+        t.inbytes += w.inbytes;
+        t.outbytes += w.outbytes;
+    }
+    return t;
+}
+
+Controller::Totals Controller::dest_totals(const lb::Dest& d) const {
+    Totals t;
+    for (const auto& w : d.stats) {
+        t.conns += w.conns;
+        t.inpkts += w.inpkts;
+        t.outpkts += w.outpkts;
+        t.inbytes += w.inbytes;
+        t.outbytes += w.outbytes;
+    }
+    return t;
+}
+
+json Controller::stats_json(const void* obj, const Totals& raw) const {
+    Totals base{};
+    if (auto it = zero_base_.find(obj); it != zero_base_.end()) base = it->second;
+    Estimate est{};
+    if (auto it = estimates_.find(obj); it != estimates_.end()) est = it->second;
+    return json{{"conns", raw.conns - base.conns},
+                {"inpkts", raw.inpkts - base.inpkts},
+                {"outpkts", raw.outpkts - base.outpkts},
+                {"inbytes", raw.inbytes - base.inbytes},
+                {"outbytes", raw.outbytes - base.outbytes},
+                {"cps", uint64_t(est.cps + 0.5)},
+                {"inpps", uint64_t(est.inpps + 0.5)},
+                {"outpps", uint64_t(est.outpps + 0.5)},
+                {"inbps", uint64_t(est.inbps + 0.5)},
+                {"outbps", uint64_t(est.outbps + 0.5)}};
+}
+
+json Controller::service_json(const lb::Service& s) const {
+    json j{{"proto", s.key.proto == 6 ? "tcp" : "udp"},
+           {"vip", net::to_string(net::Ipv4{s.key.vip})},
+           {"port", net::ntoh16(s.key.port)},
+           {"sched", s.sched_name},
+           {"persistent", 0},
+           {"netmask", "255.255.255.255"},
+           {"sched_flags", json::array()},
+           {"ops", false},
+           {"pe", ""},
+           {"synproxy", false},
+           {"toa", false},
+           {"proxy_protocol", "off"},
+           {"stats", stats_json(&s, service_totals(s))}};
+    json laddrs = json::array();
+    for (const auto& l : s.laddrs) laddrs.push_back({{"addr", net::to_string(l->addr)}, {"ifname", l->port_name}});
+    j["laddrs"] = laddrs;
+    json dests = json::array();
+    for (const auto& d : s.dests) {
+        dests.push_back({{"addr", net::to_string(d->addr)},
+                         {"port", d->port},
+                         {"fwd", fwd_string(d->fwd)},
+                         {"weight", d->weight.load()},
+                         {"u_threshold", d->upper_threshold},
+                         {"l_threshold", d->lower_threshold},
+                         {"tun_type", ""},
+                         {"tun_port", 0},
+                         {"active", d->sum_active()},
+                         {"inactive", d->sum_inactive()},
+                         {"persistconns", 0},
+                         {"stats", stats_json(d.get(), dest_totals(*d))}});
+    }
+    j["dests"] = dests;
+    return j;
+}
+
+void Controller::estimate_rates(std::chrono::steady_clock::time_point now) {
+    double dt = std::chrono::duration<double>(now - last_estimate_).count();
+    const bool first = last_estimate_.time_since_epoch().count() == 0;
+    last_estimate_ = now;
+    std::unordered_map<const void*, Estimate> next;
+    auto update = [&](const void* obj, const Totals& cur) {
+        Estimate e = estimates_.count(obj) ? estimates_[obj] : Estimate{};
+        if (e.primed && !first && dt > 0) {
+            // Kernel-like smoothing: move a quarter of the way toward the last interval's rate.
+            auto ewma = [&](double& avg, uint64_t a, uint64_t b) {
+                double rate = double(a - b) / dt;
+                avg += (rate - avg) / 4;
+            };
+            ewma(e.cps, cur.conns, e.last.conns);
+            ewma(e.inpps, cur.inpkts, e.last.inpkts);
+            ewma(e.outpps, cur.outpkts, e.last.outpkts);
+            ewma(e.inbps, cur.inbytes, e.last.inbytes);
+            ewma(e.outbps, cur.outbytes, e.last.outbytes);
+        }
+        e.last = cur;
+        e.primed = true;
+        next[obj] = e;
+    };
+    for (const auto& s : director_.services()) {
+        update(s.get(), service_totals(*s));
+        for (const auto& d : s->dests) update(d.get(), dest_totals(*d));
+    }
+    estimates_ = std::move(next);
+}
+
+json Controller::cmd_list(const json& req) {
+    json services = json::array();
+    if (req.contains("service") && !req.at("service").is_null()) {
+        auto svc = director_.service_find(get_service_key(req.at("service")));
+        if (!svc) return err("No such service");
+        services.push_back(service_json(*svc));
+    } else {
+        for (const auto& s : director_.services()) services.push_back(service_json(*s));
+    }
+    json r = ok();
+    r["services"] = services;
+    return r;
+}
+
+json Controller::cmd_zero(const json& req) {
+    auto zero_one = [&](const lb::Service& s) {
+        zero_base_[&s] = service_totals(s);
+        for (const auto& d : s.dests) zero_base_[d.get()] = dest_totals(*d);
+    };
+    if (req.contains("service") && !req.at("service").is_null()) {
+        auto svc = director_.service_find(get_service_key(req.at("service")));
+        if (!svc) return err("No such service");
+        zero_one(*svc);
+    } else {
+        for (const auto& s : director_.services()) zero_one(*s);
+    }
+    return ok();
+}
+
+json Controller::cmd_conns(const json& req, bool filtered) {
+    std::string f_proto, f_client, f_vip, f_dest, f_state;
+    uint64_t limit = UINT64_MAX;
+    if (filtered) {
+        if (req.contains("proto")) f_proto = get_str(req, "proto");
+        if (req.contains("client")) f_client = get_str(req, "client");
+        if (req.contains("vip")) f_vip = get_str(req, "vip");
+        if (req.contains("dest")) f_dest = get_str(req, "dest");
+        if (req.contains("state")) f_state = get_str(req, "state");
+        limit = opt_uint(req, "limit", UINT64_MAX, UINT64_MAX);
+    }
+    // "10.0.0.1" matches the address with any port; "10.0.0.1:80" matches exactly.
+    auto match = [](const std::string& filter, const std::string& ep) {
+        if (filter.empty()) return true;
+        if (filter.find(':') != std::string::npos) return filter == ep;
+        return ep.compare(0, ep.find(':'), filter) == 0 && ep.find(':') == filter.size();
+    };
+    json conns = json::array();
+    for (lb::Worker* w : workers_) {
+        const uint64_t now = w->now_ms();
+        w->conns().for_each([&](const lb::Conn& c) {
+            if (conns.size() >= limit) return;
+            lb::Conn copy = c;  // racy snapshot of a live entry: copy before reading
+            if (copy.proto == 0) return;
+            std::string proto = copy.proto == 6 ? "tcp" : "udp";
+            std::string state = copy.proto == 6 ? std::string(lb::tcp_state_name(copy.state)) : "UDP";
+            std::string client = ip_port(copy.caddr, copy.cport);
+            std::string vip = ip_port(copy.vaddr, copy.vport);
+            std::string dest = ip_port(copy.daddr, copy.dport);
+            if (!f_proto.empty() && f_proto != proto) return;
+            if (!f_state.empty() && f_state != state) return;
+            if (!match(f_client, client) || !match(f_vip, vip) || !match(f_dest, dest)) return;
+            uint64_t left = copy.expires_ms > now ? (copy.expires_ms - now + 999) / 1000 : 0;
+            conns.push_back({{"proto", proto},
+                             {"expire_seconds", left},
+                             {"state", state},
+                             {"client", client},
+                             {"vip", vip},
+                             {"dest", dest},
+                             {"lip", ip_port(copy.laddr_ip, copy.lport)}});
+        });
+    }
+    json r = ok();
+    r["conns"] = conns;
+    return r;
+}
+
+json Controller::handle(const json& req) {
+    try {
+        if (!req.is_object()) return err("Invalid argument: request must be a JSON object");
+        const std::string cmd = get_str(req, "cmd");
+        auto commit_ok = [&](const Result<void>& r) {
+            if (!r) return err(r.error());
+            director_.commit();
+            return ok();
+        };
+        if (cmd == "version") return json{{"ok", true}, {"version", std::string("xvsd ") + kVersion}};
+        if (cmd == "list") return cmd_list(req);
+        if (cmd == "zero") return cmd_zero(req);
+        if (cmd == "conns") return cmd_conns(req, false);
+        if (cmd == "conn_show") return cmd_conns(req, true);
+        if (cmd == "add_service" || cmd == "edit_service") {
+            const json& s = field(req, "service");
+            if (s.contains("fwmark")) throw UnsupportedFwmark{};
+            if (auto why = unsupported_service_attrs(s)) return err(*why);
+            lb::ServiceSpec spec = service_spec(s);
+            return commit_ok(cmd == "add_service" ? director_.service_add(spec) : director_.service_edit(spec));
+        }
+        if (cmd == "del_service") return commit_ok(director_.service_del(get_service_key(field(req, "service"))));
+        if (cmd == "clear") {
+            director_.services_clear();
+            director_.commit();
+            return ok();
+        }
+        if (cmd == "add_dest" || cmd == "edit_dest") {
+            lb::ServiceKey key = get_service_key(field(req, "service"));
+            lb::DestSpec spec = dest_spec(field(req, "dest"));
+            return commit_ok(cmd == "add_dest" ? director_.dest_add(key, spec) : director_.dest_edit(key, spec));
+        }
+        if (cmd == "del_dest") {
+            lb::ServiceKey key = get_service_key(field(req, "service"));
+            const json& d = field(req, "dest");
+            return commit_ok(director_.dest_del(key, get_ip(d, "addr"),
+                                                static_cast<uint16_t>(get_uint(d, "port", 65535))));
+        }
+        if (cmd == "set_timeout") {
+            lb::Timeouts t = director_.timeouts();
+            auto set = [&](const char* name, lb::TcpState st) {
+                uint64_t v = opt_uint(req, name, 2678400, 0);
+                if (v) t.tcp[size_t(st)] = uint32_t(v);
+            };
+            set("tcp", lb::TcpState::Established);
+            set("tcpfin", lb::TcpState::FinWait);
+            if (uint64_t v = opt_uint(req, "udp", 2678400, 0)) t.udp = uint32_t(v);
+            director_.timeouts_set(t);
+            director_.commit();
+            return ok();
+        }
+        if (cmd == "get_timeout") {
+            const auto& t = director_.timeouts();
+            return json{{"ok", true},
+                        {"tcp", t.of(lb::TcpState::Established)},
+                        {"tcpfin", t.of(lb::TcpState::FinWait)},
+                        {"udp", t.udp}};
+        }
+        if (cmd == "add_laddr" || cmd == "del_laddr") {
+            lb::ServiceKey key = get_service_key(field(req, "service"));
+            net::Ipv4 lip = get_ip(req, "laddr");
+            if (cmd == "del_laddr") {
+                auto r = director_.laddr_del(key, lip);
+                return commit_ok(r);
+            }
+            std::string ifname = get_str(req, "ifname");
+            bool known = std::any_of(ports_.begin(), ports_.end(), [&](const auto& p) { return p.name == ifname; });
+            if (!known) return err("No such device");
+            return commit_ok(director_.laddr_add(key, lip, ifname));
+        }
+        if (cmd == "get_laddr") {
+            auto svc = director_.service_find(get_service_key(field(req, "service")));
+            if (!svc) return err("No such service");
+            json laddrs = json::array();
+            for (const auto& l : svc->laddrs) {
+                laddrs.push_back({{"addr", net::to_string(l->addr)}, {"ifname", l->port_name},
+                                  {"conflicts", 0}, {"conns", l->sum_refs()}});
+            }
+            return json{{"ok", true}, {"laddrs", laddrs}};
+        }
+        if (cmd == "reload") {
+            if (!reload_) return err("Operation not supported");
+            auto r = reload_();
+            return r ? ok() : err(r.error());
+        }
+        // xvsctl
+        if (cmd == "link_show") {
+            json links = json::array();
+            for (const auto& p : ports_) {
+                port::PortStats st = p.has_stats ? port::port_stats(p.port_id) : port::PortStats{};
+                links.push_back({{"name", p.name}, {"dev", p.dev}, {"mac", mac_string(p.mac)},
+                                 {"mtu", p.mtu}, {"port_id", p.port_id},
+                                 {"stats", {{"ipackets", st.ipackets}, {"opackets", st.opackets},
+                                            {"ibytes", st.ibytes}, {"obytes", st.obytes},
+                                            {"imissed", st.imissed}, {"ierrors", st.ierrors},
+                                            {"oerrors", st.oerrors}, {"rx_nombuf", st.rx_nombuf}}}});
+            }
+            return json{{"ok", true}, {"links", links}};
+        }
+        if (cmd == "addr_show") {
+            json addrs = json::array();
+            for (const auto& a : director_.addresses())
+                addrs.push_back({{"addr", net::to_string(a.addr)}, {"prefix_len", a.prefix_len},
+                                 {"ifname", a.port}, {"kind", "director"}});
+            const lb::Snapshot* snap = director_.snapshot();
+            snap->stack.addrs.for_each([&](const stack::AddrKey& k, const stack::OwnAddr& o) {
+                if (o.kind == stack::AddrKind::Director) return;
+                addrs.push_back({{"addr", net::to_string(net::Ipv4{k.be})}, {"prefix_len", 32},
+                                 {"ifname", snap->stack.ports[o.port].name},
+                                 {"kind", o.kind == stack::AddrKind::Vip ? "vip" : "lip"}});
+            });
+            return json{{"ok", true}, {"addrs", addrs}};
+        }
+        if (cmd == "addr_add") {
+            std::string ifname = get_str(req, "ifname");
+            bool known = std::any_of(ports_.begin(), ports_.end(), [&](const auto& p) { return p.name == ifname; });
+            if (!known) return err("No such device");
+            net::Ipv4 a = get_ip(req, "addr");
+            for (const auto& x : director_.addresses())
+                if (x.addr == a) return err("File exists");
+            return commit_ok(director_.address_add(a, uint8_t(get_uint(req, "prefix_len", 32)), ifname));
+        }
+        if (cmd == "addr_del") {
+            net::Ipv4 a = get_ip(req, "addr");
+            bool have = std::any_of(director_.addresses().begin(), director_.addresses().end(),
+                                    [&](const auto& x) { return x.addr == a; });
+            if (!have) return err("No such address");
+            return commit_ok(director_.address_del(a));
+        }
+        if (cmd == "route_show") {
+            json routes = json::array();
+            for (const auto& r : director_.routes()) {
+                routes.push_back({{"prefix", net::to_string(r.prefix)},
+                                  {"gateway", r.gateway ? json(net::to_string(*r.gateway)) : json(nullptr)},
+                                  {"ifname", r.port}, {"connected", r.connected}});
+            }
+            return json{{"ok", true}, {"routes", routes}};
+        }
+        if (cmd == "route_add" || cmd == "route_del") {
+            auto prefix = net::parse_ipv4_prefix(get_str(req, "prefix"));
+            if (!prefix) throw BadRequest{"'prefix' is not an IPv4 prefix"};
+            if (cmd == "route_del") {
+                bool have = std::any_of(director_.routes().begin(), director_.routes().end(),
+                                        [&](const auto& r) { return r.prefix == *prefix; });
+                if (!have) return err("No such route");
+                return commit_ok(director_.route_del(*prefix));
+            }
+            std::string ifname = get_str(req, "ifname");
+            bool known = std::any_of(ports_.begin(), ports_.end(), [&](const auto& p) { return p.name == ifname; });
+            if (!known) return err("No such device");
+            for (const auto& r : director_.routes())
+                if (r.prefix == *prefix) return err("File exists");
+            std::optional<net::Ipv4> gw;
+            if (req.contains("gateway") && !req.at("gateway").is_null()) gw = get_ip(req, "gateway");
+            return commit_ok(director_.route_add(*prefix, gw, ifname));
+        }
+        if (cmd == "neigh_show") {
+            json out = json::array();
+            for (lb::Worker* w : workers_) {
+                w->neighbours().for_each([&](const stack::NeighEntry& e) {
+                    stack::NeighEntry copy = e;
+                    if (copy.state == stack::NeighState::Empty) return;
+                    out.push_back({{"addr", net::to_string(net::Ipv4{copy.addr})},
+                                   {"mac", mac_string(copy.mac)},
+                                   {"ifname", copy.port < ports_.size() ? ports_[copy.port].name : "?"},
+                                   {"state", neigh_state_name(copy.state)},
+                                   {"worker", w->id()}});
+                });
+            }
+            return json{{"ok", true}, {"neighbours", out}};
+        }
+        if (cmd == "stats") {
+            json counters = json::array();
+            for (size_t c = 0; c < stack::kCounterCount; ++c) {
+                uint64_t v = 0;
+                for (lb::Worker* w : workers_) v += w->counters().v[c];
+                counters.push_back({{"name", stack::kCounterInfo[c].name}, {"value", v},
+                                    {"drop", stack::kCounterInfo[c].is_drop},
+                                    {"description", stack::kCounterInfo[c].description}});
+            }
+            return json{{"ok", true}, {"workers", workers_.size()}, {"counters", counters}};
+        }
+        return err("Unknown command");
+    } catch (const BadRequest& e) {
+        return err("Invalid argument: " + e.what);
+    } catch (const UnsupportedFwmark&) {
+        return err("Operation not supported: fwmark services are not supported yet");
+    } catch (const std::exception& e) {
+        return err(std::string("Invalid argument: ") + e.what());
+    }
+}
+
+std::string Controller::handle_line(const std::string& line) {
+    json req = json::parse(line, nullptr, false);
+    if (req.is_discarded()) return err("Invalid argument: request is not valid JSON").dump();
+    return handle(req).dump();
+}
+
+}  // namespace xvs::ctl

@@ -1,0 +1,70 @@
+// The control socket's request handler (docs/control-protocol.md): turns JSON requests into
+// Director calls and reads statistics, connections and neighbours from the workers. Runs on
+// the control thread only; reads of worker-owned data are racy snapshots for display.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "lb/director.h"
+#include "lb/worker.h"
+
+namespace xvs::ctl {
+
+struct PortInfoForCtl {
+    std::string name;
+    std::string dev;
+    uint16_t port_id = 0;
+    uint16_t mtu = 1500;
+    net::MacAddr mac{};
+    bool has_stats = true;  // false in tests without ethdev ports
+};
+
+class Controller {
+public:
+    Controller(lb::Director& director, std::vector<lb::Worker*> workers,
+               std::vector<PortInfoForCtl> ports, std::function<Result<void>()> reload);
+
+    // One request -> one reply (never throws).
+    nlohmann::json handle(const nlohmann::json& request);
+    // Parses a request line and handles it; returns the reply line (without '\n').
+    std::string handle_line(const std::string& line);
+
+    // Rate estimation: call about every 2 s (the kernel's estimator period).
+    void estimate_rates(std::chrono::steady_clock::time_point now);
+
+private:
+    struct Totals {
+        uint64_t conns = 0, inpkts = 0, outpkts = 0, inbytes = 0, outbytes = 0;
+    };
+    struct Estimate {
+        Totals last{};
+        double cps = 0, inpps = 0, outpps = 0, inbps = 0, outbps = 0;
+        bool primed = false;
+    };
+
+    Totals service_totals(const lb::Service& s) const;
+    Totals dest_totals(const lb::Dest& d) const;
+    nlohmann::json stats_json(const void* obj, const Totals& raw) const;
+    nlohmann::json service_json(const lb::Service& s) const;
+
+    nlohmann::json cmd_list(const nlohmann::json& req);
+    nlohmann::json cmd_conns(const nlohmann::json& req, bool filtered);
+    nlohmann::json cmd_zero(const nlohmann::json& req);
+
+    lb::Director& director_;
+    std::vector<lb::Worker*> workers_;
+    std::vector<PortInfoForCtl> ports_;
+    std::function<Result<void>()> reload_;
+    std::unordered_map<const void*, Totals> zero_base_;   // ipvsadm -Z without racing workers
+    std::unordered_map<const void*, Estimate> estimates_;
+    std::chrono::steady_clock::time_point last_estimate_{};
+};
+
+}  // namespace xvs::ctl

@@ -1,0 +1,264 @@
+// xvsd daemon implementation. Signals only set flags; all work happens on the control loop.
+#include "ctl/daemon.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include "ctl/config_apply.h"
+#include "ctl/config_parser.h"
+#include "ctl/log.h"
+#include "port/eal.h"
+#include "port/ethdev.h"
+
+namespace xvs::ctl {
+
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+volatile sig_atomic_t g_reload = 0;
+
+void on_signal(int sig) {
+    if (sig == SIGHUP)
+        g_reload = 1;
+    else
+        g_stop = 1;
+}
+
+struct LaunchArg {
+    lb::Worker* worker;
+    const std::atomic<bool>* stop;
+    lb::PollMode mode;
+};
+
+int worker_main(void* arg) {
+    auto* a = static_cast<LaunchArg*>(arg);
+    a->worker->run(*a->stop, a->mode);
+    delete a;
+    return 0;
+}
+
+}  // namespace
+
+Daemon::Daemon(std::string config_path) : config_path_(std::move(config_path)) {}
+
+Daemon::~Daemon() {
+    stop_workers();
+    if (listen_fd_ >= 0) {
+        close(listen_fd_);
+        unlink(socket_path_.c_str());
+    }
+    controller_.reset();
+    workers_.clear();
+    director_.reset();
+    for (const auto& p : ports_) port::port_close(p.port_id);
+    port::eal_stop();
+}
+
+Result<void> Daemon::start() {
+    auto parsed = parse_config_path(config_path_);
+    for (const auto& w : parsed.warnings) log_warning(w);
+    if (!parsed.config) {
+        std::string all;
+        for (const auto& e : parsed.errors) all += (all.empty() ? "" : "\n") + e;
+        return make_error(all);
+    }
+    config_ = std::move(*parsed.config);
+    log_set_level(config_.global.log_level);
+    if (auto r = config_supported(config_); !r) return r;
+    if (config_.netif.ports.empty()) return make_error(config_path_ + ": no port defined in netif_defs");
+
+    auto args = port::split_args(config_.netif.eal_args);
+    log_info("starting EAL: " + config_.netif.eal_args);
+    if (auto r = port::eal_start(args); !r) return r;
+
+    const unsigned nworkers = config_.worker.workers;
+    // Mbufs: RX rings and TX queues of every port, plus burst, cache and neighbour-queue room.
+    const unsigned nports = static_cast<unsigned>(config_.netif.ports.size());
+    auto pool = port::mbuf_pool_create("xvs_mbufs", std::max(8191u, nports * nworkers * 4096u + 4095u));
+    if (!pool) return make_error(pool.error());
+
+    director_ = std::make_unique<lb::Director>(nworkers);
+    for (const auto& pd : config_.netif.ports) {
+        port::PortParams params;
+        params.queues = nworkers;
+        params.mtu = static_cast<uint16_t>(pd.mtu);
+        auto info = port::port_open_vdev(pd.dev, params, *pool);
+        if (!info) return make_error(pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + ": " + info.error());
+        if (auto r = director_->port_add({pd.name, info->id, info->mac, static_cast<uint16_t>(pd.mtu)}); !r)
+            return r;
+        ports_.push_back(PortInfoForCtl{pd.name, pd.dev, info->id, static_cast<uint16_t>(pd.mtu), info->mac, true});
+        char mac[18];
+        std::snprintf(mac, sizeof mac, "%02x:%02x:%02x:%02x:%02x:%02x", info->mac.b[0], info->mac.b[1],
+                      info->mac.b[2], info->mac.b[3], info->mac.b[4], info->mac.b[5]);
+        log_info("port " + pd.name + " (" + pd.dev + ") up, DPDK port " + std::to_string(info->id) + ", " + mac);
+    }
+    auto applied = config_apply(*director_, config_);
+    if (!applied) return make_error(applied.error());
+    for (const auto& c : applied->changes) log_debug(c);
+    log_info("configuration applied: " + std::to_string(director_->services().size()) + " virtual services");
+
+    for (unsigned w = 0; w < nworkers; ++w) {
+        lb::WorkerConfig wc;
+        wc.id = w;
+        wc.pool = *pool;
+        wc.max_conns = 1u << 20;
+        auto worker = lb::Worker::create(*director_, wc);
+        if (!worker) return make_error(worker.error());
+        workers_.push_back(std::move(*worker));
+    }
+    std::vector<lb::Worker*> raw;
+    for (auto& w : workers_) raw.push_back(w.get());
+    controller_ = std::make_unique<Controller>(*director_, raw, ports_, [this] { return reload(); });
+
+    // Workers on spare EAL lcores; without one (e.g. "-l 0" on a small machine) a plain thread.
+    const lb::PollMode mode =
+        config_.worker.poll_mode == PollMode::Busy ? lb::PollMode::Busy : lb::PollMode::Adaptive;
+    unsigned lcore = rte_get_next_lcore(-1, 1, 0);
+    for (auto& w : workers_) {
+        auto* arg = new LaunchArg{w.get(), &stop_workers_, mode};
+        if (lcore < RTE_MAX_LCORE && rte_eal_remote_launch(worker_main, arg, lcore) == 0) {
+            log_info("worker " + std::to_string(w->id()) + " on lcore " + std::to_string(lcore));
+            worker_lcores_.push_back(lcore);
+            lcore = rte_get_next_lcore(lcore, 1, 0);
+        } else {
+            log_info("worker " + std::to_string(w->id()) + " on a thread (no spare EAL lcore)");
+            worker_threads_.emplace_back([arg] { worker_main(arg); });
+        }
+    }
+    return open_socket(config_.global.control_socket);
+}
+
+Result<void> Daemon::open_socket(const std::string& path) {
+    socket_path_ = path;
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path.size() >= sizeof(addr.sun_path)) return make_error("control_socket path too long: " + path);
+    std::strcpy(addr.sun_path, path.c_str());
+    listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listen_fd_ < 0) return make_error(std::string("socket: ") + std::strerror(errno));
+    unlink(path.c_str());  // a stale socket from a previous run
+    mode_t old = umask(0177);
+    int rc = bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    umask(old);
+    if (rc != 0) return make_error("cannot bind control socket " + path + ": " + std::strerror(errno));
+    chmod(path.c_str(), 0600);
+    if (listen(listen_fd_, 16) != 0) return make_error(std::string("listen: ") + std::strerror(errno));
+    log_info("control socket " + path);
+    return {};
+}
+
+void Daemon::serve_one(int fd) {
+    // One request line (at most 1 MiB), read with a deadline so a stuck client cannot block.
+    std::string line;
+    char buf[4096];
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    bool too_large = false;
+    while (line.find('\n') == std::string::npos) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+        if (left <= 0) break;
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, int(left)) <= 0) break;
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0) break;
+        line.append(buf, size_t(n));
+        if (line.size() > (1u << 20)) {
+            too_large = true;
+            break;
+        }
+    }
+    std::string reply = too_large ? R"({"ok":false,"error":"Request too large"})"
+                                  : controller_->handle_line(line.substr(0, line.find('\n')));
+    reply += '\n';
+    size_t off = 0;
+    while (off < reply.size()) {
+        ssize_t n = write(fd, reply.data() + off, reply.size() - off);
+        if (n <= 0) break;
+        off += size_t(n);
+    }
+}
+
+Result<void> Daemon::reload() {
+    auto parsed = parse_config_path(config_path_);
+    if (!parsed.config) {
+        std::string all;
+        for (const auto& e : parsed.errors) all += (all.empty() ? "" : "\n") + e;
+        return make_error(all);
+    }
+    const Config& next = *parsed.config;
+    for (const auto& w : parsed.warnings) log_warning(w);
+    if (next.netif.eal_args != config_.netif.eal_args || next.netif.ports.size() != config_.netif.ports.size() ||
+        next.worker.workers != config_.worker.workers) {
+        log_warning("reload: netif_defs/worker_defs changes need a restart; keeping the running ports");
+    }
+    for (const auto& pd : next.netif.ports) {
+        bool known = std::any_of(ports_.begin(), ports_.end(), [&](const auto& p) { return p.name == pd.name; });
+        if (!known) return make_error(pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + " is new: ports need a restart");
+    }
+    auto applied = config_apply(*director_, next);
+    if (!applied) return make_error(applied.error());
+    for (const auto& c : applied->changes) log_info("reload: " + c);
+    log_info("reload: done, " + std::to_string(applied->changes.size()) + " changes");
+    config_ = next;
+    return {};
+}
+
+void Daemon::stop_workers() {
+    if (stop_workers_.exchange(true)) return;
+    for (unsigned lc : worker_lcores_) rte_eal_wait_lcore(lc);
+    for (auto& t : worker_threads_) t.join();
+    worker_lcores_.clear();
+    worker_threads_.clear();
+}
+
+int Daemon::run() {
+    struct sigaction sa{};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGHUP, &sa, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+    log_info("xvsd running");
+    auto next_estimate = std::chrono::steady_clock::now();
+    while (!g_stop) {
+        if (g_reload) {
+            g_reload = 0;
+            log_info("SIGHUP: reloading " + config_path_);
+            if (auto r = reload(); !r) log_error("reload failed, keeping the running configuration:\n" + r.error());
+        }
+        auto now = std::chrono::steady_clock::now();
+        if (now >= next_estimate) {
+            controller_->estimate_rates(now);
+            director_->reclaim();
+            next_estimate = now + std::chrono::seconds(2);
+        }
+        pollfd p{listen_fd_, POLLIN, 0};
+        int rc = ::poll(&p, 1, 200);
+        if (rc > 0 && (p.revents & POLLIN)) {
+            int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (fd >= 0) {
+                serve_one(fd);
+                close(fd);
+            }
+        }
+    }
+    log_info("stopping");
+    stop_workers();
+    return 0;
+}
+
+}  // namespace xvs::ctl

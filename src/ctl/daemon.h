@@ -1,0 +1,49 @@
+// xvsd's lifetime: config -> EAL -> ports -> Director -> workers on lcores -> control socket.
+// The control thread (main) serves the socket, handles SIGHUP (reload) and SIGTERM/SIGINT
+// (stop), estimates rates every 2 s and reclaims old snapshots. It never touches a packet.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+#include "ctl/config.h"
+#include "ctl/controller.h"
+#include "lb/director.h"
+#include "lb/worker.h"
+
+namespace xvs::ctl {
+
+class Daemon {
+public:
+    explicit Daemon(std::string config_path);
+    ~Daemon();
+
+    // Reads the config, starts EAL, ports, workers and the control socket.
+    Result<void> start();
+    // Serves until SIGTERM/SIGINT. Returns the process exit code.
+    int run();
+
+private:
+    Result<void> reload();
+    Result<void> open_socket(const std::string& path);
+    void serve_one(int fd);
+    void stop_workers();
+
+    std::string config_path_;
+    Config config_;
+    std::unique_ptr<lb::Director> director_;
+    std::vector<std::unique_ptr<lb::Worker>> workers_;
+    std::vector<PortInfoForCtl> ports_;
+    std::unique_ptr<Controller> controller_;
+    std::atomic<bool> stop_workers_{false};
+    std::vector<unsigned> worker_lcores_;
+    std::vector<std::thread> worker_threads_;  // when the EAL has no spare lcore
+    int listen_fd_ = -1;
+    std::string socket_path_;
+};
+
+}  // namespace xvs::ctl

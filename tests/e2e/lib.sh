@@ -290,8 +290,9 @@ start_rs_echo() {
 
 xvsadm_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsadm" "$@"; }
 
-# write_config FILE [PMD=af_xdp] : the base config head (global, netif, worker, ip, laddrs).
-# Tests append their virtual_server blocks.  XE_PMD=af_packet selects net_af_packet.
+# config_head : prints the base config (global, netif, worker, ip, laddrs); tests append
+# their virtual_server blocks. net_af_xdp by default; XE_PMD=af_packet selects net_af_packet
+# (start_xvsd then adds the nft netdev ingress drop so the lb kernel stays out).
 config_head() {
     local pmd=${XE_PMD:-af_xdp} wan lan
     if [[ $pmd == af_packet ]]; then
@@ -342,6 +343,9 @@ vs_block() {
 start_xvsd() {
     local conf=$1
     XVSD_RUNS=$((XVSD_RUNS + 1))
+    if [[ ${XE_PMD:-af_xdp} == af_packet ]] && ! in_ns "$NS_LB" nft list table netdev xe_drop >/dev/null 2>&1; then
+        lb_kernel_drop || fail "nft netdev drop for af_packet"
+    fi
     XVSD_LOG=$XE_TMP/xvsd.$XVSD_RUNS.log
     in_ns "$NS_LB" "$BUILD/xvsd" -t -f "$conf" >"$XVSD_LOG" 2>&1 ||
         fail "xvsd -t -f $conf refused the config: $(cat "$XVSD_LOG")"

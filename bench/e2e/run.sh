@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# bench/e2e: the same namespace topology and traffic through three directors, one after the
+# other in one run, printed side by side:
+#   xvsd (FULLNAT)  |  kernel nftables DNAT+SNAT  |  HAProxy mode tcp
+# TCP: connections/s with `wrk -t1 -c32 -d5s -H "Connection: close"` from the client.
+# UDP: a bounded flood (UDP_COUNT datagrams, 64 flows, 5 s max) to VIP:53; delivered
+#      packets/s = packets counted on the RS interfaces / send time (HAProxy: no UDP).
+#   bench/e2e/run.sh [BUILD_DIR=build]     env: BENCH_SECONDS (5), UDP_COUNT (1000000), XE_PMD
+# Ratios within one run are the figure; the generator, the director and veth share the cores.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+source "$root/scripts/lib/deps.sh"
+deps_install test bench || exit 1
+XE=xb$$$(printf '%04x' $((RANDOM % 65536)))
+source "$root/tests/e2e/lib.sh"
+XE_TEST=bench
+e2e_init "${1:-build}"
+need_tools wrk haproxy nft gcc
+
+secs=${BENCH_SECONDS:-5}
+udp_count=${UDP_COUNT:-1000000}
+gcc -O2 -o "$XE_TMP/udp_flood" "$here/udp_flood.c" || fail "building udp_flood"
+
+topo_up 2
+start_rs_http 1
+start_rs_http 2
+for i in 1 2; do # UDP sink on the RS: count at the interface, drop before the socket layer
+    in_ns "$(ns_rs "$i")" nft -f - <<'EOF'
+table ip sink { chain in { type filter hook input priority 0; udp dport 5353 drop; } }
+EOF
+done
+rs_rx() { # sum of rx_packets on the RS interfaces
+    local i sum=0
+    for i in 1 2; do sum=$((sum + $(in_ns "$(ns_rs "$i")" cat /sys/class/net/rs0/statistics/rx_packets))); done
+    echo "$sum"
+}
+
+# run_wrk NAME / run_udp NAME : fill CPS[NAME] ERRS[NAME] / PPS[NAME] SENTPPS[NAME]
+declare -A CPS ERRS PPS SENTPPS
+run_wrk() {
+    local name=$1 out
+    # warm-up: neighbours resolved, servers awake
+    http_get "http://$VIP/" >/dev/null || log "$name: warm-up request failed"
+    out=$(in_ns "$NS_CL" timeout $((secs + 15)) wrk -t1 -c32 -d"${secs}s" -H "Connection: close" "http://$VIP/" 2>&1)
+    echo "$out" | sed 's/^/    /' >&2
+    CPS[$name]=$(awk '/^Requests\/sec:/ { printf "%d", $2 }' <<<"$out")
+    ERRS[$name]=$(awk '/Socket errors:/ { gsub(",", ""); e += $4 + $6 + $8 + $10 }
+                       /Non-2xx/ { e += $NF } END { print e + 0 }' <<<"$out")
+}
+run_udp() {
+    local name=$1 before after out sent secs_used
+    before=$(rs_rx)
+    out=$(in_ns "$NS_CL" timeout $((secs + 10)) "$XE_TMP/udp_flood" "$VIP" 53 "$udp_count" 64 18 "$secs")
+    sleep 0.5
+    after=$(rs_rx)
+    sent=$(awk '{ print $2 }' <<<"$out")
+    secs_used=$(awk '{ print $4 }' <<<"$out")
+    PPS[$name]=$(awk -v n=$((after - before)) -v s="$secs_used" 'BEGIN { printf "%d", n / s }')
+    SENTPPS[$name]=$(awk -v n="$sent" -v s="$secs_used" 'BEGIN { printf "%d", n / s }')
+    log "$name UDP: sent $sent in $secs_used s, RS received $((after - before))"
+}
+
+# (a) xvsd
+conf=$XE_TMP/xvs.conf
+{ config_head; vs_block TCP "$VIP" 80 "1:8080:1 2:8080:1" rr; vs_block UDP "$VIP" 53 "1:5353:1 2:5353:1" rr; } >"$conf"
+start_xvsd "$conf"
+log "(a) xvsd"
+run_wrk xvsd
+run_udp xvsd
+xvsadm_ns -L -n --stats >&2
+stop_xvsd TERM
+# net_af_xdp detaches its XDP program on close; make sure before the kernel takes over
+for dev in lb-wan lb-lan; do ip -n "$NS_LB" link set dev "$dev" xdp off 2>/dev/null; done
+in_ns "$NS_LB" nft delete table netdev xe_drop 2>/dev/null
+
+# (b) nftables DNAT + SNAT (test-topology.md's peer)
+lb_kernel_on
+in_ns "$NS_LB" nft -f - <<'EOF'
+table ip peerlb {
+    chain pre {
+        type nat hook prerouting priority dstnat;
+        ip daddr 10.10.1.100 tcp dport 80 dnat to numgen inc mod 2 map { 0 : 10.10.2.2, 1 : 10.10.2.3 } : 8080
+        ip daddr 10.10.1.100 udp dport 53 dnat to numgen inc mod 2 map { 0 : 10.10.2.2, 1 : 10.10.2.3 } : 5353
+    }
+    chain post {
+        type nat hook postrouting priority srcnat;
+        oifname "lb-lan" snat to 10.10.2.1
+    }
+}
+EOF
+log "(b) nftables"
+run_wrk nft
+run_udp nft
+in_ns "$NS_LB" nft delete table ip peerlb
+
+# (c) HAProxy mode tcp
+cat >"$XE_TMP/haproxy.cfg" <<EOF
+global
+    maxconn 8000
+defaults
+    mode tcp
+    timeout connect 2s
+    timeout client 10s
+    timeout server 10s
+frontend vip
+    bind $VIP:80
+    default_backend rs
+backend rs
+    balance roundrobin
+    server rs1 10.10.2.2:8080
+    server rs2 10.10.2.3:8080
+EOF
+bg_ns "$NS_LB" "$XE_TMP/haproxy.out" haproxy -db -f "$XE_TMP/haproxy.cfg"
+wait_until 10 http_get "http://$VIP/" || fail "haproxy not answering: $(cat "$XE_TMP/haproxy.out")"
+log "(c) haproxy"
+run_wrk haproxy
+PPS[haproxy]="n/a"
+SENTPPS[haproxy]="n/a"
+kill "$BG_PID"
+lb_kernel_off
+
+echo
+echo "bench/e2e: $(nproc) cores, $(uname -r), wrk -t1 -c32 -d${secs}s Connection: close; UDP $udp_count x 18 B, 64 flows, <= ${secs}s; xvsd PMD ${XE_PMD:-af_xdp}"
+printf '%-22s %12s %10s %16s %14s\n' "path" "conn/s" "errors" "UDP delivered/s" "UDP sent/s"
+for n in xvsd nft haproxy; do
+    case $n in xvsd) label="xvsd FULLNAT" ;; nft) label="nftables DNAT+SNAT" ;; haproxy) label="HAProxy mode tcp" ;; esac
+    printf '%-22s %12s %10s %16s %14s\n' "$label" "${CPS[$n]:-?}" "${ERRS[$n]:-?}" "${PPS[$n]:-?}" "${SENTPPS[$n]:-?}"
+done

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs every tests/e2e/test_*.sh against BUILD_DIR, each with a time limit, and prints
+# "PASS name" / "FAIL name" and finally "N passed, M failed" (CI parses that line).
+#   tests/e2e/run.sh [BUILD_DIR=build] [NAME_FILTER]
+# Installs nothing (scripts/test.sh does); says what is missing instead.
+# Per-test logs go to $XE_LOG_DIR (default: a temp dir, printed); failures print their tail.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-build}" 2>/dev/null && pwd) || {
+    echo "e2e: build dir '${1:-build}' not found" >&2
+    exit 2
+}
+filter=${2:-}
+per_test_limit=${XE_TEST_TIMEOUT:-300}
+
+missing=()
+for t in ip ethtool curl socat nginx nft timeout sha256sum /usr/bin/python3; do
+    command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+done
+for b in xvsd xvsadm; do [[ -x $build/$b ]] || missing+=("$build/$b (not built)"); done
+if [[ $(id -u) -ne 0 ]]; then
+    echo "e2e: needs root (network namespaces)" >&2
+    exit 2
+fi
+if ((${#missing[@]})); then
+    echo "e2e: missing: ${missing[*]}" >&2
+    echo "e2e: scripts/lib/deps.sh 'deps_install test' installs the tools" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+logs=${XE_LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/xvs-e2e.XXXXXX")}
+mkdir -p "$logs"
+echo "e2e: build $build, logs in $logs"
+passed=0
+failed=0
+failed_names=()
+start=$SECONDS
+for t in "$here"/test_*.sh; do
+    name=$(basename "$t" .sh)
+    [[ -n $filter && $name != *$filter* ]] && continue
+    t0=$SECONDS
+    # --kill-after: a test ignoring SIGTERM still ends; its own trap removes its namespaces.
+    timeout --kill-after=20 "$per_test_limit" bash "$t" "$build" >"$logs/$name.log" 2>&1
+    rc=$?
+    if ((rc == 0)); then
+        echo "PASS $name ($((SECONDS - t0)) s)"
+        passed=$((passed + 1))
+    else
+        ((rc == 124)) && echo "     $name: timed out after $per_test_limit s" >>"$logs/$name.log"
+        echo "FAIL $name ($((SECONDS - t0)) s, exit $rc) — last lines of $logs/$name.log:"
+        tail -n 25 "$logs/$name.log" | sed 's/^/    /'
+        failed=$((failed + 1))
+        failed_names+=("$name")
+    fi
+done
+echo "e2e: $((SECONDS - start)) s${failed_names:+, failed: ${failed_names[*]}}"
+echo "$passed passed, $failed failed"
+((failed == 0))

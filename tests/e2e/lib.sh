@@ -312,7 +312,7 @@ netif_defs {
     port wan0 { dev $wan }
     port lan0 { dev $lan }
 }
-worker_defs { workers 1 }
+worker_defs { workers 1${XE_POLL:+ poll_mode $XE_POLL} }
 ip_defs {
     address 10.10.1.1/24 dev wan0
     address 10.10.2.1/24 dev lan0

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every tests/e2e/test_*.sh against BUILD_DIR, each with a time limit, and prints
-# "PASS name" / "FAIL name" and finally "N passed, M failed" (CI parses that line).
+# Runs every tests/e2e/test_*.sh against BUILD_DIR once per PMD (xvsd on net_af_xdp and on
+# net_af_packet; XE_PMDS="af_xdp" narrows it), each with a time limit, and prints
+# "PASS name[pmd]" / "FAIL name[pmd]" and finally "N passed, M failed" (CI parses that line).
 #   tests/e2e/run.sh [BUILD_DIR=build] [NAME_FILTER]
 # Installs nothing (scripts/test.sh does); says what is missing instead.
 # Per-test logs go to $XE_LOG_DIR (default: a temp dir, printed); failures print their tail.
@@ -36,12 +37,13 @@ passed=0
 failed=0
 failed_names=()
 start=$SECONDS
+for pmd in ${XE_PMDS:-af_xdp af_packet}; do
 for t in "$here"/test_*.sh; do
-    name=$(basename "$t" .sh)
+    name="$(basename "$t" .sh)[$pmd]"
     [[ -n $filter && $name != *$filter* ]] && continue
     t0=$SECONDS
     # --kill-after: a test ignoring SIGTERM still ends; its own trap removes its namespaces.
-    timeout --kill-after=20 "$per_test_limit" bash "$t" "$build" >"$logs/$name.log" 2>&1
+    XE_PMD=$pmd timeout --kill-after=20 "$per_test_limit" bash "$t" "$build" >"$logs/$name.log" 2>&1
     rc=$?
     if ((rc == 0)); then
         echo "PASS $name ($((SECONDS - t0)) s)"
@@ -53,6 +55,7 @@ for t in "$here"/test_*.sh; do
         failed=$((failed + 1))
         failed_names+=("$name")
     fi
+done
 done
 echo "e2e: $((SECONDS - start)) s${failed_names:+, failed: ${failed_names[*]}}"
 echo "$passed passed, $failed failed"

@@ -33,7 +33,7 @@ done
 
 stats=$(xvsadm_ns -L -n --stats --exact)
 echo "$stats" >&2
-in_bytes=$(awk -v k="$VIP:80" '$1 == "TCP" && $2 == k { print $5 }' <<<"$stats")
-out_bytes=$(awk -v k="$VIP:80" '$1 == "TCP" && $2 == k { print $6 }' <<<"$stats")
+in_bytes=$(awk -v k="$VIP:80" '$1 == "TCP" && $2 == k { print $6 }' <<<"$stats")
+out_bytes=$(awk -v k="$VIP:80" '$1 == "TCP" && $2 == k { print $7 }' <<<"$stats")
 assert_ge "${in_bytes:-0}" $((40 * 1024 * 1024)) "service InBytes (2 uploads)"
 assert_ge "${out_bytes:-0}" $((40 * 1024 * 1024)) "service OutBytes (2 downloads)"

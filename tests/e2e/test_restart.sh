@@ -14,6 +14,15 @@ for round in 1 2 3; do
     start_xvsd "$conf"
     http_loop 20 "$XE_TMP/r$round" "http://$VIP/" 60
     log "round $round: $(sort "$XE_TMP/r$round" | uniq -c | tr '\n' ' ')"
+    if grep -q '^ERR' "$XE_TMP/r$round"; then
+        # A known way to fail here: FULLNAT (local address, port) pairs that the RS still holds
+        # in TIME_WAIT from before the restart; show both sides so the log says which.
+        xvsadm_ns -L -n -c >&2
+        for i in 1 2; do
+            log "rs$i TIME_WAIT peers: $(in_ns "$(ns_rs "$i")" ss -Htan state time-wait '( sport = :8080 )' |
+                awk '{ print $4 }' | sort | tr '\n' ' ')"
+        done
+    fi
     assert_eq 0 "$(grep -c '^ERR' "$XE_TMP/r$round")" "failed requests in round $round"
     assert_ge "$(count_lines rs1 "$XE_TMP/r$round")" 1 "rs1 answers in round $round"
     assert_ge "$(count_lines rs2 "$XE_TMP/r$round")" 1 "rs2 answers in round $round"

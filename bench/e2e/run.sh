@@ -5,7 +5,8 @@
 # TCP: connections/s with `wrk -t1 -c32 -d5s -H "Connection: close"` from the client.
 # UDP: a bounded flood (UDP_COUNT datagrams, 64 flows, 5 s max) to VIP:53; delivered
 #      packets/s = packets counted on the RS interfaces / send time (HAProxy: no UDP).
-#   bench/e2e/run.sh [BUILD_DIR=build]     env: BENCH_SECONDS (5), UDP_COUNT (1000000), XE_PMD
+#   bench/e2e/run.sh [BUILD_DIR=build]   env: BENCH_SECONDS (5), UDP_COUNT (1000000),
+#                                        XE_PMDS ("af_xdp af_packet": one xvsd row each)
 # Ratios within one run are the figure; the generator, the director and veth share the cores.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -61,18 +62,28 @@ run_udp() {
     log "$name UDP: sent $sent in $secs_used s, RS received $((after - before))"
 }
 
-# (a) xvsd
+# (a) xvsd, once per PMD (XE_PMDS, default both)
 conf=$XE_TMP/xvs.conf
-{ config_head; vs_block TCP "$VIP" 80 "1:8080:1 2:8080:1" rr; vs_block UDP "$VIP" 53 "1:5353:1 2:5353:1" rr; } >"$conf"
-start_xvsd "$conf"
-log "(a) xvsd"
-run_wrk xvsd
-run_udp xvsd
-xvsadm_ns -L -n --stats >&2
-stop_xvsd TERM
-# net_af_xdp detaches its XDP program on close; make sure before the kernel takes over
-for dev in lb-wan lb-lan; do ip -n "$NS_LB" link set dev "$dev" xdp off 2>/dev/null; done
-in_ns "$NS_LB" nft delete table netdev xe_drop 2>/dev/null
+xvsd_rows=()
+lip_base=100
+for pmd in ${XE_PMDS:-af_xdp af_packet}; do
+    XE_PMD=$pmd
+    # Fresh local addresses per run: the RS still hold the previous run's connections in
+    # TIME_WAIT, and a new xvsd may pick the same (address, port) pairs again.
+    XE_LIPS="10.10.2.$lip_base-10.10.2.$((lip_base + 3))"
+    lip_base=$((lip_base + 10))
+    { config_head; vs_block TCP "$VIP" 80 "1:8080:1 2:8080:1" rr; vs_block UDP "$VIP" 53 "1:5353:1 2:5353:1" rr; } >"$conf"
+    start_xvsd "$conf"
+    log "(a) xvsd on $pmd"
+    run_wrk "xvsd_$pmd"
+    run_udp "xvsd_$pmd"
+    xvsadm_ns -L -n --stats >&2
+    stop_xvsd TERM
+    # net_af_xdp detaches its XDP program on close; make sure before the kernel takes over
+    for dev in lb-wan lb-lan; do ip -n "$NS_LB" link set dev "$dev" xdp off 2>/dev/null; done
+    in_ns "$NS_LB" nft delete table netdev xe_drop 2>/dev/null
+    xvsd_rows+=("xvsd_$pmd")
+done
 
 # (b) nftables DNAT + SNAT (test-topology.md's peer)
 lb_kernel_on
@@ -121,9 +132,9 @@ kill "$BG_PID"
 lb_kernel_off
 
 echo
-echo "bench/e2e: $(nproc) cores, $(uname -r), wrk -t1 -c32 -d${secs}s Connection: close; UDP $udp_count x 18 B, 64 flows, <= ${secs}s; xvsd PMD ${XE_PMD:-af_xdp}"
-printf '%-22s %12s %10s %16s %14s\n' "path" "conn/s" "errors" "UDP delivered/s" "UDP sent/s"
-for n in xvsd nft haproxy; do
-    case $n in xvsd) label="xvsd FULLNAT" ;; nft) label="nftables DNAT+SNAT" ;; haproxy) label="HAProxy mode tcp" ;; esac
-    printf '%-22s %12s %10s %16s %14s\n' "$label" "${CPS[$n]:-?}" "${ERRS[$n]:-?}" "${PPS[$n]:-?}" "${SENTPPS[$n]:-?}"
+echo "bench/e2e: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); wrk -t1 -c32 -d${secs}s Connection: close; UDP $udp_count x 18 B, 64 flows, <= ${secs}s"
+printf '%-26s %12s %10s %16s %14s\n' "path" "conn/s" "errors" "UDP delivered/s" "UDP sent/s"
+for n in "${xvsd_rows[@]}" nft haproxy; do
+    case $n in xvsd_*) label="xvsd FULLNAT ${n#xvsd_}" ;; nft) label="nftables DNAT+SNAT" ;; haproxy) label="HAProxy mode tcp" ;; esac
+    printf '%-26s %12s %10s %16s %14s\n' "$label" "${CPS[$n]:-?}" "${ERRS[$n]:-?}" "${PPS[$n]:-?}" "${SENTPPS[$n]:-?}"
 done

@@ -293,6 +293,7 @@ xvsadm_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsadm" "$@"; }
 # config_head : prints the base config (global, netif, worker, ip, laddrs); tests append
 # their virtual_server blocks. net_af_xdp by default; XE_PMD=af_packet selects net_af_packet
 # (start_xvsd then adds the nft netdev ingress drop so the lb kernel stays out).
+# XE_LIPS overrides the local address range (FULLNAT source addresses toward the RS).
 config_head() {
     local pmd=${XE_PMD:-af_xdp} wan lan
     if [[ $pmd == af_packet ]]; then
@@ -318,7 +319,7 @@ ip_defs {
     address 10.10.2.1/24 dev lan0
 }
 local_address_group lips {
-    10.10.2.100-10.10.2.103 lan0
+    ${XE_LIPS:-10.10.2.100-10.10.2.103} lan0
 }
 EOF
 }

@@ -248,8 +248,15 @@ Result<std::string> parse_conn_addr(const std::string& key, const std::string& t
     return make_error("invalid " + key + " " + quoted(text) + " (expected A.B.C.D or A.B.C.D:PORT)");
 }
 
+bool is_conn_filter(std::string_view word) {
+    return word == "proto" || word == "client" || word == "vip" || word == "dest" ||
+           word == "state" || word == "limit";
+}
+
 Result<void> parse_conn(Words& w, CtlCommand& c) {
-    if (auto r = only_verbs(w, c, "conn", CtlCommandKind::ConnShow); !r) return r;
+    // `conn client X` means `conn show client X`: filter words are never verbs.
+    if (!w.done() && is_conn_filter(w.peek())) c.kind = CtlCommandKind::ConnShow;
+    else if (auto r = only_verbs(w, c, "conn", CtlCommandKind::ConnShow); !r) return r;
     ConnFilter& f = c.filter;
     while (!w.done()) {
         const std::string key = w.take();
@@ -259,7 +266,7 @@ Result<void> parse_conn(Words& w, CtlCommand& c) {
                             : key == "dest"   ? &f.dest
                             : key == "state"  ? &f.state
                                               : nullptr;
-        if (!slot && key != "limit") return unknown_argument(key, "conn show");
+        if (!is_conn_filter(key)) return unknown_argument(key, "conn show");
         if ((slot && !slot->empty()) || (!slot && f.limit)) return make_error("duplicate " + quoted(key));
         auto value = w.value_of(key);
         if (!value) return make_error(value.error());

@@ -313,6 +313,9 @@ Result<std::string> render_xvsctl_reply(const CtlCommand& cmd, const json& reply
             return render(decode_stats(reply),
                           [&](auto v) { return format_stats(v, cmd.all_counters); });
         case CtlCommandKind::ConnShow:
+            // decode_conns (shared with xvsadm) would iterate an object as happily as an array.
+            if (!reply.contains("conns") || !reply["conns"].is_array())
+                return make_error("Malformed reply from xvsd: 'conns' is not an array");
             return render(decode_conns(reply), [](auto v) { return format_conns(v); });
         default:
             return std::string();

@@ -196,6 +196,11 @@ Result<void> Director::dest_edit(const ServiceKey& key, const DestSpec& spec) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
     if (spec.weight < 0 || spec.weight > 65535) return make_error("Illegal weight specified");
+    // An edit replaces every attribute (ipvsadm -e), the method included: refuse what the data
+    // plane cannot do rather than keep the old method silently.
+    if (!fwd_supported(spec.fwd))
+        return make_error(std::string("forwarding method ") + fwd_name(spec.fwd) +
+                          " is not supported yet (use FULLNAT)");
     for (auto& d : svc->dests) {
         if (d->addr == spec.addr && d->port == spec.port) {
             d->weight = spec.weight;

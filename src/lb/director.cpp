@@ -164,6 +164,7 @@ Result<void> Director::service_del(const ServiceKey& key) {
     }
     dead_services_.push_back(*it);
     services_.erase(it);
+    laddrs_prune();
     return {};
 }
 
@@ -239,6 +240,18 @@ Result<void> Director::laddr_add(const ServiceKey& key, net::Ipv4 lip, const std
         return make_error("local address " + addr_str(lip) + " is already used on port '" +
                           laddr->port_name + "'");
     if (!laddr) {
+        // A LIP removed earlier may still carry connections: take the same object back, so its
+        // port pools keep handing out only ports those connections do not hold.
+        auto dead = std::find_if(dead_laddrs_.begin(), dead_laddrs_.end(), [&](const auto& l) {
+            return l->addr == lip && l->port_name == port;
+        });
+        if (dead != dead_laddrs_.end()) {
+            laddr = *dead;
+            dead_laddrs_.erase(dead);
+            laddrs_.push_back(laddr);
+        }
+    }
+    if (!laddr) {
         laddr = std::make_shared<LocalAddr>(lip, port, nworkers_);
         laddrs_.push_back(laddr);
     }
@@ -251,6 +264,7 @@ Result<void> Director::laddr_del(const ServiceKey& key, net::Ipv4 lip) {
     if (!svc) return make_error("No such service");
     auto n = std::erase_if(svc->laddrs, [&](const auto& l) { return l->addr == lip; });
     if (n == 0) return make_error("No such local address");
+    laddrs_prune();
     return {};
 }
 
@@ -346,7 +360,15 @@ uint64_t Director::commit() {
     current_.store(raw, std::memory_order_release);
     if (current_owner_) retired_.push_back(Retired{std::move(current_owner_), generation_});
     current_owner_ = std::move(snap);
-    // Drop LIPs no service uses any more from the registry (they live on while conns do).
+    laddrs_prune();
+    reclaim();
+    return generation_;
+}
+
+// Drops LIPs no service uses any more from the registry (they live on while conns do). Done at
+// once on removal, so the address is free for another role (director address, another port)
+// in the same batch of changes.
+void Director::laddrs_prune() {
     for (auto it = laddrs_.begin(); it != laddrs_.end();) {
         bool used = std::any_of(services_.begin(), services_.end(), [&](const auto& s) {
             return std::find(s->laddrs.begin(), s->laddrs.end(), *it) != s->laddrs.end();
@@ -358,8 +380,6 @@ uint64_t Director::commit() {
             ++it;
         }
     }
-    reclaim();
-    return generation_;
 }
 
 void Director::reclaim() {

@@ -62,6 +62,26 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         rep.changes.push_back("removed service " + svc_name(k));
     }
 
+    // --- local addresses leaving a kept service, all of them before anything is added, so a
+    // LIP can move to another port or become a director address in one reload.
+    for (const auto& vs : cfg.virtual_servers) {
+        const lb::ServiceKey key = lb::make_service_key(proto_num(vs.proto), vs.vip, vs.port);
+        auto svc = d.service_find(key);
+        if (!svc) continue;
+        const LocalAddressGroup* group = cfg.find_laddr_group(vs.laddr_group);
+        if (!group) return fail(vs.loc, "laddr_group_name", "unknown local_address_group '" + vs.laddr_group + "'");
+        std::vector<net::Ipv4> stale;
+        for (const auto& l : svc->laddrs) {
+            bool keep = std::any_of(group->addrs.begin(), group->addrs.end(),
+                                    [&](const auto& g) { return g.addr == l->addr && g.port == l->port_name; });
+            if (!keep) stale.push_back(l->addr);
+        }
+        for (auto a : stale) {
+            (void)d.laddr_del(key, a);
+            rep.changes.push_back("removed local address " + net::to_string(a) + " from " + svc_name(key));
+        }
+    }
+
     // --- addresses and routes.
     for (const auto& a : std::vector<lb::AddressEntry>(d.addresses())) {
         bool keep = std::any_of(cfg.ip.addresses.begin(), cfg.ip.addresses.end(), [&](const auto& c) {
@@ -154,25 +174,28 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
             }
         }
 
-        // Local addresses of the service's group.
+        // Local addresses of the service's group (stale ones were removed above).
         const LocalAddressGroup* group = cfg.find_laddr_group(vs.laddr_group);
         if (!group) return fail(vs.loc, "laddr_group_name", "unknown local_address_group '" + vs.laddr_group + "'");
-        std::vector<net::Ipv4> stale;
-        for (const auto& l : svc->laddrs) {
-            bool keep = std::any_of(group->addrs.begin(), group->addrs.end(),
-                                    [&](const auto& g) { return g.addr == l->addr && g.port == l->port_name; });
-            if (!keep) stale.push_back(l->addr);
-        }
-        for (auto a : stale) (void)d.laddr_del(key, a);
         for (const auto& g : group->addrs) {
             bool have = std::any_of(svc->laddrs.begin(), svc->laddrs.end(),
                                     [&](const auto& l) { return l->addr == g.addr; });
             if (have) continue;
             if (auto r = d.laddr_add(key, g.addr, g.port); !r)
                 return fail(group->loc, "local_address_group " + group->name, r.error());
+            rep.changes.push_back("added local address " + net::to_string(g.addr) + " to " + svc_name(key));
         }
     }
-    d.timeouts_set(cfg.ipvs.timeouts);
+
+    const lb::Timeouts& old_t = d.timeouts();
+    const lb::Timeouts& new_t = cfg.ipvs.timeouts;
+    for (size_t i = 0; i < lb::kTcpStateCount; ++i) {
+        if (old_t.tcp[i] != new_t.tcp[i])
+            rep.changes.push_back("timeout " + std::string(lb::tcp_state_name(lb::TcpState(i))) + " " +
+                                  std::to_string(new_t.tcp[i]));
+    }
+    if (old_t.udp != new_t.udp) rep.changes.push_back("timeout UDP " + std::to_string(new_t.udp));
+    d.timeouts_set(new_t);
     d.commit();
     return rep;
 }

@@ -3,6 +3,7 @@
 #include "ctl/controller.h"
 
 #include <cstdio>
+#include <unordered_set>
 
 #include "lb/laddr.h"
 #include "lb/service.h"
@@ -180,9 +181,11 @@ Controller::Totals Controller::dest_totals(const lb::Dest& d) const {
 
 json Controller::stats_json(const void* obj, const Totals& raw) const {
     Totals base{};
-    if (auto it = zero_base_.find(obj); it != zero_base_.end()) base = it->second;
+    if (auto it = zero_base_.find(obj); it != zero_base_.end() && !it->second.owner.expired())
+        base = it->second.totals;
     Estimate est{};
-    if (auto it = estimates_.find(obj); it != estimates_.end()) est = it->second;
+    if (auto it = estimates_.find(obj); it != estimates_.end() && !it->second.owner.expired())
+        est = it->second;
     return json{{"conns", raw.conns - base.conns},
                 {"inpkts", raw.inpkts - base.inpkts},
                 {"outpkts", raw.outpkts - base.outpkts},
@@ -236,8 +239,11 @@ void Controller::estimate_rates(std::chrono::steady_clock::time_point now) {
     const bool first = last_estimate_.time_since_epoch().count() == 0;
     last_estimate_ = now;
     std::unordered_map<const void*, Estimate> next;
-    auto update = [&](const void* obj, const Totals& cur) {
-        Estimate e = estimates_.count(obj) ? estimates_[obj] : Estimate{};
+    auto update = [&](std::shared_ptr<const void> obj, const Totals& cur) {
+        Estimate e{};
+        if (auto it = estimates_.find(obj.get()); it != estimates_.end() && !it->second.owner.expired())
+            e = it->second;
+        e.owner = obj;
         if (e.primed && !first && dt > 0) {
             // Kernel-like smoothing: move a quarter of the way toward the last interval's rate.
             auto ewma = [&](double& avg, uint64_t a, uint64_t b) {
@@ -252,13 +258,14 @@ void Controller::estimate_rates(std::chrono::steady_clock::time_point now) {
         }
         e.last = cur;
         e.primed = true;
-        next[obj] = e;
+        next[obj.get()] = e;
     };
     for (const auto& s : director_.services()) {
-        update(s.get(), service_totals(*s));
-        for (const auto& d : s->dests) update(d.get(), dest_totals(*d));
+        update(s, service_totals(*s));
+        for (const auto& d : s->dests) update(d, dest_totals(*d));
     }
     estimates_ = std::move(next);
+    forget_removed();
 }
 
 json Controller::cmd_list(const json& req) {
@@ -275,17 +282,27 @@ json Controller::cmd_list(const json& req) {
     return r;
 }
 
+void Controller::forget_removed() {
+    std::unordered_set<const void*> live;
+    for (const auto& s : director_.services()) {
+        live.insert(s.get());
+        for (const auto& d : s->dests) live.insert(d.get());
+    }
+    std::erase_if(zero_base_, [&](const auto& kv) { return !live.count(kv.first); });
+}
+
 json Controller::cmd_zero(const json& req) {
-    auto zero_one = [&](const lb::Service& s) {
-        zero_base_[&s] = service_totals(s);
-        for (const auto& d : s.dests) zero_base_[d.get()] = dest_totals(*d);
+    forget_removed();
+    auto zero_one = [&](const std::shared_ptr<lb::Service>& s) {
+        zero_base_[s.get()] = Baseline{s, service_totals(*s)};
+        for (const auto& d : s->dests) zero_base_[d.get()] = Baseline{d, dest_totals(*d)};
     };
     if (req.contains("service") && !req.at("service").is_null()) {
         auto svc = director_.service_find(get_service_key(req.at("service")));
         if (!svc) return err("No such service");
-        zero_one(*svc);
+        zero_one(svc);
     } else {
-        for (const auto& s : director_.services()) zero_one(*s);
+        for (const auto& s : director_.services()) zero_one(s);
     }
     return ok();
 }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -43,7 +44,15 @@ private:
     struct Totals {
         uint64_t conns = 0, inpkts = 0, outpkts = 0, inbytes = 0, outbytes = 0;
     };
+    // Both maps are keyed by the Service/Dest address and hold a weak_ptr to it: the memory
+    // cannot be reused by a new object while an entry exists, and entries of removed objects
+    // are dropped, so a re-added service never inherits an old baseline (totals would wrap).
+    struct Baseline {
+        std::weak_ptr<const void> owner;
+        Totals totals{};
+    };
     struct Estimate {
+        std::weak_ptr<const void> owner;
         Totals last{};
         double cps = 0, inpps = 0, outpps = 0, inbps = 0, outbps = 0;
         bool primed = false;
@@ -57,12 +66,14 @@ private:
     nlohmann::json cmd_list(const nlohmann::json& req);
     nlohmann::json cmd_conns(const nlohmann::json& req, bool filtered);
     nlohmann::json cmd_zero(const nlohmann::json& req);
+    // Drops zero baselines of services and dests no longer in the model.
+    void forget_removed();
 
     lb::Director& director_;
     std::vector<lb::Worker*> workers_;
     std::vector<PortInfoForCtl> ports_;
     std::function<Result<void>()> reload_;
-    std::unordered_map<const void*, Totals> zero_base_;   // ipvsadm -Z without racing workers
+    std::unordered_map<const void*, Baseline> zero_base_;  // ipvsadm -Z without racing workers
     std::unordered_map<const void*, Estimate> estimates_;
     std::chrono::steady_clock::time_point last_estimate_{};
 };

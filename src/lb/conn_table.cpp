@@ -1,62 +1,70 @@
-// ConnTable on rte_hash. Hash memory is measured from the EAL heap around creation so that the
-// per-connection figure is real, not an estimate.
+// ConnTable: two-choice bucketed hash over a Conn pool, both in EAL memory.
 #include "lb/conn_table.h"
 
-#include <rte_errno.h>
-#include <rte_hash.h>
-#include <rte_hash_crc.h>
+#include <nmmintrin.h>
 #include <rte_malloc.h>
+#include <rte_prefetch.h>
+
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/flat_map.h"
+#include "port/eal.h"
 
 namespace xvs::lb {
 
 namespace {
-size_t heap_allocated() {
-    rte_malloc_socket_stats st{};
-    size_t total = 0;
-    for (int s = 0; s < RTE_MAX_NUMA_NODES; ++s)
-        if (rte_malloc_get_socket_stats(s, &st) == 0) total += st.heap_allocsz_bytes;
-    return total;
+
+// EAL memory (hugepages when configured) once the EAL runs; plain aligned memory otherwise,
+// so the table is usable in unit tests without DPDK.
+void* table_alloc(const std::string& name, size_t bytes) {
+    if (port::eal_running()) return rte_malloc_socket(name.c_str(), bytes, 64, SOCKET_ID_ANY);
+    return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
 }
+
+void table_free(void* p) {
+    if (!p) return;
+    if (port::eal_running())
+        rte_free(p);
+    else
+        std::free(p);
+}
+
+ConnKey in_key(const Conn& c) { return conn_key(c.proto, c.caddr, c.vaddr, c.cport, c.vport); }
+ConnKey out_key(const Conn& c) { return conn_key(c.proto, c.daddr, c.laddr_ip, c.dport, c.lport); }
+
 }  // namespace
 
 Result<std::unique_ptr<ConnTable>> ConnTable::create(const std::string& name, uint32_t max_conns) {
-    if (max_conns == 0) return make_error("connection table size must be positive");
+    if (max_conns == 0 || max_conns > (1u << 30))
+        return make_error("connection table size must be 1.." + std::to_string(1u << 30));
     std::unique_ptr<ConnTable> t(new ConnTable());
-    size_t before = heap_allocated();
-    rte_hash_parameters params{};
-    params.name = name.c_str();
-    params.entries = max_conns * 2;  // two keys per connection
-    params.key_len = sizeof(ConnKey);
-    params.hash_func = rte_hash_crc;
-    params.hash_func_init_val = 0x9e3779b9;
-    params.socket_id = 0;
-    params.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE;  // inserts never fail below capacity
-    t->hash_ = rte_hash_create(&params);
-    if (!t->hash_) {
-        return make_error("cannot create connection table '" + name + "' for " +
-                          std::to_string(max_conns) + " connections: " + rte_strerror(rte_errno) +
-                          " (raise the EAL memory, -m)");
-    }
-    size_t hash_bytes = heap_allocated() - before;
-    t->pool_ = static_cast<Conn*>(
-        rte_malloc_socket("xvs_conn_pool", sizeof(Conn) * size_t(max_conns), 64, SOCKET_ID_ANY));
-    if (!t->pool_) {
-        return make_error("cannot allocate " + std::to_string(max_conns) +
-                          " connections (" + std::to_string(sizeof(Conn) * size_t(max_conns) >> 20) +
+    // Two entries per connection at <= 50% load.
+    const uint64_t want = std::bit_ceil(uint64_t(max_conns) * 2 * 2 / kSlotsPerBucket);
+    const uint64_t nbuckets = std::max<uint64_t>(want, 2);
+    t->buckets_ = static_cast<Bucket*>(table_alloc(name + "_buckets", nbuckets * sizeof(Bucket)));
+    t->pool_ = static_cast<Conn*>(table_alloc(name + "_pool", sizeof(Conn) * size_t(max_conns)));
+    if (!t->buckets_ || !t->pool_) {
+        return make_error("cannot allocate a connection table for " + std::to_string(max_conns) +
+                          " connections (" +
+                          std::to_string((nbuckets * sizeof(Bucket) + sizeof(Conn) * size_t(max_conns)) >> 20) +
                           " MiB): raise the EAL memory (-m)");
     }
+    std::memset(static_cast<void*>(t->buckets_), 0xff, nbuckets * sizeof(Bucket));
+    t->bucket_mask_ = static_cast<uint32_t>(nbuckets - 1);
     t->capacity_ = max_conns;
     for (uint32_t i = 0; i < max_conns; ++i) new (&t->pool_[i]) Conn{};
     t->free_.reserve(max_conns);
     for (uint32_t i = max_conns; i-- > 0;) t->free_.push_back(i);
-    t->memory_bytes_ = hash_bytes + size_t(max_conns) * sizeof(Conn) +
+    t->memory_bytes_ = nbuckets * sizeof(Bucket) + size_t(max_conns) * sizeof(Conn) +
                        t->free_.capacity() * sizeof(uint32_t);
     return t;
 }
 
 ConnTable::~ConnTable() {
-    if (hash_) rte_hash_free(hash_);
-    rte_free(pool_);
+    table_free(buckets_);
+    table_free(pool_);
 }
 
 Conn* ConnTable::alloc() {
@@ -72,42 +80,136 @@ void ConnTable::release(Conn* conn) {
     free_.push_back(static_cast<uint32_t>(conn - pool_));
 }
 
-bool ConnTable::insert(Conn* conn, const ConnKey& in, const ConnKey& out) {
-    auto tag = [&](ConnDir d) {
-        return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(conn) | uintptr_t(d));
+// Bucket indexes come from a multiplicative mix (CRC is linear: two CRCs of one key differ by
+// a constant, which would pair buckets up and break two-choice hashing); the signature is a
+// CRC32C, independent of the bucket bits.
+ConnTable::Hash ConnTable::hash(const ConnKey& key) const {
+    uint64_t a, b;
+    std::memcpy(&a, &key, 8);
+    std::memcpy(&b, reinterpret_cast<const uint8_t*>(&key) + 8, 8);
+    const uint64_t v = mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL));
+    uint32_t b1 = static_cast<uint32_t>(v) & bucket_mask_;
+    uint32_t b2 = static_cast<uint32_t>(v >> 32) & bucket_mask_;
+    if (b2 == b1) b2 = (b1 + 1) & bucket_mask_;
+    uint32_t sig = static_cast<uint32_t>(_mm_crc32_u64(_mm_crc32_u64(0x7f4a7c15u, a), b));
+    if (sig == kEmpty) sig = 0;
+    return Hash{b1, b2, sig};
+}
+
+bool ConnTable::matches(uint32_t ref, const ConnKey& k) const {
+    const Conn& c = pool_[ref >> 1];
+    if (c.proto != k.proto) return false;
+    if ((ref & 1) == uint32_t(ConnDir::In))
+        return c.caddr == k.saddr && c.vaddr == k.daddr && c.cport == k.sport && c.vport == k.dport;
+    return c.daddr == k.saddr && c.laddr_ip == k.daddr && c.dport == k.sport && c.lport == k.dport;
+}
+
+ConnRef ConnTable::find_in(const Bucket& b, uint32_t sig, const ConnKey& key) const {
+    for (const Slot& s : b.slots)
+        if (s.sig == sig && s.ref != kEmpty && matches(s.ref, key)) return to_ref(s.ref);
+    return ConnRef{};
+}
+
+ConnRef ConnTable::lookup(const ConnKey& key) const {
+    Hash h = hash(key);
+    ConnRef r = find_in(buckets_[h.b1], h.sig, key);
+    return r.conn ? r : find_in(buckets_[h.b2], h.sig, key);
+}
+
+void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* refs) const {
+    Hash h[kMaxBulk];
+    uint32_t cand[kMaxBulk];
+    // Stage 1: hash every key and fetch its first bucket.
+    for (unsigned i = 0; i < n; ++i) {
+        h[i] = hash(*keys[i]);
+        rte_prefetch0(&buckets_[h[i].b1]);
+    }
+    // Stage 2: first signature match in the first bucket; fetch that Conn.
+    for (unsigned i = 0; i < n; ++i) {
+        cand[i] = kEmpty;
+        for (const Slot& s : buckets_[h[i].b1].slots) {
+            if (s.sig == h[i].sig && s.ref != kEmpty) {
+                cand[i] = s.ref;
+                const char* c = reinterpret_cast<const char*>(&pool_[s.ref >> 1]);
+                rte_prefetch0(c);  // a Conn may straddle two cache lines
+                rte_prefetch0(c + sizeof(Conn) - 1);
+                break;
+            }
+        }
+    }
+    // Stage 3: verify; anything else (collision, second bucket, miss) takes the plain path.
+    for (unsigned i = 0; i < n; ++i) {
+        if (cand[i] != kEmpty && matches(cand[i], *keys[i])) {
+            refs[i] = to_ref(cand[i]);
+        } else {
+            refs[i] = lookup(*keys[i]);
+        }
+    }
+}
+
+// First free slot of the first bucket, else of the second (most lookups then end in the
+// first bucket, which lookup_bulk prefetches). When both are full, one entry of either is
+// moved to its own other bucket (one cuckoo step; it costs a read of that entry's Conn, on
+// about one insert in a few hundred at full table load).
+bool ConnTable::add(const ConnKey& key, uint32_t ref) {
+    const Hash h = hash(key);
+    auto place = [](Bucket& b, uint32_t sig, uint32_t r) {
+        for (Slot& s : b.slots) {
+            if (s.ref == kEmpty) {
+                s.sig = sig;
+                s.ref = r;
+                return true;
+            }
+        }
+        return false;
     };
-    if (rte_hash_add_key_data(hash_, &in, tag(ConnDir::In)) != 0) return false;
-    if (rte_hash_add_key_data(hash_, &out, tag(ConnDir::Out)) != 0) {
-        rte_hash_del_key(hash_, &in);
+    if (place(buckets_[h.b1], h.sig, ref) || place(buckets_[h.b2], h.sig, ref)) return true;
+    for (uint32_t bi : {h.b1, h.b2}) {
+        for (Slot& s : buckets_[bi].slots) {
+            const Conn& c = pool_[s.ref >> 1];
+            const ConnKey other = (s.ref & 1) == uint32_t(ConnDir::In) ? in_key(c) : out_key(c);
+            const Hash oh = hash(other);
+            const uint32_t alt = oh.b1 == bi ? oh.b2 : oh.b1;
+            if (place(buckets_[alt], s.sig, s.ref)) {
+                s.sig = h.sig;
+                s.ref = ref;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+void ConnTable::erase(const ConnKey& key, uint32_t ref) {
+    Hash h = hash(key);
+    for (uint32_t bi : {h.b1, h.b2}) {
+        for (Slot& s : buckets_[bi].slots) {
+            if (s.ref == ref) {
+                s.ref = kEmpty;
+                s.sig = kEmpty;
+                return;
+            }
+        }
+    }
+}
+
+bool ConnTable::insert(Conn* conn) {
+    const uint32_t idx = static_cast<uint32_t>(conn - pool_);
+    const uint32_t in_ref = idx << 1 | uint32_t(ConnDir::In);
+    const uint32_t out_ref = idx << 1 | uint32_t(ConnDir::Out);
+    const ConnKey in = in_key(*conn);
+    if (!add(in, in_ref)) return false;
+    if (!add(out_key(*conn), out_ref)) {
+        erase(in, in_ref);
         return false;
     }
     return true;
 }
 
-void ConnTable::remove(const ConnKey& in, const ConnKey& out) {
-    rte_hash_del_key(hash_, &in);
-    rte_hash_del_key(hash_, &out);
-}
-
-namespace {
-ConnRef untag(void* data) {
-    auto v = reinterpret_cast<uintptr_t>(data);
-    return ConnRef{reinterpret_cast<Conn*>(v & ~uintptr_t(1)), static_cast<ConnDir>(v & 1)};
-}
-}  // namespace
-
-ConnRef ConnTable::lookup(const ConnKey& key) const {
-    void* data = nullptr;
-    if (rte_hash_lookup_data(hash_, &key, &data) < 0) return ConnRef{};
-    return untag(data);
-}
-
-void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* refs) const {
-    void* data[64];
-    uint64_t hits = 0;
-    rte_hash_lookup_bulk_data(hash_, reinterpret_cast<const void**>(const_cast<const ConnKey**>(keys)),
-                              n, &hits, data);
-    for (unsigned i = 0; i < n; ++i) refs[i] = (hits >> i) & 1 ? untag(data[i]) : ConnRef{};
+void ConnTable::remove(Conn* conn) {
+    const uint32_t idx = static_cast<uint32_t>(conn - pool_);
+    erase(in_key(*conn), idx << 1 | uint32_t(ConnDir::In));
+    erase(out_key(*conn), idx << 1 | uint32_t(ConnDir::Out));
 }
 
 }  // namespace xvs::lb

@@ -164,6 +164,7 @@ Result<void> Director::service_del(const ServiceKey& key) {
     }
     dead_services_.push_back(*it);
     services_.erase(it);
+    laddrs_prune();
     return {};
 }
 
@@ -196,6 +197,11 @@ Result<void> Director::dest_edit(const ServiceKey& key, const DestSpec& spec) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
     if (spec.weight < 0 || spec.weight > 65535) return make_error("Illegal weight specified");
+    // An edit replaces every attribute (ipvsadm -e), the method included: refuse what the data
+    // plane cannot do rather than keep the old method silently.
+    if (!fwd_supported(spec.fwd))
+        return make_error(std::string("forwarding method ") + fwd_name(spec.fwd) +
+                          " is not supported yet (use FULLNAT)");
     for (auto& d : svc->dests) {
         if (d->addr == spec.addr && d->port == spec.port) {
             d->weight = spec.weight;
@@ -234,6 +240,18 @@ Result<void> Director::laddr_add(const ServiceKey& key, net::Ipv4 lip, const std
         return make_error("local address " + addr_str(lip) + " is already used on port '" +
                           laddr->port_name + "'");
     if (!laddr) {
+        // A LIP removed earlier may still carry connections: take the same object back, so its
+        // port pools keep handing out only ports those connections do not hold.
+        auto dead = std::find_if(dead_laddrs_.begin(), dead_laddrs_.end(), [&](const auto& l) {
+            return l->addr == lip && l->port_name == port;
+        });
+        if (dead != dead_laddrs_.end()) {
+            laddr = *dead;
+            dead_laddrs_.erase(dead);
+            laddrs_.push_back(laddr);
+        }
+    }
+    if (!laddr) {
         laddr = std::make_shared<LocalAddr>(lip, port, nworkers_);
         laddrs_.push_back(laddr);
     }
@@ -246,6 +264,7 @@ Result<void> Director::laddr_del(const ServiceKey& key, net::Ipv4 lip) {
     if (!svc) return make_error("No such service");
     auto n = std::erase_if(svc->laddrs, [&](const auto& l) { return l->addr == lip; });
     if (n == 0) return make_error("No such local address");
+    laddrs_prune();
     return {};
 }
 
@@ -341,7 +360,15 @@ uint64_t Director::commit() {
     current_.store(raw, std::memory_order_release);
     if (current_owner_) retired_.push_back(Retired{std::move(current_owner_), generation_});
     current_owner_ = std::move(snap);
-    // Drop LIPs no service uses any more from the registry (they live on while conns do).
+    laddrs_prune();
+    reclaim();
+    return generation_;
+}
+
+// Drops LIPs no service uses any more from the registry (they live on while conns do). Done at
+// once on removal, so the address is free for another role (director address, another port)
+// in the same batch of changes.
+void Director::laddrs_prune() {
     for (auto it = laddrs_.begin(); it != laddrs_.end();) {
         bool used = std::any_of(services_.begin(), services_.end(), [&](const auto& s) {
             return std::find(s->laddrs.begin(), s->laddrs.end(), *it) != s->laddrs.end();
@@ -353,8 +380,6 @@ uint64_t Director::commit() {
             ++it;
         }
     }
-    reclaim();
-    return generation_;
 }
 
 void Director::reclaim() {

@@ -118,6 +118,7 @@ private:
     Result<void> check_address_free(net::Ipv4 addr, const char* what) const;
     bool is_vip(net::Ipv4 addr) const;
     bool is_lip(net::Ipv4 addr) const;
+    void laddrs_prune();
     std::unique_ptr<Snapshot> build() const;
 
     unsigned nworkers_;

@@ -222,9 +222,6 @@ void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
     ConnRef refs[kMaxBurst];
     for (unsigned i = 0; i < nlb; ++i) keys[i] = &lbp[i].key;
     conns_->lookup_bulk(keys, nlb, refs);
-    // The connections of a burst are scattered over the pool: fetch them all before use.
-    for (unsigned i = 0; i < nlb; ++i)
-        if (refs[i].conn) rte_prefetch0(refs[i].conn);
     for (unsigned i = 0; i < nlb; ++i) lb_handle(lbp[i], refs[i]);
 }
 
@@ -343,8 +340,7 @@ Conn* Worker::conn_create(LbPacket& lp) {
     c->lport = net::hton16(lport);
     c->daddr = dest->addr.be;
     c->dport = net::hton16(dest->port);
-    const ConnKey out = conn_key(c->proto, c->daddr, c->laddr_ip, c->dport, c->lport);
-    if (!conns_->insert(c, lp.key, out)) {
+    if (!conns_->insert(c)) {
         conns_->release(c);
         laddr->workers[w].pool->free(lport);
         drop(ctx_, lp.pkt, Counter::drop_conn_table_full);
@@ -387,8 +383,7 @@ void Worker::conn_set_state(Conn* c, TcpState state) {
 void Worker::conn_expire(Conn* c) {
     const unsigned w = cfg_.id;
     timers_.cancel(&c->timer);
-    conns_->remove(conn_key(c->proto, c->caddr, c->vaddr, c->cport, c->vport),
-                   conn_key(c->proto, c->daddr, c->laddr_ip, c->dport, c->lport));
+    conns_->remove(c);
     c->laddr->workers[w].pool->free(net::ntoh16(c->lport));
     auto drop_ref = [](std::atomic<uint32_t>& a) {
         a.store(a.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);

@@ -1,0 +1,325 @@
+// xvsctl output. Replies are checked field by field (types and ranges) before anything is
+// printed, so a daemon bug shows as "Malformed reply from xvsd: ..." rather than as garbage.
+#include "ctl/xvsctl_format.h"
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "ctl/ipvsadm_format.h"
+
+namespace xvs::ctl {
+
+namespace {
+
+using nlohmann::json;
+
+// Thrown only inside this file and caught by decode().
+struct DecodeError {
+    std::string what;
+};
+
+const json& field(const json& j, const char* key) {
+    if (!j.is_object() || !j.contains(key)) throw DecodeError{std::string("missing '") + key + "'"};
+    return j.at(key);
+}
+
+std::string get_string(const json& j, const char* key) {
+    const json& v = field(j, key);
+    if (!v.is_string()) throw DecodeError{std::string("'") + key + "' is not a string"};
+    return v.get<std::string>();
+}
+
+// nlohmann parses non-negative integers as number_unsigned; anything else is refused instead
+// of being converted (a negative value would otherwise wrap).
+uint64_t get_uint(const json& j, const char* key,
+                  uint64_t max = std::numeric_limits<uint64_t>::max()) {
+    const json& v = field(j, key);
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > max)
+        throw DecodeError{std::string("'") + key + "' is not an integer in 0.." +
+                          std::to_string(max)};
+    return v.get<uint64_t>();
+}
+
+bool get_bool(const json& j, const char* key) {
+    const json& v = field(j, key);
+    if (!v.is_boolean()) throw DecodeError{std::string("'") + key + "' is not a boolean"};
+    return v.get<bool>();
+}
+
+net::Ipv4 get_ipv4(const json& j, const char* key) {
+    std::string text = get_string(j, key);
+    auto a = net::parse_ipv4(text);
+    if (!a) throw DecodeError{"bad address '" + text + "' in '" + key + "'"};
+    return *a;
+}
+
+const json& get_array(const json& j, const char* key) {
+    const json& v = field(j, key);
+    if (!v.is_array()) throw DecodeError{std::string("'") + key + "' is not an array"};
+    return v;
+}
+
+template <typename F>
+auto decode(F&& body) -> Result<decltype(body())> {
+    try {
+        return body();
+    } catch (const DecodeError& e) {
+        return make_error("Malformed reply from xvsd: " + e.what);
+    } catch (const json::exception& e) {
+        return make_error(std::string("Malformed reply from xvsd: ") + e.what());
+    }
+}
+
+std::string prefix_text(const net::Ipv4Prefix& p) {
+    if (p.len == 0) return "default";
+    if (p.len == 32) return net::to_string(p.addr);  // a host route, as ip(8) prints it
+    return net::to_string(p);
+}
+
+std::string pad_right(const std::string& s, size_t width) {
+    return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+std::string pad_left(const std::string& s, size_t width) {
+    return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+// Two lines: "    RX: head1 head2 ..." and the values right-aligned under each heading.
+std::string counter_block(const char* label, const std::vector<std::string>& heads,
+                          const std::vector<uint64_t>& values) {
+    std::string top = std::string("    ") + label + ":";
+    std::string bottom(top.size(), ' ');
+    for (size_t i = 0; i < heads.size(); ++i) {
+        std::string v = std::to_string(values[i]);
+        size_t width = std::max(heads[i].size(), v.size());
+        top += " " + pad_left(heads[i], width);
+        bottom += " " + pad_left(v, width);
+    }
+    return top + "\n" + bottom + "\n";
+}
+
+int kind_rank(const std::string& kind) {
+    if (kind == "director") return 0;
+    if (kind == "vip") return 1;
+    return 2;
+}
+
+}  // namespace
+
+Result<std::vector<LinkEntry>> decode_links(const json& reply) {
+    return decode([&] {
+        std::vector<LinkEntry> out;
+        for (const json& l : get_array(reply, "links")) {
+            LinkEntry e;
+            e.name = get_string(l, "name");
+            e.dev = get_string(l, "dev");
+            e.mac = get_string(l, "mac");
+            e.mtu = static_cast<uint32_t>(get_uint(l, "mtu", UINT32_MAX));
+            e.port_id = static_cast<uint32_t>(get_uint(l, "port_id", UINT16_MAX));
+            e.up = get_bool(l, "up");
+            const json& s = field(l, "stats");
+            e.stats = LinkStats{get_uint(s, "ipackets"), get_uint(s, "opackets"),
+                                get_uint(s, "ibytes"),   get_uint(s, "obytes"),
+                                get_uint(s, "imissed"),  get_uint(s, "ierrors"),
+                                get_uint(s, "oerrors"),  get_uint(s, "rx_nombuf")};
+            out.push_back(std::move(e));
+        }
+        return out;
+    });
+}
+
+Result<std::vector<AddrEntry>> decode_addrs(const json& reply) {
+    return decode([&] {
+        std::vector<AddrEntry> out;
+        for (const json& a : get_array(reply, "addrs")) {
+            AddrEntry e;
+            e.addr = get_ipv4(a, "addr");
+            e.prefix_len = static_cast<uint8_t>(get_uint(a, "prefix_len", 32));
+            e.ifname = get_string(a, "ifname");
+            e.kind = get_string(a, "kind");
+            if (e.kind != "director" && e.kind != "vip" && e.kind != "lip")
+                throw DecodeError{"bad kind '" + e.kind + "'"};
+            out.push_back(std::move(e));
+        }
+        return out;
+    });
+}
+
+Result<std::vector<RouteEntry>> decode_routes(const json& reply) {
+    return decode([&] {
+        std::vector<RouteEntry> out;
+        for (const json& r : get_array(reply, "routes")) {
+            RouteEntry e;
+            std::string prefix = get_string(r, "prefix");
+            // The protocol always writes the length; a bare address is not a valid prefix here.
+            auto p = prefix.find('/') == std::string::npos ? std::nullopt
+                                                           : net::parse_ipv4_prefix(prefix);
+            if (!p) throw DecodeError{"bad prefix '" + prefix + "'"};
+            e.prefix = *p;
+            if (!field(r, "gateway").is_null()) e.gateway = get_ipv4(r, "gateway");
+            e.ifname = get_string(r, "ifname");
+            e.connected = get_bool(r, "connected");
+            out.push_back(std::move(e));
+        }
+        return out;
+    });
+}
+
+Result<std::vector<NeighDisplay>> decode_neighbours(const json& reply) {
+    return decode([&] {
+        std::vector<NeighDisplay> out;
+        for (const json& n : get_array(reply, "neighbours")) {
+            NeighDisplay e;
+            e.addr = get_ipv4(n, "addr");
+            if (!field(n, "mac").is_null()) e.mac = get_string(n, "mac");
+            e.ifname = get_string(n, "ifname");
+            e.state = get_string(n, "state");
+            e.worker = static_cast<uint32_t>(get_uint(n, "worker", UINT32_MAX));
+            out.push_back(std::move(e));
+        }
+        return out;
+    });
+}
+
+Result<StatsReply> decode_stats(const json& reply) {
+    return decode([&] {
+        StatsReply out;
+        out.workers = static_cast<uint32_t>(get_uint(reply, "workers", UINT32_MAX));
+        for (const json& c : get_array(reply, "counters")) {
+            out.counters.push_back(CounterEntry{get_string(c, "name"), get_uint(c, "value"),
+                                                get_bool(c, "drop"),
+                                                get_string(c, "description")});
+        }
+        return out;
+    });
+}
+
+std::string format_links(std::vector<LinkEntry> links, bool with_stats) {
+    std::stable_sort(links.begin(), links.end(),
+                     [](const LinkEntry& a, const LinkEntry& b) { return a.port_id < b.port_id; });
+    std::string out;
+    for (const auto& l : links) {
+        out += std::to_string(l.port_id) + ": " + l.name + ": " +
+               (l.up ? "<UP>" : "<NO-CARRIER>") + " mtu " + std::to_string(l.mtu) + " dev " +
+               l.dev + "\n";
+        out += "    link/ether " + l.mac + "\n";
+        if (!with_stats) continue;
+        const LinkStats& s = l.stats;
+        out += counter_block("RX", {"bytes", "packets", "errors", "missed", "nombuf"},
+                             {s.ibytes, s.ipackets, s.ierrors, s.imissed, s.rx_nombuf});
+        out += counter_block("TX", {"bytes", "packets", "errors"},
+                             {s.obytes, s.opackets, s.oerrors});
+    }
+    return out;
+}
+
+std::string format_addrs(std::vector<AddrEntry> addrs) {
+    std::stable_sort(addrs.begin(), addrs.end(), [](const AddrEntry& a, const AddrEntry& b) {
+        return std::tuple(a.ifname, kind_rank(a.kind), a.addr.host()) <
+               std::tuple(b.ifname, kind_rank(b.kind), b.addr.host());
+    });
+    size_t width = 0;
+    for (const auto& a : addrs) width = std::max(width, a.ifname.size());
+    std::string out;
+    for (const auto& a : addrs) {
+        out += pad_right(a.ifname, width) + "  inet " + net::to_string(a.addr) + "/" +
+               std::to_string(a.prefix_len) + " " + a.kind + "\n";
+    }
+    return out;
+}
+
+std::string format_routes(std::vector<RouteEntry> routes) {
+    std::stable_sort(routes.begin(), routes.end(), [](const RouteEntry& a, const RouteEntry& b) {
+        return std::tuple(a.prefix.addr.host(), a.prefix.len) <
+               std::tuple(b.prefix.addr.host(), b.prefix.len);
+    });
+    std::string out;
+    for (const auto& r : routes) {
+        out += prefix_text(r.prefix);
+        if (r.gateway) out += " via " + net::to_string(*r.gateway);
+        out += " dev " + r.ifname;
+        if (r.connected) out += " proto kernel scope link";
+        else if (!r.gateway) out += " scope link";
+        out += "\n";
+    }
+    return out;
+}
+
+std::string format_neighbours(std::vector<NeighDisplay> neighbours) {
+    std::stable_sort(neighbours.begin(), neighbours.end(),
+                     [](const NeighDisplay& a, const NeighDisplay& b) {
+                         return std::tuple(a.addr.host(), a.worker) <
+                                std::tuple(b.addr.host(), b.worker);
+                     });
+    // Workers keep separate caches; say which one only when that tells entries apart.
+    bool several_workers = std::any_of(neighbours.begin(), neighbours.end(), [&](const auto& n) {
+        return n.worker != neighbours.front().worker;
+    });
+    std::string out;
+    for (const auto& n : neighbours) {
+        out += net::to_string(n.addr) + " dev " + n.ifname;
+        if (!n.mac.empty()) out += " lladdr " + n.mac;
+        out += " " + n.state;
+        if (several_workers) out += " worker " + std::to_string(n.worker);
+        out += "\n";
+    }
+    return out;
+}
+
+std::string format_stats(const StatsReply& stats, bool all) {
+    std::vector<const CounterEntry*> shown;
+    for (const auto& c : stats.counters)
+        if (all || c.value != 0) shown.push_back(&c);
+    size_t name_width = 0, value_width = 0;
+    for (const CounterEntry* c : shown) {
+        name_width = std::max(name_width, c->name.size());
+        value_width = std::max(value_width, std::to_string(c->value).size());
+    }
+    auto section = [&](const std::string& title, bool drops) {
+        std::string body;
+        for (const CounterEntry* c : shown) {
+            if (c->drop != drops) continue;
+            body += "  " + pad_right(c->name, name_width) + "  " +
+                    pad_left(std::to_string(c->value), value_width) + "  # " + c->description +
+                    "\n";
+        }
+        return body.empty() ? title + " none\n" : title + "\n" + body;
+    };
+    std::string workers = std::to_string(stats.workers) +
+                          (stats.workers == 1 ? " worker" : " workers");
+    return section("Counters (sum of " + workers + "):", false) + section("Drops:", true);
+}
+
+Result<std::string> render_xvsctl_reply(const CtlCommand& cmd, const json& reply) {
+    auto render = [](auto decoded, auto format) -> Result<std::string> {
+        if (!decoded) return make_error(decoded.error());
+        return format(std::move(*decoded));
+    };
+    switch (cmd.kind) {
+        case CtlCommandKind::LinkShow:
+            return render(decode_links(reply),
+                          [&](auto v) { return format_links(std::move(v), cmd.link_stats); });
+        case CtlCommandKind::AddrShow:
+            return render(decode_addrs(reply), [](auto v) { return format_addrs(std::move(v)); });
+        case CtlCommandKind::RouteShow:
+            return render(decode_routes(reply), [](auto v) { return format_routes(std::move(v)); });
+        case CtlCommandKind::NeighShow:
+            return render(decode_neighbours(reply),
+                          [](auto v) { return format_neighbours(std::move(v)); });
+        case CtlCommandKind::Stats:
+            return render(decode_stats(reply),
+                          [&](auto v) { return format_stats(v, cmd.all_counters); });
+        case CtlCommandKind::ConnShow:
+            // decode_conns (shared with xvsadm) would iterate an object as happily as an array.
+            if (!reply.contains("conns") || !reply["conns"].is_array())
+                return make_error("Malformed reply from xvsd: 'conns' is not an array");
+            return render(decode_conns(reply), [](auto v) { return format_conns(v); });
+        default:
+            return std::string();
+    }
+}
+
+}  // namespace xvs::ctl

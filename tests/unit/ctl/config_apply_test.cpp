@@ -1,0 +1,614 @@
+// Tests for src/ctl/config_apply.cpp: a parsed config applied to a Director, then a changed
+// config applied as a diff (unchanged dests keep their objects, so connections and counters
+// survive), the model and the published snapshot checked, and unsupported configs refused
+// with file:line.
+#include "ctl/config_apply.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "ctl/config_parser.h"
+
+namespace xvs::ctl {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+net::Ipv4 ip(const char* text) { return *net::parse_ipv4(text); }
+uint32_t be(const char* text) { return ip(text).be; }
+
+// DESIGN.md's example, adapted to what xvs runs today (FNAT, one worker, no synproxy/toa),
+// with a second static route and three services so a reload can exercise every kind of diff.
+constexpr const char* kBase = R"(netif_defs {
+    port wan0 { dev net_ring0 }
+    port lan0 { dev net_ring1 }
+}
+worker_defs { workers 1 }
+ip_defs {
+    address 10.10.1.1/24 dev wan0
+    address 10.10.2.1/24 dev lan0
+    route default via 10.10.1.254 dev wan0
+    route 172.16.0.0/16 via 10.10.2.254 dev lan0
+}
+ipvs_defs {
+    timeouts { tcp 900 tcpfin 120 udp 300 }
+}
+local_address_group lan_lips {
+    10.10.2.100-10.10.2.103 lan0
+}
+virtual_server 10.10.1.100 80 {
+    protocol TCP
+    lb_algo wrr
+    lb_kind FNAT
+    laddr_group_name lan_lips
+    real_server 10.10.2.2 8080 { weight 1 }
+    real_server 10.10.2.3 8080 { weight 2 }
+    real_server 10.10.2.6 8080 { weight 4 }
+}
+virtual_server 10.10.1.101 53 {
+    protocol UDP
+    lb_algo rr
+    lb_kind FNAT
+    laddr_group_name lan_lips
+    real_server 10.10.2.4 53 { weight 5 }
+}
+virtual_server 10.10.1.102 8443 {
+    protocol TCP
+    lb_algo wlc
+    lb_kind FNAT
+    laddr_group_name lan_lips
+    real_server 10.10.2.7 8443 { weight 1 }
+}
+)";
+
+// kBase with: address 10.10.1.1 -> 10.10.1.2, route 172.16/16 -> 192.168/16, tcp timeout 600,
+// LIPs .100-.101 plus .110; service :80 keeps .2, reweights .3, drops .6, adds .5; :53 changes
+// scheduler rr -> wlc; :8443 is removed; :443 is added.
+constexpr const char* kChanged = R"(netif_defs {
+    port wan0 { dev net_ring0 }
+    port lan0 { dev net_ring1 }
+}
+worker_defs { workers 1 }
+ip_defs {
+    address 10.10.1.2/24 dev wan0
+    address 10.10.2.1/24 dev lan0
+    route default via 10.10.1.254 dev wan0
+    route 192.168.0.0/16 via 10.10.2.254 dev lan0
+}
+ipvs_defs {
+    timeouts { tcp 600 tcpfin 120 udp 300 }
+}
+local_address_group lan_lips {
+    10.10.2.100-10.10.2.101 lan0
+    10.10.2.110 lan0
+}
+virtual_server 10.10.1.100 80 {
+    protocol TCP
+    lb_algo wrr
+    lb_kind FNAT
+    laddr_group_name lan_lips
+    real_server 10.10.2.2 8080 { weight 1 }
+    real_server 10.10.2.3 8080 { weight 3 }
+    real_server 10.10.2.5 8080 { weight 7 }
+}
+virtual_server 10.10.1.101 53 {
+    protocol UDP
+    lb_algo wlc
+    lb_kind FNAT
+    laddr_group_name lan_lips
+    real_server 10.10.2.4 53 { weight 5 }
+}
+virtual_server 10.10.1.103 443 {
+    protocol TCP
+    lb_algo rr
+    lb_kind FNAT
+    laddr_group_name lan_lips
+    real_server 10.10.2.8 443 { weight 9 }
+}
+)";
+
+Config parse(const char* text, const char* name = "xvs.conf") {
+    ParseOutcome out = parse_config(text, name);
+    EXPECT_THAT(out.errors, IsEmpty());
+    if (!out.config) {
+        ADD_FAILURE() << "config did not parse";
+        return Config{};
+    }
+    return *out.config;
+}
+
+void add_ports(lb::Director& d, const Config& cfg) {
+    uint16_t id = 0;
+    for (const auto& p : cfg.netif.ports) {
+        lb::PortEntry e;
+        e.name = p.name;
+        e.port_id = id++;
+        e.mac = net::MacAddr{{0x02, 0, 0, 0, 0, uint8_t(id)}};
+        e.mtu = uint16_t(p.mtu);
+        ASSERT_TRUE(d.port_add(e));
+    }
+}
+
+lb::ServiceKey key(uint8_t proto, const char* vip, uint16_t port) {
+    return lb::make_service_key(proto, ip(vip), port);
+}
+
+std::shared_ptr<lb::Dest> find_dest(const lb::Service& svc, const char* addr, uint16_t port) {
+    for (const auto& d : svc.dests)
+        if (d->addr == ip(addr) && d->port == port) return d;
+    return nullptr;
+}
+
+std::vector<std::string> laddr_strings(const lb::Service& svc) {
+    std::vector<std::string> out;
+    for (const auto& l : svc.laddrs) out.push_back(net::to_string(l->addr) + " " + l->port_name);
+    return out;
+}
+
+std::vector<std::string> address_strings(const lb::Director& d) {
+    std::vector<std::string> out;
+    for (const auto& a : d.addresses())
+        out.push_back(net::to_string(a.addr) + "/" + std::to_string(a.prefix_len) + " " + a.port);
+    return out;
+}
+
+// "PREFIX via GW dev PORT [connected]"
+std::vector<std::string> route_strings(const lb::Director& d) {
+    std::vector<std::string> out;
+    for (const auto& r : d.routes()) {
+        std::string s = net::to_string(r.prefix);
+        if (r.gateway) s += " via " + net::to_string(*r.gateway);
+        s += " dev " + r.port;
+        if (r.connected) s += " connected";
+        out.push_back(s);
+    }
+    return out;
+}
+
+class ConfigApplyTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        base_ = parse(kBase);
+        add_ports(director_, base_);
+        auto r = config_apply(director_, base_);
+        ASSERT_TRUE(r) << r.error();
+        first_changes_ = r->changes;
+    }
+
+    lb::Director director_;
+    Config base_;
+    std::vector<std::string> first_changes_;
+};
+
+TEST_F(ConfigApplyTest, FirstApplyBuildsTheModel) {
+    EXPECT_THAT(address_strings(director_),
+                UnorderedElementsAre("10.10.1.1/24 wan0", "10.10.2.1/24 lan0"));
+    EXPECT_THAT(route_strings(director_),
+                UnorderedElementsAre("10.10.1.0/24 dev wan0 connected",
+                                     "10.10.2.0/24 dev lan0 connected",
+                                     "0.0.0.0/0 via 10.10.1.254 dev wan0",
+                                     "172.16.0.0/16 via 10.10.2.254 dev lan0"));
+    ASSERT_EQ(director_.services().size(), 3u);
+
+    auto web = director_.service_find(key(6, "10.10.1.100", 80));
+    ASSERT_TRUE(web);
+    EXPECT_EQ(web->sched_name, "wrr");
+    EXPECT_EQ(web->fwd, lb::FwdMode::FullNat);
+    ASSERT_EQ(web->dests.size(), 3u);
+    EXPECT_EQ(find_dest(*web, "10.10.2.2", 8080)->weight.load(), 1);
+    EXPECT_EQ(find_dest(*web, "10.10.2.3", 8080)->weight.load(), 2);
+    EXPECT_EQ(find_dest(*web, "10.10.2.6", 8080)->weight.load(), 4);
+    EXPECT_THAT(laddr_strings(*web),
+                UnorderedElementsAre("10.10.2.100 lan0", "10.10.2.101 lan0", "10.10.2.102 lan0",
+                                     "10.10.2.103 lan0"));
+
+    auto dns = director_.service_find(key(17, "10.10.1.101", 53));
+    ASSERT_TRUE(dns);
+    EXPECT_EQ(dns->sched_name, "rr");
+    ASSERT_EQ(dns->dests.size(), 1u);
+    EXPECT_EQ(find_dest(*dns, "10.10.2.4", 53)->weight.load(), 5);
+    // One LocalAddr object per LIP, shared by the services that use it.
+    EXPECT_EQ(dns->laddrs.size(), 4u);
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(dns->laddrs[i].get(), web->laddrs[i].get());
+
+    auto tls = director_.service_find(key(6, "10.10.1.102", 8443));
+    ASSERT_TRUE(tls);
+    EXPECT_EQ(tls->sched_name, "wlc");
+    EXPECT_EQ(director_.service_find(key(17, "10.10.1.100", 80)), nullptr);  // proto matters
+
+    const lb::Timeouts& t = director_.timeouts();
+    EXPECT_EQ(t.of(lb::TcpState::Established), 900u);
+    EXPECT_EQ(t.of(lb::TcpState::FinWait), 120u);
+    EXPECT_EQ(t.udp, 300u);
+    // States the config does not name keep DPVS's values.
+    EXPECT_EQ(t.of(lb::TcpState::SynRecv), lb::Timeouts::dpvs_defaults().of(lb::TcpState::SynRecv));
+
+    EXPECT_THAT(first_changes_, ::testing::Contains("added service TCP 10.10.1.100:80"));
+    EXPECT_THAT(first_changes_, ::testing::Contains("added address 10.10.1.1/24 dev wan0"));
+    EXPECT_THAT(first_changes_,
+                ::testing::Contains("added real server 10.10.2.6:8080 to TCP 10.10.1.100:80"));
+    EXPECT_THAT(first_changes_,
+                ::testing::Contains("added local address 10.10.2.103 to UDP 10.10.1.101:53"));
+    EXPECT_THAT(first_changes_, ::testing::Contains("timeout ESTABLISHED 900"));
+}
+
+TEST_F(ConfigApplyTest, FirstApplyPublishesASnapshot) {
+    const lb::Snapshot* snap = director_.snapshot();
+    ASSERT_NE(snap, nullptr);
+    const stack::StackView& sv = snap->stack;
+    ASSERT_EQ(sv.ports.size(), 2u);
+    EXPECT_EQ(sv.ports[0].name, "wan0");
+    EXPECT_EQ(sv.ports[1].name, "lan0");
+
+    // Own addresses: kind and the port they are answered on.
+    auto own = [&](const char* a) { return sv.own(be(a)); };
+    ASSERT_TRUE(own("10.10.1.1"));
+    EXPECT_EQ(own("10.10.1.1")->kind, stack::AddrKind::Director);
+    EXPECT_EQ(own("10.10.1.1")->port, 0);
+    ASSERT_TRUE(own("10.10.2.1"));
+    EXPECT_EQ(own("10.10.2.1")->kind, stack::AddrKind::Director);
+    EXPECT_EQ(own("10.10.2.1")->port, 1);
+    for (const char* vip : {"10.10.1.100", "10.10.1.101", "10.10.1.102"}) {
+        ASSERT_TRUE(own(vip)) << vip;
+        EXPECT_EQ(own(vip)->kind, stack::AddrKind::Vip) << vip;
+        EXPECT_EQ(own(vip)->port, 0) << vip << " lives in wan0's subnet";
+    }
+    auto web = director_.service_find(key(6, "10.10.1.100", 80));
+    for (const auto& l : web->laddrs) {
+        const stack::OwnAddr* o = sv.own(l->addr.be);
+        ASSERT_TRUE(o);
+        EXPECT_EQ(o->kind, stack::AddrKind::Lip);
+        EXPECT_EQ(o->port, 1);
+        EXPECT_EQ(o->lip, l.get());
+    }
+    EXPECT_EQ(own("10.10.2.104"), nullptr);
+    EXPECT_EQ(own("10.10.2.2"), nullptr);  // a real server is not ours
+
+    // Routes: longest prefix first, connected ones deliver to the destination itself.
+    auto hop = sv.route_lookup(be("10.10.2.2"));
+    EXPECT_TRUE(hop.found);
+    EXPECT_EQ(hop.addr, be("10.10.2.2"));
+    EXPECT_EQ(hop.port, 1);
+    hop = sv.route_lookup(be("172.16.9.9"));
+    EXPECT_TRUE(hop.found);
+    EXPECT_EQ(hop.addr, be("10.10.2.254"));
+    EXPECT_EQ(hop.port, 1);
+    hop = sv.route_lookup(be("8.8.8.8"));
+    EXPECT_TRUE(hop.found);
+    EXPECT_EQ(hop.addr, be("10.10.1.254"));
+    EXPECT_EQ(hop.port, 0);
+
+    // Services by (proto, vip, port) in network order.
+    const lb::ServiceView* v = snap->service(6, be("10.10.1.100"), net::hton16(80));
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->svc, web.get());
+    EXPECT_EQ(v->sched->name, "wrr");
+    EXPECT_EQ(v->fwd, lb::FwdMode::FullNat);
+    ASSERT_EQ(v->plan.dests.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(v->plan.dests[i], web->dests[i].get());
+        EXPECT_EQ(v->plan.weights[i], web->dests[i]->weight.load());
+    }
+    EXPECT_EQ(v->laddrs.size(), 4u);
+    EXPECT_TRUE(snap->service(17, be("10.10.1.101"), net::hton16(53)));
+    EXPECT_EQ(snap->service(6, be("10.10.1.101"), net::hton16(53)), nullptr);
+    EXPECT_EQ(snap->service(6, be("10.10.1.100"), net::hton16(81)), nullptr);
+    EXPECT_EQ(snap->timeouts.of(lb::TcpState::Established), 900u);
+}
+
+TEST_F(ConfigApplyTest, ReapplyingTheSameConfigChangesNothing) {
+    const lb::Snapshot* before = director_.snapshot();
+    auto web = director_.service_find(key(6, "10.10.1.100", 80));
+    std::vector<lb::Dest*> dests;
+    for (const auto& d : web->dests) dests.push_back(d.get());
+    std::vector<lb::LocalAddr*> laddrs;
+    for (const auto& l : web->laddrs) laddrs.push_back(l.get());
+
+    auto r = config_apply(director_, parse(kBase));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, IsEmpty());
+    EXPECT_EQ(director_.service_find(key(6, "10.10.1.100", 80)), web);
+    for (size_t i = 0; i < dests.size(); ++i) EXPECT_EQ(web->dests[i].get(), dests[i]);
+    for (size_t i = 0; i < laddrs.size(); ++i) EXPECT_EQ(web->laddrs[i].get(), laddrs[i]);
+    EXPECT_EQ(director_.addresses().size(), 2u);
+    EXPECT_EQ(director_.routes().size(), 4u);
+    // It still commits (a new generation), with the same content.
+    EXPECT_NE(director_.snapshot(), before);
+    EXPECT_GT(director_.snapshot()->generation, before->generation);
+}
+
+TEST_F(ConfigApplyTest, ChangedConfigAppliesExactlyTheDiff) {
+    auto web = director_.service_find(key(6, "10.10.1.100", 80));
+    auto dns = director_.service_find(key(17, "10.10.1.101", 53));
+    std::weak_ptr<lb::Service> tls = director_.service_find(key(6, "10.10.1.102", 8443));
+    auto kept = find_dest(*web, "10.10.2.2", 8080);
+    auto reweighted = find_dest(*web, "10.10.2.3", 8080);
+    auto dropped = find_dest(*web, "10.10.2.6", 8080);
+    auto dns_dest = find_dest(*dns, "10.10.2.4", 53);
+    lb::LocalAddr* lip100 = web->laddrs[0].get();
+    lb::LocalAddr* lip101 = web->laddrs[1].get();
+    ASSERT_EQ(lip100->addr, ip("10.10.2.100"));
+    ASSERT_EQ(lip101->addr, ip("10.10.2.101"));
+    // Counters a worker would have written: they must survive the reload.
+    kept->stats[0].conns = 11;
+    kept->stats[0].refs = 2;
+    web->workers[0].inpkts = 77;
+
+    auto r = config_apply(director_, parse(kChanged));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes,
+                UnorderedElementsAre(
+                    "removed service TCP 10.10.1.102:8443",
+                    "removed address 10.10.1.1",
+                    "removed route 172.16.0.0/16",
+                    "added address 10.10.1.2/24 dev wan0",
+                    "added route 192.168.0.0/16",
+                    "removed real server 10.10.2.6:8080 from TCP 10.10.1.100:80",
+                    "real server 10.10.2.3:8080 weight 3",
+                    "added real server 10.10.2.5:8080 to TCP 10.10.1.100:80",
+                    "removed local address 10.10.2.102 from TCP 10.10.1.100:80",
+                    "removed local address 10.10.2.103 from TCP 10.10.1.100:80",
+                    "added local address 10.10.2.110 to TCP 10.10.1.100:80",
+                    "service UDP 10.10.1.101:53 scheduler wlc",
+                    "removed local address 10.10.2.102 from UDP 10.10.1.101:53",
+                    "removed local address 10.10.2.103 from UDP 10.10.1.101:53",
+                    "added local address 10.10.2.110 to UDP 10.10.1.101:53",
+                    "added service TCP 10.10.1.103:443",
+                    "added real server 10.10.2.8:443 to TCP 10.10.1.103:443",
+                    "added local address 10.10.2.100 to TCP 10.10.1.103:443",
+                    "added local address 10.10.2.101 to TCP 10.10.1.103:443",
+                    "added local address 10.10.2.110 to TCP 10.10.1.103:443",
+                    "timeout ESTABLISHED 600"));
+
+    // Services: same objects for the kept ones, the removed one out of the model.
+    EXPECT_EQ(director_.services().size(), 3u);
+    EXPECT_EQ(director_.service_find(key(6, "10.10.1.100", 80)), web);
+    EXPECT_EQ(director_.service_find(key(17, "10.10.1.101", 53)), dns);
+    EXPECT_EQ(dns->sched_name, "wlc");
+    EXPECT_EQ(director_.service_find(key(6, "10.10.1.102", 8443)), nullptr);
+    ASSERT_FALSE(tls.expired());  // draining: a retired snapshot still holds it
+    EXPECT_TRUE(tls.lock()->dests[0]->removed.load());
+    auto added = director_.service_find(key(6, "10.10.1.103", 443));
+    ASSERT_TRUE(added);
+    EXPECT_EQ(added->sched_name, "rr");
+    ASSERT_EQ(added->dests.size(), 1u);
+    EXPECT_EQ(added->dests[0]->weight.load(), 9);
+
+    // Dests: unchanged and reweighted ones are the same objects with their counters.
+    ASSERT_EQ(web->dests.size(), 3u);
+    EXPECT_EQ(find_dest(*web, "10.10.2.2", 8080), kept);
+    EXPECT_EQ(kept->weight.load(), 1);
+    EXPECT_EQ(kept->stats[0].conns, 11u);
+    EXPECT_EQ(kept->stats[0].refs, 2u);
+    EXPECT_FALSE(kept->removed.load());
+    EXPECT_EQ(find_dest(*web, "10.10.2.3", 8080), reweighted);
+    EXPECT_EQ(reweighted->weight.load(), 3);
+    EXPECT_EQ(find_dest(*web, "10.10.2.6", 8080), nullptr);
+    EXPECT_TRUE(dropped->removed.load());
+    auto fresh = find_dest(*web, "10.10.2.5", 8080);
+    ASSERT_TRUE(fresh);
+    EXPECT_EQ(fresh->weight.load(), 7);
+    EXPECT_EQ(web->workers[0].inpkts, 77u);
+    EXPECT_EQ(find_dest(*dns, "10.10.2.4", 53), dns_dest);
+
+    // Local addresses: kept LIPs are the same objects, shared across services.
+    EXPECT_THAT(laddr_strings(*web),
+                UnorderedElementsAre("10.10.2.100 lan0", "10.10.2.101 lan0", "10.10.2.110 lan0"));
+    EXPECT_THAT(laddr_strings(*added),
+                UnorderedElementsAre("10.10.2.100 lan0", "10.10.2.101 lan0", "10.10.2.110 lan0"));
+    EXPECT_EQ(web->laddrs[0].get(), lip100);
+    EXPECT_EQ(web->laddrs[1].get(), lip101);
+    for (const auto& l : added->laddrs) {
+        auto same = std::find_if(web->laddrs.begin(), web->laddrs.end(),
+                                 [&](const auto& w) { return w.get() == l.get(); });
+        EXPECT_NE(same, web->laddrs.end()) << net::to_string(l->addr);
+    }
+
+    // Addresses, routes, timeouts.
+    EXPECT_THAT(address_strings(director_),
+                UnorderedElementsAre("10.10.1.2/24 wan0", "10.10.2.1/24 lan0"));
+    EXPECT_THAT(route_strings(director_),
+                UnorderedElementsAre("10.10.1.0/24 dev wan0 connected",
+                                     "10.10.2.0/24 dev lan0 connected",
+                                     "0.0.0.0/0 via 10.10.1.254 dev wan0",
+                                     "192.168.0.0/16 via 10.10.2.254 dev lan0"));
+    EXPECT_EQ(director_.timeouts().of(lb::TcpState::Established), 600u);
+    EXPECT_EQ(director_.timeouts().of(lb::TcpState::FinWait), 120u);
+
+    // The snapshot follows.
+    const lb::Snapshot* snap = director_.snapshot();
+    const stack::StackView& sv = snap->stack;
+    EXPECT_EQ(sv.own(be("10.10.1.1")), nullptr);
+    ASSERT_TRUE(sv.own(be("10.10.1.2")));
+    EXPECT_EQ(sv.own(be("10.10.1.2"))->kind, stack::AddrKind::Director);
+    EXPECT_EQ(sv.own(be("10.10.1.102")), nullptr);  // VIP of the removed service
+    ASSERT_TRUE(sv.own(be("10.10.1.103")));
+    EXPECT_EQ(sv.own(be("10.10.1.103"))->kind, stack::AddrKind::Vip);
+    EXPECT_EQ(sv.own(be("10.10.2.102")), nullptr);
+    EXPECT_EQ(sv.own(be("10.10.2.103")), nullptr);
+    ASSERT_TRUE(sv.own(be("10.10.2.110")));
+    EXPECT_EQ(sv.own(be("10.10.2.110"))->kind, stack::AddrKind::Lip);
+    EXPECT_EQ(sv.own(be("10.10.2.100"))->lip, lip100);
+    auto hop = sv.route_lookup(be("172.16.9.9"));
+    EXPECT_EQ(hop.addr, be("10.10.1.254")) << "the 172.16/16 route is gone: default applies";
+    hop = sv.route_lookup(be("192.168.3.3"));
+    EXPECT_EQ(hop.addr, be("10.10.2.254"));
+    EXPECT_EQ(hop.port, 1);
+    EXPECT_EQ(snap->service(6, be("10.10.1.102"), net::hton16(8443)), nullptr);
+    const lb::ServiceView* v = snap->service(6, be("10.10.1.100"), net::hton16(80));
+    ASSERT_TRUE(v);
+    ASSERT_EQ(v->plan.dests.size(), 3u);
+    EXPECT_EQ(std::count(v->plan.dests.begin(), v->plan.dests.end(), dropped.get()), 0);
+    for (size_t i = 0; i < v->plan.dests.size(); ++i)
+        EXPECT_EQ(v->plan.weights[i], v->plan.dests[i]->weight.load());
+    EXPECT_EQ(snap->service(17, be("10.10.1.101"), net::hton16(53))->sched->name, "wlc");
+    EXPECT_EQ(snap->timeouts.of(lb::TcpState::Established), 600u);
+
+    // And applying it again is a no-op.
+    auto again = config_apply(director_, parse(kChanged));
+    ASSERT_TRUE(again) << again.error();
+    EXPECT_THAT(again->changes, IsEmpty());
+}
+
+TEST_F(ConfigApplyTest, LocalAddressCanMovePortInOneReload) {
+    std::string text = kBase;
+    // .103 moves from lan0 to wan0 (no other service keeps it on lan0).
+    text.replace(text.find("10.10.2.100-10.10.2.103 lan0"), 28,
+                 "10.10.2.100-10.10.2.102 lan0\n    10.10.2.103 wan0");
+    auto r = config_apply(director_, parse(text.c_str()));
+    ASSERT_TRUE(r) << r.error();
+    auto web = director_.service_find(key(6, "10.10.1.100", 80));
+    EXPECT_THAT(laddr_strings(*web),
+                UnorderedElementsAre("10.10.2.100 lan0", "10.10.2.101 lan0", "10.10.2.102 lan0",
+                                     "10.10.2.103 wan0"));
+    const stack::OwnAddr* o = director_.snapshot()->stack.own(be("10.10.2.103"));
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->kind, stack::AddrKind::Lip);
+    EXPECT_EQ(o->port, 0);
+}
+
+TEST_F(ConfigApplyTest, LocalAddressCanBecomeADirectorAddressInOneReload) {
+    std::string text = kBase;
+    text.replace(text.find("10.10.2.100-10.10.2.103 lan0"), 28, "10.10.2.100-10.10.2.102 lan0");
+    text.replace(text.find("address 10.10.2.1/24 dev lan0"), 29,
+                 "address 10.10.2.1/24 dev lan0\n    address 10.10.2.103/24 dev lan0");
+    auto r = config_apply(director_, parse(text.c_str()));
+    ASSERT_TRUE(r) << r.error();
+    const stack::OwnAddr* o = director_.snapshot()->stack.own(be("10.10.2.103"));
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->kind, stack::AddrKind::Director);
+}
+
+TEST_F(ConfigApplyTest, ServiceRemovedAndItsVipBecomesADirectorAddress) {
+    std::string text = kBase;
+    text.erase(text.find("virtual_server 10.10.1.102 8443"));
+    text.replace(text.find("address 10.10.1.1/24 dev wan0"), 29,
+                 "address 10.10.1.1/24 dev wan0\n    address 10.10.1.102/24 dev wan0");
+    auto r = config_apply(director_, parse(text.c_str()));
+    ASSERT_TRUE(r) << r.error();
+    const stack::OwnAddr* o = director_.snapshot()->stack.own(be("10.10.1.102"));
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->kind, stack::AddrKind::Director);
+}
+
+// --- refusals ---------------------------------------------------------------------------------
+
+constexpr const char* kOneService = R"(netif_defs {
+    port wan0 { dev net_ring0 }
+    port lan0 { dev net_ring1 }
+}
+worker_defs { workers WORKERS }
+ip_defs { address 10.10.1.1/24 dev wan0 }
+local_address_group lips { 10.10.2.100 lan0 }
+virtual_server 10.10.1.100 80 {
+    lb_kind KIND
+    LADDR
+    real_server 10.10.2.2 80 { weight 1 }
+}
+)";
+
+std::string one_service(const std::string& workers, const std::string& kind,
+                        const std::string& laddr) {
+    std::string t = kOneService;
+    t.replace(t.find("WORKERS"), 7, workers);
+    t.replace(t.find("KIND"), 4, kind);
+    t.replace(t.find("LADDR"), 5, laddr);
+    return t;
+}
+
+// The parser already refuses lb_kind NAT/DR and a missing laddr_group_name with file:line;
+// config_supported() is the apply-side guard for Configs that did not come through it (and the
+// only one for `workers 2`), so both layers are checked.
+class ConfigRefusalTest : public ::testing::Test {
+protected:
+    Config good() {
+        ParseOutcome out = parse_config(one_service("1", "FNAT", "laddr_group_name lips"),
+                                        "/etc/xvs/xvs.conf");
+        EXPECT_THAT(out.errors, IsEmpty());
+        return out.config ? *out.config : Config{};
+    }
+    // Applies cfg to a fresh Director that has its ports; returns the error text.
+    std::string refusal(const Config& cfg) {
+        lb::Director director;
+        add_ports(director, cfg);
+        EXPECT_FALSE(config_supported(cfg));
+        auto r = config_apply(director, cfg);
+        if (r) return "<accepted>";
+        // Refused before anything changed.
+        EXPECT_TRUE(director.services().empty());
+        EXPECT_TRUE(director.addresses().empty());
+        return r.error();
+    }
+    static std::vector<std::string> parse_errors(const std::string& text) {
+        return parse_config(text, "/etc/xvs/xvs.conf").errors;
+    }
+};
+
+TEST_F(ConfigRefusalTest, SupportedConfigIsAccepted) {
+    Config cfg = good();
+    EXPECT_TRUE(config_supported(cfg));
+    lb::Director director;
+    add_ports(director, cfg);
+    auto r = config_apply(director, cfg);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(director.services().size(), 1u);
+}
+
+TEST_F(ConfigRefusalTest, NatIsRefusedWithFileAndLine) {
+    EXPECT_THAT(parse_errors(one_service("1", "NAT", "laddr_group_name lips")),
+                ::testing::ElementsAre("/etc/xvs/xvs.conf:9: lb_kind NAT not supported yet"));
+    Config cfg = good();
+    cfg.virtual_servers[0].fwd = FwdMethod::Nat;
+    EXPECT_EQ(refusal(cfg), "/etc/xvs/xvs.conf:8: lb_kind NAT is not supported yet (only FNAT)");
+}
+
+TEST_F(ConfigRefusalTest, DrAndTunAreRefused) {
+    EXPECT_THAT(parse_errors(one_service("1", "DR", "laddr_group_name lips")),
+                ::testing::ElementsAre("/etc/xvs/xvs.conf:9: lb_kind DR not supported yet"));
+    Config cfg = good();
+    cfg.virtual_servers[0].fwd = FwdMethod::Tun;
+    EXPECT_EQ(refusal(cfg), "/etc/xvs/xvs.conf:8: lb_kind TUN is not supported yet (only FNAT)");
+}
+
+TEST_F(ConfigRefusalTest, TwoWorkersAreRefused) {
+    ParseOutcome out = parse_config(one_service("2", "FNAT", "laddr_group_name lips"), "x.conf");
+    ASSERT_TRUE(out.config);  // valid syntax; the data plane is what cannot do it yet
+    EXPECT_THAT(refusal(*out.config), HasSubstr("workers 2: only 1 worker is supported yet"));
+}
+
+TEST_F(ConfigRefusalTest, FnatWithoutLaddrGroupIsRefusedWithFileAndLine) {
+    EXPECT_THAT(parse_errors(one_service("1", "FNAT", "")),
+                ::testing::ElementsAre("/etc/xvs/xvs.conf:8: virtual_server: laddr_group_name "
+                                       "missing (required for lb_kind FNAT)"));
+    Config cfg = good();
+    cfg.virtual_servers[0].laddr_group.clear();
+    EXPECT_EQ(refusal(cfg), "/etc/xvs/xvs.conf:8: FNAT virtual server needs laddr_group_name");
+}
+
+TEST_F(ConfigRefusalTest, EveryProblemIsReportedOnItsOwnLine) {
+    Config cfg = good();
+    cfg.worker.workers = 2;
+    cfg.virtual_servers[0].fwd = FwdMethod::Nat;
+    cfg.virtual_servers[0].laddr_group.clear();
+    std::string err = refusal(cfg);
+    EXPECT_THAT(err, HasSubstr("workers 2"));
+    EXPECT_THAT(err, HasSubstr("xvs.conf:8: lb_kind NAT"));
+    EXPECT_THAT(err, HasSubstr("xvs.conf:8: FNAT virtual server needs laddr_group_name"));
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2);
+}
+
+TEST(ConfigApplyPorts, MissingPortIsReportedWithFileAndLine) {
+    lb::Director director;  // no ports registered
+    Config cfg = parse(kBase, "/etc/xvs/xvs.conf");
+    auto r = config_apply(director, cfg);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), "/etc/xvs/xvs.conf:7: address 10.10.1.1: no such port 'wan0'");
+}
+
+}  // namespace
+}  // namespace xvs::ctl

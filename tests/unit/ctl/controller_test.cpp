@@ -1,0 +1,814 @@
+// Tests for src/ctl/controller.cpp: requests built exactly as xvsadm builds them (its own
+// parse_ipvsadm_args + build_request) and hand-written xvsctl/malformed ones, sent through
+// Controller::handle_line, with the Director's model and the replies checked against
+// docs/control-protocol.md. No EAL: no workers, ports without ethdev stats.
+#include "ctl/controller.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "ctl/ipvsadm_args.h"
+#include "ctl/xvsadm_main.h"
+#include "stack/counters.h"
+
+namespace xvs::ctl {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using std::chrono::seconds;
+
+net::Ipv4 ip(const char* text) { return *net::parse_ipv4(text); }
+
+lb::ServiceKey key(uint8_t proto, const char* vip, uint16_t port) {
+    return lb::make_service_key(proto, ip(vip), port);
+}
+
+class ControllerTest : public ::testing::Test {
+protected:
+    ControllerTest() {
+        uint16_t id = 0;
+        for (const char* name : {"wan0", "lan0"}) {
+            lb::PortEntry p;
+            p.name = name;
+            p.port_id = id;
+            p.mac = net::MacAddr{{0x02, 0, 0, 0, 0, uint8_t(id + 1)}};
+            EXPECT_TRUE(director_.port_add(p));
+            PortInfoForCtl info;
+            info.name = name;
+            info.dev = std::string("net_ring") + std::to_string(id);
+            info.port_id = id;
+            info.mac = p.mac;
+            info.has_stats = false;
+            ports.push_back(info);
+            ++id;
+        }
+        ctl_ = std::make_unique<Controller>(director_, std::vector<lb::Worker*>{}, ports,
+                                            [this]() -> Result<void> {
+                                                ++reloads_;
+                                                return reload_result_;
+                                            });
+    }
+
+    // Sends a raw request line, returns the parsed reply.
+    json send_line(const std::string& line) {
+        std::string reply = ctl_->handle_line(line);
+        EXPECT_EQ(reply.find('\n'), std::string::npos) << "reply must be one line";
+        json r = json::parse(reply, nullptr, false);
+        EXPECT_FALSE(r.is_discarded()) << reply;
+        EXPECT_TRUE(r.contains("ok") && r["ok"].is_boolean()) << reply;
+        if (r.contains("ok") && r["ok"] == false) {
+            EXPECT_TRUE(r.contains("error") && r["error"].is_string()) << reply;
+        }
+        return r;
+    }
+    json send(const json& req) { return send_line(req.dump()); }
+
+    // The request xvsadm sends for this command line.
+    static json xvsadm(std::vector<std::string> args) {
+        auto cmd = parse_ipvsadm_args(args);
+        EXPECT_TRUE(cmd) << (cmd ? "" : cmd.error());
+        return cmd ? build_request(*cmd) : json{};
+    }
+    json run(std::vector<std::string> args) { return send(xvsadm(std::move(args))); }
+
+    // "ok" or the error text.
+    std::string outcome(const json& reply) {
+        if (reply.value("ok", false)) return "ok";
+        return reply.value("error", std::string("<no error text>"));
+    }
+    std::string run_outcome(std::vector<std::string> args) { return outcome(run(std::move(args))); }
+
+    void add_web_service() {
+        ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "wrr"}), "ok");
+        ASSERT_EQ(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2:8080", "-w", "3",
+                               "--fullnat"}),
+                  "ok");
+        ASSERT_EQ(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.3:8080", "-w", "0",
+                               "--fullnat", "-x", "100", "-y", "50"}),
+                  "ok");
+        ASSERT_EQ(run_outcome({"-P", "-t", "10.0.0.1:80", "-z", "192.168.1.100", "-F", "lan0"}),
+                  "ok");
+    }
+
+    json list_one(const char* vip_port, const char* proto_flag = "-t") {
+        json r = run({"-L", "-n", proto_flag, vip_port});
+        EXPECT_EQ(outcome(r), "ok");
+        EXPECT_EQ(r["services"].size(), 1u);
+        return r["services"].size() == 1 ? r["services"][0] : json{};
+    }
+
+    lb::Director director_;
+    std::vector<PortInfoForCtl> ports;
+    std::unique_ptr<Controller> ctl_;
+    Result<void> reload_result_{};
+    int reloads_ = 0;
+};
+
+// --- services ---------------------------------------------------------------------------------
+
+TEST_F(ControllerTest, AddServiceAsXvsadmSendsIt) {
+    json req = xvsadm({"-A", "-t", "10.0.0.1:80", "-s", "rr"});
+    ASSERT_EQ(req["cmd"], "add_service");
+    EXPECT_EQ(outcome(send(req)), "ok");
+    auto svc = director_.service_find(key(6, "10.0.0.1", 80));
+    ASSERT_TRUE(svc);
+    EXPECT_EQ(svc->sched_name, "rr");
+    EXPECT_EQ(svc->fwd, lb::FwdMode::FullNat);
+    // Committed: the workers' snapshot has it, with the VIP owned.
+    const lb::Snapshot* snap = director_.snapshot();
+    ASSERT_TRUE(snap->service(6, ip("10.0.0.1").be, net::hton16(80)));
+    ASSERT_TRUE(snap->stack.own(ip("10.0.0.1").be));
+    EXPECT_EQ(snap->stack.own(ip("10.0.0.1").be)->kind, stack::AddrKind::Vip);
+
+    // Default scheduler (xvsadm sends "wlc" when none is given), and UDP.
+    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53"}), "ok");
+    auto dns = director_.service_find(key(17, "10.0.0.1", 53));
+    ASSERT_TRUE(dns);
+    EXPECT_EQ(dns->sched_name, "wlc");
+    EXPECT_EQ(director_.services().size(), 2u);
+}
+
+TEST_F(ControllerTest, AddServiceErrors) {
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "ok");
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "Service already exists");
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.2:80", "-s", "sh"}), "Scheduler not found");
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.2:80", "-s", "nosuch"}), "Scheduler not found");
+    EXPECT_EQ(director_.services().size(), 1u);
+}
+
+TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-p", "300"}),
+              "Persistence is not supported yet");
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-j"}),
+              "SYN proxy is not supported yet");
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--toa", "on"}),
+              "TOA is not supported yet");
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--proxy-protocol", "v2"}),
+              "PROXY protocol is not supported yet");
+    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "-o"}),
+              "One-packet scheduling is not supported yet");
+    EXPECT_TRUE(director_.services().empty());
+    // The "off" spellings are fine.
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--toa", "off",
+                           "--proxy-protocol", "off"}),
+              "ok");
+    // And edit_service refuses them the same way, leaving the service as it was.
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "wrr", "-j"}),
+              "SYN proxy is not supported yet");
+    EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->sched_name, "rr");
+}
+
+TEST_F(ControllerTest, FwmarkServicesAreNotSupported) {
+    json req = xvsadm({"-A", "-f", "1", "-s", "rr"});
+    ASSERT_EQ(req["service"]["fwmark"], 1);
+    EXPECT_THAT(outcome(send(req)), StartsWith("Operation not supported"));
+    EXPECT_THAT(run_outcome({"-D", "-f", "1"}), StartsWith("Operation not supported"));
+    EXPECT_THAT(run_outcome({"-a", "-f", "1", "-r", "192.168.1.2:80", "--fullnat"}),
+                StartsWith("Operation not supported"));
+    EXPECT_THAT(run_outcome({"-L", "-n", "-f", "1"}), StartsWith("Operation not supported"));
+    EXPECT_TRUE(director_.services().empty());
+}
+
+TEST_F(ControllerTest, EditService) {
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "ok");
+    uint64_t gen = director_.snapshot()->generation;
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "wlc"}), "ok");
+    EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->sched_name, "wlc");
+    EXPECT_GT(director_.snapshot()->generation, gen);
+    EXPECT_EQ(director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80))->sched->name,
+              "wlc");
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "nosuch"}), "Scheduler not found");
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.9:80", "-s", "rr"}), "No such service");
+}
+
+TEST_F(ControllerTest, DelServiceAndClear) {
+    EXPECT_EQ(run_outcome({"-D", "-t", "10.0.0.1:80"}), "No such service");
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80"}), "ok");
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.2:80"}), "ok");
+    ASSERT_EQ(run_outcome({"-A", "-u", "10.0.0.2:80"}), "ok");
+    EXPECT_EQ(run_outcome({"-D", "-u", "10.0.0.1:80"}), "No such service");  // proto matters
+    EXPECT_EQ(run_outcome({"-D", "-t", "10.0.0.1:80"}), "ok");
+    EXPECT_EQ(director_.services().size(), 2u);
+    EXPECT_EQ(director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80)), nullptr);
+    EXPECT_EQ(director_.snapshot()->stack.own(ip("10.0.0.1").be), nullptr);
+
+    json req = xvsadm({"-C"});
+    ASSERT_EQ(req, json({{"cmd", "clear"}}));
+    EXPECT_EQ(outcome(send(req)), "ok");
+    EXPECT_TRUE(director_.services().empty());
+    EXPECT_EQ(director_.snapshot()->services.size(), 0u);
+    EXPECT_EQ(run({"-L", "-n"})["services"], json::array());
+}
+
+// --- dests ------------------------------------------------------------------------------------
+
+TEST_F(ControllerTest, AddEditDelDest) {
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "wrr"}), "ok");
+    json req = xvsadm({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2:8080", "-w", "3",
+                       "--fullnat"});
+    ASSERT_EQ(req["dest"]["fwd"], "fullnat");
+    EXPECT_EQ(outcome(send(req)), "ok");
+    auto svc = director_.service_find(key(6, "10.0.0.1", 80));
+    ASSERT_EQ(svc->dests.size(), 1u);
+    lb::Dest* dest = svc->dests[0].get();
+    EXPECT_EQ(dest->addr, ip("192.168.1.2"));
+    EXPECT_EQ(dest->port, 8080);
+    EXPECT_EQ(dest->weight.load(), 3);
+    EXPECT_EQ(dest->fwd, lb::FwdMode::FullNat);
+    EXPECT_EQ(outcome(send(req)), "Destination already exists");
+
+    // Dest port defaults to the service port (xvsadm resolves it).
+    EXPECT_EQ(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.3", "--fullnat"}), "ok");
+    ASSERT_EQ(svc->dests.size(), 2u);
+    EXPECT_EQ(svc->dests[1]->port, 80);
+    EXPECT_EQ(svc->dests[1]->weight.load(), 1);
+
+    EXPECT_EQ(run_outcome({"-e", "-t", "10.0.0.1:80", "-r", "192.168.1.2:8080", "-w", "7",
+                           "--fullnat", "-x", "1000", "-y", "500"}),
+              "ok");
+    EXPECT_EQ(svc->dests[0].get(), dest) << "edit keeps the object (and its connections)";
+    EXPECT_EQ(dest->weight.load(), 7);
+    EXPECT_EQ(dest->upper_threshold, 1000u);
+    EXPECT_EQ(dest->lower_threshold, 500u);
+    const lb::ServiceView* v = director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80));
+    ASSERT_EQ(v->plan.weights.size(), 2u);
+    EXPECT_EQ(v->plan.weights[0], 7);
+
+    EXPECT_EQ(run_outcome({"-e", "-t", "10.0.0.1:80", "-r", "192.168.1.9:8080", "-w", "7",
+                           "--fullnat"}),
+              "No such destination");
+    EXPECT_EQ(run_outcome({"-d", "-t", "10.0.0.1:80", "-r", "192.168.1.2:9999"}),
+              "No such destination");
+    EXPECT_EQ(run_outcome({"-a", "-t", "10.0.0.9:80", "-r", "192.168.1.2", "--fullnat"}),
+              "No such service");
+    EXPECT_EQ(run_outcome({"-d", "-t", "10.0.0.9:80", "-r", "192.168.1.2"}), "No such service");
+
+    json del = xvsadm({"-d", "-t", "10.0.0.1:80", "-r", "192.168.1.2:8080"});
+    EXPECT_EQ(del["dest"], json({{"addr", "192.168.1.2"}, {"port", 8080}}));
+    EXPECT_EQ(outcome(send(del)), "ok");
+    ASSERT_EQ(svc->dests.size(), 1u);
+    EXPECT_EQ(svc->dests[0]->addr, ip("192.168.1.3"));
+    v = director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80));
+    ASSERT_EQ(v->plan.dests.size(), 1u);
+    EXPECT_EQ(v->plan.dests[0], svc->dests[0].get());
+}
+
+TEST_F(ControllerTest, NonFullnatForwardingIsRefused) {
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80"}), "ok");
+    // xvsadm's default is -g (DR), as ipvsadm's.
+    json req = xvsadm({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2"});
+    ASSERT_EQ(req["dest"]["fwd"], "dr");
+    EXPECT_THAT(outcome(send(req)), HasSubstr("not supported yet (use FULLNAT)"));
+    EXPECT_THAT(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2", "-m"}),
+                HasSubstr("NAT (masquerading) is not supported yet"));
+    EXPECT_THAT(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2", "-i"}),
+                HasSubstr("not supported yet"));
+    EXPECT_TRUE(director_.service_find(key(6, "10.0.0.1", 80))->dests.empty());
+
+    // edit_dest replaces all attributes, fwd included: a non-FULLNAT method is refused there
+    // too instead of being dropped silently.
+    ASSERT_EQ(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2", "--fullnat"}), "ok");
+    EXPECT_THAT(run_outcome({"-e", "-t", "10.0.0.1:80", "-r", "192.168.1.2", "-w", "5"}),
+                HasSubstr("not supported yet (use FULLNAT)"));
+    EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->dests[0]->weight.load(), 1);
+}
+
+TEST_F(ControllerTest, IllegalWeightIsInvalidArgument) {
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80"}), "ok");
+    json req = xvsadm({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2", "--fullnat"});
+    req["dest"]["weight"] = 70000;
+    EXPECT_THAT(outcome(send(req)), StartsWith("Invalid argument"));
+    req["dest"]["weight"] = -1;
+    EXPECT_THAT(outcome(send(req)), StartsWith("Invalid argument"));
+}
+
+// --- list and zero ----------------------------------------------------------------------------
+
+TEST_F(ControllerTest, ListHasEveryProtocolField) {
+    add_web_service();
+    json req = xvsadm({"-L", "-n"});
+    ASSERT_EQ(req, json({{"cmd", "list"}}));
+    json r = send(req);
+    ASSERT_EQ(outcome(r), "ok");
+    ASSERT_EQ(r["services"].size(), 1u);
+    const json& s = r["services"][0];
+    std::set<std::string> fields;
+    for (auto& [k, v] : s.items()) fields.insert(k);
+    EXPECT_EQ(fields, (std::set<std::string>{"proto", "vip", "port", "sched", "persistent",
+                                             "netmask", "sched_flags", "ops", "pe", "synproxy",
+                                             "toa", "proxy_protocol", "stats", "laddrs", "dests"}));
+    EXPECT_EQ(s["proto"], "tcp");
+    EXPECT_EQ(s["vip"], "10.0.0.1");
+    EXPECT_EQ(s["port"], 80);
+    EXPECT_EQ(s["sched"], "wrr");
+    EXPECT_EQ(s["persistent"], 0);
+    EXPECT_EQ(s["netmask"], "255.255.255.255");
+    EXPECT_EQ(s["sched_flags"], json::array());
+    EXPECT_EQ(s["ops"], false);
+    EXPECT_EQ(s["pe"], "");
+    EXPECT_EQ(s["synproxy"], false);
+    EXPECT_EQ(s["toa"], false);
+    EXPECT_EQ(s["proxy_protocol"], "off");
+    const std::set<std::string> stat_fields{"conns", "inpkts", "outpkts", "inbytes", "outbytes",
+                                            "cps",   "inpps",  "outpps",  "inbps",   "outbps"};
+    std::set<std::string> got;
+    for (auto& [k, v] : s["stats"].items()) {
+        got.insert(k);
+        EXPECT_TRUE(v.is_number_unsigned()) << k;
+        EXPECT_EQ(v, 0) << k;
+    }
+    EXPECT_EQ(got, stat_fields);
+    EXPECT_EQ(s["laddrs"], json::parse(R"([{"addr":"192.168.1.100","ifname":"lan0"}])"));
+
+    ASSERT_EQ(s["dests"].size(), 2u);
+    const json& d0 = s["dests"][0];
+    fields.clear();
+    for (auto& [k, v] : d0.items()) fields.insert(k);
+    EXPECT_EQ(fields, (std::set<std::string>{"addr", "port", "fwd", "weight", "u_threshold",
+                                             "l_threshold", "tun_type", "tun_port", "active",
+                                             "inactive", "persistconns", "stats"}));
+    EXPECT_EQ(d0["addr"], "192.168.1.2");
+    EXPECT_EQ(d0["port"], 8080);
+    EXPECT_EQ(d0["fwd"], "fullnat");
+    EXPECT_EQ(d0["weight"], 3);
+    EXPECT_EQ(d0["u_threshold"], 0);
+    EXPECT_EQ(d0["l_threshold"], 0);
+    EXPECT_EQ(d0["tun_type"], "");
+    EXPECT_EQ(d0["tun_port"], 0);
+    EXPECT_EQ(d0["active"], 0);
+    EXPECT_EQ(d0["inactive"], 0);
+    EXPECT_EQ(d0["persistconns"], 0);
+    got.clear();
+    for (auto& [k, v] : d0["stats"].items()) got.insert(k);
+    EXPECT_EQ(got, stat_fields);
+    const json& d1 = s["dests"][1];
+    EXPECT_EQ(d1["addr"], "192.168.1.3");
+    EXPECT_EQ(d1["weight"], 0);
+    EXPECT_EQ(d1["u_threshold"], 100);
+    EXPECT_EQ(d1["l_threshold"], 50);
+}
+
+TEST_F(ControllerTest, ListOneServiceAndActiveCounts) {
+    add_web_service();
+    ASSERT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr"}), "ok");
+    EXPECT_EQ(run({"-L", "-n"})["services"].size(), 2u);
+    json s = list_one("10.0.0.1:53", "-u");
+    EXPECT_EQ(s["proto"], "udp");
+    EXPECT_EQ(s["dests"], json::array());
+    EXPECT_EQ(s["laddrs"], json::array());
+    EXPECT_EQ(run_outcome({"-L", "-n", "-t", "10.0.0.9:80"}), "No such service");
+
+    auto svc = director_.service_find(key(6, "10.0.0.1", 80));
+    svc->dests[0]->stats[0].active = 4;
+    svc->dests[0]->stats[1].active = 1;  // summed over workers
+    svc->dests[0]->stats[0].inactive = 2;
+    s = list_one("10.0.0.1:80");
+    EXPECT_EQ(s["dests"][0]["active"], 5);
+    EXPECT_EQ(s["dests"][0]["inactive"], 2);
+}
+
+TEST_F(ControllerTest, ZeroKeepsABaselineWithoutTouchingWorkerCounters) {
+    add_web_service();
+    ASSERT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr"}), "ok");
+    auto svc = director_.service_find(key(6, "10.0.0.1", 80));
+    auto dns = director_.service_find(key(17, "10.0.0.1", 53));
+    lb::Dest& dest = *svc->dests[0];
+    svc->workers[0].conns = 3;
+    svc->workers[0].inpkts = 10;
+    svc->workers[0].outpkts = 8;
+    svc->workers[0].inbytes = 1000;
+    svc->workers[0].outbytes = 800;
+    svc->workers[1].inpkts = 5;  // summed over workers
+    dest.stats[0].conns = 3;
+    dest.stats[0].inpkts = 15;
+    dest.stats[0].outbytes = 800;
+    dns->workers[0].inpkts = 4;
+
+    json s = list_one("10.0.0.1:80");
+    EXPECT_EQ(s["stats"]["conns"], 3);
+    EXPECT_EQ(s["stats"]["inpkts"], 15);
+    EXPECT_EQ(s["stats"]["outpkts"], 8);
+    EXPECT_EQ(s["stats"]["inbytes"], 1000);
+    EXPECT_EQ(s["stats"]["outbytes"], 800);
+    EXPECT_EQ(s["dests"][0]["stats"]["inpkts"], 15);
+    EXPECT_EQ(s["dests"][0]["stats"]["outbytes"], 800);
+
+    // Zero one service: its totals and its dests' read 0, the other service is untouched, and
+    // the worker-owned counters are not written by the control thread.
+    json req = xvsadm({"-Z", "-t", "10.0.0.1:80"});
+    ASSERT_EQ(req["cmd"], "zero");
+    ASSERT_EQ(outcome(send(req)), "ok");
+    EXPECT_EQ(svc->workers[0].inpkts, 10u);
+    EXPECT_EQ(dest.stats[0].inpkts, 15u);
+    s = list_one("10.0.0.1:80");
+    for (const char* f : {"conns", "inpkts", "outpkts", "inbytes", "outbytes"}) {
+        EXPECT_EQ(s["stats"][f], 0) << f;
+        EXPECT_EQ(s["dests"][0]["stats"][f], 0) << f;
+    }
+    EXPECT_EQ(list_one("10.0.0.1:53", "-u")["stats"]["inpkts"], 4);
+
+    // Traffic after zero shows as the delta.
+    svc->workers[0].inpkts += 6;
+    svc->workers[0].conns += 1;
+    dest.stats[0].inpkts += 6;
+    dest.stats[0].inbytes += 360;
+    s = list_one("10.0.0.1:80");
+    EXPECT_EQ(s["stats"]["inpkts"], 6);
+    EXPECT_EQ(s["stats"]["conns"], 1);
+    EXPECT_EQ(s["stats"]["outpkts"], 0);
+    EXPECT_EQ(s["dests"][0]["stats"]["inpkts"], 6);
+    EXPECT_EQ(s["dests"][0]["stats"]["inbytes"], 360);
+
+    // Zero everything.
+    ASSERT_EQ(run_outcome({"-Z"}), "ok");
+    EXPECT_EQ(list_one("10.0.0.1:80")["stats"]["inpkts"], 0);
+    EXPECT_EQ(list_one("10.0.0.1:53", "-u")["stats"]["inpkts"], 0);
+    EXPECT_EQ(run_outcome({"-Z", "-t", "10.0.0.9:80"}), "No such service");
+}
+
+TEST_F(ControllerTest, ServiceReaddedAfterZeroStartsFromZero) {
+    // A zero baseline belongs to the object it was taken for. Once that service is deleted and
+    // freed, a new one (which the allocator may place at the same address) must not inherit
+    // it, or its totals would wrap around to ~2^64.
+    for (int round = 0; round < 4; ++round) {
+        ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "ok");
+        auto svc = director_.service_find(key(6, "10.0.0.1", 80));
+        svc->workers[0].inpkts = 1000;
+        svc->workers[0].conns = 50;
+        ASSERT_EQ(run_outcome({"-Z"}), "ok");
+        svc.reset();
+        ASSERT_EQ(run_outcome({"-D", "-t", "10.0.0.1:80"}), "ok");
+        // Workers move past every snapshot: the deleted service is really freed.
+        director_.worker_quiescent(0, director_.snapshot()->generation);
+        director_.reclaim();
+        ASSERT_EQ(director_.retired_count(), 0u);
+
+        ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "ok");
+        director_.service_find(key(6, "10.0.0.1", 80))->workers[0].inpkts = 7;
+        json s = list_one("10.0.0.1:80");
+        EXPECT_EQ(s["stats"]["inpkts"], 7) << "round " << round;
+        EXPECT_EQ(s["stats"]["conns"], 0) << "round " << round;
+        ASSERT_EQ(run_outcome({"-D", "-t", "10.0.0.1:80"}), "ok");
+        director_.worker_quiescent(0, director_.snapshot()->generation);
+        director_.reclaim();
+    }
+}
+
+// --- rates ------------------------------------------------------------------------------------
+
+TEST_F(ControllerTest, EstimateRatesMovesAQuarterTowardTheIntervalRate) {
+    add_web_service();
+    auto svc = director_.service_find(key(6, "10.0.0.1", 80));
+    lb::Dest& dest = *svc->dests[0];
+    svc->workers[0].conns = 100;
+    svc->workers[0].inpkts = 1000;
+    svc->workers[0].outpkts = 500;
+    svc->workers[0].inbytes = 100000;
+    svc->workers[0].outbytes = 50000;
+    dest.stats[0].inpkts = 1000;
+
+    const auto t0 = std::chrono::steady_clock::now();
+    ctl_->estimate_rates(t0);  // primes: no rate yet
+    json s = list_one("10.0.0.1:80");
+    for (const char* f : {"cps", "inpps", "outpps", "inbps", "outbps"}) EXPECT_EQ(s["stats"][f], 0);
+
+    // Over the next 2 s: 40 conns, 800 in / 400 out packets, 80000 / 40000 bytes.
+    svc->workers[0].conns += 40;
+    svc->workers[0].inpkts += 800;
+    svc->workers[0].outpkts += 400;
+    svc->workers[0].inbytes += 80000;
+    svc->workers[0].outbytes += 40000;
+    dest.stats[0].inpkts += 800;
+    ctl_->estimate_rates(t0 + seconds(2));
+    s = list_one("10.0.0.1:80");
+    // Interval rates 20 cps, 400/200 pps, 40000/20000 Bps; a quarter step from 0.
+    EXPECT_EQ(s["stats"]["cps"], 5);
+    EXPECT_EQ(s["stats"]["inpps"], 100);
+    EXPECT_EQ(s["stats"]["outpps"], 50);
+    EXPECT_EQ(s["stats"]["inbps"], 10000);
+    EXPECT_EQ(s["stats"]["outbps"], 5000);
+    EXPECT_EQ(s["dests"][0]["stats"]["inpps"], 100);
+    EXPECT_EQ(s["dests"][1]["stats"]["inpps"], 0);
+
+    // Same traffic again: 100 + (400 - 100) / 4 = 175 pps; rates keep rising toward 400.
+    svc->workers[0].inpkts += 800;
+    ctl_->estimate_rates(t0 + seconds(4));
+    s = list_one("10.0.0.1:80");
+    EXPECT_EQ(s["stats"]["inpps"], 175);
+    EXPECT_GT(s["stats"]["inpps"].get<uint64_t>(), 0u);
+    EXPECT_LT(s["stats"]["inpps"].get<uint64_t>(), 400u);
+    // No new connections in that interval: cps decays, 5 - 5/4 = 3.75.
+    EXPECT_EQ(s["stats"]["cps"], 4);
+
+    // Rates are not affected by zero (they are per second, not totals).
+    ASSERT_EQ(run_outcome({"-Z"}), "ok");
+    EXPECT_EQ(list_one("10.0.0.1:80")["stats"]["inpps"], 175);
+}
+
+// --- timeouts ---------------------------------------------------------------------------------
+
+TEST_F(ControllerTest, SetAndGetTimeout) {
+    json get = xvsadm({"-L", "--timeout"});
+    ASSERT_EQ(get, json({{"cmd", "get_timeout"}}));
+    json r = send(get);
+    const lb::Timeouts dflt = lb::Timeouts::dpvs_defaults();
+    EXPECT_EQ(r["tcp"], dflt.of(lb::TcpState::Established));
+    EXPECT_EQ(r["tcpfin"], dflt.of(lb::TcpState::FinWait));
+    EXPECT_EQ(r["udp"], dflt.udp);
+
+    json set = xvsadm({"--set", "900", "120", "300"});
+    ASSERT_EQ(set, json({{"cmd", "set_timeout"}, {"tcp", 900}, {"tcpfin", 120}, {"udp", 300}}));
+    EXPECT_EQ(outcome(send(set)), "ok");
+    r = send(get);
+    EXPECT_EQ(r["tcp"], 900);
+    EXPECT_EQ(r["tcpfin"], 120);
+    EXPECT_EQ(r["udp"], 300);
+    EXPECT_EQ(director_.snapshot()->timeouts.of(lb::TcpState::Established), 900u);
+
+    // 0 leaves a value unchanged.
+    EXPECT_EQ(run_outcome({"--set", "0", "60", "0"}), "ok");
+    r = send(get);
+    EXPECT_EQ(r["tcp"], 900);
+    EXPECT_EQ(r["tcpfin"], 60);
+    EXPECT_EQ(r["udp"], 300);
+    // Other TCP states are not touched by --set.
+    EXPECT_EQ(director_.timeouts().of(lb::TcpState::SynRecv), dflt.of(lb::TcpState::SynRecv));
+
+    EXPECT_THAT(outcome(send({{"cmd", "set_timeout"}, {"tcp", "900"}})),
+                StartsWith("Invalid argument"));
+    EXPECT_EQ(send(get)["tcp"], 900);
+}
+
+// --- local addresses --------------------------------------------------------------------------
+
+TEST_F(ControllerTest, LocalAddresses) {
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80"}), "ok");
+    json add = xvsadm({"-P", "-t", "10.0.0.1:80", "-z", "192.168.1.100", "-F", "lan0"});
+    ASSERT_EQ(add, json::parse(R"({"cmd":"add_laddr","service":{"proto":"tcp","vip":"10.0.0.1",
+              "port":80},"laddr":"192.168.1.100","ifname":"lan0"})"));
+    EXPECT_EQ(outcome(send(add)), "ok");
+    EXPECT_EQ(outcome(send(add)), "Local address already exists");
+    EXPECT_EQ(run_outcome({"-P", "-t", "10.0.0.1:80", "-z", "192.168.1.101", "-F", "lan0"}), "ok");
+    EXPECT_EQ(run_outcome({"-P", "-t", "10.0.0.1:80", "-z", "192.168.1.102", "-F", "eth9"}),
+              "No such device");
+    EXPECT_EQ(run_outcome({"-P", "-t", "10.0.0.9:80", "-z", "192.168.1.102", "-F", "lan0"}),
+              "No such service");
+
+    const stack::OwnAddr* o = director_.snapshot()->stack.own(ip("192.168.1.100").be);
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->kind, stack::AddrKind::Lip);
+    EXPECT_EQ(o->port, 1);
+
+    json get = xvsadm({"-G", "-t", "10.0.0.1:80"});
+    ASSERT_EQ(get["cmd"], "get_laddr");
+    auto svc = director_.service_find(key(6, "10.0.0.1", 80));
+    svc->laddrs[0]->workers[0].refs = 3;
+    json r = send(get);
+    ASSERT_EQ(outcome(r), "ok");
+    EXPECT_EQ(r["laddrs"], json::parse(R"([
+        {"addr":"192.168.1.100","ifname":"lan0","conflicts":0,"conns":3},
+        {"addr":"192.168.1.101","ifname":"lan0","conflicts":0,"conns":0}])"));
+    svc->laddrs[0]->workers[0].refs = 0;
+    EXPECT_EQ(run_outcome({"-G", "-t", "10.0.0.9:80"}), "No such service");
+
+    json del = xvsadm({"-Q", "-t", "10.0.0.1:80", "-z", "192.168.1.100", "-F", "lan0"});
+    ASSERT_EQ(del["cmd"], "del_laddr");
+    EXPECT_EQ(outcome(send(del)), "ok");
+    EXPECT_EQ(outcome(send(del)), "No such local address");
+    EXPECT_EQ(send(get)["laddrs"].size(), 1u);
+    EXPECT_EQ(director_.snapshot()->stack.own(ip("192.168.1.100").be), nullptr);
+    EXPECT_EQ(list_one("10.0.0.1:80")["laddrs"],
+              json::parse(R"([{"addr":"192.168.1.101","ifname":"lan0"}])"));
+}
+
+TEST_F(ControllerTest, LocalAddressReaddedWhileInUseKeepsItsPortPools) {
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80"}), "ok");
+    ASSERT_EQ(run_outcome({"-P", "-t", "10.0.0.1:80", "-z", "192.168.1.100", "-F", "lan0"}), "ok");
+    auto svc = director_.service_find(key(6, "10.0.0.1", 80));
+    lb::LocalAddr* lip = svc->laddrs[0].get();
+    lip->workers[0].refs = 1;  // a connection still uses it
+    ASSERT_EQ(run_outcome({"-Q", "-t", "10.0.0.1:80", "-z", "192.168.1.100"}), "ok");
+    ASSERT_EQ(run_outcome({"-P", "-t", "10.0.0.1:80", "-z", "192.168.1.100", "-F", "lan0"}), "ok");
+    ASSERT_EQ(svc->laddrs.size(), 1u);
+    EXPECT_EQ(svc->laddrs[0].get(), lip) << "a fresh pool could hand out ports still in use";
+    EXPECT_EQ(director_.snapshot()->stack.own(ip("192.168.1.100").be)->lip, lip);
+    lip->workers[0].refs = 0;
+}
+
+// --- reload and version -----------------------------------------------------------------------
+
+TEST_F(ControllerTest, ReloadCallsTheDaemonAndPropagatesItsError) {
+    json req = xvsadm({"--reload"});
+    ASSERT_EQ(req, json({{"cmd", "reload"}}));
+    EXPECT_EQ(outcome(send(req)), "ok");
+    EXPECT_EQ(reloads_, 1);
+    reload_result_ = make_error("/etc/xvs/xvs.conf:12: lb_kind NAT is not supported yet (only FNAT)");
+    EXPECT_EQ(outcome(send(req)), "/etc/xvs/xvs.conf:12: lb_kind NAT is not supported yet (only FNAT)");
+    EXPECT_EQ(reloads_, 2);
+}
+
+TEST_F(ControllerTest, ReloadWithoutAHandlerIsNotSupported) {
+    Controller bare(director_, {}, ports, nullptr);
+    json r = json::parse(bare.handle_line(R"({"cmd":"reload"})"));
+    EXPECT_EQ(r["ok"], false);
+    EXPECT_THAT(r["error"].get<std::string>(), StartsWith("Operation not supported"));
+}
+
+TEST_F(ControllerTest, Version) {
+    json r = send({{"cmd", "version"}});
+    ASSERT_EQ(outcome(r), "ok");
+    EXPECT_THAT(r["version"].get<std::string>(), StartsWith("xvsd "));
+}
+
+// --- xvsctl: addresses, routes, stats, links --------------------------------------------------
+
+TEST_F(ControllerTest, Addresses) {
+    json r = send({{"cmd", "addr_show"}});
+    ASSERT_EQ(outcome(r), "ok");
+    EXPECT_EQ(r["addrs"], json::array());
+
+    EXPECT_EQ(outcome(send({{"cmd", "addr_add"}, {"addr", "10.0.0.254"}, {"prefix_len", 24},
+                            {"ifname", "wan0"}})),
+              "ok");
+    EXPECT_EQ(outcome(send({{"cmd", "addr_add"}, {"addr", "10.0.0.254"}, {"prefix_len", 24},
+                            {"ifname", "wan0"}})),
+              "File exists");
+    EXPECT_EQ(outcome(send({{"cmd", "addr_add"}, {"addr", "10.0.0.253"}, {"prefix_len", 24},
+                            {"ifname", "eth9"}})),
+              "No such device");
+    ASSERT_EQ(director_.addresses().size(), 1u);
+    EXPECT_EQ(director_.addresses()[0].prefix_len, 24);
+    const stack::OwnAddr* o = director_.snapshot()->stack.own(ip("10.0.0.254").be);
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->kind, stack::AddrKind::Director);
+
+    // addr_show lists director addresses, VIPs and LIPs with their kind.
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80"}), "ok");
+    ASSERT_EQ(run_outcome({"-P", "-t", "10.0.0.1:80", "-z", "192.168.1.100", "-F", "lan0"}), "ok");
+    r = send({{"cmd", "addr_show"}});
+    std::set<std::string> shown;
+    for (const auto& a : r["addrs"]) {
+        shown.insert(a["addr"].get<std::string>() + "/" + std::to_string(a["prefix_len"].get<int>()) +
+                     " " + a["ifname"].get<std::string>() + " " + a["kind"].get<std::string>());
+    }
+    EXPECT_EQ(shown, (std::set<std::string>{"10.0.0.254/24 wan0 director", "10.0.0.1/32 wan0 vip",
+                                            "192.168.1.100/32 lan0 lip"}));
+
+    EXPECT_EQ(outcome(send({{"cmd", "addr_del"}, {"addr", "10.0.0.9"}})), "No such address");
+    EXPECT_EQ(outcome(send({{"cmd", "addr_del"}, {"addr", "10.0.0.254"}})), "ok");
+    EXPECT_TRUE(director_.addresses().empty());
+    EXPECT_EQ(director_.snapshot()->stack.own(ip("10.0.0.254").be), nullptr);
+    EXPECT_THAT(outcome(send({{"cmd", "addr_add"}, {"addr", "10.0.0.254"}, {"ifname", "wan0"}})),
+                StartsWith("Invalid argument"));  // prefix_len missing
+}
+
+TEST_F(ControllerTest, Routes) {
+    ASSERT_EQ(outcome(send({{"cmd", "addr_add"}, {"addr", "10.0.0.254"}, {"prefix_len", 24},
+                            {"ifname", "wan0"}})),
+              "ok");
+    EXPECT_EQ(outcome(send({{"cmd", "route_add"}, {"prefix", "0.0.0.0/0"}, {"gateway", "10.0.0.1"},
+                            {"ifname", "wan0"}})),
+              "ok");
+    EXPECT_EQ(outcome(send({{"cmd", "route_add"}, {"prefix", "192.168.0.0/16"},
+                            {"gateway", nullptr}, {"ifname", "lan0"}})),
+              "ok");
+    EXPECT_EQ(outcome(send({{"cmd", "route_add"}, {"prefix", "192.168.0.0/16"},
+                            {"ifname", "lan0"}})),
+              "File exists");
+    EXPECT_EQ(outcome(send({{"cmd", "route_add"}, {"prefix", "172.16.0.0/12"},
+                            {"ifname", "eth9"}})),
+              "No such device");
+    EXPECT_THAT(outcome(send({{"cmd", "route_add"}, {"prefix", "172.16.0.0/33"},
+                              {"ifname", "lan0"}})),
+                StartsWith("Invalid argument"));
+
+    json r = send({{"cmd", "route_show"}});
+    ASSERT_EQ(outcome(r), "ok");
+    EXPECT_EQ(r["routes"], json::parse(R"([
+        {"prefix":"10.0.0.0/24","gateway":null,"ifname":"wan0","connected":true},
+        {"prefix":"0.0.0.0/0","gateway":"10.0.0.1","ifname":"wan0","connected":false},
+        {"prefix":"192.168.0.0/16","gateway":null,"ifname":"lan0","connected":false}])"));
+
+    const stack::StackView& sv = director_.snapshot()->stack;
+    auto hop = sv.route_lookup(ip("8.8.8.8").be);
+    EXPECT_TRUE(hop.found);
+    EXPECT_EQ(hop.addr, ip("10.0.0.1").be);
+    EXPECT_EQ(hop.port, 0);
+    hop = sv.route_lookup(ip("192.168.7.7").be);
+    EXPECT_EQ(hop.addr, ip("192.168.7.7").be);
+    EXPECT_EQ(hop.port, 1);
+
+    EXPECT_EQ(outcome(send({{"cmd", "route_del"}, {"prefix", "172.16.0.0/12"}})), "No such route");
+    EXPECT_EQ(outcome(send({{"cmd", "route_del"}, {"prefix", "0.0.0.0/0"}})), "ok");
+    EXPECT_FALSE(director_.snapshot()->stack.route_lookup(ip("8.8.8.8").be).found);
+    EXPECT_EQ(send({{"cmd", "route_show"}})["routes"].size(), 2u);
+}
+
+TEST_F(ControllerTest, StatsListsEveryCounterWithItsDropFlag) {
+    json r = send({{"cmd", "stats"}});
+    ASSERT_EQ(outcome(r), "ok");
+    EXPECT_EQ(r["workers"], 0);
+    ASSERT_EQ(r["counters"].size(), stack::kCounterCount);
+    for (size_t i = 0; i < stack::kCounterCount; ++i) {
+        const json& c = r["counters"][i];
+        EXPECT_EQ(c["name"], std::string(stack::kCounterInfo[i].name));
+        EXPECT_EQ(c["drop"], stack::kCounterInfo[i].is_drop) << c["name"];
+        EXPECT_EQ(c["value"], 0);
+        EXPECT_EQ(c["description"], std::string(stack::kCounterInfo[i].description));
+    }
+    // Spot checks against the list itself.
+    EXPECT_EQ(r["counters"][0]["name"], "rx_packets");
+    EXPECT_EQ(r["counters"][0]["drop"], false);
+    bool saw_no_route = false;
+    for (const auto& c : r["counters"])
+        if (c["name"] == "drop_no_route") saw_no_route = c["drop"] == true;
+    EXPECT_TRUE(saw_no_route);
+}
+
+TEST_F(ControllerTest, LinkShowWithoutEthdevStats) {
+    json r = send({{"cmd", "link_show"}});
+    ASSERT_EQ(outcome(r), "ok");
+    ASSERT_EQ(r["links"].size(), 2u);
+    EXPECT_EQ(r["links"][1]["name"], "lan0");
+    EXPECT_EQ(r["links"][1]["dev"], "net_ring1");
+    EXPECT_EQ(r["links"][1]["mac"], "02:00:00:00:00:02");
+    EXPECT_EQ(r["links"][1]["mtu"], 1500);
+    EXPECT_EQ(r["links"][1]["stats"]["ipackets"], 0);
+}
+
+TEST_F(ControllerTest, ConnsWithoutWorkersIsEmpty) {
+    json r = run({"-L", "-n", "-c"});
+    ASSERT_EQ(outcome(r), "ok");
+    EXPECT_EQ(r["conns"], json::array());
+}
+
+// --- malformed requests -----------------------------------------------------------------------
+
+TEST_F(ControllerTest, UnknownCommand) {
+    EXPECT_EQ(outcome(send({{"cmd", "frobnicate"}})), "Unknown command");
+}
+
+TEST_F(ControllerTest, MalformedRequestsAreInvalidArgument) {
+    const std::vector<std::string> bad = {
+        "",
+        "not json",
+        "{\"cmd\":\"list\"",  // truncated
+        "[1,2,3]",
+        "\"list\"",
+        "{}",                                 // no cmd
+        R"({"cmd":42})",                      // cmd not a string
+        R"({"cmd":"add_service"})",           // no service
+        R"({"cmd":"add_service","service":"10.0.0.1:80"})",
+        R"({"cmd":"add_service","service":{"proto":"tcp","vip":"10.0.0.1"}})",   // no port
+        R"({"cmd":"add_service","service":{"proto":"sctp","vip":"10.0.0.1","port":80}})",
+        R"({"cmd":"add_service","service":{"proto":"tcp","vip":"10.0.0.300","port":80}})",
+        R"({"cmd":"add_service","service":{"proto":"tcp","vip":"10.0.0.1","port":"80"}})",
+        R"({"cmd":"add_service","service":{"proto":"tcp","vip":"10.0.0.1","port":-1}})",
+        R"({"cmd":"add_service","service":{"proto":"tcp","vip":"10.0.0.1","port":65536}})",
+        R"({"cmd":"add_service","service":{"proto":"tcp","vip":"10.0.0.1","port":80.5}})",
+        R"({"cmd":"add_service","service":{"proto":"tcp","vip":"10.0.0.1","port":80,"sched":5}})",
+        R"({"cmd":"add_service","service":{"proto":"tcp","vip":1,"port":80}})",
+        R"({"cmd":"del_service","service":{"proto":"tcp","vip":"10.0.0.1"}})",
+        R"({"cmd":"add_dest","service":{"proto":"tcp","vip":"10.0.0.1","port":80}})",
+        R"({"cmd":"add_dest","service":{"proto":"tcp","vip":"10.0.0.1","port":80},"dest":{"port":80}})",
+        R"({"cmd":"add_dest","service":{"proto":"tcp","vip":"10.0.0.1","port":80},"dest":{"addr":"192.168.1.2","port":80,"fwd":"bogus"}})",
+        R"({"cmd":"add_dest","service":{"proto":"tcp","vip":"10.0.0.1","port":80},"dest":{"addr":"192.168.1.2","port":80,"weight":"3"}})",
+        R"({"cmd":"del_dest","service":{"proto":"tcp","vip":"10.0.0.1","port":80},"dest":{"addr":"192.168.1.2"}})",
+        R"({"cmd":"add_laddr","service":{"proto":"tcp","vip":"10.0.0.1","port":80},"ifname":"lan0"})",
+        R"({"cmd":"add_laddr","service":{"proto":"tcp","vip":"10.0.0.1","port":80},"laddr":"192.168.1.100"})",
+        R"({"cmd":"set_timeout","tcp":-5})",
+        R"({"cmd":"list","service":{"proto":"tcp"}})",
+        R"({"cmd":"zero","service":{"vip":"10.0.0.1","port":80}})",
+        R"({"cmd":"addr_add","addr":"10.0.0.1","prefix_len":33,"ifname":"wan0"})",
+        R"({"cmd":"addr_del"})",
+        R"({"cmd":"route_add","prefix":"10.0.0.0/8"})",
+        R"({"cmd":"route_add","prefix":"banana","ifname":"wan0"})",
+        R"({"cmd":"route_add","prefix":"10.0.0.0/8","gateway":"x","ifname":"wan0"})",
+    };
+    // Make the service exist so failures are about the request shape, not about lookups.
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80"}), "ok");
+    for (const auto& line : bad) {
+        json r = send_line(line);
+        EXPECT_EQ(r["ok"], false) << line;
+        EXPECT_THAT(r.value("error", std::string()), StartsWith("Invalid argument")) << line;
+    }
+    // Nothing changed.
+    EXPECT_EQ(director_.services().size(), 1u);
+    EXPECT_TRUE(director_.service_find(key(6, "10.0.0.1", 80))->dests.empty());
+    EXPECT_TRUE(director_.addresses().empty());
+    EXPECT_TRUE(director_.routes().empty());
+}
+
+TEST_F(ControllerTest, UnknownRequestFieldsAreIgnored) {
+    json req = xvsadm({"-A", "-t", "10.0.0.1:80", "-s", "rr"});
+    req["future_field"] = {{"x", 1}};
+    req["service"]["also_new"] = true;
+    EXPECT_EQ(outcome(send(req)), "ok");
+}
+
+}  // namespace
+}  // namespace xvs::ctl

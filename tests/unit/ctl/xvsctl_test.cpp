@@ -1,0 +1,416 @@
+// xvsctl end to end against a fake xvsd: every command's request on the wire, every usage
+// error, the rendered output of each listing, and the exit codes.
+#include "ctl/xvsctl_main.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "fake_xvsd.h"
+
+namespace xvs::ctl {
+namespace {
+
+using fake::FakeXvsd;
+using nlohmann::json;
+
+struct RunResult {
+    int rc;
+    std::string out, err;
+};
+
+RunResult run(std::vector<std::string> args) {
+    args.insert(args.begin(), "xvsctl");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::istringstream in;
+    std::ostringstream out, err;
+    int rc = xvsctl_main(static_cast<int>(args.size()), argv.data(), in, out, err);
+    return {rc, out.str(), err.str()};
+}
+
+std::vector<std::string> with_socket(const FakeXvsd& d, std::vector<std::string> args) {
+    args.insert(args.begin(), {"--socket", d.path()});
+    return args;
+}
+
+// Runs `args` against a daemon answering `reply`; expects exit 0 and exactly `request`.
+RunResult run_expecting(std::vector<std::string> args, const char* request,
+                        const std::string& reply = R"({"ok":true})") {
+    FakeXvsd d({reply});
+    RunResult r = run(with_socket(d, args));
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    EXPECT_EQ(r.rc, 0) << joined << ": " << r.err;
+    EXPECT_EQ(r.err, "") << joined;
+    auto reqs = d.requests();
+    EXPECT_EQ(reqs.size(), 1u) << joined;
+    if (!reqs.empty()) {
+        EXPECT_EQ(reqs[0], json::parse(request)) << joined;
+    }
+    return r;
+}
+
+TEST(Xvsctl, RequestForEveryCommandAndAbbreviation) {
+    struct Case {
+        std::vector<std::string> args;
+        const char* request;
+    };
+    const char* links = R"({"ok":true,"links":[]})";
+    const char* addrs = R"({"ok":true,"addrs":[]})";
+    const char* routes = R"({"ok":true,"routes":[]})";
+    const char* neighs = R"({"ok":true,"neighbours":[]})";
+    const char* stats = R"({"ok":true,"workers":1,"counters":[]})";
+    const char* conns = R"({"ok":true,"conns":[]})";
+    struct Listing {
+        std::vector<std::string> args;
+        const char* request;
+        const char* reply;
+    };
+    const Listing listings[] = {
+        {{"link", "show"}, R"({"cmd":"link_show"})", links},
+        {{"link"}, R"({"cmd":"link_show"})", links},
+        {{"l", "s", "-s"}, R"({"cmd":"link_show"})", links},
+        {{"-s", "link"}, R"({"cmd":"link_show"})", links},
+        {{"link", "-s"}, R"({"cmd":"link_show"})", links},
+        {{"addr", "show"}, R"({"cmd":"addr_show"})", addrs},
+        {{"a"}, R"({"cmd":"addr_show"})", addrs},
+        {{"address", "list"}, R"({"cmd":"addr_show"})", addrs},
+        {{"route"}, R"({"cmd":"route_show"})", routes},
+        {{"r", "lst"}, R"({"cmd":"route_show"})", routes},
+        {{"neigh", "show"}, R"({"cmd":"neigh_show"})", neighs},
+        {{"n"}, R"({"cmd":"neigh_show"})", neighs},
+        {{"neighbor", "l"}, R"({"cmd":"neigh_show"})", neighs},
+        {{"stats"}, R"({"cmd":"stats"})", stats},
+        {{"s", "-a"}, R"({"cmd":"stats"})", stats},
+        {{"stats", "show", "--all"}, R"({"cmd":"stats"})", stats},
+        {{"conn", "show"}, R"({"cmd":"conn_show"})", conns},
+        {{"c"}, R"({"cmd":"conn_show"})", conns},
+        {{"conns", "show", "proto", "TCP", "client", "10.0.0.2", "vip", "10.10.1.100:80",
+          "dest", "10.10.2.2:8080", "state", "established", "limit", "100"},
+         R"({"cmd":"conn_show","proto":"tcp","client":"10.0.0.2","vip":"10.10.1.100:80",
+             "dest":"10.10.2.2:8080","state":"ESTABLISHED","limit":100})",
+         conns},
+        {{"conn", "client", "10.0.0.2:51234"}, R"({"cmd":"conn_show","client":"10.0.0.2:51234"})",
+         conns},
+    };
+    for (const auto& c : listings) run_expecting(c.args, c.request, c.reply);
+
+    const Case changes[] = {
+        {{"addr", "add", "10.10.3.1/24", "dev", "wan0"},
+         R"({"cmd":"addr_add","addr":"10.10.3.1","prefix_len":24,"ifname":"wan0"})"},
+        {{"a", "a", "dev", "lan0", "10.10.3.1"},
+         R"({"cmd":"addr_add","addr":"10.10.3.1","prefix_len":32,"ifname":"lan0"})"},
+        {{"addr", "del", "10.10.3.1/24", "dev", "wan0"},
+         R"({"cmd":"addr_del","addr":"10.10.3.1","prefix_len":24,"ifname":"wan0"})"},
+        {{"address", "delete", "10.10.3.1", "dev", "wan0"},
+         R"({"cmd":"addr_del","addr":"10.10.3.1","ifname":"wan0"})"},
+        {{"route", "add", "default", "via", "10.10.1.254", "dev", "wan0"},
+         R"({"cmd":"route_add","prefix":"0.0.0.0/0","gateway":"10.10.1.254","ifname":"wan0"})"},
+        {{"r", "a", "10.20.0.0/16", "dev", "lan0"},
+         R"({"cmd":"route_add","prefix":"10.20.0.0/16","ifname":"lan0"})"},
+        {{"route", "add", "192.0.2.7", "via", "10.10.1.254", "dev", "wan0"},
+         R"({"cmd":"route_add","prefix":"192.0.2.7/32","gateway":"10.10.1.254","ifname":"wan0"})"},
+        {{"route", "del", "default"}, R"({"cmd":"route_del","prefix":"0.0.0.0/0"})"},
+        {{"r", "d", "10.20.0.0/16"}, R"({"cmd":"route_del","prefix":"10.20.0.0/16"})"},
+    };
+    for (const auto& c : changes) {
+        RunResult r = run_expecting(c.args, c.request);
+        EXPECT_EQ(r.out, "");
+    }
+}
+
+TEST(Xvsctl, SocketOptionForms) {
+    FakeXvsd d({R"({"ok":true,"routes":[]})"});
+    RunResult r = run({"--socket=" + d.path(), "route"});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    ASSERT_EQ(d.requests().size(), 1u);
+
+    FakeXvsd e({R"({"ok":true,"routes":[]})"});
+    ::setenv("XVS_SOCKET", e.path().c_str(), 1);
+    RunResult r2 = run({"route"});
+    ::unsetenv("XVS_SOCKET");
+    EXPECT_EQ(r2.rc, 0) << r2.err;
+    EXPECT_EQ(e.requests().size(), 1u);
+}
+
+TEST(Xvsctl, UsageErrorsExitTwoAndNeverConnect) {
+    struct Case {
+        std::vector<std::string> args;
+        const char* message;
+    };
+    const Case cases[] = {
+        {{}, "no object given"},
+        {{"--bogus"}, "unknown option \"--bogus\""},
+        {{"--socket"}, "option \"--socket\" requires a path"},
+        {{"--socket="}, "option \"--socket\" requires a path"},
+        {{"frobnicate"}, "unknown object \"frobnicate\""},
+        {{"link", "add"}, "\"link\" supports only \"show\""},
+        {{"link", "show", "wan0"}, "unknown argument \"wan0\" for \"link show\""},
+        {{"link", "flap"}, "unknown command \"flap\" for \"link\""},
+        {{"addr", "show", "dev", "wan0"}, "unknown argument \"dev\" for \"address show\""},
+        {{"addr", "add"}, "missing address for \"address add\""},
+        {{"addr", "add", "10.10.3.1/24"},
+         "not enough information: \"dev\" argument is required"},
+        {{"addr", "add", "10.10.3.1/24", "dev"}, "missing value after \"dev\""},
+        {{"addr", "add", "10.10.3.300/24", "dev", "wan0"}, "invalid address \"10.10.3.300/24\""},
+        {{"addr", "add", "10.10.3.1/33", "dev", "wan0"},
+         "invalid prefix length in \"10.10.3.1/33\""},
+        {{"addr", "add", "10.10.3.1/0", "dev", "wan0"},
+         "prefix length of an address must be 1..32"},
+        {{"addr", "add", "10.10.3.1/24", "dev", "wan0", "extra"},
+         "unknown argument \"extra\" for \"address add\""},
+        {{"addr", "add", "10.10.3.1/24", "dev", "wan0", "dev", "lan0"}, "duplicate \"dev\""},
+        {{"addr", "del", "dev", "wan0"}, "missing address for \"address delete\""},
+        {{"addr", "del", "10.10.3.1"}, "not enough information: \"dev\" argument is required"},
+        {{"route", "add"}, "missing prefix for \"route add\""},
+        {{"route", "add", "default", "via", "10.10.1.254"},
+         "not enough information: \"dev\" argument is required"},
+        {{"route", "add", "10.10.1.1/24", "dev", "wan0"},
+         "invalid prefix \"10.10.1.1/24\" for its length (did you mean 10.10.1.0/24?)"},
+        {{"route", "add", "10.10.1.0/40", "dev", "wan0"}, "invalid prefix \"10.10.1.0/40\""},
+        {{"route", "add", "default", "via", "gw", "dev", "wan0"}, "invalid gateway \"gw\""},
+        {{"route", "add", "default", "via"}, "missing value after \"via\""},
+        {{"route", "del"}, "missing prefix for \"route delete\""},
+        {{"route", "del", "default", "via", "10.10.1.254"},
+         "unknown argument \"via\" for \"route delete\""},
+        {{"route", "show", "table", "main"}, "unknown argument \"table\" for \"route show\""},
+        {{"neigh", "flush"}, "unknown command \"flush\" for \"neigh\""},
+        {{"neigh", "add"}, "\"neigh\" supports only \"show\""},
+        {{"neigh", "show", "dev"}, "unknown argument \"dev\" for \"neigh show\""},
+        {{"stats", "-x"}, "unknown argument \"-x\" for \"stats\""},
+        {{"stats", "del"}, "\"stats\" supports only \"show\""},
+        {{"conn", "show", "proto", "sctp"}, "invalid proto \"sctp\" (expected tcp, udp or icmp)"},
+        {{"conn", "show", "client", "10.0.0"},
+         "invalid client \"10.0.0\" (expected A.B.C.D or A.B.C.D:PORT)"},
+        {{"conn", "show", "vip", "10.0.0.1:99999"},
+         "invalid vip \"10.0.0.1:99999\" (expected A.B.C.D or A.B.C.D:PORT)"},
+        {{"conn", "show", "state", "OPEN"}, "invalid state \"OPEN\""},
+        {{"conn", "show", "limit", "0"}, "invalid limit \"0\" (expected 1..4294967295)"},
+        {{"conn", "show", "limit", "-5"}, "invalid limit \"-5\" (expected 1..4294967295)"},
+        {{"conn", "show", "dest"}, "missing value after \"dest\""},
+        {{"conn", "show", "proto", "tcp", "proto", "udp"}, "duplicate \"proto\""},
+        {{"conn", "show", "port", "80"}, "unknown argument \"port\" for \"conn show\""},
+    };
+    FakeXvsd d({});
+    for (const auto& c : cases) {
+        RunResult r = run(with_socket(d, c.args));
+        std::string joined;
+        for (const auto& a : c.args) joined += a + " ";
+        EXPECT_EQ(r.rc, 2) << joined;
+        EXPECT_EQ(r.out, "") << joined;
+        EXPECT_EQ(r.err, std::string("xvsctl: ") + c.message +
+                             "\nTry 'xvsctl --help' for more information.\n")
+            << joined;
+    }
+    EXPECT_TRUE(d.requests().empty());
+}
+
+TEST(Xvsctl, HelpAndVersionNeedNoDaemon) {
+    for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+             {"-h"}, {"--help"}, {"help"}, {"addr", "help"}, {"route", "help"}}) {
+        args.insert(args.begin(), {"--socket", "/nonexistent/xvs.sock"});
+        RunResult r = run(args);
+        EXPECT_EQ(r.rc, 0) << args[2];
+        EXPECT_EQ(r.out, xvsctl_usage_text());
+        EXPECT_EQ(r.err, "");
+    }
+    RunResult v = run({"-v"});
+    EXPECT_EQ(v.rc, 0);
+    EXPECT_EQ(v.out, std::string("xvsctl v") + kXvsctlVersion + "\n");
+    EXPECT_EQ(run({"--version"}).out, v.out);
+}
+
+const char* kLinks = R"({"ok":true,"links":[
+  {"name":"lan0","dev":"net_af_xdp1,iface=lb-lan","mac":"02:00:00:00:00:02","mtu":9000,
+   "port_id":1,"up":false,
+   "stats":{"ipackets":5,"opackets":0,"ibytes":300,"obytes":0,"imissed":0,"ierrors":0,
+            "oerrors":0,"rx_nombuf":0}},
+  {"name":"wan0","dev":"net_af_xdp0,iface=lb-wan","mac":"02:00:00:00:00:01","mtu":1500,
+   "port_id":0,"up":true,
+   "stats":{"ipackets":1234567,"opackets":1200000,"ibytes":98765432100,"obytes":87654321,
+            "imissed":12,"ierrors":3,"oerrors":1,"rx_nombuf":7}}]})";
+
+TEST(Xvsctl, LinkShow) {
+    RunResult r = run_expecting({"link", "show"}, R"({"cmd":"link_show"})", kLinks);
+    EXPECT_EQ(r.out,
+              "0: wan0: <UP> mtu 1500 dev net_af_xdp0,iface=lb-wan\n"
+              "    link/ether 02:00:00:00:00:01\n"
+              "1: lan0: <NO-CARRIER> mtu 9000 dev net_af_xdp1,iface=lb-lan\n"
+              "    link/ether 02:00:00:00:00:02\n");
+}
+
+TEST(Xvsctl, LinkShowStats) {
+    RunResult r = run_expecting({"link", "show", "-s"}, R"({"cmd":"link_show"})", kLinks);
+    EXPECT_EQ(r.out,
+              "0: wan0: <UP> mtu 1500 dev net_af_xdp0,iface=lb-wan\n"
+              "    link/ether 02:00:00:00:00:01\n"
+              "    RX:       bytes packets errors missed nombuf\n"
+              "        98765432100 1234567      3     12      7\n"
+              "    TX:    bytes packets errors\n"
+              "        87654321 1200000      1\n"
+              "1: lan0: <NO-CARRIER> mtu 9000 dev net_af_xdp1,iface=lb-lan\n"
+              "    link/ether 02:00:00:00:00:02\n"
+              "    RX: bytes packets errors missed nombuf\n"
+              "          300       5      0      0      0\n"
+              "    TX: bytes packets errors\n"
+              "            0       0      0\n");
+}
+
+TEST(Xvsctl, AddrShow) {
+    RunResult r = run_expecting({"addr"}, R"({"cmd":"addr_show"})", R"({"ok":true,"addrs":[
+        {"addr":"10.10.2.100","prefix_len":32,"ifname":"lan0","kind":"lip"},
+        {"addr":"10.10.1.100","prefix_len":32,"ifname":"wan0","kind":"vip"},
+        {"addr":"10.10.1.1","prefix_len":24,"ifname":"wan0","kind":"director"},
+        {"addr":"10.10.2.1","prefix_len":24,"ifname":"lan0","kind":"director"},
+        {"addr":"192.0.2.1","prefix_len":28,"ifname":"mgmt10","kind":"director"}]})");
+    EXPECT_EQ(r.out,
+              "lan0    inet 10.10.2.1/24 director\n"
+              "lan0    inet 10.10.2.100/32 lip\n"
+              "mgmt10  inet 192.0.2.1/28 director\n"
+              "wan0    inet 10.10.1.1/24 director\n"
+              "wan0    inet 10.10.1.100/32 vip\n");
+}
+
+TEST(Xvsctl, RouteShow) {
+    RunResult r = run_expecting({"route", "show"}, R"({"cmd":"route_show"})", R"({"ok":true,"routes":[
+        {"prefix":"10.10.2.0/24","gateway":null,"ifname":"lan0","connected":true},
+        {"prefix":"10.20.0.0/16","gateway":"10.10.2.254","ifname":"lan0","connected":false},
+        {"prefix":"0.0.0.0/0","gateway":"10.10.1.254","ifname":"wan0","connected":false},
+        {"prefix":"10.10.1.0/24","gateway":null,"ifname":"wan0","connected":true},
+        {"prefix":"192.0.2.7/32","gateway":null,"ifname":"wan0","connected":false}]})");
+    EXPECT_EQ(r.out,
+              "default via 10.10.1.254 dev wan0\n"
+              "10.10.1.0/24 dev wan0 proto kernel scope link\n"
+              "10.10.2.0/24 dev lan0 proto kernel scope link\n"
+              "10.20.0.0/16 via 10.10.2.254 dev lan0\n"
+              "192.0.2.7 dev wan0 scope link\n");
+}
+
+TEST(Xvsctl, NeighShowOneWorker) {
+    RunResult r = run_expecting({"neigh"}, R"({"cmd":"neigh_show"})", R"({"ok":true,"neighbours":[
+        {"addr":"10.10.2.3","mac":null,"ifname":"lan0","state":"INCOMPLETE","worker":0},
+        {"addr":"10.10.2.2","mac":"02:00:00:00:02:02","ifname":"lan0","state":"REACHABLE","worker":0},
+        {"addr":"10.10.1.254","mac":"02:00:00:00:01:fe","ifname":"wan0","state":"PERMANENT","worker":0}]})");
+    EXPECT_EQ(r.out,
+              "10.10.1.254 dev wan0 lladdr 02:00:00:00:01:fe PERMANENT\n"
+              "10.10.2.2 dev lan0 lladdr 02:00:00:00:02:02 REACHABLE\n"
+              "10.10.2.3 dev lan0 INCOMPLETE\n");
+}
+
+TEST(Xvsctl, NeighShowNamesWorkersWhenThereAreSeveral) {
+    RunResult r = run_expecting({"neigh", "show"}, R"({"cmd":"neigh_show"})", R"({"ok":true,"neighbours":[
+        {"addr":"10.10.2.2","mac":"02:00:00:00:02:02","ifname":"lan0","state":"STALE","worker":1},
+        {"addr":"10.10.2.2","mac":"02:00:00:00:02:02","ifname":"lan0","state":"REACHABLE","worker":0},
+        {"addr":"10.10.2.9","mac":null,"ifname":"lan0","state":"FAILED","worker":1}]})");
+    EXPECT_EQ(r.out,
+              "10.10.2.2 dev lan0 lladdr 02:00:00:00:02:02 REACHABLE worker 0\n"
+              "10.10.2.2 dev lan0 lladdr 02:00:00:00:02:02 STALE worker 1\n"
+              "10.10.2.9 dev lan0 FAILED worker 1\n");
+}
+
+const char* kStats = R"({"ok":true,"workers":2,"counters":[
+    {"name":"rx_packets","value":1234567,"drop":false,"description":"frames received"},
+    {"name":"tx_packets","value":1234000,"drop":false,"description":"frames sent"},
+    {"name":"arp_replies_sent","value":0,"drop":false,"description":"ARP replies sent for own addresses"},
+    {"name":"drop_ip_checksum","value":0,"drop":true,"description":"IPv4 header checksum wrong"},
+    {"name":"drop_no_service","value":42,"drop":true,"description":"TCP/UDP to a VIP port with no virtual service"}]})";
+
+TEST(Xvsctl, StatsShowsNonZeroCounters) {
+    RunResult r = run_expecting({"stats"}, R"({"cmd":"stats"})", kStats);
+    EXPECT_EQ(r.out,
+              "Counters (sum of 2 workers):\n"
+              "  rx_packets       1234567  # frames received\n"
+              "  tx_packets       1234000  # frames sent\n"
+              "Drops:\n"
+              "  drop_no_service       42  # TCP/UDP to a VIP port with no virtual service\n");
+}
+
+TEST(Xvsctl, StatsAllShowsEveryCounter) {
+    RunResult r = run_expecting({"stats", "-a"}, R"({"cmd":"stats"})", kStats);
+    EXPECT_EQ(r.out,
+              "Counters (sum of 2 workers):\n"
+              "  rx_packets        1234567  # frames received\n"
+              "  tx_packets        1234000  # frames sent\n"
+              "  arp_replies_sent        0  # ARP replies sent for own addresses\n"
+              "Drops:\n"
+              "  drop_ip_checksum        0  # IPv4 header checksum wrong\n"
+              "  drop_no_service        42  # TCP/UDP to a VIP port with no virtual service\n");
+}
+
+TEST(Xvsctl, StatsWithNothingToShow) {
+    RunResult r = run_expecting({"stats"}, R"({"cmd":"stats"})", R"({"ok":true,"workers":1,"counters":[
+        {"name":"rx_packets","value":0,"drop":false,"description":"frames received"},
+        {"name":"drop_ip_ttl","value":0,"drop":true,"description":"IPv4 TTL zero"}]})");
+    EXPECT_EQ(r.out, "Counters (sum of 1 worker): none\nDrops: none\n");
+}
+
+TEST(Xvsctl, ConnShowWithFilters) {
+    RunResult r = run_expecting(
+        {"conn", "show", "proto", "tcp", "vip", "10.10.1.100:80", "limit", "2"},
+        R"({"cmd":"conn_show","proto":"tcp","vip":"10.10.1.100:80","limit":2})",
+        R"({"ok":true,"conns":[
+          {"proto":"tcp","expire_seconds":891,"state":"ESTABLISHED","client":"10.0.0.2:51234",
+           "vip":"10.10.1.100:80","dest":"10.10.2.2:8080","lip":"10.10.2.100:1025"},
+          {"proto":"tcp","expire_seconds":59,"state":"SYN_RECV","client":"10.0.0.3:40000",
+           "vip":"10.10.1.100:80","dest":"10.10.2.3:8080"}]})");
+    EXPECT_EQ(r.out,
+              "IPVS connection entries\n"
+              "pro expire state       source             virtual            local              destination\n"
+              "TCP 14:51  ESTABLISHED 10.0.0.2:51234     10.10.1.100:80     10.10.2.100:1025   10.10.2.2:8080\n"
+              "TCP 00:59  SYN_RECV    10.0.0.3:40000     10.10.1.100:80     -                  10.10.2.3:8080\n");
+}
+
+TEST(Xvsctl, NoDaemonExitsOne) {
+    char tmpl[] = "/tmp/xvsctl_none.XXXXXX";
+    std::string dir = mkdtemp(tmpl);
+    std::string path = dir + "/xvs.sock";
+    RunResult r = run({"--socket", path, "link", "show"});
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "Can't connect to xvsd: " + path + ": No such file or directory\n");
+    ::rmdir(dir.c_str());
+}
+
+TEST(Xvsctl, DaemonRefusalExits255WithItsText) {
+    const std::pair<std::vector<std::string>, const char*> cases[] = {
+        {{"addr", "add", "10.10.3.1/24", "dev", "eth9"}, "No such device"},
+        {{"addr", "del", "10.10.3.1", "dev", "wan0"}, "No such address"},
+        {{"route", "del", "10.99.0.0/16"}, "No such route"},
+        {{"route", "add", "default", "via", "10.10.1.254", "dev", "wan0"}, "File exists"},
+        {{"addr", "del", "10.10.1.100", "dev", "wan0"}, "Invalid argument"},
+    };
+    for (const auto& [args, error] : cases) {
+        FakeXvsd d({std::string(R"({"ok":false,"error":")") + error + "\"}"});
+        RunResult r = run(with_socket(d, args));
+        EXPECT_EQ(r.rc, 255) << error;
+        EXPECT_EQ(r.out, "");
+        EXPECT_EQ(r.err, std::string(error) + "\n");
+    }
+}
+
+TEST(Xvsctl, MalformedRepliesExitOne) {
+    const std::pair<std::vector<std::string>, const char*> cases[] = {
+        {{"link"}, R"({"ok":true})"},
+        {{"link"}, R"({"ok":true,"links":[{"name":"wan0"}]})"},
+        {{"addr"}, R"({"ok":true,"addrs":[{"addr":"10.0.0.1","prefix_len":40,"ifname":"x","kind":"director"}]})"},
+        {{"addr"}, R"({"ok":true,"addrs":[{"addr":"10.0.0.1","prefix_len":24,"ifname":"x","kind":"alias"}]})"},
+        {{"route"}, R"({"ok":true,"routes":[{"prefix":"10.0.0.0","gateway":null,"ifname":"x","connected":false}]})"},
+        {{"neigh"}, R"({"ok":true,"neighbours":[{"addr":"10.0.0.1","mac":null,"ifname":"x","state":"STALE","worker":-1}]})"},
+        {{"stats"}, R"({"ok":true,"workers":1,"counters":[{"name":"x","value":"7","drop":false,"description":""}]})"},
+        {{"conn"}, R"({"ok":true,"conns":{}})"},
+        {{"route"}, "not json"},
+    };
+    for (const auto& [args, reply] : cases) {
+        FakeXvsd d({reply});
+        RunResult r = run(with_socket(d, args));
+        EXPECT_EQ(r.rc, 1) << reply;
+        EXPECT_EQ(r.out, "") << reply;
+        EXPECT_TRUE(r.err.starts_with("Malformed reply from xvsd")) << reply << ": " << r.err;
+    }
+}
+
+}  // namespace
+}  // namespace xvs::ctl

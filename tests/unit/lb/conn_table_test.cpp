@@ -1,0 +1,143 @@
+// ConnTable: insert/lookup in both directions, removal, pool exhaustion, bulk lookup agreeing
+// with single lookups, and a high-load churn run checked against a reference map.
+#include "lb/conn_table.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <random>
+#include <tuple>
+
+namespace xvs::lb {
+namespace {
+
+Conn* make(ConnTable& t, uint32_t client, uint16_t cport, uint16_t lport, uint8_t proto = 6) {
+    Conn* c = t.alloc();
+    if (!c) return nullptr;
+    c->proto = proto;
+    c->caddr = client;
+    c->vaddr = 0x6401010a;  // 10.1.1.100
+    c->cport = cport;
+    c->vport = 0x5000;
+    c->daddr = 0x0202020a;
+    c->dport = 0x901f;
+    c->laddr_ip = 0x6402020a;
+    c->lport = lport;
+    return c;
+}
+
+ConnKey key_in(const Conn& c) { return conn_key(c.proto, c.caddr, c.vaddr, c.cport, c.vport); }
+ConnKey key_out(const Conn& c) { return conn_key(c.proto, c.daddr, c.laddr_ip, c.dport, c.lport); }
+
+TEST(ConnTable, FindsBothDirections) {
+    auto t = ConnTable::create("t1", 16);
+    ASSERT_TRUE(t.ok()) << t.error();
+    Conn* c = make(**t, 0x0201010a, 1234, 5000);
+    ASSERT_TRUE((*t)->insert(c));
+    ConnRef in = (*t)->lookup(key_in(*c));
+    ConnRef out = (*t)->lookup(key_out(*c));
+    EXPECT_EQ(in.conn, c);
+    EXPECT_EQ(in.dir, ConnDir::In);
+    EXPECT_EQ(out.conn, c);
+    EXPECT_EQ(out.dir, ConnDir::Out);
+    // Same tuple, other protocol: not found.
+    ConnKey udp = key_in(*c);
+    udp.proto = 17;
+    EXPECT_EQ((*t)->lookup(udp).conn, nullptr);
+    // Reversed tuple is not the outbound key.
+    ConnKey rev = conn_key(6, c->vaddr, c->caddr, c->vport, c->cport);
+    EXPECT_EQ((*t)->lookup(rev).conn, nullptr);
+}
+
+TEST(ConnTable, RemoveAndReuse) {
+    auto t = ConnTable::create("t2", 4);
+    ASSERT_TRUE(t.ok());
+    Conn* c = make(**t, 1, 2, 3);
+    ASSERT_TRUE((*t)->insert(c));
+    ConnKey k = key_in(*c);
+    (*t)->remove(c);
+    (*t)->release(c);
+    EXPECT_EQ((*t)->lookup(k).conn, nullptr);
+    EXPECT_EQ((*t)->in_use(), 0u);
+}
+
+TEST(ConnTable, PoolExhaustion) {
+    auto t = ConnTable::create("t3", 3);
+    ASSERT_TRUE(t.ok());
+    for (int i = 0; i < 3; ++i) ASSERT_NE(make(**t, i, i, i), nullptr);
+    EXPECT_EQ((*t)->alloc(), nullptr);
+    EXPECT_EQ((*t)->in_use(), 3u);
+}
+
+TEST(ConnTable, RejectsZeroSize) { EXPECT_FALSE(ConnTable::create("t4", 0).ok()); }
+
+TEST(ConnTable, ChurnAtFullCapacityMatchesReference) {
+    const uint32_t cap = 50000;
+    auto t = ConnTable::create("t5", cap);
+    ASSERT_TRUE(t.ok());
+    std::mt19937_64 rng(7);
+    std::set<std::tuple<uint32_t, uint16_t>> clients;
+    std::vector<Conn*> live_vec;
+    uint32_t failed_inserts = 0;
+    uint32_t serial = 0;
+    for (int round = 0; round < 300000; ++round) {
+        if (live_vec.size() < cap && (rng() % 3 != 0 || live_vec.empty())) {
+            uint32_t client = static_cast<uint32_t>(rng());
+            uint16_t cport = static_cast<uint16_t>(rng());
+            if (clients.count({client, cport})) continue;
+            Conn* c = make(**t, client, cport, 0);
+            ASSERT_NE(c, nullptr);
+            // Outbound tuples must be unique too (as FULLNAT's local port allocation makes them).
+            c->laddr_ip = 0x0a000000u + serial / 60000;
+            c->lport = static_cast<uint16_t>(1025 + serial % 60000);
+            ++serial;
+            if (!(*t)->insert(c)) {
+                ++failed_inserts;
+                (*t)->release(c);
+                continue;
+            }
+            clients.insert({client, cport});
+            live_vec.push_back(c);
+        } else {
+            size_t i = rng() % live_vec.size();
+            Conn* c = live_vec[i];
+            clients.erase({c->caddr, c->cport});
+            (*t)->remove(c);
+            (*t)->release(c);
+            live_vec[i] = live_vec.back();
+            live_vec.pop_back();
+        }
+    }
+    EXPECT_EQ(failed_inserts, 0u);
+    ASSERT_GT(live_vec.size(), cap / 2);
+    std::map<std::tuple<uint32_t, uint16_t>, Conn*> live;
+    for (Conn* c : live_vec) live[{c->caddr, c->cport}] = c;
+    // Every live conn is found both ways, through single and bulk lookups.
+    std::vector<ConnKey> keys;
+    std::vector<Conn*> expect;
+    for (auto& [k, c] : live) {
+        ASSERT_EQ((*t)->lookup(key_in(*c)).conn, c);
+        ConnRef o = (*t)->lookup(key_out(*c));
+        ASSERT_EQ(o.conn, c);
+        ASSERT_EQ(o.dir, ConnDir::Out);
+        keys.push_back(key_in(*c));
+        expect.push_back(c);
+        if (keys.size() == 3) {  // plus misses mixed into the bulk
+            keys.push_back(conn_key(6, 1, 2, 3, 4));
+            expect.push_back(nullptr);
+        }
+    }
+    for (size_t base = 0; base < keys.size(); base += ConnTable::kMaxBulk) {
+        unsigned n = static_cast<unsigned>(std::min<size_t>(ConnTable::kMaxBulk, keys.size() - base));
+        const ConnKey* ptrs[ConnTable::kMaxBulk];
+        ConnRef refs[ConnTable::kMaxBulk];
+        for (unsigned i = 0; i < n; ++i) ptrs[i] = &keys[base + i];
+        (*t)->lookup_bulk(ptrs, n, refs);
+        for (unsigned i = 0; i < n; ++i) ASSERT_EQ(refs[i].conn, expect[base + i]) << base + i;
+    }
+    EXPECT_LE((*t)->memory_bytes() / cap, 160u);
+}
+
+}  // namespace
+}  // namespace xvs::lb

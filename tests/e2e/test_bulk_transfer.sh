@@ -15,7 +15,7 @@ start_xvsd "$conf"
 want=$(sha256sum <"$XE_TMP/big.bin" | cut -d' ' -f1)
 for k in 1 2; do # rr over two RS: both serve once
     t0=$(date +%s.%N)
-    got=$(in_ns "$NS_CL" curl -s --max-time 60 -H "Connection: close" "http://$VIP/big.bin" |
+    got=$(in_ns "$NS_CL" curl -s --max-time 30 -H "Connection: close" "http://$VIP/big.bin" |
         sha256sum | cut -d' ' -f1)
     t1=$(date +%s.%N)
     log "download $k: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f s, %.1f MB/s", b - a, 20 / (b - a) }')"
@@ -26,7 +26,7 @@ up=$XE_TMP/upload.bin
 head -c $((20 * 1024 * 1024)) /dev/urandom >"$up"
 want_up="$(sha256sum <"$up" | cut -d' ' -f1) $((20 * 1024 * 1024))"
 for k in 1 2; do
-    reply=$(in_ns "$NS_CL" curl -s --max-time 60 -H "Connection: close" -H "Expect:" \
+    reply=$(in_ns "$NS_CL" curl -s --max-time 30 -H "Connection: close" -H "Expect:" \
         --data-binary @"$up" "http://$VIP/upload")
     assert_eq "$want_up" "$reply" "sha256 and length the RS received for 20 MB upload $k"
 done

@@ -15,10 +15,19 @@ start_xvsd "$conf"
 want=$(sha256sum <"$XE_TMP/big.bin" | cut -d' ' -f1)
 for k in 1 2; do # rr over two RS: both serve once
     t0=$(date +%s.%N)
-    got=$(in_ns "$NS_CL" curl -s --max-time 30 -H "Connection: close" "http://$VIP/big.bin" |
-        sha256sum | cut -d' ' -f1)
+    in_ns "$NS_CL" curl -s --max-time 30 -H "Connection: close" -o "$XE_TMP/dl" "http://$VIP/big.bin"
+    rc=$?
     t1=$(date +%s.%N)
-    log "download $k: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f s, %.1f MB/s", b - a, 20 / (b - a) }')"
+    got=$(sha256sum <"$XE_TMP/dl" | cut -d' ' -f1)
+    log "download $k: curl exit $rc, $(stat -c %s "$XE_TMP/dl") bytes, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f s", b - a }')"
+    if [[ $got != "$want" ]]; then
+        # where frames died: the lb ports' kernel-side counters (XDP redirect failures show
+        # as rx_queue_0_drops on veth)
+        for dev in lb-wan lb-lan; do
+            log "$dev: $(in_ns "$NS_LB" ethtool -S "$dev" 2>/dev/null | grep -E 'drops|xdp_redirect' | tr -s ' \n' ' ')"
+        done
+        xvsadm_ns -L -n --stats --exact >&2
+    fi
     assert_eq "$want" "$got" "sha256 of 20 MB download $k"
 done
 

@@ -446,6 +446,7 @@ json Controller::handle(const json& req) {
                 port::PortStats st = p.has_stats ? port::port_stats(p.port_id) : port::PortStats{};
                 links.push_back({{"name", p.name}, {"dev", p.dev}, {"mac", mac_string(p.mac)},
                                  {"mtu", p.mtu}, {"port_id", p.port_id},
+                                 {"up", p.has_stats ? port::port_link_up(p.port_id) : false},
                                  {"stats", {{"ipackets", st.ipackets}, {"opackets", st.opackets},
                                             {"ibytes", st.ibytes}, {"obytes", st.obytes},
                                             {"imissed", st.imissed}, {"ierrors", st.ierrors},

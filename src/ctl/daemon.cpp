@@ -44,6 +44,13 @@ struct LaunchArg {
 
 int worker_main(void* arg) {
     auto* a = static_cast<LaunchArg*>(arg);
+    // A worker on a plain thread must still be an EAL thread (an lcore id, mempool caches):
+    // AF_XDP stalled for good after a few thousand frames when driven from a non-EAL thread.
+    if (rte_lcore_id() == LCORE_ID_ANY && rte_thread_register() != 0) {
+        log_error("cannot register the worker thread with the EAL");
+        delete a;
+        return -1;
+    }
     a->worker->run(*a->stop, a->mode);
     delete a;
     return 0;
@@ -84,16 +91,20 @@ Result<void> Daemon::start() {
     if (auto r = port::eal_start(args); !r) return r;
 
     const unsigned nworkers = config_.worker.workers;
-    // Mbufs: RX rings and TX queues of every port, plus burst, cache and neighbour-queue room.
-    const unsigned nports = static_cast<unsigned>(config_.netif.ports.size());
-    auto pool = port::mbuf_pool_create("xvs_mbufs", std::max(8191u, nports * nworkers * 4096u + 4095u));
-    if (!pool) return make_error(pool.error());
 
     director_ = std::make_unique<lb::Director>(nworkers);
+    rte_mempool* first_pool = nullptr;
     for (const auto& pd : config_.netif.ports) {
         port::PortParams params;
         params.queues = nworkers;
         params.mtu = static_cast<uint16_t>(pd.mtu);
+        // One mbuf pool per port: AF_XDP builds its UMEM from the RX pool, and frames sent
+        // out of another port must go back to the pool they came from (a shared pool starved
+        // the LAN port's fill ring after a few thousand frames). RX and TX rings of each
+        // queue, plus bursts, per-lcore caches and the neighbour queue.
+        auto pool = port::mbuf_pool_create("xvs_mbufs_" + pd.name, nworkers * 4096u + 4095u);
+        if (!pool) return make_error(pool.error());
+        if (!first_pool) first_pool = *pool;
         auto info = port::port_open_vdev(pd.dev, params, *pool);
         if (!info) return make_error(pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + ": " + info.error());
         if (auto r = director_->port_add({pd.name, info->id, info->mac, static_cast<uint16_t>(pd.mtu)}); !r)
@@ -112,7 +123,7 @@ Result<void> Daemon::start() {
     for (unsigned w = 0; w < nworkers; ++w) {
         lb::WorkerConfig wc;
         wc.id = w;
-        wc.pool = *pool;
+        wc.pool = first_pool;
         wc.max_conns = 1u << 20;
         auto worker = lb::Worker::create(*director_, wc);
         if (!worker) return make_error(worker.error());
@@ -133,7 +144,7 @@ Result<void> Daemon::start() {
             worker_lcores_.push_back(lcore);
             lcore = rte_get_next_lcore(lcore, 1, 0);
         } else {
-            log_info("worker " + std::to_string(w->id()) + " on a thread (no spare EAL lcore)");
+            log_info("worker " + std::to_string(w->id()) + " on a registered thread (no spare EAL lcore)");
             worker_threads_.emplace_back([arg] { worker_main(arg); });
         }
     }

@@ -83,7 +83,7 @@ void ConnTable::release(Conn* conn) {
 // Bucket indexes come from a multiplicative mix (CRC is linear: two CRCs of one key differ by
 // a constant, which would pair buckets up and break two-choice hashing); the signature is a
 // CRC32C, independent of the bucket bits.
-ConnTable::Hash ConnTable::hash(const ConnKey& key) const {
+[[gnu::always_inline]] inline ConnTable::Hash ConnTable::hash(const ConnKey& key) const {
     uint64_t a, b;
     std::memcpy(&a, &key, 8);
     std::memcpy(&b, reinterpret_cast<const uint8_t*>(&key) + 8, 8);
@@ -96,7 +96,7 @@ ConnTable::Hash ConnTable::hash(const ConnKey& key) const {
     return Hash{b1, b2, sig};
 }
 
-bool ConnTable::matches(uint32_t ref, const ConnKey& k) const {
+[[gnu::always_inline]] inline bool ConnTable::matches(uint32_t ref, const ConnKey& k) const {
     const Conn& c = pool_[ref >> 1];
     if (c.proto != k.proto) return false;
     if ((ref & 1) == uint32_t(ConnDir::In))

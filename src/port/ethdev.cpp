@@ -101,6 +101,12 @@ PortStats port_stats(uint16_t port_id) {
                      s.imissed,  s.ierrors,  s.oerrors, s.rx_nombuf};
 }
 
+bool port_link_up(uint16_t port_id) {
+    rte_eth_link link{};
+    if (rte_eth_link_get_nowait(port_id, &link) != 0) return false;
+    return link.link_status == RTE_ETH_LINK_UP;
+}
+
 void port_stats_reset(uint16_t port_id) { rte_eth_stats_reset(port_id); }
 
 }  // namespace xvs::port

@@ -44,6 +44,7 @@ struct PortStats {
     uint64_t imissed = 0, ierrors = 0, oerrors = 0, rx_nombuf = 0;
 };
 PortStats port_stats(uint16_t port_id);
+bool port_link_up(uint16_t port_id);
 void port_stats_reset(uint16_t port_id);
 
 }  // namespace xvs::port

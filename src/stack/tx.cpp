@@ -16,6 +16,13 @@ void TxBuffers::flush_port(uint8_t port, Counters& counters) {
         rte_pktmbuf_free_bulk(&b.pkts[sent], b.count - sent);
     }
     b.count = 0;
+    b.kicks_left = kKicksAfterSend;
+}
+
+void TxBuffers::kick_port(uint8_t port) {
+    Buffer& b = ports_[port];
+    --b.kicks_left;
+    port::port_tx_burst(b.port_id, queue_, b.pkts.data(), 0);
 }
 
 }  // namespace xvs::stack

@@ -25,16 +25,25 @@ public:
         if (b.count == kBurst) flush_port(port, counters);
     }
     void flush(Counters& counters) {
-        for (uint8_t p = 0; p < kMaxPorts; ++p)
-            if (ports_[p].count) flush_port(p, counters);
+        for (uint8_t p = 0; p < kMaxPorts; ++p) {
+            if (ports_[p].count)
+                flush_port(p, counters);
+            else if (ports_[p].kicks_left)
+                kick_port(p);
+        }
     }
 
 private:
     void flush_port(uint8_t port, Counters& counters);
+    // An empty TX burst: lets PMDs that transmit lazily (AF_XDP in copy mode sends at most a
+    // few dozen frames per kick) drain what they accepted earlier, once traffic pauses.
+    void kick_port(uint8_t port);
+    static constexpr uint16_t kKicksAfterSend = 128;
 
     struct Buffer {
         uint16_t port_id = 0;
         uint16_t count = 0;
+        uint16_t kicks_left = 0;
         std::array<rte_mbuf*, kBurst> pkts{};
     };
     std::array<Buffer, kMaxPorts> ports_{};

@@ -32,6 +32,9 @@ Result<void> config_supported(const Config& cfg) {
             errors += where(vs.loc) + "lb_kind " + std::string(to_string(vs.fwd)) +
                       " is not supported yet (only FNAT)\n";
         }
+        if (vs.toa && vs.proto != Proto::Tcp) {
+            errors += where(vs.loc) + "toa on needs protocol TCP (UDP clients get UOA)\n";
+        }
         if (vs.laddr_group.empty()) {
             errors += where(vs.loc) + "FNAT virtual server needs laddr_group_name\n";
         }
@@ -128,15 +131,20 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         spec.port = vs.port;
         spec.sched = vs.sched;
         spec.fwd = lb::FwdMode::FullNat;
+        if (vs.toa) spec.flags |= lb::kSvcFlagToa;
         const lb::ServiceKey key = lb::make_service_key(spec.proto, spec.vip, spec.port);
         auto svc = d.service_find(key);
         if (!svc) {
             if (auto r = d.service_add(spec); !r) return fail(vs.loc, "virtual_server", r.error());
             rep.changes.push_back("added service " + svc_name(key));
             svc = d.service_find(key);
-        } else if (svc->sched_name != spec.sched) {
+        } else if (svc->sched_name != spec.sched || svc->flags != spec.flags) {
             if (auto r = d.service_edit(spec); !r) return fail(vs.loc, "virtual_server", r.error());
-            rep.changes.push_back("service " + svc_name(key) + " scheduler " + spec.sched);
+            if (svc->sched_name != spec.sched)
+                rep.changes.push_back("service " + svc_name(key) + " scheduler " + spec.sched);
+            if (svc->flags != spec.flags)
+                rep.changes.push_back("service " + svc_name(key) +
+                                      ((spec.flags & lb::kSvcFlagToa) ? " toa on" : " toa off"));
         }
 
         // Dests: remove, then add or reweight.

@@ -62,7 +62,6 @@ inline constexpr std::string_view kWarnChecker =
     "health checking is not yet supported; real server stays up";
 inline constexpr std::string_view kWarnPersistence = "persistence is not yet supported; ignored";
 inline constexpr std::string_view kWarnSynProxy = "SYN proxy is not yet supported; ignored";
-inline constexpr std::string_view kWarnToa = "TOA is not yet supported; ignored";
 inline constexpr std::string_view kWarnProxyProtocol =
     "PROXY protocol is not yet supported; ignored";
 

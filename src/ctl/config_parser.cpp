@@ -593,7 +593,6 @@ class Parser {
             error(at, "toa on cannot be combined with proxy_protocol " +
                           std::string(to_string(vs.proxy_protocol)));
         }
-        if (vs.toa) warning(*toa_loc, "toa: " + std::string(kWarnToa));
         if (vs.proxy_protocol != ProxyProtocol::Off)
             warning(*pp_loc, "proxy_protocol: " + std::string(kWarnProxyProtocol));
         if (vs.fwd == FwdMethod::FullNat && vs.laddr_group.empty() && !p.laddr_loc)

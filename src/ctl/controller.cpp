@@ -106,8 +106,9 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
     if (opt_uint(s, "persistent", 2678400, 0) != 0) return "Persistence is not supported yet";
     if (s.contains("synproxy") && s.at("synproxy").is_boolean() && s.at("synproxy").get<bool>())
         return "SYN proxy is not supported yet";
-    if (s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>())
-        return "TOA is not supported yet";
+    if (s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>() &&
+        s.contains("proto") && s.at("proto") == "udp")
+        return "TOA is a TCP option: use it on TCP services (UDP gets UOA)";
     if (s.contains("proxy_protocol") && s.at("proxy_protocol").is_string() &&
         s.at("proxy_protocol").get<std::string>() != "off")
         return "PROXY protocol is not supported yet";
@@ -123,6 +124,7 @@ lb::ServiceSpec service_spec(const json& s) {
     spec.port = static_cast<uint16_t>(get_uint(s, "port", 65535));
     spec.sched = s.contains("sched") ? get_str(s, "sched") : "wlc";
     spec.fwd = lb::FwdMode::FullNat;
+    if (s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>()) spec.flags |= lb::kSvcFlagToa;
     return spec;
 }
 
@@ -209,7 +211,7 @@ json Controller::service_json(const lb::Service& s) const {
            {"ops", false},
            {"pe", ""},
            {"synproxy", false},
-           {"toa", false},
+           {"toa", (s.flags & lb::kSvcFlagToa) != 0},
            {"proxy_protocol", "off"},
            {"stats", stats_json(&s, service_totals(s))}};
     json laddrs = json::array();

@@ -26,8 +26,13 @@ struct Conn {
     uint8_t proto = 0;
     TcpState state = TcpState::None;
     bool active = false;  // counted in dest active (else inactive)
-    uint8_t flags = 0;
+    uint8_t flags = 0;    // kConn*
+    uint32_t rs_isn = 0;  // host order: the real server's SYN-ACK sequence number
 };
+
+inline constexpr uint8_t kConnToa = 1u << 0;          // insert TOA (service had toa on)
+inline constexpr uint8_t kConnSynAckSeen = 1u << 1;   // rs_isn is valid
+inline constexpr uint8_t kConnToaDone = 1u << 2;      // client acked RS data: no more TOA
 static_assert(offsetof(Conn, timer) == 0);
 
 // The 5-tuple exactly as it appears in a packet (network order), 16 bytes for rte_hash.

@@ -334,6 +334,7 @@ std::unique_ptr<Snapshot> Director::build() const {
         view->svc = svc.get();
         view->sched = sched_find(svc->sched_name);
         view->fwd = svc->fwd;
+        view->flags = svc->flags;
         for (const auto& d : svc->dests) {
             view->plan.dests.push_back(d.get());
             view->plan.weights.push_back(d->weight.load(std::memory_order_relaxed));

@@ -39,6 +39,7 @@ struct alignas(64) ServiceWorkerState {
 
 // Service flags (xvsadm -L shows them).
 inline constexpr uint32_t kSvcFlagSynProxy = 1u << 0;
+inline constexpr uint32_t kSvcFlagToa = 1u << 1;  // FULLNAT TCP: client address in TCP option 254
 
 struct Service {
     ServiceKey key;
@@ -65,6 +66,7 @@ struct ServiceView {
     SchedPlan plan;
     std::vector<LocalAddr*> laddrs;
     FwdMode fwd = FwdMode::FullNat;
+    uint32_t flags = 0;  // kSvcFlag*, as configured when this snapshot was built
 };
 
 }  // namespace xvs::lb

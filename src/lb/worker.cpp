@@ -14,6 +14,8 @@
 #include "lb/laddr.h"
 #include "lb/service.h"
 #include "lb/xmit/fullnat.h"
+#include "net/tcp_options.h"
+#include "net/toa.h"
 #include "port/ethdev.h"
 #include "stack/arp.h"
 #include "stack/ipv4.h"
@@ -267,6 +269,13 @@ void Worker::lb_handle(LbPacket& lp, ConnRef ref) {
     // Lazy timers only move deadlines later; a shorter one (FIN, RST) is re-armed now.
     if (c->expires_ms < c->timer.expires_tick * timers_.tick_ms()) timers_.arm(&c->timer, c->expires_ms);
 
+    if (c->flags & kConnToa) {
+        if (inbound)
+            toa_inbound(lp, c);
+        else if ((lp.tcp_flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck))
+            toa_synack(lp, c);
+    }
+
     const uint32_t bytes = net::ntoh16(lp.ip->total_length);
     ServiceWorkerState& ss = c->svc->workers[w];
     DestWorkerStats& ds = c->dest->stats[w];
@@ -359,9 +368,61 @@ Conn* Worker::conn_create(LbPacket& lp) {
     ctx_.counters.inc(Counter::conns_created);
     c->state = TcpState::None;
     c->active = false;
+    if ((view->flags & kSvcFlagToa) && lp.proto == net::kIpProtoTcp) c->flags |= kConnToa;
     c->expires_ms = ctx_.now_ms + uint64_t(snap_->timeouts.of(TcpState::None)) * 1000;
     timers_.arm(&c->timer, c->expires_ms);
     return c;
+}
+
+// RS SYN-ACK: remember the RS's ISN (TOA goes into client packets acking exactly it + 1) and
+// lower the MSS by the TOA length so full-size client segments still fit with the option.
+void Worker::toa_synack(LbPacket& lp, Conn* c) {
+    auto* tcp = reinterpret_cast<net::TcpHdr*>(lp.l4);
+    c->rs_isn = net::ntoh32(tcp->seq);
+    c->flags |= kConnSynAckSeen;
+    if (net::toa_clamp_mss(net::tcp_options_span(tcp), &tcp->checksum))
+        ctx_.counters.inc(Counter::toa_mss_clamped);
+}
+
+// Client -> RS: TOA first in the options of every non-SYN, non-RST packet that acks the RS
+// SYN-ACK and nothing more (seed 001: third-handshake ACK, ACK+data, FIN+ACK+data, out of
+// order, retransmissions). Once the client acks RS data the RS has its address: stop.
+void Worker::toa_inbound(LbPacket& lp, Conn* c) {
+    constexpr uint8_t kNot = net::kTcpSyn | net::kTcpRst;
+    if ((lp.tcp_flags & kNot) || !(lp.tcp_flags & net::kTcpAck) || !(c->flags & kConnSynAckSeen) ||
+        (c->flags & kConnToaDone))
+        return;
+    auto* tcp = reinterpret_cast<net::TcpHdr*>(lp.l4);
+    const uint32_t ack = net::ntoh32(tcp->ack);
+    if (ack != c->rs_isn + 1) {
+        if (static_cast<int32_t>(ack - (c->rs_isn + 1)) > 0) c->flags |= kConnToaDone;
+        return;
+    }
+    const size_t ip_len = net::ntoh16(lp.ip->total_length);
+    const stack::PortView& out_port = ctx_.view->ports[ctx_.view->route_lookup(c->daddr).port];
+    if (ip_len + net::kTcpOptLenToaV4 > out_port.mtu) {
+        ctx_.counters.inc(Counter::toa_fail_mtu);
+        return;
+    }
+    if (net::toa_find(net::tcp_options_span(tcp))) ctx_.counters.inc(Counter::toa_forged_removed);
+    // Room after the packet: the mbuf's tailroom, which the insertion uses to move the payload.
+    const size_t capacity = ip_len + std::min<size_t>(rte_pktmbuf_tailroom(lp.pkt), net::kTcpOptLenToaV4);
+    size_t new_len = ip_len;
+    const net::ToaOutcome r = net::toa_insert_ipv4(reinterpret_cast<uint8_t*>(lp.ip), ip_len, capacity,
+                                                   c->caddr, c->cport, true, &new_len);
+    switch (r) {
+        case net::ToaOutcome::Inserted: ctx_.counters.inc(Counter::toa_inserted); break;
+        case net::ToaOutcome::InsertedAfterPruneNop: ctx_.counters.inc(Counter::toa_pruned_nop); break;
+        case net::ToaOutcome::InsertedAfterPruneSack: ctx_.counters.inc(Counter::toa_pruned_sack); break;
+        case net::ToaOutcome::NoRoom: ctx_.counters.inc(Counter::toa_fail_no_room); return;
+        case net::ToaOutcome::Malformed: ctx_.counters.inc(Counter::toa_fail_malformed); return;
+    }
+    // The packet grew (or shrank, after pruning) at its end.
+    const uint32_t frame = static_cast<uint32_t>(sizeof(net::EtherHdr) + new_len);
+    if (frame > rte_pktmbuf_data_len(lp.pkt))
+        rte_pktmbuf_append(lp.pkt, static_cast<uint16_t>(frame - rte_pktmbuf_data_len(lp.pkt)));
+    else if (frame < rte_pktmbuf_data_len(lp.pkt))
+        rte_pktmbuf_trim(lp.pkt, static_cast<uint16_t>(rte_pktmbuf_data_len(lp.pkt) - frame));
 }
 
 void Worker::conn_set_state(Conn* c, TcpState state) {

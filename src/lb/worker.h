@@ -64,6 +64,8 @@ private:
     Conn* conn_create(LbPacket& lp);
     void conn_expire(Conn* conn);
     void conn_set_state(Conn* conn, TcpState state);
+    void toa_inbound(LbPacket& lp, Conn* conn);
+    void toa_synack(LbPacket& lp, Conn* conn);
     uint64_t clock_ms() const;
 
     Director& director_;

@@ -19,6 +19,14 @@ namespace xvs::stack {
     X(conns_created, false, "connections created")                                          \
     X(conns_expired, false, "connections expired")                                          \
     X(neigh_queued, false, "packets queued waiting for ARP resolution")                     \
+    X(toa_inserted, false, "TOA option inserted (client address for the real server)")      \
+    X(toa_pruned_nop, false, "TOA inserted after dropping NOP padding")                     \
+    X(toa_pruned_sack, false, "TOA inserted after dropping SACK blocks")                    \
+    X(toa_forged_removed, false, "client-supplied kind-254 options removed")                \
+    X(toa_fail_no_room, false, "TOA not inserted: TCP option space full (forwarded)")       \
+    X(toa_fail_mtu, false, "TOA not inserted: packet would exceed the MTU (forwarded)")     \
+    X(toa_fail_malformed, false, "TOA not inserted: malformed TCP options (forwarded)")     \
+    X(toa_mss_clamped, false, "real server SYN-ACK MSS lowered to leave room for TOA")      \
     X(drop_frame_too_big, true, "frame larger than the port MTU")                           \
     X(drop_frame_truncated, true, "frame shorter than its headers")                         \
     X(drop_not_for_us, true, "destination MAC is neither ours nor broadcast")               \

@@ -189,8 +189,7 @@ TEST(ConfigParser, DesignExampleParsesIntoModel) {
                 ElementsAre("t.conf:19: synproxy: SYN proxy is not yet supported; ignored",
                             "t.conf:29: syn_proxy: SYN proxy is not yet supported; ignored",
                             "t.conf:31: TCP_CHECK: health checking is not yet supported; real "
-                            "server stays up",
-                            "t.conf:30: toa: TOA is not yet supported; ignored"));
+                            "server stays up"));
     EXPECT_EQ(cfg.warnings, out.warnings);
 }
 

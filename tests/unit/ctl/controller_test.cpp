@@ -145,8 +145,8 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
               "Persistence is not supported yet");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-j"}),
               "SYN proxy is not supported yet");
-    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--toa", "on"}),
-              "TOA is not supported yet");
+    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "--toa", "on"}),
+              "TOA is a TCP option: use it on TCP services (UDP gets UOA)");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--proxy-protocol", "v2"}),
               "PROXY protocol is not supported yet");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "-o"}),
@@ -156,7 +156,10 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--toa", "off",
                            "--proxy-protocol", "off"}),
               "ok");
-    // And edit_service refuses them the same way, leaving the service as it was.
+    // TOA is supported on TCP services, and edit_service switches it.
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "rr", "--toa", "on"}), "ok");
+    EXPECT_TRUE(director_.service_find(key(6, "10.0.0.1", 80))->flags & lb::kSvcFlagToa);
+    // And edit_service refuses the others the same way, leaving the service as it was.
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "wrr", "-j"}),
               "SYN proxy is not supported yet");
     EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->sched_name, "rr");

@@ -15,7 +15,7 @@ filter=${2:-}
 per_test_limit=${XE_TEST_TIMEOUT:-300}
 
 missing=()
-for t in ip ethtool curl socat nginx nft timeout sha256sum /usr/bin/python3; do
+for t in ip ethtool curl socat nginx nft tcpdump timeout sha256sum /usr/bin/python3; do
     command -v "$t" >/dev/null 2>&1 || missing+=("$t")
 done
 for b in xvsd xvsadm; do [[ -x $build/$b ]] || missing+=("$build/$b (not built)"); done

@@ -1,0 +1,205 @@
+// TOA planning and in-place insertion. The plan is built in a private 40-byte buffer, so the
+// packet is written only once the outcome is known; checksums follow RFC 1624 incrementally.
+#include "net/toa.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "net/byteorder.h"
+#include "net/checksum.h"
+#include "net/headers.h"
+
+namespace xvs::net {
+
+namespace {
+
+// Which of the old options a layout keeps, and how it places them.
+struct Layout {
+    bool keep_nops;  // copy NOPs too (the client's own alignment survives: TOA is 8 bytes)
+    bool keep_sack;
+    bool align;  // without NOPs: pad TS and SACK to start 2 bytes past a 4-byte boundary
+    ToaOutcome outcome;
+};
+
+// Tried in order; the first that fits wins.
+constexpr Layout kLayouts[] = {
+    {true, true, false, ToaOutcome::Inserted},
+    {false, true, true, ToaOutcome::InsertedPrunedNop},
+    {false, true, false, ToaOutcome::InsertedPrunedNop},
+    {false, false, true, ToaOutcome::InsertedPrunedSack},
+    {false, false, false, ToaOutcome::InsertedPrunedSack},
+};
+
+// Writes our TOA then the kept options into out (kTcpOptionsMaxLen bytes); returns the padded
+// length, or 0 when it would exceed max_len. old_opts is known to walk cleanly.
+size_t layout_build(std::span<const uint8_t> old_opts, const Layout& layout, uint32_t addr_be,
+                    uint16_t port_be, size_t max_len, uint8_t* out) {
+    max_len = std::min(max_len, kTcpOptionsMaxLen);
+    if (max_len < kTcpOptLenToaV4) return 0;
+    out[0] = kTcpOptToa;
+    out[1] = kTcpOptLenToaV4;
+    std::memcpy(out + 2, &port_be, 2);
+    std::memcpy(out + 4, &addr_be, 4);
+    size_t len = kTcpOptLenToaV4;
+
+    TcpOptionWalker walker(old_opts);
+    TcpOption opt;
+    while (walker.next(opt)) {
+        if (opt.kind == kTcpOptToa) continue;
+        if (opt.kind == kTcpOptNop && !layout.keep_nops) continue;
+        if (opt.kind == kTcpOptSack && !layout.keep_sack) continue;
+        if (layout.align && (opt.kind == kTcpOptTimestamp || opt.kind == kTcpOptSack)) {
+            // Options start at TCP byte 20, a 4-byte boundary: offset 2 (mod 4) puts the 32-bit
+            // fields on boundaries, as Linux's NOP NOP TS does.
+            while (len % 4 != 2) {
+                if (len >= max_len) return 0;
+                out[len++] = kTcpOptNop;
+            }
+        }
+        if (opt.len > max_len - len) return 0;
+        std::memcpy(out + len, old_opts.data() + opt.offset, opt.len);
+        len += opt.len;
+    }
+    const size_t padded = (len + 3) / 4 * 4;
+    if (padded > max_len) return 0;
+    std::memset(out + len, kTcpOptEol, padded - len);
+    return padded;
+}
+
+}  // namespace
+
+ToaPlan toa_plan(std::span<const uint8_t> old_opts, uint32_t client_addr_be,
+                 uint16_t client_port_be, bool allow_sack_prune, size_t max_len) noexcept {
+    ToaPlan plan;
+    if (old_opts.size() > kTcpOptionsMaxLen) return plan;  // Malformed
+    TcpOptionWalker walker(old_opts);
+    TcpOption opt;
+    while (walker.next(opt)) {
+        if (opt.kind == kTcpOptToa) ++plan.forged_removed;
+    }
+    if (walker.malformed()) {
+        plan.forged_removed = 0;
+        return plan;  // never insert into garbage
+    }
+
+    for (const Layout& layout : kLayouts) {
+        if (!layout.keep_sack && !allow_sack_prune) break;
+        const size_t len =
+            layout_build(old_opts, layout, client_addr_be, client_port_be, max_len, plan.new_opts);
+        if (len != 0) {
+            plan.outcome = layout.outcome;
+            plan.new_len = static_cast<uint8_t>(len);
+            return plan;
+        }
+    }
+    plan.outcome = ToaOutcome::NoRoom;
+    std::memset(plan.new_opts, 0, sizeof plan.new_opts);
+    return plan;
+}
+
+ToaResult toa_insert_ipv4(uint8_t* ip_hdr, size_t pkt_len, size_t capacity, uint32_t client_addr_be,
+                          uint16_t client_port_be, bool allow_sack_prune) noexcept {
+    ToaResult result;
+    result.new_pkt_len = pkt_len;
+
+    // Locate and validate; Ipv4Hdr/TcpHdr copies avoid any alignment requirement on ip_hdr.
+    if (pkt_len < sizeof(Ipv4Hdr)) return result;
+    Ipv4Hdr ip;
+    std::memcpy(&ip, ip_hdr, sizeof ip);
+    const size_t ihl = ip.header_len();
+    const size_t total = ntoh16(ip.total_length);
+    if (ip.version() != 4 || ihl < sizeof(Ipv4Hdr) || ip.protocol != kIpProtoTcp ||
+        ip.is_fragment() || total > pkt_len || total < ihl + sizeof(TcpHdr)) {
+        return result;
+    }
+    uint8_t* const tcp = ip_hdr + ihl;
+    const size_t tcp_len = total - ihl;
+    const size_t doff_len = size_t(tcp[12] >> 4) * 4;
+    if (doff_len < sizeof(TcpHdr) || doff_len > tcp_len) return result;
+    uint8_t* const opts = tcp + sizeof(TcpHdr);
+    const size_t old_opts_len = doff_len - sizeof(TcpHdr);
+    const size_t payload_len = tcp_len - doff_len;
+
+    // Options budget under the capacity: the packet may grow by capacity - total (or must
+    // shrink, if the capacity is already below it).
+    const auto room = static_cast<int64_t>(old_opts_len) + static_cast<int64_t>(capacity) -
+                      static_cast<int64_t>(total);
+    const size_t budget = room <= 0 ? 0 : std::min<size_t>(size_t(room), kTcpOptionsMaxLen);
+    const std::span<const uint8_t> old_opts(opts, old_opts_len);
+    ToaPlan plan = toa_plan(old_opts, client_addr_be, client_port_be, allow_sack_prune, budget);
+    if (plan.outcome == ToaOutcome::NoRoom && budget < kTcpOptionsMaxLen &&
+        toa_inserted(
+            toa_plan(old_opts, client_addr_be, client_port_be, allow_sack_prune).outcome)) {
+        plan.outcome = ToaOutcome::TooBig;
+    }
+    result.outcome = plan.outcome;
+    if (!toa_inserted(plan.outcome)) return result;
+    result.forged_removed = plan.forged_removed;
+
+    const size_t new_tcp_len = tcp_len - old_opts_len + plan.new_len;
+    const size_t new_total = ihl + new_tcp_len;
+    if (new_total > 0xffff) {  // only reachable with a capacity above the IPv4 limit
+        result.outcome = ToaOutcome::TooBig;
+        return result;
+    }
+
+    // Checksum terms that change, taken before anything moves. The payload keeps its parity
+    // (both option lengths are multiples of 4), so its contribution is unchanged.
+    const uint16_t old_opts_sum = static_cast<uint16_t>(csum_partial(opts, old_opts_len, 0));
+    const uint16_t new_opts_sum =
+        static_cast<uint16_t>(csum_partial(plan.new_opts, plan.new_len, 0));
+    uint16_t old_doff_word, new_doff_word;
+    std::memcpy(&old_doff_word, tcp + 12, 2);
+    const uint8_t new_doff_byte =
+        static_cast<uint8_t>(((sizeof(TcpHdr) + plan.new_len) / 4) << 4 | (tcp[12] & 0x0f));
+
+    // Rewrite: the payload first (growing, the new options overlap its old start), then options.
+    std::memmove(opts + plan.new_len, opts + old_opts_len, payload_len);
+    std::memcpy(opts, plan.new_opts, plan.new_len);
+    tcp[12] = new_doff_byte;
+    std::memcpy(&new_doff_word, tcp + 12, 2);
+
+    // TCP checksum: pseudo-header length, data offset word and options changed (RFC 1624 eqn 3).
+    uint16_t tcp_csum;
+    std::memcpy(&tcp_csum, tcp + 16, 2);
+    uint32_t sum = static_cast<uint16_t>(~tcp_csum);
+    sum += static_cast<uint16_t>(~hton16(static_cast<uint16_t>(tcp_len)));
+    sum += hton16(static_cast<uint16_t>(new_tcp_len));
+    sum += static_cast<uint16_t>(~old_doff_word);
+    sum += new_doff_word;
+    sum += static_cast<uint16_t>(~old_opts_sum);
+    sum += new_opts_sum;
+    tcp_csum = csum_fold(sum);
+    std::memcpy(tcp + 16, &tcp_csum, 2);
+
+    // IPv4 total length and header checksum.
+    const uint16_t new_total_be = hton16(static_cast<uint16_t>(new_total));
+    csum_replace2(&ip.checksum, ip.total_length, new_total_be);
+    std::memcpy(ip_hdr + offsetof(Ipv4Hdr, total_length), &new_total_be, 2);
+    std::memcpy(ip_hdr + offsetof(Ipv4Hdr, checksum), &ip.checksum, 2);
+
+    result.new_pkt_len = new_total;
+    return result;
+}
+
+bool toa_clamp_mss(std::span<uint8_t> synack_opts, uint16_t* tcp_csum) noexcept {
+    const auto mss = tcp_find_mss(synack_opts);
+    if (!mss || *mss <= kTcpOptLenToaV4) return false;
+    return tcp_set_mss(synack_opts, static_cast<uint16_t>(*mss - kTcpOptLenToaV4), tcp_csum);
+}
+
+std::optional<std::pair<uint32_t, uint16_t>> toa_find(std::span<const uint8_t> opts) noexcept {
+    TcpOptionWalker walker(opts);
+    TcpOption opt;
+    while (walker.next(opt)) {
+        if (opt.kind != kTcpOptToa || opt.len != kTcpOptLenToaV4) continue;
+        uint16_t port_be;
+        uint32_t addr_be;
+        std::memcpy(&port_be, opt.data, 2);
+        std::memcpy(&addr_be, opt.data + 2, 4);
+        return std::pair{addr_be, port_be};
+    }
+    return std::nullopt;
+}
+
+}  // namespace xvs::net

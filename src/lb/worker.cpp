@@ -400,23 +400,22 @@ void Worker::toa_inbound(LbPacket& lp, Conn* c) {
     }
     const size_t ip_len = net::ntoh16(lp.ip->total_length);
     const stack::PortView& out_port = ctx_.view->ports[ctx_.view->route_lookup(c->daddr).port];
-    if (ip_len + net::kTcpOptLenToaV4 > out_port.mtu) {
-        ctx_.counters.inc(Counter::toa_fail_mtu);
-        return;
-    }
-    if (net::toa_find(net::tcp_options_span(tcp))) ctx_.counters.inc(Counter::toa_forged_removed);
-    // Room after the packet: the mbuf's tailroom, which the insertion uses to move the payload.
-    const size_t capacity = ip_len + std::min<size_t>(rte_pktmbuf_tailroom(lp.pkt), net::kTcpOptLenToaV4);
-    size_t new_len = ip_len;
-    const net::ToaOutcome r = net::toa_insert_ipv4(reinterpret_cast<uint8_t*>(lp.ip), ip_len, capacity,
-                                                   c->caddr, c->cport, true, &new_len);
-    switch (r) {
+    // Room to grow: the mbuf's tailroom, but never past the egress MTU (a full-size segment
+    // whose SYN-ACK MSS was not clamped is forwarded without TOA, counted).
+    const size_t capacity =
+        std::min<size_t>(ip_len + rte_pktmbuf_tailroom(lp.pkt), out_port.mtu);
+    const net::ToaResult r = net::toa_insert_ipv4(reinterpret_cast<uint8_t*>(lp.ip), ip_len, capacity,
+                                                  c->caddr, c->cport, true);
+    if (r.forged_removed) ctx_.counters.inc(Counter::toa_forged_removed, r.forged_removed);
+    switch (r.outcome) {
         case net::ToaOutcome::Inserted: ctx_.counters.inc(Counter::toa_inserted); break;
-        case net::ToaOutcome::InsertedAfterPruneNop: ctx_.counters.inc(Counter::toa_pruned_nop); break;
-        case net::ToaOutcome::InsertedAfterPruneSack: ctx_.counters.inc(Counter::toa_pruned_sack); break;
+        case net::ToaOutcome::InsertedPrunedNop: ctx_.counters.inc(Counter::toa_pruned_nop); break;
+        case net::ToaOutcome::InsertedPrunedSack: ctx_.counters.inc(Counter::toa_pruned_sack); break;
         case net::ToaOutcome::NoRoom: ctx_.counters.inc(Counter::toa_fail_no_room); return;
+        case net::ToaOutcome::TooBig: ctx_.counters.inc(Counter::toa_fail_mtu); return;
         case net::ToaOutcome::Malformed: ctx_.counters.inc(Counter::toa_fail_malformed); return;
     }
+    const size_t new_len = r.new_pkt_len;
     // The packet grew (or shrank, after pruning) at its end.
     const uint32_t frame = static_cast<uint32_t>(sizeof(net::EtherHdr) + new_len);
     if (frame > rte_pktmbuf_data_len(lp.pkt))

@@ -4,6 +4,7 @@
 
 #include "net/byteorder.h"
 #include "net/checksum.h"
+#include "net/tcp_seq.h"
 
 namespace xvs::net {
 
@@ -26,6 +27,25 @@ void csum_replace_run(uint16_t* csum, size_t offset, const uint8_t* old_bytes,
 
 bool is_sack_len(uint8_t len) {
     return len >= 2 + kTcpSackBlockLen && (len - 2) % kTcpSackBlockLen == 0;
+}
+
+// Rewrites every edge of every well-formed SACK option to map(edge), keeping *csum in step
+// (unless null). Returns the number of blocks visited.
+template <typename Map>
+size_t sack_edges_map(std::span<uint8_t> opts, uint16_t* csum, Map map) {
+    size_t blocks = 0;
+    TcpOptionWalker walker(opts);
+    TcpOption opt;
+    while (walker.next(opt)) {
+        if (opt.kind != kTcpOptSack || !is_sack_len(opt.len)) continue;
+        for (size_t at = opt.offset + 2; at < opt.offset + opt.len; at += 4) {
+            uint8_t old_bytes[4] = {opts[at], opts[at + 1], opts[at + 2], opts[at + 3]};
+            store_be32(&opts[at], map(load_be32(&opts[at])));
+            if (csum) csum_replace_run(csum, at, old_bytes, &opts[at], 4);
+        }
+        blocks += (opt.len - 2) / kTcpSackBlockLen;
+    }
+    return blocks;
 }
 
 template <typename Byte>
@@ -143,20 +163,18 @@ ParsedTcpOptions parse_tcp_options(std::span<const uint8_t> opts) noexcept {
 }
 
 size_t tcp_sack_blocks_adjust(std::span<uint8_t> opts, int32_t delta, uint16_t* csum) noexcept {
-    size_t blocks = 0;
-    TcpOptionWalker walker(opts);
-    TcpOption opt;
-    while (walker.next(opt)) {
-        if (opt.kind != kTcpOptSack || !is_sack_len(opt.len)) continue;
-        // Each block is two 32-bit edges; both move by the same sequence offset.
-        for (size_t at = opt.offset + 2; at < opt.offset + opt.len; at += 4) {
-            uint8_t old_bytes[4] = {opts[at], opts[at + 1], opts[at + 2], opts[at + 3]};
-            store_be32(&opts[at], load_be32(&opts[at]) + static_cast<uint32_t>(delta));
-            if (csum) csum_replace_run(csum, at, old_bytes, &opts[at], 4);
-        }
-        blocks += (opt.len - 2) / kTcpSackBlockLen;
-    }
-    return blocks;
+    // Both edges of every block move by the same sequence offset.
+    return sack_edges_map(opts, csum,
+                          [delta](uint32_t edge) { return edge + static_cast<uint32_t>(delta); });
+}
+
+size_t tcp_sack_blocks_unshift(std::span<uint8_t> opts, uint32_t from, uint32_t delta,
+                               uint16_t* csum) noexcept {
+    return sack_edges_map(opts, csum, [from, delta](uint32_t edge) {
+        if (seq_lt(edge, from)) return edge;
+        if (seq_lt(edge, from + delta)) return from;
+        return edge - delta;
+    });
 }
 
 }  // namespace xvs::net

@@ -101,4 +101,13 @@ ParsedTcpOptions parse_tcp_options(std::span<const uint8_t> opts) noexcept;
 // of blocks adjusted.
 size_t tcp_sack_blocks_adjust(std::span<uint8_t> opts, int32_t delta, uint16_t* csum) noexcept;
 
+// The inverse of a shift that bytes were inserted at sequence `from` (`delta` bytes, e.g. a
+// PROXY protocol header): every SACK edge at or after from + delta moves down by delta, an edge
+// inside the inserted bytes [from, from + delta) maps to `from` (the peer never sent them, so
+// they cannot be acknowledged beyond the insertion point), earlier edges are unchanged. All
+// comparisons are modular (net/tcp_seq.h). Checksum and alignment as tcp_sack_blocks_adjust.
+// Returns the number of blocks visited.
+size_t tcp_sack_blocks_unshift(std::span<uint8_t> opts, uint32_t from, uint32_t delta,
+                               uint16_t* csum) noexcept;
+
 }  // namespace xvs::net

@@ -449,5 +449,30 @@ TEST(TcpSackAdjustTest, IgnoresMalformedSackOptions) {
     EXPECT_EQ(csum, 0x1234);
 }
 
+TEST(TcpSackUnshiftTest, ClampsEdgesInsideTheInsertedBytes) {
+    // 28 bytes inserted at 0xfffffff8 (wrapping): [0xfffffff8, 0x14) is inserted data.
+    std::mt19937 rng(248);
+    const uint32_t from = 0xfffffff8, delta = 28;
+    const std::vector<uint32_t> edges = {0xfffffff0, 0xfffffff8, 0xfffffffc,
+                                         0x00000013, 0x00000014, 0x00001000};
+    const std::vector<uint32_t> want = {0xfffffff0, 0xfffffff8, 0xfffffff8,
+                                        0xfffffff8, 0xfffffff8, 0x00001000 - 28};
+    for (size_t nops = 0; nops < 2; ++nops) {  // even and odd offsets
+        Bytes options(nops, kTcpOptNop);
+        const Bytes sack = sack_option(edges);
+        options.insert(options.end(), sack.begin(), sack.end());
+        Segment seg = make_segment(options, rng() % 100, rng);
+        uint16_t csum = seg.stored_csum();
+        ASSERT_EQ(tcp_sack_blocks_unshift(seg.opts(), from, delta, &csum), 3u);
+        seg.store_csum(csum);
+        EXPECT_EQ(csum, seg.full_csum()) << "nops " << nops;
+        EXPECT_EQ(sack_edges(seg.opts(), nops), want);
+    }
+    // delta 0 changes nothing.
+    Bytes opts = sack_option(edges);
+    EXPECT_EQ(tcp_sack_blocks_unshift(opts, from, 0, nullptr), 3u);
+    EXPECT_EQ(sack_edges(opts, 0), edges);
+}
+
 }  // namespace
 }  // namespace xvs::net

@@ -1,0 +1,78 @@
+// UOA ("UDP option of address", DPVS): carries the client address of a FULLNAT UDP flow to the
+// real server, either as an IPv4 option (ipo) or as a private protocol-248 header between IP
+// and UDP (opp). Functions rewrite an IPv4 datagram in place and touch nothing unless the
+// result fits; the UDP checksum never changes (its pseudo-header does not see either insert).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace xvs::net {
+
+// The option, in both modes: {code 31, len 8, client port (2), client IPv4 (4)}, wire order.
+// reference/wire-formats.md names code 31 for ipo; for opp it only says "the UOA option", so
+// opp carries the same 8 bytes (IPv6 would be len 20, not built here).
+inline constexpr uint8_t kUoaOptCode = 31;
+inline constexpr uint8_t kUoaOptLenV4 = 8;
+// opp: {version (high nibble; 1 = IPv4, 2 = IPv6), reserved (low nibble), protocol (17),
+// length be16 of the opp header including the option} then the option. The version sits in the
+// high nibble as in IPv4's version/IHL byte.
+inline constexpr uint8_t kIpProtoUoaOpp = 248;
+inline constexpr uint8_t kUoaOppVersionV4 = 1;
+inline constexpr size_t kUoaOppHdrLen = 4;
+inline constexpr size_t kUoaOppLenV4 = kUoaOppHdrLen + kUoaOptLenV4;  // 12
+// IHL is 4 bits of 32-bit words: a header of at most 60 bytes.
+inline constexpr unsigned kIpv4MaxIhl = 15;
+
+enum class UoaMode : uint8_t { Ipo, Opp };
+
+// Bytes an insert adds to the datagram: 8 (ipo) or 12 (opp). For the MTU check that decides
+// between inserting and sending uoa_empty_datagram_build first.
+constexpr size_t uoa_insert_len(UoaMode mode) {
+    return mode == UoaMode::Ipo ? kUoaOptLenV4 : kUoaOppLenV4;
+}
+
+// Common rules for the two inserts: `ip_hdr` is the IPv4 header (2-byte aligned, as mbuf data
+// is) of a whole UDP datagram (not a fragment, UDP header present) whose total length is at
+// most pkt_len (bytes past it, e.g. Ethernet padding, are dropped). `capacity` bytes from
+// ip_hdr are writable; pass min(buffer room, MTU) so that a refusal means "use the empty
+// datagram". client_be/cport_be are the client's address and port, wire order. Each returns the
+// new total length, or 0 with the packet untouched when the datagram is not as described or
+// the result would not fit.
+
+// ipo: inserts the option right after the fixed 20-byte header, ahead of any existing options
+// (a receiver that takes the first UOA option then reads ours, and an existing EOL option
+// cannot hide it). IHL += 2, total length += 8, IP checksum recomputed. Refused if IHL would
+// exceed 15 words.
+size_t uoa_ipo_insert(uint8_t* ip_hdr, size_t pkt_len, size_t capacity, uint32_t client_be,
+                      uint16_t cport_be) noexcept;
+
+// opp: inserts the 12-byte opp header between the IP header (options kept) and UDP; protocol
+// becomes 248, total length += 12, IP checksum recomputed.
+size_t uoa_opp_insert(uint8_t* ip_hdr, size_t pkt_len, size_t capacity, uint32_t client_be,
+                      uint16_t cport_be) noexcept;
+
+size_t uoa_insert(UoaMode mode, uint8_t* ip_hdr, size_t pkt_len, size_t capacity,
+                  uint32_t client_be, uint16_t cport_be) noexcept;
+
+// The flow of the datagram the UOA rides on, as the RS sees it (FULLNAT: local address and
+// port -> RS), plus the client it announces. Wire order throughout.
+struct UoaFlow {
+    uint32_t saddr_be = 0;
+    uint32_t daddr_be = 0;
+    uint16_t sport_be = 0;
+    uint16_t dport_be = 0;
+    uint32_t client_be = 0;
+    uint16_t cport_be = 0;
+    uint16_t ip_id_be = 0;
+    uint8_t ttl = 64;
+};
+
+// Writes an IPv4/UDP datagram with no payload carrying UOA in `mode` into `out` (2-byte
+// aligned): the fallback sent ahead of a datagram that has no room for UOA under the MTU.
+// The UDP checksum is computed (a result of 0 is sent as 0xffff). Returns the length (36 for
+// ipo, 40 for opp), or 0 with nothing written if cap is smaller.
+size_t uoa_empty_datagram_build(uint8_t* out, size_t cap, UoaMode mode,
+                                const UoaFlow& flow) noexcept;
+
+}  // namespace xvs::net

@@ -93,8 +93,9 @@ log "capture: $(tail -n 2 "$XE_TMP/tcpdump.err" | tr '\n' ' ')"
 check=$("$XE_PY" "$XE_LIB_DIR/toa_check.py" "$pcap" "$(rs_ip 1)" "$RS_PORT" "$CLIENT_IP" "$ports" "$FORGED" 2>&1)
 check_rc=$?
 echo "$check" >&2
-((check_rc == 0)) || problem "TOA on the wire at the RS: $(grep -c '^problem:' <<<"$check") problem(s), first: $(grep -m1 '^problem:' <<<"$check")"
 conns=$(awk '$1 == "CONNS" { print $2 }' <<<"$check")
+nprob=$(awk '$1 == "CONNS" { print $6 }' <<<"$check")
+((check_rc == 0)) || problem "TOA on the wire at the RS: ${nprob:-?} problem(s) (listed above), first: $(grep -m1 '^problem:' <<<"$check")"
 [[ ${conns:-0} -ge $((CURL_N + 7)) ]] || problem "connections seen at the RS: ${conns:-0}, expected >= $((CURL_N + 7))"
 
 # 4. Counters.

@@ -11,6 +11,7 @@ RS, split when a new SYN (another ISN) reuses the pair. Rules checked:
   - TOA is the first option, kind 254 length 8, exactly once in the packet, address CLIENT_IP,
     port one of the client's real source ports, the same for every packet of a connection;
   - FORGED_ADDR (a client-forged 254 option) appears in no packet's options;
+  - client->RS IP and TCP checksums are right (the RS would drop a bad one silently);
   - the TOA ports over all connections are exactly the client's ports, one connection each.
 Prints counts, "problem: ..." lines, and exits 1 if there is any problem."""
 import re
@@ -100,6 +101,17 @@ for n, p in enumerate(pkts, 1):
             problem(f"{where}: malformed TCP options {opts_raw.hex()}")
         continue
     toa_idx = [i for i, o in enumerate(opts) if o[0] == 254]
+    if to_rs and len(bytes(ip)) >= ip.len:
+        # The RS drops a segment with a bad checksum silently (a bare third ACK would not even
+        # be missed): recompute both over the bytes as captured.
+        fixed = IP(bytes(ip)[:ip.len])
+        del fixed.chksum
+        del fixed[TCP].chksum
+        fixed = IP(bytes(fixed))
+        if fixed.chksum != ip.chksum or fixed[TCP].chksum != t.chksum:
+            problem(f"{where}: bad checksum (IP {ip.chksum:#06x} expected {fixed.chksum:#06x}, "
+                    f"TCP {t.chksum:#06x} expected {fixed[TCP].chksum:#06x})")
+        stats["checksums"] += 1
     if from_rs:
         if toa_idx:
             problem(f"{where}: RS->client packet carries a 254 option")
@@ -201,6 +213,7 @@ print(f"first client packet after the SYN-ACK: {dict(first_kinds)}")
 print(f"client packets acking exactly the SYN-ACK {stats['qualifying']}, with TOA {stats['toa']} "
       f"({', '.join(f'{k[4:]} {v}' for k, v in sorted(stats.items()) if k.startswith('toa '))}); "
       f"other client packets {stats['not_qualifying']}")
+print(f"client->RS checksums verified {stats['checksums']}")
 print(f"distinct TOA ports {len(seen_ports)}, client ports {len(want_ports)}")
 print(f"CONNS {len(all_conns)} TOA {stats['toa']} PROBLEMS {len(problems)}")
 shown = Counter()

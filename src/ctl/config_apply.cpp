@@ -139,10 +139,12 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
             rep.changes.push_back("added service " + svc_name(key));
             svc = d.service_find(key);
         } else if (svc->sched_name != spec.sched || svc->flags != spec.flags) {
+            const bool sched_changed = svc->sched_name != spec.sched;
+            const bool flags_changed = svc->flags != spec.flags;
             if (auto r = d.service_edit(spec); !r) return fail(vs.loc, "virtual_server", r.error());
-            if (svc->sched_name != spec.sched)
+            if (sched_changed)
                 rep.changes.push_back("service " + svc_name(key) + " scheduler " + spec.sched);
-            if (svc->flags != spec.flags)
+            if (flags_changed)
                 rep.changes.push_back("service " + svc_name(key) +
                                       ((spec.flags & lb::kSvcFlagToa) ? " toa on" : " toa off"));
         }

@@ -28,7 +28,12 @@ start_rs_http 1
 start_rs_http 2
 for i in 1 2; do # UDP sink on the RS: count at the interface, drop before the socket layer
     in_ns "$(ns_rs "$i")" nft -f - <<'EOF'
-table ip sink { chain in { type filter hook input priority 0; udp dport 5353 drop; } }
+table ip sink {
+    chain input_drop {
+        type filter hook input priority 0; policy accept;
+        udp dport 5353 drop
+    }
+}
 EOF
 done
 rs_rx() { # sum of rx_packets on the RS interfaces

@@ -157,9 +157,12 @@ Controller::Controller(lb::Director& director, std::vector<lb::Worker*> workers,
     : director_(director), workers_(std::move(workers)), ports_(std::move(ports)),
       reload_(std::move(reload)) {}
 
-Controller::Totals Controller::service_totals(const lb::Service& s) const {
-    Totals t;
-    for (const auto& w : s.workers) {
+namespace {
+// Sums the per-worker counters of a service (ServiceWorkerState) or a dest (DestWorkerStats).
+template <typename PerWorker>
+Controller::Totals sum_workers(const PerWorker& workers) {
+    Controller::Totals t;
+    for (const auto& w : workers) {
         t.conns += w.conns;
         t.inpkts += w.inpkts;
         t.outpkts += w.outpkts;
@@ -168,18 +171,11 @@ Controller::Totals Controller::service_totals(const lb::Service& s) const {
     }
     return t;
 }
+}  // namespace
 
-Controller::Totals Controller::dest_totals(const lb::Dest& d) const {
-    Totals t;
-    for (const auto& w : d.stats) {
-        t.conns += w.conns;
-        t.inpkts += w.inpkts;
-        t.outpkts += w.outpkts;
-        t.inbytes += w.inbytes;
-        t.outbytes += w.outbytes;
-    }
-    return t;
-}
+Controller::Totals Controller::service_totals(const lb::Service& s) const { return sum_workers(s.workers); }
+
+Controller::Totals Controller::dest_totals(const lb::Dest& d) const { return sum_workers(d.stats); }
 
 json Controller::stats_json(const void* obj, const Totals& raw) const {
     Totals base{};

@@ -40,10 +40,11 @@ public:
     // Rate estimation: call about every 2 s (the kernel's estimator period).
     void estimate_rates(std::chrono::steady_clock::time_point now);
 
-private:
     struct Totals {
         uint64_t conns = 0, inpkts = 0, outpkts = 0, inbytes = 0, outbytes = 0;
     };
+
+private:
     // Both maps are keyed by the Service/Dest address and hold a weak_ptr to it: the memory
     // cannot be reused by a new object while an entry exists, and entries of removed objects
     // are dropped, so a re-added service never inherits an old baseline (totals would wrap).

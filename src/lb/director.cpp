@@ -172,13 +172,20 @@ void Director::services_clear() {
     while (!services_.empty()) (void)service_del(services_.front()->key);
 }
 
-Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
-    auto svc = service_find(key);
-    if (!svc) return make_error("No such service");
+// What dest_add and dest_edit both refuse. An edit replaces every attribute (ipvsadm -e), the
+// method included: refuse what the data plane cannot do rather than keep the old method.
+Result<void> Director::dest_check(const DestSpec& spec) const {
     if (spec.weight < 0 || spec.weight > 65535) return make_error("Illegal weight specified");
     if (!fwd_supported(spec.fwd))
         return make_error(std::string("forwarding method ") + fwd_name(spec.fwd) +
                           " is not supported yet (use FULLNAT)");
+    return {};
+}
+
+Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
+    auto svc = service_find(key);
+    if (!svc) return make_error("No such service");
+    if (auto r = dest_check(spec); !r) return r;
     for (const auto& d : svc->dests)
         if (d->addr == spec.addr && d->port == spec.port)
             return make_error("Destination already exists");
@@ -196,12 +203,7 @@ Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
 Result<void> Director::dest_edit(const ServiceKey& key, const DestSpec& spec) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
-    if (spec.weight < 0 || spec.weight > 65535) return make_error("Illegal weight specified");
-    // An edit replaces every attribute (ipvsadm -e), the method included: refuse what the data
-    // plane cannot do rather than keep the old method silently.
-    if (!fwd_supported(spec.fwd))
-        return make_error(std::string("forwarding method ") + fwd_name(spec.fwd) +
-                          " is not supported yet (use FULLNAT)");
+    if (auto r = dest_check(spec); !r) return r;
     for (auto& d : svc->dests) {
         if (d->addr == spec.addr && d->port == spec.port) {
             d->weight = spec.weight;

@@ -116,6 +116,7 @@ public:
 private:
     std::optional<uint8_t> port_index(const std::string& name) const;
     Result<void> check_address_free(net::Ipv4 addr, const char* what) const;
+    Result<void> dest_check(const DestSpec& spec) const;
     bool is_vip(net::Ipv4 addr) const;
     bool is_lip(net::Ipv4 addr) const;
     void laddrs_prune();

@@ -35,6 +35,13 @@ Result<void> config_supported(const Config& cfg) {
         if (vs.toa && vs.proto != Proto::Tcp) {
             errors += where(vs.loc) + "toa on needs protocol TCP (UDP clients get UOA)\n";
         }
+        if (vs.toa && vs.proxy_protocol != ProxyProtocol::Off) {
+            errors += where(vs.loc) + "toa on cannot be combined with proxy_protocol " +
+                      std::string(to_string(vs.proxy_protocol)) + "\n";
+        }
+        if (vs.proxy_protocol == ProxyProtocol::V1 && vs.proto != Proto::Tcp) {
+            errors += where(vs.loc) + "proxy_protocol v1 has no UDP form (use v2)\n";
+        }
         if (vs.laddr_group.empty()) {
             errors += where(vs.loc) + "FNAT virtual server needs laddr_group_name\n";
         }
@@ -132,6 +139,8 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         spec.sched = vs.sched;
         spec.fwd = lb::FwdMode::FullNat;
         if (vs.toa) spec.flags |= lb::kSvcFlagToa;
+        if (vs.proxy_protocol == ProxyProtocol::V1) spec.flags |= lb::kSvcFlagPpV1;
+        if (vs.proxy_protocol == ProxyProtocol::V2) spec.flags |= lb::kSvcFlagPpV2;
         const lb::ServiceKey key = lb::make_service_key(spec.proto, spec.vip, spec.port);
         auto svc = d.service_find(key);
         if (!svc) {
@@ -141,12 +150,19 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         } else if (svc->sched_name != spec.sched || svc->flags != spec.flags) {
             const bool sched_changed = svc->sched_name != spec.sched;
             const bool flags_changed = svc->flags != spec.flags;
+            const uint32_t old_flags = svc->flags;
             if (auto r = d.service_edit(spec); !r) return fail(vs.loc, "virtual_server", r.error());
             if (sched_changed)
                 rep.changes.push_back("service " + svc_name(key) + " scheduler " + spec.sched);
-            if (flags_changed)
-                rep.changes.push_back("service " + svc_name(key) +
-                                      ((spec.flags & lb::kSvcFlagToa) ? " toa on" : " toa off"));
+            if (flags_changed) {
+                const uint32_t pp = lb::kSvcFlagPpV1 | lb::kSvcFlagPpV2;
+                if ((old_flags ^ spec.flags) & lb::kSvcFlagToa)
+                    rep.changes.push_back("service " + svc_name(key) +
+                                          ((spec.flags & lb::kSvcFlagToa) ? " toa on" : " toa off"));
+                if ((old_flags ^ spec.flags) & pp)
+                    rep.changes.push_back("service " + svc_name(key) + " proxy_protocol " +
+                                          std::string(to_string(vs.proxy_protocol)));
+            }
         }
 
         // Dests: remove, then add or reweight.

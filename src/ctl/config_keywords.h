@@ -62,8 +62,6 @@ inline constexpr std::string_view kWarnChecker =
     "health checking is not yet supported; real server stays up";
 inline constexpr std::string_view kWarnPersistence = "persistence is not yet supported; ignored";
 inline constexpr std::string_view kWarnSynProxy = "SYN proxy is not yet supported; ignored";
-inline constexpr std::string_view kWarnProxyProtocol =
-    "PROXY protocol is not yet supported; ignored";
 
 template <size_t N>
 bool contains(const std::array<std::string_view, N>& list, std::string_view name) {

@@ -593,8 +593,8 @@ class Parser {
             error(at, "toa on cannot be combined with proxy_protocol " +
                           std::string(to_string(vs.proxy_protocol)));
         }
-        if (vs.proxy_protocol != ProxyProtocol::Off)
-            warning(*pp_loc, "proxy_protocol: " + std::string(kWarnProxyProtocol));
+        if (vs.proxy_protocol == ProxyProtocol::V1 && p.proto_set && vs.proto != Proto::Tcp)
+            error(*pp_loc, "proxy_protocol v1 has no UDP form (use v2)");
         if (vs.fwd == FwdMethod::FullNat && vs.laddr_group.empty() && !p.laddr_loc)
             error(kw, "virtual_server: laddr_group_name missing (required for lb_kind FNAT)");
         pending_.push_back(std::move(p));

@@ -109,9 +109,17 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
     if (s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>() &&
         s.contains("proto") && s.at("proto") == "udp")
         return "TOA is a TCP option: use it on TCP services (UDP gets UOA)";
-    if (s.contains("proxy_protocol") && s.at("proxy_protocol").is_string() &&
-        s.at("proxy_protocol").get<std::string>() != "off")
-        return "PROXY protocol is not supported yet";
+    if (s.contains("proxy_protocol")) {
+        if (!s.at("proxy_protocol").is_string()) return "'proxy_protocol' must be \"v1\", \"v2\" or \"off\"";
+        const std::string pp = s.at("proxy_protocol").get<std::string>();
+        if (pp != "off" && pp != "v1" && pp != "v2")
+            return "'proxy_protocol' must be \"v1\", \"v2\" or \"off\"";
+        const bool toa = s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>();
+        if (pp != "off" && toa)
+            return "TOA and PROXY protocol " + pp + " cannot be combined on one service";
+        if (pp == "v1" && s.contains("proto") && s.at("proto") == "udp")
+            return "PROXY protocol v1 has no UDP form: use v2 on UDP services";
+    }
     if (s.contains("ops") && s.at("ops").is_boolean() && s.at("ops").get<bool>())
         return "One-packet scheduling is not supported yet";
     return std::nullopt;
@@ -125,6 +133,11 @@ lb::ServiceSpec service_spec(const json& s) {
     spec.sched = s.contains("sched") ? get_str(s, "sched") : "wlc";
     spec.fwd = lb::FwdMode::FullNat;
     if (s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>()) spec.flags |= lb::kSvcFlagToa;
+    if (s.contains("proxy_protocol") && s.at("proxy_protocol").is_string()) {
+        const std::string pp = s.at("proxy_protocol").get<std::string>();
+        if (pp == "v1") spec.flags |= lb::kSvcFlagPpV1;
+        else if (pp == "v2") spec.flags |= lb::kSvcFlagPpV2;
+    }
     return spec;
 }
 
@@ -208,7 +221,9 @@ json Controller::service_json(const lb::Service& s) const {
            {"pe", ""},
            {"synproxy", false},
            {"toa", (s.flags & lb::kSvcFlagToa) != 0},
-           {"proxy_protocol", "off"},
+           {"proxy_protocol", (s.flags & lb::kSvcFlagPpV1)   ? "v1"
+                              : (s.flags & lb::kSvcFlagPpV2) ? "v2"
+                                                             : "off"},
            {"stats", stats_json(&s, service_totals(s))}};
     json laddrs = json::array();
     for (const auto& l : s.laddrs) laddrs.push_back({{"addr", net::to_string(l->addr)}, {"ifname", l->port_name}});

@@ -28,12 +28,19 @@ struct Conn {
     bool active = false;  // counted in dest active (else inactive)
     uint8_t flags = 0;    // kConn*
     uint32_t rs_isn = 0;  // host order: the real server's SYN-ACK sequence number
+    uint32_t client_isn = 0;  // host order: the client's SYN sequence number (PROXY protocol)
+    uint8_t pp_len = 0;       // PROXY header length once it is on the wire (the seq delta)
 };
 
 inline constexpr uint8_t kConnToa = 1u << 0;          // insert TOA (service had toa on)
 inline constexpr uint8_t kConnSynAckSeen = 1u << 1;   // rs_isn is valid
 inline constexpr uint8_t kConnToaDone = 1u << 2;      // client acked RS data: no more TOA
+inline constexpr uint8_t kConnPpV1 = 1u << 3;        // PROXY v1 header before client data
+inline constexpr uint8_t kConnPpV2 = 1u << 4;        // PROXY v2 header (TCP stream or 1st datagram)
+inline constexpr uint8_t kConnPpSent = 1u << 5;      // header on the wire: shift by pp_len
+inline constexpr uint8_t kConnPpHdrSeg = 1u << 6;    // ... as its own segment (client data shifted)
 static_assert(offsetof(Conn, timer) == 0);
+static_assert(sizeof(Conn) <= 96);
 
 // The 5-tuple exactly as it appears in a packet (network order), 16 bytes for rte_hash.
 struct ConnKey {

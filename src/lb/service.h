@@ -40,6 +40,10 @@ struct alignas(64) ServiceWorkerState {
 // Service flags (xvsadm -L shows them).
 inline constexpr uint32_t kSvcFlagSynProxy = 1u << 0;
 inline constexpr uint32_t kSvcFlagToa = 1u << 1;  // FULLNAT TCP: client address in TCP option 254
+// FULLNAT: PROXY protocol header before the client's first payload byte (TCP) or first
+// datagram (UDP, v2 only). Exclusive with each other and with kSvcFlagToa.
+inline constexpr uint32_t kSvcFlagPpV1 = 1u << 2;
+inline constexpr uint32_t kSvcFlagPpV2 = 1u << 3;
 
 struct Service {
     ServiceKey key;

@@ -9,12 +9,16 @@
 #include <rte_pause.h>
 #include <rte_prefetch.h>
 
+#include <cstring>
 #include <thread>
 
 #include "lb/laddr.h"
 #include "lb/service.h"
 #include "lb/xmit/fullnat.h"
+#include "net/checksum.h"
+#include "net/proxy_protocol.h"
 #include "net/tcp_options.h"
+#include "net/tcp_seq.h"
 #include "net/toa.h"
 #include "port/ethdev.h"
 #include "stack/arp.h"
@@ -275,6 +279,19 @@ void Worker::lb_handle(LbPacket& lp, ConnRef ref) {
         else if ((lp.tcp_flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck))
             toa_synack(lp, c);
     }
+    bool pp_header_segment = false;
+    if (c->flags & (kConnPpV1 | kConnPpV2)) {
+        if (is_tcp) {
+            if (inbound)
+                pp_header_segment = pp_inbound(lp, c);
+            else
+                pp_outbound(lp, c);
+        } else if (inbound && !(c->flags & kConnPpSent)) {
+            // UDP (v2): the header goes in front of the flow's first datagram only.
+            c->flags |= kConnPpSent;
+            pp_insert(lp, c, sizeof(net::UdpHdr));
+        }
+    }
 
     const uint32_t bytes = net::ntoh16(lp.ip->total_length);
     ServiceWorkerState& ss = c->svc->workers[w];
@@ -284,8 +301,16 @@ void Worker::lb_handle(LbPacket& lp, ConnRef ref) {
         ss.inbytes += bytes;
         ++ds.inpkts;
         ds.inbytes += bytes;
+        uint32_t ack_be = 0;
+        uint16_t window_be = 0;
+        if (pp_header_segment) {
+            const auto* tcp = reinterpret_cast<const net::TcpHdr*>(lp.l4);
+            ack_be = tcp->ack;
+            window_be = tcp->window;
+        }
         fullnat_rewrite(lp.ip, lp.l4, lp.proto, c->laddr_ip, c->daddr, c->lport, c->dport);
         stack::ipv4_output(ctx_, lp.pkt, c->daddr);
+        if (pp_header_segment) pp_send_header_segment(c, ack_be, window_be);
     } else {
         ++ss.outpkts;
         ss.outbytes += bytes;
@@ -369,6 +394,13 @@ Conn* Worker::conn_create(LbPacket& lp) {
     c->state = TcpState::None;
     c->active = false;
     if ((view->flags & kSvcFlagToa) && lp.proto == net::kIpProtoTcp) c->flags |= kConnToa;
+    if (lp.proto == net::kIpProtoTcp) {
+        if (view->flags & kSvcFlagPpV1) c->flags |= kConnPpV1;
+        else if (view->flags & kSvcFlagPpV2) c->flags |= kConnPpV2;
+        c->client_isn = net::ntoh32(reinterpret_cast<const net::TcpHdr*>(lp.l4)->seq);
+    } else if (view->flags & kSvcFlagPpV2) {
+        c->flags |= kConnPpV2;  // v1 has no UDP form: the control plane refuses it
+    }
     c->expires_ms = ctx_.now_ms + uint64_t(snap_->timeouts.of(TcpState::None)) * 1000;
     timers_.arm(&c->timer, c->expires_ms);
     return c;
@@ -422,6 +454,169 @@ void Worker::toa_inbound(LbPacket& lp, Conn* c) {
         rte_pktmbuf_append(lp.pkt, static_cast<uint16_t>(frame - rte_pktmbuf_data_len(lp.pkt)));
     else if (frame < rte_pktmbuf_data_len(lp.pkt))
         rte_pktmbuf_trim(lp.pkt, static_cast<uint16_t>(rte_pktmbuf_data_len(lp.pkt) - frame));
+}
+
+namespace {
+size_t pp_build(const Conn* c, uint8_t* out, size_t cap) {
+    if (c->flags & kConnPpV1) return net::pp_v1_build(out, cap, c->caddr, c->vaddr, c->cport, c->vport);
+    return net::pp_v2_build(out, cap, c->proto, c->caddr, c->vaddr, c->cport, c->vport);
+}
+}  // namespace
+
+// Grows the (not yet FULLNAT-rewritten) packet by the PROXY header, written in front of the
+// L4 payload; IP length and checksum and the L4 length/checksum are recomputed (fullnat_rewrite
+// then updates them incrementally). A result beyond the egress MTU or the mbuf's tailroom is
+// forwarded unchanged and counted. Returns true when the header was inserted.
+bool Worker::pp_insert(LbPacket& lp, Conn* c, size_t l4_hdr_len) {
+    uint8_t hdr[net::kPpV1MaxLen];
+    const size_t hlen = pp_build(c, hdr, sizeof(hdr));
+    if (hlen == 0) return false;
+    const size_t ihl = lp.ip->header_len();
+    const size_t ip_len = net::ntoh16(lp.ip->total_length);
+    const size_t new_len = ip_len + hlen;
+    const stack::PortView& out_port = ctx_.view->ports[ctx_.view->route_lookup(c->daddr).port];
+    if (new_len > out_port.mtu) {
+        ctx_.counters.inc(Counter::pp_fail_mtu);
+        return false;
+    }
+    // Frames may carry Ethernet padding beyond the IP length: trim it before growing.
+    const uint32_t frame = static_cast<uint32_t>(sizeof(net::EtherHdr) + ip_len);
+    if (rte_pktmbuf_data_len(lp.pkt) > frame)
+        rte_pktmbuf_trim(lp.pkt, static_cast<uint16_t>(rte_pktmbuf_data_len(lp.pkt) - frame));
+    if (!rte_pktmbuf_append(lp.pkt, static_cast<uint16_t>(hlen))) {
+        ctx_.counters.inc(Counter::pp_fail_no_room);
+        return false;
+    }
+    uint8_t* payload = lp.l4 + l4_hdr_len;
+    const size_t payload_len = ip_len - ihl - l4_hdr_len;
+    std::memmove(payload + hlen, payload, payload_len);
+    std::memcpy(payload, hdr, hlen);
+    lp.ip->total_length = net::hton16(static_cast<uint16_t>(new_len));
+    lp.ip->checksum = 0;
+    lp.ip->checksum = net::ipv4_header_checksum(lp.ip);
+    const uint16_t l4_len = static_cast<uint16_t>(new_len - ihl);
+    if (lp.proto == net::kIpProtoTcp) {
+        auto* tcp = reinterpret_cast<net::TcpHdr*>(lp.l4);
+        tcp->checksum = 0;
+        tcp->checksum = net::ipv4_l4_checksum(lp.ip->saddr, lp.ip->daddr, lp.proto, lp.l4, l4_len);
+    } else {
+        auto* udp = reinterpret_cast<net::UdpHdr*>(lp.l4);
+        udp->length = net::hton16(l4_len);
+        if (udp->checksum != 0) {  // 0 = no checksum, stays so
+            udp->checksum = 0;
+            udp->checksum = net::ipv4_l4_checksum(lp.ip->saddr, lp.ip->daddr, lp.proto, lp.l4, l4_len);
+            if (udp->checksum == 0) udp->checksum = 0xffff;
+        }
+    }
+    c->pp_len = static_cast<uint8_t>(hlen);
+    ctx_.counters.inc(Counter::pp_inserted);
+    return true;
+}
+
+// Client -> RS. The header goes in front of the first payload byte (client ISN + 1): every
+// segment that starts there with payload carries it (a retransmission of the first segment
+// too: the RS's TCP discards what it already has), unless it was sent as its own segment.
+// Once on the wire every other segment's seq moves up by its length.
+bool Worker::pp_inbound(LbPacket& lp, Conn* c) {
+    if (lp.tcp_flags & net::kTcpSyn) return false;
+    auto* tcp = reinterpret_cast<net::TcpHdr*>(lp.l4);
+    const uint32_t seq = net::ntoh32(tcp->seq);
+    const uint32_t insert_seq = c->client_isn + 1;
+    const size_t thl = tcp->header_len();
+    const size_t payload_len = net::ntoh16(lp.ip->total_length) - lp.ip->header_len() - thl;
+    if (seq == insert_seq && payload_len > 0 && !(lp.tcp_flags & net::kTcpRst) &&
+        !(c->flags & kConnPpHdrSeg)) {
+        if (pp_insert(lp, c, thl)) {
+            c->flags |= kConnPpSent;
+            return false;  // the header is this segment's first bytes: seq unchanged
+        }
+        // Not inserted: before the header was ever sent the stream goes without it (the RS
+        // will see plain data); after, this retransmission is shifted like any other segment.
+    }
+    if (c->flags & kConnPpSent) {
+        const uint32_t shifted = net::seq_client_to_rs(seq, net::PpSeqShift{insert_seq, c->pp_len});
+        if (shifted != seq) {
+            const uint32_t new_be = net::hton32(shifted);
+            net::csum_replace4(&tcp->checksum, tcp->seq, new_be);
+            tcp->seq = new_be;
+        }
+        return false;
+    }
+    // Server speaks first: the handshake-completing bare ACK is followed by a header segment.
+    constexpr uint8_t kMask = net::kTcpSyn | net::kTcpAck | net::kTcpRst | net::kTcpFin;
+    if ((lp.tcp_flags & kMask) == net::kTcpAck && payload_len == 0 && seq == insert_seq &&
+        (c->flags & kConnSynAckSeen) && net::ntoh32(tcp->ack) == c->rs_isn + 1)
+        return true;
+    return false;
+}
+
+// Builds and sends LIP:lport -> RS:dport, seq = client ISN + 1, ACK|PSH, carrying only the
+// header; from then on the client's own data is shifted by the header length.
+void Worker::pp_send_header_segment(Conn* c, uint32_t ack_be, uint16_t window_be) {
+    uint8_t hdr[net::kPpV1MaxLen];
+    const size_t hlen = pp_build(c, hdr, sizeof(hdr));
+    if (hlen == 0) return;
+    rte_mbuf* m = rte_pktmbuf_alloc(ctx_.pool);
+    if (!m) {
+        ctx_.counters.inc(Counter::pp_fail_alloc);
+        return;
+    }
+    const size_t l4_len = sizeof(net::TcpHdr) + hlen;
+    const size_t ip_len = sizeof(net::Ipv4Hdr) + l4_len;
+    auto* eth = reinterpret_cast<net::EtherHdr*>(
+        rte_pktmbuf_append(m, static_cast<uint16_t>(sizeof(net::EtherHdr) + ip_len)));
+    if (!eth) {
+        rte_pktmbuf_free(m);
+        ctx_.counters.inc(Counter::pp_fail_alloc);
+        return;
+    }
+    std::memset(eth, 0, sizeof(net::EtherHdr) + sizeof(net::Ipv4Hdr) + sizeof(net::TcpHdr));
+    auto* ip = reinterpret_cast<net::Ipv4Hdr*>(eth + 1);
+    ip->version_ihl = 0x45;
+    ip->total_length = net::hton16(static_cast<uint16_t>(ip_len));
+    ip->frag_off = net::hton16(net::kIpv4DontFragment);
+    ip->ttl = 64;
+    ip->protocol = net::kIpProtoTcp;
+    ip->saddr = c->laddr_ip;
+    ip->daddr = c->daddr;
+    ip->checksum = net::ipv4_header_checksum(ip);
+    auto* tcp = reinterpret_cast<net::TcpHdr*>(ip + 1);
+    tcp->sport = c->lport;
+    tcp->dport = c->dport;
+    tcp->seq = net::hton32(c->client_isn + 1);
+    tcp->ack = ack_be;
+    tcp->data_off = 5 << 4;
+    tcp->flags = net::kTcpAck | net::kTcpPsh;
+    tcp->window = window_be;
+    std::memcpy(tcp + 1, hdr, hlen);
+    tcp->checksum = net::ipv4_l4_checksum(ip->saddr, ip->daddr, net::kIpProtoTcp, tcp,
+                                          static_cast<uint16_t>(l4_len));
+    c->pp_len = static_cast<uint8_t>(hlen);
+    c->flags |= kConnPpSent | kConnPpHdrSeg;
+    ctx_.counters.inc(Counter::pp_header_segment_sent);
+    stack::ipv4_output(ctx_, m, c->daddr);
+}
+
+// RS -> client: remember the RS ISN from the SYN-ACK; once the header is on the wire, acks
+// and SACK edges move down by its length.
+void Worker::pp_outbound(LbPacket& lp, Conn* c) {
+    auto* tcp = reinterpret_cast<net::TcpHdr*>(lp.l4);
+    if ((lp.tcp_flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck)) {
+        c->rs_isn = net::ntoh32(tcp->seq);
+        c->flags |= kConnSynAckSeen;
+        return;
+    }
+    if (!(c->flags & kConnPpSent) || !(lp.tcp_flags & net::kTcpAck)) return;
+    const net::PpSeqShift shift{c->client_isn + 1, c->pp_len};
+    const uint32_t ack = net::ntoh32(tcp->ack);
+    const uint32_t mapped = net::ack_rs_to_client(ack, shift);
+    if (mapped != ack) {
+        const uint32_t new_be = net::hton32(mapped);
+        net::csum_replace4(&tcp->checksum, tcp->ack, new_be);
+        tcp->ack = new_be;
+    }
+    const size_t avail = net::ntoh16(lp.ip->total_length) - lp.ip->header_len();
+    net::pp_sack_rs_to_client(net::tcp_options_span(tcp, avail), shift, &tcp->checksum);
 }
 
 void Worker::conn_set_state(Conn* c, TcpState state) {

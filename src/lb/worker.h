@@ -66,6 +66,13 @@ private:
     void conn_set_state(Conn* conn, TcpState state);
     void toa_inbound(LbPacket& lp, Conn* conn);
     void toa_synack(LbPacket& lp, Conn* conn);
+    // PROXY protocol (FULLNAT). pp_inbound runs before the FULLNAT rewrite and returns true
+    // when the packet is the handshake-completing ACK after which a separate header segment
+    // must follow it (pp_send_header_segment, after the ACK went out).
+    bool pp_inbound(LbPacket& lp, Conn* conn);
+    void pp_outbound(LbPacket& lp, Conn* conn);
+    bool pp_insert(LbPacket& lp, Conn* conn, size_t l4_hdr_len);
+    void pp_send_header_segment(Conn* conn, uint32_t ack_be, uint16_t window_be);
     uint64_t clock_ms() const;
 
     Director& director_;

@@ -26,6 +26,11 @@ namespace xvs::stack {
     X(toa_fail_no_room, false, "TOA not inserted: TCP option space full (forwarded)")       \
     X(toa_fail_mtu, false, "TOA not inserted: packet would exceed the MTU (forwarded)")     \
     X(toa_fail_malformed, false, "TOA not inserted: malformed TCP options (forwarded)")     \
+    X(pp_inserted, false, "PROXY header inserted in front of client data")                  \
+    X(pp_header_segment_sent, false, "PROXY header sent as its own segment (server speaks first)") \
+    X(pp_fail_mtu, false, "PROXY header not inserted: packet would exceed the MTU (forwarded)") \
+    X(pp_fail_no_room, false, "PROXY header not inserted: no mbuf tailroom (forwarded)")    \
+    X(pp_fail_alloc, false, "PROXY header segment not sent: mbuf allocation failed")        \
     X(toa_mss_clamped, false, "real server SYN-ACK MSS lowered to leave room for TOA")      \
     X(drop_frame_too_big, true, "frame larger than the port MTU")                           \
     X(drop_frame_truncated, true, "frame shorter than its headers")                         \

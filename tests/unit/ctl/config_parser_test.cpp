@@ -278,8 +278,7 @@ TEST(ConfigParser, KeepalivedSynonymsAndVsOptions) {
     EXPECT_EQ(vs.real_servers[2].weight, 1u);
     EXPECT_THAT(
         out.warnings,
-        ElementsAre("t.conf:12: persistence_timeout: persistence is not yet supported; ignored",
-                    "t.conf:22: proxy_protocol: PROXY protocol is not yet supported; ignored"));
+        ElementsAre("t.conf:12: persistence_timeout: persistence is not yet supported; ignored"));
 }
 
 TEST(ConfigParser, ProtocolDefaultsToTcpWithWarningAndSchedToWlc) {

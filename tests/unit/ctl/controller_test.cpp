@@ -147,8 +147,11 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
               "SYN proxy is not supported yet");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "--toa", "on"}),
               "TOA is a TCP option: use it on TCP services (UDP gets UOA)");
-    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--proxy-protocol", "v2"}),
-              "PROXY protocol is not supported yet");
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--toa", "on", "--proxy-protocol",
+                           "v2"}),
+              "TOA and PROXY protocol v2 cannot be combined on one service");
+    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "--proxy-protocol", "v1"}),
+              "PROXY protocol v1 has no UDP form: use v2 on UDP services");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "-o"}),
               "One-packet scheduling is not supported yet");
     EXPECT_TRUE(director_.services().empty());
@@ -163,6 +166,23 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "wrr", "-j"}),
               "SYN proxy is not supported yet");
     EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->sched_name, "rr");
+}
+
+TEST_F(ControllerTest, ProxyProtocolIsAcceptedAndListed) {
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--proxy-protocol", "v1"}), "ok");
+    EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->flags, lb::kSvcFlagPpV1);
+    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "--proxy-protocol", "v2"}), "ok");
+    EXPECT_EQ(director_.service_find(key(17, "10.0.0.1", 53))->flags, lb::kSvcFlagPpV2);
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "rr", "--proxy-protocol", "v2"}), "ok");
+    EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->flags, lb::kSvcFlagPpV2);
+    json r = send(xvsadm({"-L", "-n"}));
+    ASSERT_EQ(outcome(r), "ok");
+    std::set<std::string> pp;
+    for (const auto& s : r["services"]) pp.insert(s["proto"].get<std::string>() + ":" + s["proxy_protocol"].get<std::string>());
+    EXPECT_EQ(pp, (std::set<std::string>{"tcp:v2", "udp:v2"}));
+    // Switching it off again.
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "rr", "--proxy-protocol", "off"}), "ok");
+    EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->flags, 0u);
 }
 
 TEST_F(ControllerTest, FwmarkServicesAreNotSupported) {

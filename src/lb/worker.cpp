@@ -604,6 +604,15 @@ void Worker::pp_outbound(LbPacket& lp, Conn* c) {
     if ((lp.tcp_flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck)) {
         c->rs_isn = net::ntoh32(tcp->seq);
         c->flags |= kConnSynAckSeen;
+        // Lower the MSS the client sees by the header length, so that a full-size first data
+        // segment still fits the MTU once the header is in front of it.
+        uint8_t scratch[128];
+        const size_t hlen = pp_build(c, scratch, sizeof scratch);
+        const auto opts = net::tcp_options_span(tcp);
+        const auto mss = net::tcp_find_mss(opts);
+        if (hlen && mss && *mss > hlen + 64 &&
+            net::tcp_set_mss(opts, static_cast<uint16_t>(*mss - hlen), &tcp->checksum))
+            ctx_.counters.inc(Counter::pp_mss_clamped);
         return;
     }
     if (!(c->flags & kConnPpSent) || !(lp.tcp_flags & net::kTcpAck)) return;

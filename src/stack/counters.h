@@ -26,6 +26,7 @@ namespace xvs::stack {
     X(toa_fail_no_room, false, "TOA not inserted: TCP option space full (forwarded)")       \
     X(toa_fail_mtu, false, "TOA not inserted: packet would exceed the MTU (forwarded)")     \
     X(toa_fail_malformed, false, "TOA not inserted: malformed TCP options (forwarded)")     \
+    X(pp_mss_clamped, false, "real server SYN-ACK MSS lowered by the PROXY header length")   \
     X(pp_inserted, false, "PROXY header inserted in front of client data")                  \
     X(pp_header_segment_sent, false, "PROXY header sent as its own segment (server speaks first)") \
     X(pp_fail_mtu, false, "PROXY header not inserted: packet would exceed the MTU (forwarded)") \

@@ -65,7 +65,7 @@ protected:
             .payload(std::move(data)).build();
     }
 
-    // SYN and SYN-ACK pass unchanged (no MSS clamping for PROXY protocol).
+    // The SYN passes unchanged; the SYN-ACK's MSS is lowered by the header length.
     void handshake() {
         auto out = roundtrip(kWan, client(1000, 0, net::kTcpSyn, {}, kSynOpts), kLan);
         ASSERT_EQ(out.size(), 1u);
@@ -77,7 +77,12 @@ protected:
         ASSERT_TRUE(FramesEqual(to_rs(1000, 0, net::kTcpSyn, {}, kSynOpts), out[0]));
         out = roundtrip(kLan, rs(5000, 1001, net::kTcpSyn | net::kTcpAck, {}, kSynAckOpts), kWan);
         ASSERT_EQ(out.size(), 1u);
-        ASSERT_TRUE(FramesEqual(to_client(5000, 1001, net::kTcpSyn | net::kTcpAck, {}, kSynAckOpts), out[0]));
+        Bytes clamped = kSynAckOpts;  // MSS 1460 - header length
+        const uint16_t mss = static_cast<uint16_t>(1460 - hdr_.size());
+        clamped[2] = uint8_t(mss >> 8);
+        clamped[3] = uint8_t(mss);
+        ASSERT_TRUE(FramesEqual(to_client(5000, 1001, net::kTcpSyn | net::kTcpAck, {}, clamped), out[0]));
+        EXPECT_EQ(counter(Counter::pp_mss_clamped), hdr_.empty() ? 0u : 1u);
     }
     Bytes forward(const Bytes& from_client) {
         auto out = roundtrip(kWan, from_client, kLan);
@@ -207,10 +212,24 @@ TEST_F(ProxyProtocolTest, ServiceWithoutProxyProtocolIsUnchanged) {
     EXPECT_EQ(counter(Counter::pp_header_segment_sent), 0u);
 }
 
+TEST_F(ProxyProtocolTest, FullMssFirstSegmentFitsBecauseTheMssWasLowered) {
+    start(lb::kSvcFlagPpV1);
+    handshake();
+    const Bytes body(1460 - kV1.size(), 'q');  // a full segment at the MSS the client was given
+    Bytes with_header = bytes(kV1);
+    with_header.insert(with_header.end(), body.begin(), body.end());
+    Bytes out = forward(client(1001, 5001, kAck, body));
+    EXPECT_TRUE(FramesEqual(to_rs(1001, 5001, kAck, with_header), out));
+    EXPECT_EQ(out.size(), 1514u);
+    EXPECT_EQ(counter(Counter::pp_inserted), 1u);
+    EXPECT_EQ(counter(Counter::pp_fail_mtu), 0u);
+}
+
 TEST_F(ProxyProtocolTest, FullSizeFirstSegmentIsForwardedWithoutHeaderAndCounted) {
     start(lb::kSvcFlagPpV1);
     handshake();
-    const Bytes body(1460, 'q');  // IP 1500: no room for 43 more at MTU 1500
+    // A client ignoring the lowered MSS: IP 1500, no room for 43 more at MTU 1500.
+    const Bytes body(1460, 'q');
     EXPECT_TRUE(FramesEqual(to_rs(1001, 5001, kAck, body), forward(client(1001, 5001, kAck, body))));
     EXPECT_EQ(counter(Counter::pp_fail_mtu), 1u);
     EXPECT_EQ(counter(Counter::pp_inserted), 0u);

@@ -2,6 +2,7 @@
 // as operators (and their scripts) expect. Reply decoding lives here too: it is the only place
 // that needs the reply's shape.
 #include "ctl/ipvsadm_format.h"
+#include "ctl/reply_decode.h"
 
 #include <algorithm>
 #include <cctype>
@@ -37,10 +38,8 @@ using ull = unsigned long long;
 
 // --- decoding -------------------------------------------------------------------------------
 
-// Thrown only inside this file and caught by the decode_* entry points.
-struct DecodeError {
-    std::string what;
-};
+using reply::decode;
+using reply::DecodeError;
 
 net::Ipv4 get_ipv4(const json& j, const char* key) {
     auto a = net::parse_ipv4(j.at(key).get<std::string>());
@@ -129,16 +128,6 @@ ServiceEntry get_service(const json& j) {
     return s;
 }
 
-template <typename F>
-auto decode(F&& body) -> Result<decltype(body())> {
-    try {
-        return body();
-    } catch (const DecodeError& e) {
-        return make_error("Malformed reply from xvsd: " + e.what);
-    } catch (const json::exception& e) {
-        return make_error(std::string("Malformed reply from xvsd: ") + e.what());
-    }
-}
 
 // --- rendering helpers ----------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 // xvsctl output. Replies are checked field by field (types and ranges) before anything is
 // printed, so a daemon bug shows as "Malformed reply from xvsd: ..." rather than as garbage.
 #include "ctl/xvsctl_format.h"
+#include "ctl/reply_decode.h"
 
 #include <algorithm>
 #include <limits>
@@ -16,10 +17,8 @@ namespace {
 
 using nlohmann::json;
 
-// Thrown only inside this file and caught by decode().
-struct DecodeError {
-    std::string what;
-};
+using reply::decode;
+using reply::DecodeError;
 
 const json& field(const json& j, const char* key) {
     if (!j.is_object() || !j.contains(key)) throw DecodeError{std::string("missing '") + key + "'"};
@@ -62,16 +61,6 @@ const json& get_array(const json& j, const char* key) {
     return v;
 }
 
-template <typename F>
-auto decode(F&& body) -> Result<decltype(body())> {
-    try {
-        return body();
-    } catch (const DecodeError& e) {
-        return make_error("Malformed reply from xvsd: " + e.what);
-    } catch (const json::exception& e) {
-        return make_error(std::string("Malformed reply from xvsd: ") + e.what());
-    }
-}
 
 std::string prefix_text(const net::Ipv4Prefix& p) {
     if (p.len == 0) return "default";

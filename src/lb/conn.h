@@ -42,7 +42,7 @@ inline constexpr uint8_t kConnPpHdrSeg = 1u << 6;    // ... as its own segment (
 static_assert(offsetof(Conn, timer) == 0);
 static_assert(sizeof(Conn) <= 96);
 
-// The 5-tuple exactly as it appears in a packet (network order), 16 bytes for rte_hash.
+// The 5-tuple exactly as it appears in a packet (network order), 16 bytes (two 64-bit loads).
 struct ConnKey {
     uint32_t saddr;
     uint32_t daddr;

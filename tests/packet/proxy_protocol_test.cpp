@@ -276,7 +276,7 @@ TEST_F(ProxyProtocolTest, HeaderSegmentRetransmissionGivesUpAndIdleTimeoutStillH
 
 // Client traffic keeps the conn alive past the retransmissions; the RS never acks (it is gone):
 // the timer keeps serving the idle deadline, which moved with the traffic.
-TEST_F(ProxyProtocolTest, HeaderRetransmissionDoesNotCutTheIdleTimeoutShort) {
+TEST_F(ProxyProtocolTest, HeaderRetransmissionKeepsTheIdleTimeoutExact) {
     start(lb::kSvcFlagPpV2);
     handshake();
     ASSERT_EQ(roundtrip(kWan, client(1001, 5001, kAck), kLan).size(), 2u);

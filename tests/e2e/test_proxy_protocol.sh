@@ -5,7 +5,9 @@
 #    them POSTs (curl -d, a small body). 0 failures; every log line names the client
 #    namespace's address and exactly the port curl used, $remote_addr is a LIP. A capture on the
 #    RS reassembles every connection: one header of the right version, then the request; a
-#    POST's request line and body share its first data segment.
+#    POST's request line and body share its first data segment. 5 more POSTs per version from
+#    scripted clients (scapy) that complete the handshake with the request itself: there the
+#    header is inserted in front of that data (the other path through xvs).
 # 2. Server speaks first: a Python server on the RS reads the header (v1 and v2, parsed), then
 #    sends a banner; clients that only connect and read get it (20 via v1, 20 via v2) and the
 #    server recorded each client's own address and port.
@@ -21,6 +23,8 @@ need_tools tcpdump nft timeout
 N_HTTP=200     # requests per PROXY version
 N_BANNER=20    # server-speaks-first connections per version
 N_LOSSY=5      # connections whose first header segment the RS drops
+N_INSERT=5     # scripted connections per version whose first segment after the SYN-ACK has data
+SCAPY_SPORT=42000  # their source ports: 42000.. (v1), 42050.. (v2)
 RS=$(rs_ip 1)
 pp_mode() { [[ ${XE_PP:-on} == off ]] && echo off || echo "$1"; }
 problems=()
@@ -120,20 +124,51 @@ for ver in v1 v2; do
             echo "$r $m"
         done' _ "$N_HTTP" "http://$VIP:$port/" >"$XE_TMP/curl.$ver"
     ok=$(grep -c '^200 [0-9]* ' "$XE_TMP/curl.$ver")
-    assert_eq "$N_HTTP" "$ok" "$ver: requests answered 200 through the VIP (0 failed)"
+    assert_eq "$N_HTTP" "$ok" "$ver: curl requests answered 200 through the VIP (0 failed)"
+done
+
+# Scripted clients (scapy) whose handshake-completing segment already carries a POST: here
+# the header is inserted in front of that first data segment. The client kernel knows nothing
+# of these connections: its RSTs from the scripted ports are dropped (scapy sends below it).
+in_ns "$NS_CL" nft -f - <<EOF || fail "nft rule in the client namespace"
+table inet xe_pp {
+    chain out {
+        type filter hook output priority 0; policy accept;
+        ip daddr $VIP tcp sport $SCAPY_SPORT-$((SCAPY_SPORT + 99)) tcp flags & rst == rst drop
+    }
+}
+EOF
+vip_mac=$(ip -n "$NS_CL" neigh show "$VIP" dev cl0 | awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }')
+[[ -n $vip_mac ]] || fail "no neighbour entry for $VIP in the client namespace"
+for ver in v1 v2; do
+    port=$([[ $ver == v1 ]] && echo 80 || echo 81)
+    first=$([[ $ver == v1 ]] && echo "$SCAPY_SPORT" || echo $((SCAPY_SPORT + 50)))
+    in_ns "$NS_CL" timeout 40 "$XE_PY" "$XE_LIB_DIR/pp_insert_client.py" cl0 "$vip_mac" "$VIP" "$port" \
+        "$first" "$N_INSERT" >"$XE_TMP/insert.$ver" 2>"$XE_TMP/insert.$ver.err" ||
+        fail "$ver: scripted clients failed: $(tail -n 5 "$XE_TMP/insert.$ver.err")"
+    ok=$(grep -c '^conn [0-9]* synack=1 http=1$' "$XE_TMP/insert.$ver")
+    assert_eq "$N_INSERT" "$ok" "$ver: scripted POSTs in the handshake-completing segment answered 200"
+done
+in_ns "$NS_CL" nft delete table inet xe_pp
+
+for ver in v1 v2; do
+    # What nginx must have logged: every curl request and every scripted POST, by client port.
+    { awk '{ print $2, $3 }' "$XE_TMP/curl.$ver"; awk '$1 == "conn" { print $2, "POST" }' "$XE_TMP/insert.$ver"; } |
+        sort >"$XE_TMP/expect.$ver"
     log_lines=$(wc -l <"$dir/$ver.log")
-    assert_eq "$N_HTTP" "$log_lines" "$ver: nginx access log lines"
+    assert_eq $((N_HTTP + N_INSERT)) "$log_lines" "$ver: nginx access log lines"
     bad=$(awk -v c="$CLIENT_IP" '$1 != c' "$dir/$ver.log" | head -n 3)
     [[ -z $bad ]] || problem "$ver: log lines whose \$proxy_protocol_addr is not $CLIENT_IP: $bad"
     bad=$(awk '$3 !~ /^10\.10\.2\.10[0-3]$/' "$dir/$ver.log" | head -n 3)
     [[ -z $bad ]] || problem "$ver: \$remote_addr is not a LIP (FULLNAT): $bad"
-    # The ports nginx got from the header are exactly the ones curl used (same multiset).
-    if ! diff <(awk '{ print $2, $4 }' "$dir/$ver.log" | sort) \
-        <(awk '{ print $2, $3 }' "$XE_TMP/curl.$ver" | sort) >"$XE_TMP/ports.$ver.diff"; then
-        problem "$ver: \$proxy_protocol_port/method differ from curl's local ports: $(head -n 6 "$XE_TMP/ports.$ver.diff" | tr '\n' ' ')"
+    # The ports nginx got from the header are exactly the ones the clients used (same multiset).
+    if ! diff <(awk '{ print $2, $4 }' "$dir/$ver.log" | sort) "$XE_TMP/expect.$ver" >"$XE_TMP/ports.$ver.diff"; then
+        problem "$ver: \$proxy_protocol_port/method differ from the clients' ports: $(head -n 6 "$XE_TMP/ports.$ver.diff" | tr '\n' ' ')"
+    else
+        pass "$ver: all $((N_HTTP + N_INSERT)) log lines show $CLIENT_IP and the client's own port"
     fi
     posts=$(awk '$4 == "POST" && $5 == 200' "$dir/$ver.log" | wc -l)
-    assert_eq $((N_HTTP / 4)) "$posts" "$ver: POSTs answered 200 with the client address logged"
+    assert_eq $((N_HTTP / 4 + N_INSERT)) "$posts" "$ver: POSTs answered 200 with the client address logged"
 done
 
 # ---- 2. server speaks first -----------------------------------------------------------------
@@ -178,9 +213,13 @@ grep -v '^conn ' <<<"$check" >&2
 ((check_rc == 0)) || problem "PROXY streams at the RS: $(grep -c '^problem:' <<<"$check") problem(s), first: $(grep -m1 '^problem:' <<<"$check")"
 for ver in v1 v2; do
     sum=$(grep "^SUM $ver " <<<"$check")
-    [[ $sum == *" conns=$N_HTTP ok=$N_HTTP "* ]] || problem "capture $ver: expected $N_HTTP connections all correct, got: ${sum:-none}"
-    [[ $sum == *" posts=$((N_HTTP / 4)) post_one_segment=$((N_HTTP / 4))"* ]] ||
-        problem "capture $ver: expected $((N_HTTP / 4)) POSTs with request and body in one segment, got: ${sum:-none}"
+    n=$((N_HTTP + N_INSERT))
+    [[ $sum == *" conns=$n ok=$n "* ]] || problem "capture $ver: expected $n connections all correct, got: ${sum:-none}"
+    [[ $sum == *" header_segment=$N_HTTP inserted=$N_INSERT "* ]] ||
+        problem "capture $ver: expected $N_HTTP separate header segments (curl) and $N_INSERT inserted (scripted), got: ${sum:-none}"
+    n=$((N_HTTP / 4 + N_INSERT))
+    [[ $sum == *" posts=$n post_one_segment=$n"* ]] ||
+        problem "capture $ver: expected $n POSTs with request and body in one segment, got: ${sum:-none}"
 done
 
 stats=$(xvsctl_ns stats -a) || fail "xvsctl stats -a failed"
@@ -189,8 +228,9 @@ counter() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k || $i == k ":"
 sent=$(counter pp_header_segment_sent)
 inserted=$(counter pp_inserted)
 rexmit=$(counter pp_header_retransmitted)
-[[ $((${sent:-0} + ${inserted:-0})) -ge $((2 * N_HTTP + 2 * N_BANNER + N_LOSSY)) ]] ||
-    problem "pp_header_segment_sent + pp_inserted = ${sent:-missing} + ${inserted:-missing}, expected >= $((2 * N_HTTP + 2 * N_BANNER + N_LOSSY))"
+[[ ${sent:-0} -ge $((2 * N_HTTP + 2 * N_BANNER + N_LOSSY)) ]] ||
+    problem "pp_header_segment_sent = ${sent:-missing}, expected >= $((2 * N_HTTP + 2 * N_BANNER + N_LOSSY))"
+[[ ${inserted:-0} -ge $((2 * N_INSERT)) ]] || problem "pp_inserted = ${inserted:-missing}, expected >= $((2 * N_INSERT))"
 [[ ${rexmit:-0} -ge $N_LOSSY ]] || problem "pp_header_retransmitted = ${rexmit:-missing}, expected >= $N_LOSSY"
 [[ $(counter pp_header_gave_up) == 0 ]] || problem "pp_header_gave_up = $(counter pp_header_gave_up), expected 0"
 
@@ -198,4 +238,4 @@ if ((${#problems[@]})); then
     [[ -n ${XE_KEEP:-} ]] && log "pcap kept: $pcap"
     fail "PROXY protocol: ${#problems[@]} problem(s):$(printf '\n  %s' "${problems[@]}")"
 fi
-pass "PROXY v1/v2: $((2 * N_HTTP)) HTTP requests with the client address at nginx, $((2 * N_BANNER)) server-speaks-first connections, $N_LOSSY lost header segments retransmitted"
+pass "PROXY v1/v2: $((2 * N_HTTP + 2 * N_INSERT)) HTTP requests with the client address at nginx, $((2 * N_BANNER)) server-speaks-first connections, $N_LOSSY lost header segments retransmitted"

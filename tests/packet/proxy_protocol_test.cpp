@@ -189,6 +189,11 @@ TEST_F(ProxyProtocolTest, ServerSpeaksFirstGetsASeparateHeaderSegment) {
     EXPECT_TRUE(FramesEqual(to_rs(1001 + 28, 5001, kAck), forward(client(1001, 5001, kAck))));
     EXPECT_EQ(counter(Counter::pp_header_segment_sent), 1u);
     EXPECT_EQ(counter(Counter::pp_inserted), 0u);
+    // Acked at once: the retransmit deadline passes without a second header segment.
+    worker->advance_clock(1000);
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    EXPECT_EQ(counter(Counter::pp_header_retransmitted), 0u);
 }
 
 TEST_F(ProxyProtocolTest, ServerSpeaksFirstV1) {

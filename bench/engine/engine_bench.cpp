@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "lb/director.h"
+#include "lb/service.h"
 #include "lb/worker.h"
 #include "net/checksum.h"
 #include "port/eal.h"
@@ -156,7 +157,8 @@ struct Lb {
     std::unique_ptr<lb::Worker> worker;
 };
 
-Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips) {
+// tcp_flags: kSvcFlag* for the TCP service (TOA, PROXY protocol); the UDP service has none.
+Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0) {
     Lb lb;
     lb.director = std::make_unique<lb::Director>(1);
     auto& d = *lb.director;
@@ -174,7 +176,7 @@ Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips) {
     const auto vip = *net::parse_ipv4("10.10.1.100");
     for (uint8_t proto : {uint8_t(6), uint8_t(17)}) {
         uint16_t port = proto == 6 ? 80 : 53;
-        must(d.service_add({proto, vip, port, "wrr"}));
+        must(d.service_add({proto, vip, port, "wrr", lb::FwdMode::FullNat, proto == 6 ? tcp_flags : 0}));
         auto key = lb::make_service_key(proto, vip, port);
         for (int r = 0; r < 8; ++r) {
             must(d.dest_add(key, {net::Ipv4::from_host(net::parse_ipv4("10.10.2.10")->host() + r),
@@ -198,7 +200,7 @@ Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips) {
     net::MacAddr m{{0x02, 0, 0, 0, 0x0a, 0}};
     for (int r = 0; r < 8; ++r) {
         m.b[5] = uint8_t(r);
-        lb.worker->neighbours().add_static(net::parse_ipv4("10.10.2.10")->be ^ net::hton32(r), m, 1);
+        lb.worker->neighbours().add_static(net::hton32(net::parse_ipv4("10.10.2.10")->host() + r), m, 1);
     }
     lb.worker->neighbours().add_static(net::parse_ipv4("10.10.1.254")->be, net::MacAddr{{2, 0, 0, 0, 1, 0xfe}}, 0);
     lb.worker->refresh_snapshot();
@@ -233,6 +235,150 @@ uint64_t open_flows(Env& env, Lb& lb, const std::vector<FlowSrc>& flows, uint8_t
         },
         [&](rte_mbuf** b) { process_into(lb, b); });
     return lb.worker->counters().get(stack::Counter::conns_created);
+}
+
+// A TCP frame with explicit seq/ack and payload_len zero bytes (<= 6, so it fits the 64-byte
+// template the harness copies).
+Template make_tcp_frame(const net::MacAddr& src, const net::MacAddr& dst, uint32_t saddr, uint32_t daddr,
+                        uint16_t sport, uint16_t dport, uint8_t flags, uint32_t seq, uint32_t ack,
+                        uint16_t payload_len) {
+    Template t = make_frame(src, dst, saddr, daddr, sport, dport, net::kIpProtoTcp, flags);
+    auto* ip = reinterpret_cast<net::Ipv4Hdr*>(t.bytes + 14);
+    auto* tcp = reinterpret_cast<net::TcpHdr*>(ip + 1);
+    const uint16_t l4len = static_cast<uint16_t>(20 + payload_len);
+    ip->total_length = net::hton16(20 + l4len);
+    ip->checksum = 0;
+    ip->checksum = net::csum_fold(net::csum_partial(ip, 20, 0));
+    tcp->seq = net::hton32(seq);
+    tcp->ack = net::hton32(ack);
+    tcp->checksum = 0;
+    tcp->checksum = net::ipv4_l4_checksum(saddr, daddr, net::kIpProtoTcp, tcp, l4len);
+    t.len = static_cast<uint16_t>(14 + 20 + l4len);
+    return t;
+}
+
+// Client-address conservation rows: 1k connections taken through SYN (client ISN 0) and the
+// RS SYN-ACK (RS ISN 0), then timed client segments (6 data bytes) on a plain, TOA or PROXY
+// service; the reference is plain FULLNAT with the very same handshake and packets. The
+// scenarios' timed passes are interleaved and each keeps its best (the machine may be shared,
+// and load that comes and goes then hits every row alike).
+class ConservationBench {
+public:
+    struct Scenario {
+        const char* name;
+        uint32_t svc_flags;
+        uint32_t seq, ack;           // of the timed client segments
+        bool warm;                   // one segment at client ISN + 1 per flow first (header on the wire)
+        stack::Counter expect;       // the event every timed packet must cause
+        Lb lb{};
+        Template seg{};
+        uint64_t before = 0;
+        Figures best{1e30, 0};
+    };
+
+    ConservationBench(Env& env, uint64_t packets, const std::vector<FlowSrc>& flows)
+        : env_(env), packets_((packets + kBurst - 1) / kBurst * kBurst), flows_(flows) {}
+
+    void prepare(Scenario& s) {
+        s.lb = make_lb(env_, 4096, 1, s.svc_flags);
+        handshake(s.lb);
+        if (s.warm) client_pass(s.lb, client_segment(1, 1), flows_.size());
+        s.seg = client_segment(s.seq, s.ack);
+        s.before = s.lb.worker->counters().get(s.expect);
+    }
+    void time_pass(Scenario& s) {
+        const Figures f = client_pass(s.lb, s.seg, packets_);
+        if (f.ns_per_pkt < s.best.ns_per_pkt) s.best = f;
+    }
+    // Exits when a packet was dropped or the row's event did not happen for every timed packet.
+    void check(const Scenario& s, int passes) const {
+        const auto& counters = s.lb.worker->counters();
+        uint64_t dropped = 0;
+        for (size_t i = 0; i < stack::kCounterCount; ++i)
+            if (stack::kCounterInfo[i].is_drop) dropped += counters.v[i];
+        const uint64_t timed = uint64_t(passes) * packets_;
+        const uint64_t seen = counters.get(s.expect) - s.before;
+        if (dropped == 0 && seen >= timed) return;
+        std::fprintf(stderr, "bench: row '%s' broken: %llu drops, %llu of %llu expected %s\n", s.name,
+                     (unsigned long long)dropped, (unsigned long long)seen, (unsigned long long)timed,
+                     std::string(stack::kCounterInfo[size_t(s.expect)].name).c_str());
+        for (size_t i = 0; i < stack::kCounterCount; ++i)
+            if (stack::kCounterInfo[i].is_drop && counters.v[i])
+                std::fprintf(stderr, "  %s %llu\n", std::string(stack::kCounterInfo[i].name).c_str(),
+                             (unsigned long long)counters.v[i]);
+        std::exit(1);
+    }
+
+private:
+    static uint32_t vip() { return net::parse_ipv4("10.10.1.100")->be; }
+    Template client_segment(uint32_t seq, uint32_t ack) const {
+        return make_tcp_frame(env_.lan.mac, env_.wan.mac, 0, vip(), 0, 80, net::kTcpAck | net::kTcpPsh, seq,
+                              ack, 6);
+    }
+    Figures client_pass(Lb& lb, const Template& tpl, uint64_t n) {
+        return run(
+            env_, (n + kBurst - 1) / kBurst * kBurst, tpl,
+            [&](uint64_t i, uint8_t* f) {
+                const FlowSrc& s = flows_[i % flows_.size()];
+                patch_source(f, s.saddr, s.sport);
+            },
+            [&](rte_mbuf** b) { process_into(lb, b); });
+    }
+    void handshake(Lb& lb) {
+        Template syn = make_tcp_frame(env_.lan.mac, env_.wan.mac, 0, vip(), 0, 80, net::kTcpSyn, 0, 0, 0);
+        client_pass(lb, syn, flows_.size());
+        // The RS SYN-ACK of every conn, built from the conn itself (dest and local port).
+        std::vector<Template> synacks;
+        for (const FlowSrc& s : flows_) {
+            const lb::ConnRef ref = lb.worker->conns().lookup(
+                lb::conn_key(net::kIpProtoTcp, s.saddr, vip(), s.sport, net::hton16(80)));
+            if (!ref.conn) {
+                std::fprintf(stderr, "bench: SYN did not create a connection\n");
+                std::exit(1);
+            }
+            const lb::Conn& c = *ref.conn;
+            synacks.push_back(make_tcp_frame(net::MacAddr{{2, 0, 0, 0, 0x0a, 0}}, env_.lan.mac, c.daddr,
+                                             c.laddr_ip, net::ntoh16(c.dport), net::ntoh16(c.lport),
+                                             net::kTcpSyn | net::kTcpAck, 0, 1, 0));
+        }
+        const uint64_t n = (flows_.size() + kBurst - 1) / kBurst * kBurst;
+        run(env_, n, synacks[0],
+            [&](uint64_t i, uint8_t* f) { std::memcpy(f, synacks[i % synacks.size()].bytes, 64); },
+            [&](rte_mbuf** b) {
+                lb.worker->process_burst(1, b, kBurst);
+                lb.worker->flush();
+            });
+    }
+
+    Env& env_;
+    uint64_t packets_;
+    const std::vector<FlowSrc>& flows_;
+};
+
+void conservation_rows(Env& env, uint64_t packets, const std::vector<FlowSrc>& flows) {
+    using stack::Counter;
+    // seq 1 = client ISN + 1 (where the PROXY header goes), ack 1 = RS ISN + 1 (what TOA needs);
+    // seq 7: further on in the stream, only shifted by the header length.
+    ConservationBench::Scenario rows[] = {
+        {"fullnat tcp established (ref)", 0, 1, 1, false, Counter::tx_packets},
+        {"toa insert (acks the SYN-ACK)", lb::kSvcFlagToa, 1, 1, false, Counter::toa_inserted},
+        {"proxy v1 insert (seq isn+1)", lb::kSvcFlagPpV1, 1, 1, false, Counter::pp_inserted},
+        {"proxy v2 insert (seq isn+1)", lb::kSvcFlagPpV2, 1, 1, false, Counter::pp_inserted},
+        {"proxy v1 established (seq shift)", lb::kSvcFlagPpV1, 7, 1, true, Counter::tx_packets},
+        {"proxy v2 established (seq shift)", lb::kSvcFlagPpV2, 7, 1, true, Counter::tx_packets},
+    };
+    constexpr int kPasses = 5;
+    ConservationBench b(env, packets / kPasses, flows);
+    for (auto& r : rows) b.prepare(r);
+    for (int k = 0; k < kPasses; ++k)
+        for (auto& r : rows) b.time_pass(r);
+    std::printf("client-address conservation, %zu conns after SYN + RS SYN-ACK, best of %d interleaved "
+                "passes; +ns and ratio against the first row (plain FULLNAT, same packets)\n",
+                flows.size(), kPasses);
+    for (auto& r : rows) {
+        b.check(r, kPasses);
+        print_row(r.name, flows.size(), r.best, rows[0].best, 0);
+    }
 }
 
 }  // namespace
@@ -349,6 +495,7 @@ int main(int argc, char** argv) {
     }
     std::printf("ratio = ns/pkt over the baseline's; +ns = xvs's own cost per packet; "
                 "B/conn = conn pool + hash bytes / capacity\n");
+    conservation_rows(env, packets, small_flows);
     port::eal_stop();
     return 0;
 }

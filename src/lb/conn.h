@@ -30,6 +30,8 @@ struct Conn {
     uint32_t rs_isn = 0;  // host order: the real server's SYN-ACK sequence number
     uint32_t client_isn = 0;  // host order: the client's SYN sequence number (PROXY protocol)
     uint8_t pp_len = 0;       // PROXY header length once it is on the wire (the seq delta)
+    uint8_t pp_rexmits = 0;   // header segment retransmissions so far (server speaks first)
+    uint16_t pp_window = 0;   // network order: the header segment's window, for retransmission
 };
 
 inline constexpr uint8_t kConnToa = 1u << 0;          // insert TOA (service had toa on)
@@ -39,6 +41,7 @@ inline constexpr uint8_t kConnPpV1 = 1u << 3;        // PROXY v1 header before c
 inline constexpr uint8_t kConnPpV2 = 1u << 4;        // PROXY v2 header (TCP stream or 1st datagram)
 inline constexpr uint8_t kConnPpSent = 1u << 5;      // header on the wire: shift by pp_len
 inline constexpr uint8_t kConnPpHdrSeg = 1u << 6;    // ... as its own segment (client data shifted)
+inline constexpr uint8_t kConnPpHdrAcked = 1u << 7;  // RS acked the header: stop retransmitting it
 static_assert(offsetof(Conn, timer) == 0);
 static_assert(sizeof(Conn) <= 96);
 

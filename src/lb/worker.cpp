@@ -42,6 +42,9 @@ struct Worker::LbPacket {
 
 namespace {
 constexpr unsigned kMaxBurst = 64;
+// PROXY header segment retransmission (server speaks first): first RTO, doubled each time.
+constexpr uint64_t kPpHeaderRtoMs = 1000;
+constexpr uint8_t kPpHeaderMaxRexmits = 5;
 std::atomic<unsigned> g_table_seq{0};
 
 void drop(stack::StackContext& ctx, rte_mbuf* m, Counter reason) {
@@ -96,8 +99,9 @@ unsigned Worker::poll_once() {
         now,
         [&](TimerNode* node) {
             Conn* c = reinterpret_cast<Conn*>(node);
-            if (c->expires_ms > now)
-                timers_.arm(node, c->expires_ms);  // traffic moved the deadline: lazy re-arm
+            if (c->expires_ms > now)  // traffic moved the deadline: lazy re-arm
+                timers_.arm(node, (c->flags & kConnPpHdrSeg) ? pp_header_timer(c, now)
+                                                              : c->expires_ms);
             else
                 conn_expire(c);
         },
@@ -550,9 +554,20 @@ bool Worker::pp_inbound(LbPacket& lp, Conn* c) {
     return false;
 }
 
-// Builds and sends LIP:lport -> RS:dport, seq = client ISN + 1, ACK|PSH, carrying only the
-// header; from then on the client's own data is shifted by the header length.
+// Sends the header segment and starts its retransmission timer; from then on the client's own
+// data is shifted by the header length. ack_be is the client's ack of the RS SYN-ACK (rs_isn + 1,
+// pp_inbound checked it), so a retransmission rebuilds the very same segment from the conn.
 void Worker::pp_send_header_segment(Conn* c, uint32_t ack_be, uint16_t window_be) {
+    c->pp_window = window_be;
+    c->pp_rexmits = 0;
+    pp_header_segment_emit(c, ack_be);
+    if (!(c->flags & kConnPpHdrSeg)) return;  // not built (counted): the stream goes unshifted
+    timers_.arm(&c->timer, std::min(c->expires_ms, ctx_.now_ms + kPpHeaderRtoMs));
+}
+
+// Builds and sends LIP:lport -> RS:dport, seq = client ISN + 1, ACK|PSH, carrying only the
+// header, with the window the client advertised in its handshake ACK.
+void Worker::pp_header_segment_emit(Conn* c, uint32_t ack_be) {
     uint8_t hdr[net::kPpV1MaxLen];
     const size_t hlen = pp_build(c, hdr, sizeof(hdr));
     if (hlen == 0) return;
@@ -587,14 +602,35 @@ void Worker::pp_send_header_segment(Conn* c, uint32_t ack_be, uint16_t window_be
     tcp->ack = ack_be;
     tcp->data_off = 5 << 4;
     tcp->flags = net::kTcpAck | net::kTcpPsh;
-    tcp->window = window_be;
+    tcp->window = c->pp_window;
     std::memcpy(tcp + 1, hdr, hlen);
     tcp->checksum = net::ipv4_l4_checksum(ip->saddr, ip->daddr, net::kIpProtoTcp, tcp,
                                           static_cast<uint16_t>(l4_len));
-    c->pp_len = static_cast<uint8_t>(hlen);
-    c->flags |= kConnPpSent | kConnPpHdrSeg;
-    ctx_.counters.inc(Counter::pp_header_segment_sent);
+    if (!(c->flags & kConnPpHdrSeg)) {  // first emission: the stream shifts from now on
+        c->pp_len = static_cast<uint8_t>(hlen);
+        c->flags |= kConnPpSent | kConnPpHdrSeg;
+        ctx_.counters.inc(Counter::pp_header_segment_sent);
+    }
     stack::ipv4_output(ctx_, m, c->daddr);
+}
+
+// The client sent no data, so nothing it does would resend a lost header segment: xvs does,
+// every RTO (1 s, doubling: at +1, +3, +7, +15, +31 s) until the RS acks past client ISN + 1,
+// and after kPpHeaderMaxRexmits counts the give-up once. The conn's idle deadline stays in
+// charge: the timer never fires later than expires_ms.
+uint64_t Worker::pp_header_timer(Conn* c, uint64_t now) {
+    if ((c->flags & kConnPpHdrAcked) || c->pp_rexmits > kPpHeaderMaxRexmits ||
+        c->state == TcpState::Close || c->state == TcpState::TimeWait)
+        return c->expires_ms;
+    if (c->pp_rexmits == kPpHeaderMaxRexmits) {
+        ++c->pp_rexmits;
+        ctx_.counters.inc(Counter::pp_header_gave_up);
+        return c->expires_ms;
+    }
+    pp_header_segment_emit(c, net::hton32(c->rs_isn + 1));
+    ++c->pp_rexmits;
+    ctx_.counters.inc(Counter::pp_header_retransmitted);
+    return std::min(c->expires_ms, now + (kPpHeaderRtoMs << c->pp_rexmits));
 }
 
 // RS -> client: remember the RS ISN from the SYN-ACK; once the header is on the wire, acks
@@ -618,6 +654,8 @@ void Worker::pp_outbound(LbPacket& lp, Conn* c) {
     if (!(c->flags & kConnPpSent) || !(lp.tcp_flags & net::kTcpAck)) return;
     const net::PpSeqShift shift{c->client_isn + 1, c->pp_len};
     const uint32_t ack = net::ntoh32(tcp->ack);
+    // An ack past client ISN + 1 covers the header segment: its retransmissions stop.
+    if ((c->flags & kConnPpHdrSeg) && net::seq_gt(ack, c->client_isn + 1)) c->flags |= kConnPpHdrAcked;
     const uint32_t mapped = net::ack_rs_to_client(ack, shift);
     if (mapped != ack) {
         const uint32_t new_be = net::hton32(mapped);

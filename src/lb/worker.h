@@ -73,6 +73,11 @@ private:
     void pp_outbound(LbPacket& lp, Conn* conn);
     bool pp_insert(LbPacket& lp, Conn* conn, size_t l4_hdr_len);
     void pp_send_header_segment(Conn* conn, uint32_t ack_be, uint16_t window_be);
+    // Server speaks first: the header segment is retransmitted (RTO 1 s, doubling) until the
+    // RS acks past it. Called from the conn timer while the conn lives; returns when the timer
+    // must fire next (never later than the idle deadline expires_ms).
+    uint64_t pp_header_timer(Conn* conn, uint64_t now_ms);
+    void pp_header_segment_emit(Conn* conn, uint32_t ack_be);
     uint64_t clock_ms() const;
 
     Director& director_;

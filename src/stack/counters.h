@@ -33,6 +33,8 @@ namespace xvs::stack {
     X(pp_fail_no_room, false, "PROXY header not inserted: no mbuf tailroom (forwarded)")    \
     X(pp_fail_alloc, false, "PROXY header segment not sent: mbuf allocation failed")        \
     X(toa_mss_clamped, false, "real server SYN-ACK MSS lowered to leave room for TOA")      \
+    X(pp_header_retransmitted, false, "PROXY header segment sent again: the RS had not acked it") \
+    X(pp_header_gave_up, false, "PROXY header segment never acked after every retransmission") \
     X(drop_frame_too_big, true, "frame larger than the port MTU")                           \
     X(drop_frame_truncated, true, "frame shorter than its headers")                         \
     X(drop_not_for_us, true, "destination MAC is neither ours nor broadcast")               \

@@ -2,7 +2,8 @@
 // client's first payload byte (the segment keeps its seq), later client segments shifted up by
 // the header length, RS acks and SACK edges shifted back down, a retransmitted first segment
 // carrying the header again; server-speaks-first (the handshake ACK is followed by a separate
-// header segment); the MTU failure path; UDP v2 (header in front of the first datagram).
+// header segment, retransmitted until the RS acks it); the MTU failure path; UDP v2 (header in
+// front of the first datagram).
 #include "fixture/pipeline.h"
 #include "lb/service.h"
 #include "net/checksum.h"
@@ -188,6 +189,11 @@ TEST_F(ProxyProtocolTest, ServerSpeaksFirstGetsASeparateHeaderSegment) {
     EXPECT_TRUE(FramesEqual(to_rs(1001 + 28, 5001, kAck), forward(client(1001, 5001, kAck))));
     EXPECT_EQ(counter(Counter::pp_header_segment_sent), 1u);
     EXPECT_EQ(counter(Counter::pp_inserted), 0u);
+    // Acked at once: the retransmit deadline passes without a second header segment.
+    worker->advance_clock(1000);
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    EXPECT_EQ(counter(Counter::pp_header_retransmitted), 0u);
 }
 
 TEST_F(ProxyProtocolTest, ServerSpeaksFirstV1) {
@@ -199,6 +205,100 @@ TEST_F(ProxyProtocolTest, ServerSpeaksFirstV1) {
     EXPECT_TRUE(FramesEqual(to_rs(1001, 5001, kAckPsh, bytes(kV1), {}, 0), out[1]));
     EXPECT_TRUE(FramesEqual(to_rs(1001 + 43, 5001, kAckPsh, bytes("x")),
                             forward(client(1001, 5001, kAckPsh, bytes("x")))));
+}
+
+// Lost header segment: the client has nothing to retransmit, so xvs resends the exact same
+// segment every RTO (1 s, doubling) until the RS acks past it.
+TEST_F(ProxyProtocolTest, LostHeaderSegmentIsRetransmittedUntilTheRsAcksIt) {
+    start(lb::kSvcFlagPpV2);
+    handshake();
+    auto out = roundtrip(kWan, client(1001, 5001, kAck), kLan);
+    ASSERT_EQ(out.size(), 2u);
+    const Bytes header_segment = out[1];
+    ASSERT_TRUE(FramesEqual(to_rs(1001, 5001, kAckPsh, kV2Tcp, {}, 0), header_segment));
+    // "Lost": no RS ACK. Nothing before the RTO ...
+    worker->advance_clock(900);
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    // ... then the very same segment, once.
+    worker->advance_clock(100);
+    poll();
+    out = recv(kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(header_segment, out[0]));
+    EXPECT_EQ(counter(Counter::pp_header_retransmitted), 1u);
+    EXPECT_EQ(counter(Counter::pp_header_segment_sent), 1u);
+    // The RTO doubled: nothing at +1.9 s, again at +2 s.
+    worker->advance_clock(1900);
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    worker->advance_clock(100);
+    poll();
+    out = recv(kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(header_segment, out[0]));
+    EXPECT_EQ(counter(Counter::pp_header_retransmitted), 2u);
+    // The RS acks the header (client sees ISN + 1 acked): retransmissions stop for good.
+    EXPECT_TRUE(FramesEqual(to_client(5001, 1001, kAck), back(rs(5001, 1001 + 28, kAck))));
+    for (int i = 0; i < 60; ++i) {
+        worker->advance_clock(1000);
+        poll();
+        ASSERT_TRUE(recv(kLan).empty()) << "at +" << i + 1 << " s after the RS ack";
+    }
+    EXPECT_EQ(counter(Counter::pp_header_retransmitted), 2u);
+    EXPECT_EQ(counter(Counter::pp_header_gave_up), 0u);
+    // The stream after it is shifted exactly as before.
+    EXPECT_TRUE(FramesEqual(to_rs(1001 + 28, 5001, kAckPsh, bytes("HELO")),
+                            forward(client(1001, 5001, kAckPsh, bytes("HELO")))));
+}
+
+// Never acked: five retransmissions (+1, +3, +7, +15, +31 s), one give-up, and the idle timeout
+// (ESTABLISHED 90 s from the handshake ACK) still expires the conn on time.
+TEST_F(ProxyProtocolTest, HeaderSegmentRetransmissionGivesUpAndIdleTimeoutStillHolds) {
+    start(lb::kSvcFlagPpV1);
+    handshake();
+    auto out = roundtrip(kWan, client(1001, 5001, kAck), kLan);
+    ASSERT_EQ(out.size(), 2u);
+    const Bytes header_segment = out[1];
+    std::vector<uint64_t> sent_at;
+    for (uint64_t t = 100; t <= 89'900; t += 100) {
+        worker->advance_clock(100);
+        poll();
+        for (const Bytes& f : recv(kLan)) {
+            EXPECT_TRUE(FramesEqual(header_segment, f));
+            sent_at.push_back(t);
+        }
+    }
+    EXPECT_EQ(sent_at, (std::vector<uint64_t>{1000, 3000, 7000, 15000, 31000}));
+    EXPECT_EQ(counter(Counter::pp_header_retransmitted), 5u);
+    EXPECT_EQ(counter(Counter::pp_header_gave_up), 1u);
+    EXPECT_EQ(counter(Counter::conns_expired), 0u);
+    worker->advance_clock(200);
+    poll();
+    EXPECT_EQ(counter(Counter::conns_expired), 1u);
+    EXPECT_TRUE(recv(kLan).empty());
+}
+
+// Client traffic keeps the conn alive past the retransmissions; the RS never acks (it is gone):
+// the timer keeps serving the idle deadline, which moved with the traffic.
+TEST_F(ProxyProtocolTest, HeaderRetransmissionKeepsTheIdleTimeoutExact) {
+    start(lb::kSvcFlagPpV2);
+    handshake();
+    ASSERT_EQ(roundtrip(kWan, client(1001, 5001, kAck), kLan).size(), 2u);
+    for (int i = 0; i < 3; ++i) {
+        worker->advance_clock(60'000);
+        poll();
+        recv(kLan);
+        // A keepalive-like ACK from the client refreshes the 90 s idle deadline.
+        EXPECT_TRUE(FramesEqual(to_rs(1001 + 28, 5001, kAck), forward(client(1001, 5001, kAck))));
+    }
+    EXPECT_EQ(counter(Counter::conns_expired), 0u);
+    worker->advance_clock(89'900);
+    poll();
+    EXPECT_EQ(counter(Counter::conns_expired), 0u);
+    worker->advance_clock(200);
+    poll();
+    EXPECT_EQ(counter(Counter::conns_expired), 1u);
 }
 
 TEST_F(ProxyProtocolTest, ServiceWithoutProxyProtocolIsUnchanged) {

@@ -8,6 +8,7 @@
 #include "lb/dest.h"
 #include "lb/tcp_state.h"
 #include "lb/timer_wheel.h"
+#include "net/uoa.h"
 
 namespace xvs::lb {
 
@@ -30,6 +31,8 @@ struct Conn {
     uint32_t rs_isn = 0;  // host order: the real server's SYN-ACK sequence number
     uint32_t client_isn = 0;  // host order: the client's SYN sequence number (PROXY protocol)
     uint8_t pp_len = 0;       // PROXY header length once it is on the wire (the seq delta)
+    uint8_t uoa_left = 0;     // UOA (UDP): client datagrams still to carry it; 0 = none
+    net::UoaMode uoa_mode = net::UoaMode::Opp;  // meaningful while uoa_left > 0
 };
 
 inline constexpr uint8_t kConnToa = 1u << 0;          // insert TOA (service had toa on)

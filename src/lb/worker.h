@@ -73,6 +73,10 @@ private:
     void pp_outbound(LbPacket& lp, Conn* conn);
     bool pp_insert(LbPacket& lp, Conn* conn, size_t l4_hdr_len);
     void pp_send_header_segment(Conn* conn, uint32_t ack_be, uint16_t window_be);
+    // UOA (FULLNAT UDP), after the FULLNAT rewrite of a client datagram: inserted in place, or
+    // sent ahead in an empty datagram when it does not fit.
+    void uoa_inbound(LbPacket& lp, Conn* conn);
+    void uoa_send_empty(const Conn* conn);
     uint64_t clock_ms() const;
 
     Director& director_;

@@ -606,7 +606,8 @@ class Parser {
             SourceLoc at = std::max(*uoa_loc, *pp_loc, [](const SourceLoc& a, const SourceLoc& b) {
                 return a.line < b.line;
             });
-            error(at, "uoa " + std::string(to_string(vs.uoa)) + " cannot be combined with proxy_protocol " +
+            error(at, "uoa " + std::string(to_string(vs.uoa)) +
+                          " cannot be combined with proxy_protocol " +
                           std::string(to_string(vs.proxy_protocol)));
         }
         if (vs.fwd == FwdMethod::FullNat && vs.laddr_group.empty() && !p.laddr_loc)

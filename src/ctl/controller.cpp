@@ -131,7 +131,8 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
                                    ? s.at("proxy_protocol").get<std::string>()
                                    : "off";
         if (uoa != "off" && pp != "off")
-            return "UOA " + uoa + " and PROXY protocol " + pp + " cannot be combined on one service";
+            return "UOA " + uoa + " and PROXY protocol " + pp +
+                   " cannot be combined on one service";
     }
     if (s.contains("ops") && s.at("ops").is_boolean() && s.at("ops").get<bool>())
         return "One-packet scheduling is not supported yet";

@@ -673,7 +673,8 @@ void Worker::uoa_send_empty(const Conn* c) {
         ctx_.counters.inc(Counter::uoa_fail_alloc);
         return;
     }
-    const size_t ip_len = sizeof(net::Ipv4Hdr) + sizeof(net::UdpHdr) + net::uoa_insert_len(c->uoa_mode);
+    const size_t ip_len =
+        sizeof(net::Ipv4Hdr) + sizeof(net::UdpHdr) + net::uoa_insert_len(c->uoa_mode);
     auto* eth = reinterpret_cast<net::EtherHdr*>(
         rte_pktmbuf_append(m, static_cast<uint16_t>(sizeof(net::EtherHdr) + ip_len)));
     net::UoaFlow flow;

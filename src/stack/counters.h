@@ -33,12 +33,12 @@ namespace xvs::stack {
     X(pp_fail_no_room, false, "PROXY header not inserted: no mbuf tailroom (forwarded)")    \
     X(pp_fail_alloc, false, "PROXY header segment not sent: mbuf allocation failed")        \
     X(toa_mss_clamped, false, "real server SYN-ACK MSS lowered to leave room for TOA")      \
-    X(uoa_inserted, false, "UOA inserted into a client datagram (ipo option / opp header)")  \
-    X(uoa_empty_sent, false, "UOA sent in an empty datagram ahead of the client datagram")   \
-    X(uoa_fail_mtu, false, "UOA not inserted: datagram would exceed the MTU (empty datagram instead)") \
-    X(uoa_fail_no_room, false, "UOA not inserted: no mbuf tailroom (empty datagram instead)") \
-    X(uoa_fail_ip_options, false, "UOA ipo not inserted: IPv4 option space full (empty datagram instead)") \
-    X(uoa_fail_alloc, false, "UOA empty datagram not sent: mbuf allocation failed (forwarded without UOA)") \
+    X(uoa_inserted, false, "UOA inserted into a client datagram (ipo option / opp header)") \
+    X(uoa_empty_sent, false, "UOA sent in an empty datagram ahead of a client datagram")    \
+    X(uoa_fail_mtu, false, "UOA would exceed the MTU: sent in an empty datagram first")     \
+    X(uoa_fail_no_room, false, "no mbuf tailroom for UOA: sent in an empty datagram first")    \
+    X(uoa_fail_ip_options, false, "IPv4 option space full (ipo): UOA sent in an empty datagram")\
+    X(uoa_fail_alloc, false, "UOA empty datagram not sent: mbuf alloc failed (forwarded)")     \
     X(drop_frame_too_big, true, "frame larger than the port MTU")                           \
     X(drop_frame_truncated, true, "frame shorter than its headers")                         \
     X(drop_not_for_us, true, "destination MAC is neither ours nor broadcast")               \

@@ -39,7 +39,9 @@ void put16(uint8_t* p, uint16_t v) {
     p[0] = static_cast<uint8_t>(v >> 8);
     p[1] = static_cast<uint8_t>(v);
 }
-uint16_t get16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
+uint16_t get16(const uint8_t* p) {
+    return static_cast<uint16_t>(p[0] << 8 | p[1]);
+}
 
 // A plain Ethernet/IPv4/UDP frame with UOA inserted as the RS must see it: IP length, IHL or
 // protocol and the IP checksum fixed; the UDP header and its checksum untouched.
@@ -68,21 +70,24 @@ Bytes with_uoa(Bytes f, Mode mode) {
     const size_t ihl = (ip[0] & 0x0f) * 4;
     if (fold(sum16(ip, ihl)) != 0) return ::testing::AssertionFailure() << "bad IP checksum";
     size_t udp_at = 14 + ihl;
-    if (ip[9] == 248) udp_at += get16(f.data() + udp_at + 2);
-    else if (ip[9] != 17) return ::testing::AssertionFailure() << "protocol " << int(ip[9]);
+    if (ip[9] == 248)
+        udp_at += get16(f.data() + udp_at + 2);
+    else if (ip[9] != 17)
+        return ::testing::AssertionFailure() << "protocol " << int(ip[9]);
     const uint8_t* udp = f.data() + udp_at;
     const uint16_t udp_len = get16(udp + 4);
-    if (udp_at + udp_len != 14 + get16(ip + 2) || udp_at + udp_len > f.size())
+    if (udp_at + udp_len != size_t{14} + get16(ip + 2) || udp_at + udp_len > f.size())
         return ::testing::AssertionFailure() << "UDP length " << udp_len << " inconsistent";
     if (get16(udp + 6) == 0) return ::testing::AssertionSuccess();  // no checksum
     uint32_t sum = sum16(ip + 12, 8);
     sum += 17 + udp_len;
-    if (fold(sum16(udp, udp_len, sum)) != 0) return ::testing::AssertionFailure() << "bad UDP checksum";
+    if (fold(sum16(udp, udp_len, sum)) != 0)
+        return ::testing::AssertionFailure() << "bad UDP checksum";
     return ::testing::AssertionSuccess();
 }
 
 class UoaTest : public PipelineTest {
-protected:
+  protected:
     void SetUp() override {
         PipelineTest::SetUp();
         configure_default("rr");
@@ -90,8 +95,9 @@ protected:
     void start(Mode mode, std::optional<uint8_t> max_trail = std::nullopt) {
         mode_ = mode;
         const uint32_t flag = mode == Mode::Opp ? lb::kSvcFlagUoaOpp : lb::kSvcFlagUoaIpo;
-        ASSERT_TRUE(director->service_edit(lb::ServiceSpec{17, *net::parse_ipv4("10.10.1.100"), 53,
-                                                           "rr", lb::FwdMode::FullNat, flag})
+        ASSERT_TRUE(director
+                        ->service_edit(lb::ServiceSpec{17, *net::parse_ipv4("10.10.1.100"), 53,
+                                                       "rr", lb::FwdMode::FullNat, flag})
                         .ok());
         if (max_trail) director->uoa_max_trail_set(*max_trail);
         director->commit();
@@ -113,8 +119,14 @@ protected:
     Bytes to_rs(const std::string& data) { return to_rs_builder(data).build(); }
     // The empty datagram xvs builds: IP id 0, no DF, TTL 64, no payload.
     Bytes empty_to_rs() {
-        return with_uoa(PacketBuilder().eth(lan_mac(), rs_mac_).ipv4("10.10.2.100", rs_)
-                            .ip_id(0).frag_off(0).ttl(64).udp(lport_, 5353).build(),
+        return with_uoa(PacketBuilder()
+                            .eth(lan_mac(), rs_mac_)
+                            .ipv4("10.10.2.100", rs_)
+                            .ip_id(0)
+                            .frag_off(0)
+                            .ttl(64)
+                            .udp(lport_, 5353)
+                            .build(),
                         mode_);
     }
 
@@ -159,10 +171,18 @@ protected:
             EXPECT_TRUE(FramesEqual(to_rs(q), out[0])) << q;
         }
         // RS -> client: untouched by UOA, plain FULLNAT.
-        Bytes reply = PacketBuilder().eth(rs_mac_, lan_mac()).ipv4(rs_, "10.10.2.100")
-                          .udp(5353, lport_).payload("answer").build();
-        Bytes to_client = PacketBuilder().eth(wan_mac(), kClientMac).ipv4("10.10.1.100", "10.10.1.2")
-                              .udp(53, kCport).payload("answer").build();
+        Bytes reply = PacketBuilder()
+                          .eth(rs_mac_, lan_mac())
+                          .ipv4(rs_, "10.10.2.100")
+                          .udp(5353, lport_)
+                          .payload("answer")
+                          .build();
+        Bytes to_client = PacketBuilder()
+                              .eth(wan_mac(), kClientMac)
+                              .ipv4("10.10.1.100", "10.10.1.2")
+                              .udp(53, kCport)
+                              .payload("answer")
+                              .build();
         out = roundtrip(kLan, reply, kWan);
         ASSERT_EQ(out.size(), 1u);
         EXPECT_TRUE(FramesEqual(to_client, out[0]));
@@ -184,11 +204,47 @@ TEST_F(UoaTest, ExactOppBytes) {
     learn_flow(out[0], true);
     Bytes ip_and_up(out[0].begin() + 14, out[0].end());
     const uint8_t rs_last = std::string(rs_) == "10.10.2.2" ? 2 : 3;
-    Bytes expected = {0x45, 0x00, 0x00, 0x29, 0x12, 0x34, 0x40, 0x00, 64, 248, 0x00, 0x00,
-                      10,   10,   2,    100,  10,   10,   2,    rs_last,
-                      0x10, 17,   0x00, 0x0c, 31,   8,    0x80, 0xe8, 10, 10, 1, 2,
-                      static_cast<uint8_t>(lport_ >> 8), static_cast<uint8_t>(lport_), 0x14, 0xe9,
-                      0x00, 0x09, 0x00, 0x00, 'x'};
+    Bytes expected = {0x45,
+                      0x00,
+                      0x00,
+                      0x29,
+                      0x12,
+                      0x34,
+                      0x40,
+                      0x00,
+                      64,
+                      248,
+                      0x00,
+                      0x00,
+                      10,
+                      10,
+                      2,
+                      100,
+                      10,
+                      10,
+                      2,
+                      rs_last,
+                      0x10,
+                      17,
+                      0x00,
+                      0x0c,
+                      31,
+                      8,
+                      0x80,
+                      0xe8,
+                      10,
+                      10,
+                      1,
+                      2,
+                      static_cast<uint8_t>(lport_ >> 8),
+                      static_cast<uint8_t>(lport_),
+                      0x14,
+                      0xe9,
+                      0x00,
+                      0x09,
+                      0x00,
+                      0x00,
+                      'x'};
     put16(expected.data() + 10, fold(sum16(expected.data(), 20)));
     // UDP checksum over the pseudo-header LIP, RS, 17, 9 and the 9 UDP bytes (checksum 0).
     uint32_t sum = sum16(expected.data() + 12, 8) + 17 + 9;
@@ -388,8 +444,12 @@ TEST_F(UoaTest, EachFlowHasItsOwnTrail) {
     learn_flow(out[0], true);
     EXPECT_TRUE(FramesEqual(with_uoa(to_rs("a"), Mode::Opp), out[0]));
     // A second client port: a new connection, a new trail.
-    Bytes other = PacketBuilder().eth(kClientMac, wan_mac()).ipv4("10.10.1.2", "10.10.1.100")
-                      .udp(kCport + 1, 53).payload("b").build();
+    Bytes other = PacketBuilder()
+                      .eth(kClientMac, wan_mac())
+                      .ipv4("10.10.1.2", "10.10.1.100")
+                      .udp(kCport + 1, 53)
+                      .payload("b")
+                      .build();
     out = roundtrip(kWan, other, kLan);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0][14 + 9], 248);

@@ -38,7 +38,7 @@ start_xvsd "$conf"
 xvsctl_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsctl" "$@"; }
 
 # Warm-up on the plain VIP:55: xvsd resolves the RS (ARP) before the measured flows.
-for k in 1 2 3; do
+for _ in 1 2 3; do
     warm=$(in_ns "$NS_CL" timeout 10 "$XE_PY" "$XE_LIB_DIR/udp_client.py" "$VIP" 55 2 1 3)
     [[ $(awk '$1 == "sent" { print $4 }' <<<"$warm") -ge 1 ]] && break
 done

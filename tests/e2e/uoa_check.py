@@ -104,7 +104,7 @@ for label, (cport, mode, count, big) in flows.items():
     if seqs != list(range(1, count + 1)):
         problems.append(f"flow {label}: datagrams {seqs}, expected 1..{count} in order")
     with_uoa = 0
-    for lab, seq, m, uoa in data:
+    for _, seq, m, uoa in data:
         want = seq <= trail and not (big and seq == 1)
         if want and m != mode:
             problems.append(f"flow {label} #{seq}: UOA {m or 'none'}, expected {mode}")

@@ -61,4 +61,16 @@ std::string_view to_string(ProxyProtocol pp) {
     return "?";
 }
 
+std::string_view to_string(Uoa uoa) {
+    switch (uoa) {
+        case Uoa::Off:
+            return "off";
+        case Uoa::Opp:
+            return "opp";
+        case Uoa::Ipo:
+            return "ipo";
+    }
+    return "?";
+}
+
 }  // namespace xvs::ctl

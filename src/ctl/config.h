@@ -11,6 +11,7 @@
 
 #include "lb/tcp_state.h"
 #include "net/addr.h"
+#include "net/uoa.h"
 
 namespace xvs::ctl {
 
@@ -37,6 +38,8 @@ enum class Proto : uint8_t { Tcp, Udp };
 // Forwarding method (keepalived lb_kind / lvs_method). xvs default is FullNat (DPVS FNAT).
 enum class FwdMethod : uint8_t { Nat, Dr, Tun, FullNat, Snat };
 enum class ProxyProtocol : uint8_t { Off, V1, V2 };
+// UOA (UDP services): opp = protocol-248 header (DPVS's default mode), ipo = IPv4 option.
+enum class Uoa : uint8_t { Off, Opp, Ipo };
 
 struct GlobalDefs {
     LogLevel log_level = LogLevel::Info;
@@ -86,6 +89,9 @@ struct IpvsDefs {
     // Starts from DPVS's values; `tcp` sets ESTABLISHED, `tcpfin` FIN_WAIT, `udp` UDP
     // (as ipvsadm --set), per-state names set that state.
     lb::Timeouts timeouts = lb::Timeouts::dpvs_defaults();
+    // `uoa_max_trail N` (DPVS's name): UOA rides on the first N client datagrams of a flow of
+    // a UOA service; 0..255, 0 = none.
+    uint32_t uoa_max_trail = net::kUoaDefaultMaxTrail;
     bool synproxy_set = false;
     std::vector<ConfigNode> synproxy;  // raw key/values, not interpreted yet
 };
@@ -146,6 +152,7 @@ struct VirtualServer {
     bool syn_proxy = false;
     bool toa = false;
     ProxyProtocol proxy_protocol = ProxyProtocol::Off;
+    Uoa uoa = Uoa::Off;
     Persistence persistence;
     uint32_t delay_loop = 60;
     uint32_t quorum = 1;
@@ -179,5 +186,6 @@ std::string_view to_string(Proto proto);       // "TCP", "UDP"
 std::string_view to_string(FwdMethod fwd);     // "NAT", "DR", "TUN", "FNAT", "SNAT"
 std::string_view to_string(LogLevel level);    // "debug", ...
 std::string_view to_string(ProxyProtocol pp);  // "off", "v1", "v2"
+std::string_view to_string(Uoa uoa);           // "off", "opp", "ipo"
 
 }  // namespace xvs::ctl

@@ -42,6 +42,15 @@ Result<void> config_supported(const Config& cfg) {
         if (vs.proxy_protocol == ProxyProtocol::V1 && vs.proto != Proto::Tcp) {
             errors += where(vs.loc) + "proxy_protocol v1 has no UDP form (use v2)\n";
         }
+        if (vs.uoa != Uoa::Off && vs.proto != Proto::Udp) {
+            errors += where(vs.loc) + "uoa " + std::string(to_string(vs.uoa)) +
+                      " needs protocol UDP (TCP clients get toa or proxy_protocol)\n";
+        }
+        if (vs.uoa != Uoa::Off && vs.proxy_protocol != ProxyProtocol::Off) {
+            errors += where(vs.loc) + "uoa " + std::string(to_string(vs.uoa)) +
+                      " cannot be combined with proxy_protocol " +
+                      std::string(to_string(vs.proxy_protocol)) + "\n";
+        }
         if (vs.laddr_group.empty()) {
             errors += where(vs.loc) + "FNAT virtual server needs laddr_group_name\n";
         }
@@ -141,6 +150,8 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         if (vs.toa) spec.flags |= lb::kSvcFlagToa;
         if (vs.proxy_protocol == ProxyProtocol::V1) spec.flags |= lb::kSvcFlagPpV1;
         if (vs.proxy_protocol == ProxyProtocol::V2) spec.flags |= lb::kSvcFlagPpV2;
+        if (vs.uoa == Uoa::Opp) spec.flags |= lb::kSvcFlagUoaOpp;
+        if (vs.uoa == Uoa::Ipo) spec.flags |= lb::kSvcFlagUoaIpo;
         const lb::ServiceKey key = lb::make_service_key(spec.proto, spec.vip, spec.port);
         auto svc = d.service_find(key);
         if (!svc) {
@@ -162,6 +173,9 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
                 if ((old_flags ^ spec.flags) & pp)
                     rep.changes.push_back("service " + svc_name(key) + " proxy_protocol " +
                                           std::string(to_string(vs.proxy_protocol)));
+                if ((old_flags ^ spec.flags) & (lb::kSvcFlagUoaOpp | lb::kSvcFlagUoaIpo))
+                    rep.changes.push_back("service " + svc_name(key) + " uoa " +
+                                          std::string(to_string(vs.uoa)));
             }
         }
 
@@ -222,6 +236,10 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
     }
     if (old_t.udp != new_t.udp) rep.changes.push_back("timeout UDP " + std::to_string(new_t.udp));
     d.timeouts_set(new_t);
+    if (d.uoa_max_trail() != cfg.ipvs.uoa_max_trail) {
+        rep.changes.push_back("uoa_max_trail " + std::to_string(cfg.ipvs.uoa_max_trail));
+        d.uoa_max_trail_set(static_cast<uint8_t>(cfg.ipvs.uoa_max_trail));
+    }
     d.commit();
     return rep;
 }

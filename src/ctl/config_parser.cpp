@@ -470,6 +470,9 @@ class Parser {
     void ipvs_defs(const Token& kw) {
         if (kw.text == "timeouts") {
             block(kw, [&](const Token& t) { timeout_setting(t); });
+        } else if (kw.text == "uoa_max_trail") {
+            // DPVS's name (its `udp` block); a uint8 per connection counts it down.
+            if (auto n = number_value(kw, 0, 255)) cfg_.ipvs.uoa_max_trail = *n;
         } else if (kw.text == "synproxy") {
             if (!open_block(kw)) return;
             cfg_.ipvs.synproxy_set = true;
@@ -582,7 +585,8 @@ class Parser {
         }
         std::optional<SourceLoc> toa_loc;
         std::optional<SourceLoc> pp_loc;
-        block(kw, [&](const Token& t) { vs_keyword(t, p, toa_loc, pp_loc); });
+        std::optional<SourceLoc> uoa_loc;
+        block(kw, [&](const Token& t) { vs_keyword(t, p, toa_loc, pp_loc, uoa_loc); });
 
         VirtualServer& vs = p.vs;
         if (!p.proto_set) warning(kw, "protocol not set, using TCP");
@@ -595,13 +599,24 @@ class Parser {
         }
         if (vs.proxy_protocol == ProxyProtocol::V1 && p.proto_set && vs.proto != Proto::Tcp)
             error(*pp_loc, "proxy_protocol v1 has no UDP form (use v2)");
+        if (vs.uoa != Uoa::Off && vs.proto != Proto::Udp) {
+            error(*uoa_loc, "uoa " + std::string(to_string(vs.uoa)) +
+                                " needs protocol UDP (TCP clients get toa or proxy_protocol)");
+        } else if (vs.uoa != Uoa::Off && vs.proxy_protocol != ProxyProtocol::Off) {
+            SourceLoc at = std::max(*uoa_loc, *pp_loc, [](const SourceLoc& a, const SourceLoc& b) {
+                return a.line < b.line;
+            });
+            error(at, "uoa " + std::string(to_string(vs.uoa)) +
+                          " cannot be combined with proxy_protocol " +
+                          std::string(to_string(vs.proxy_protocol)));
+        }
         if (vs.fwd == FwdMethod::FullNat && vs.laddr_group.empty() && !p.laddr_loc)
             error(kw, "virtual_server: laddr_group_name missing (required for lb_kind FNAT)");
         pending_.push_back(std::move(p));
     }
 
     void vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& toa_loc,
-                    std::optional<SourceLoc>& pp_loc) {
+                    std::optional<SourceLoc>& pp_loc, std::optional<SourceLoc>& uoa_loc) {
         VirtualServer& vs = p.vs;
         const std::string& k = t.text;
         if (k == "protocol") {
@@ -674,6 +689,13 @@ class Parser {
             if (auto pp = choice(t, kPp)) {
                 vs.proxy_protocol = *pp;
                 pp_loc = loc(t);
+            }
+        } else if (k == "uoa") {
+            static constexpr std::array<std::pair<std::string_view, Uoa>, 3> kUoa = {
+                {{"opp", Uoa::Opp}, {"ipo", Uoa::Ipo}, {"off", Uoa::Off}}};
+            if (auto uoa = choice(t, kUoa)) {
+                vs.uoa = *uoa;
+                uoa_loc = loc(t);
             }
         } else if (k == "delay_loop") {
             if (auto n = number_value(t, 1, INT32_MAX)) vs.delay_loop = *n;

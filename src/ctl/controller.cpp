@@ -120,6 +120,20 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
         if (pp == "v1" && s.contains("proto") && s.at("proto") == "udp")
             return "PROXY protocol v1 has no UDP form: use v2 on UDP services";
     }
+    if (s.contains("uoa")) {
+        if (!s.at("uoa").is_string()) return "'uoa' must be \"opp\", \"ipo\" or \"off\"";
+        const std::string uoa = s.at("uoa").get<std::string>();
+        if (uoa != "off" && uoa != "opp" && uoa != "ipo")
+            return "'uoa' must be \"opp\", \"ipo\" or \"off\"";
+        const bool udp = s.contains("proto") && s.at("proto") == "udp";
+        if (uoa != "off" && !udp) return "UOA is for UDP services (TCP gets TOA or PROXY protocol)";
+        const std::string pp = s.contains("proxy_protocol") && s.at("proxy_protocol").is_string()
+                                   ? s.at("proxy_protocol").get<std::string>()
+                                   : "off";
+        if (uoa != "off" && pp != "off")
+            return "UOA " + uoa + " and PROXY protocol " + pp +
+                   " cannot be combined on one service";
+    }
     if (s.contains("ops") && s.at("ops").is_boolean() && s.at("ops").get<bool>())
         return "One-packet scheduling is not supported yet";
     return std::nullopt;
@@ -137,6 +151,11 @@ lb::ServiceSpec service_spec(const json& s) {
         const std::string pp = s.at("proxy_protocol").get<std::string>();
         if (pp == "v1") spec.flags |= lb::kSvcFlagPpV1;
         else if (pp == "v2") spec.flags |= lb::kSvcFlagPpV2;
+    }
+    if (s.contains("uoa") && s.at("uoa").is_string()) {
+        const std::string uoa = s.at("uoa").get<std::string>();
+        if (uoa == "opp") spec.flags |= lb::kSvcFlagUoaOpp;
+        else if (uoa == "ipo") spec.flags |= lb::kSvcFlagUoaIpo;
     }
     return spec;
 }
@@ -224,6 +243,9 @@ json Controller::service_json(const lb::Service& s) const {
            {"proxy_protocol", (s.flags & lb::kSvcFlagPpV1)   ? "v1"
                               : (s.flags & lb::kSvcFlagPpV2) ? "v2"
                                                              : "off"},
+           {"uoa", (s.flags & lb::kSvcFlagUoaOpp)   ? "opp"
+                   : (s.flags & lb::kSvcFlagUoaIpo) ? "ipo"
+                                                    : "off"},
            {"stats", stats_json(&s, service_totals(s))}};
     json laddrs = json::array();
     for (const auto& l : s.laddrs) laddrs.push_back({{"addr", net::to_string(l->addr)}, {"ifname", l->port_name}});

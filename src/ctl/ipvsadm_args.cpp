@@ -43,6 +43,7 @@ enum Opt : int {
     kOptSynproxy,
     kOptToa,
     kOptProxyProtocol,
+    kOptUoa,
     kOptLaddr,
     kOptIfname,
     kOptCount,
@@ -54,7 +55,7 @@ constexpr std::array<const char*, kOptCount> kOptionNames = {
     "l-threshold", "timeout",     "stats",           "rate",       "thresholds",
     "persistent-conn", "nosort",  "exact",           "ops",        "pe",
     "sched-flags", "tun-type",    "tun-port",        "synproxy",   "toa",
-    "proxy-protocol", "laddr",    "ifname",
+    "proxy-protocol", "uoa",      "laddr",    "ifname",
 };
 
 // Rows in CommandKind order (Help and Version never reach the check).
@@ -63,24 +64,24 @@ struct CommandRow {
     const char* options;  // kOptCount characters
 };
 // clang-format off
-//                                                      n c S s p M r f w x y T st rt th pc ns ex o pe b tt tp j toa pp z F
+//                                                      n c S s p M r f w x y T st rt th pc ns ex o pe b tt tp j toa pp uoa z F
 constexpr std::array<CommandRow, 16> kCommandOptions = {{
-    {"add-service",    "xx+   xxxxxxxxxxxx   xx   xx"},
-    {"edit-service",   "xx+   xxxxxxxxxxxx   xx   xx"},
-    {"delete-service", "xx+xxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"flush",          "xxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"list",           " 1 xxxxxxxx1      xxxxxxxxxx"},
-    {"add-server",     "xx+xxx+    xxxxxxxxxx  xxxxx"},
-    {"delete-server",  "xx+xxx+xxxxxxxxxxxxxxxxxxxxx"},
-    {"edit-server",    "xx+xxx+    xxxxxxxxxx  xxxxx"},
-    {"timeout",        "xxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"restore",        "xxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"save",           " xxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"zero",           "xx xxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"add-laddr",      "xx+xxxxxxxxxxxxxxxxxxxxxxx++"},
-    {"del-laddr",      "xx+xxxxxxxxxxxxxxxxxxxxxxx+ "},
-    {"get-laddr",      " x+xxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"reload",         "xxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"add-service",    "xx+   xxxxxxxxxxxx   xx    xx"},
+    {"edit-service",   "xx+   xxxxxxxxxxxx   xx    xx"},
+    {"delete-service", "xx+xxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"flush",          "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"list",           " 1 xxxxxxxx1      xxxxxxxxxxx"},
+    {"add-server",     "xx+xxx+    xxxxxxxxxx  xxxxxx"},
+    {"delete-server",  "xx+xxx+xxxxxxxxxxxxxxxxxxxxxx"},
+    {"edit-server",    "xx+xxx+    xxxxxxxxxx  xxxxxx"},
+    {"timeout",        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"restore",        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"save",           " xxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"zero",           "xx xxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"add-laddr",      "xx+xxxxxxxxxxxxxxxxxxxxxxxx++"},
+    {"del-laddr",      "xx+xxxxxxxxxxxxxxxxxxxxxxxx+ "},
+    {"get-laddr",      " x+xxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"reload",         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
 }};
 // clang-format on
 static_assert(static_cast<int>(CommandKind::Reload) + 1 == kCommandOptions.size());
@@ -165,6 +166,7 @@ constexpr OptionSpec kOptions[] = {
     {'j', "synproxy", ArgKind::None, false, kOptSynproxy},
     {0, "toa", ArgKind::Required, false, kOptToa},
     {0, "proxy-protocol", ArgKind::Required, false, kOptProxyProtocol},
+    {0, "uoa", ArgKind::Required, false, kOptUoa},
     {'z', "laddr", ArgKind::Required, false, kOptLaddr},
     {'F', "ifname", ArgKind::Required, false, kOptIfname},
     {0, "socket", ArgKind::Required, false, kSocket},
@@ -284,6 +286,15 @@ std::optional<Forward> parse_forward_name(std::string_view name) {
         if (forward_name(f) == name) return f;
     }
     return std::nullopt;
+}
+
+std::string_view uoa_name(Uoa uoa) {
+    switch (uoa) {
+        case Uoa::Off: return "off";
+        case Uoa::Opp: return "opp";
+        case Uoa::Ipo: return "ipo";
+    }
+    return "off";
 }
 
 std::string_view proxy_protocol_name(ProxyProtocol pp) {
@@ -496,6 +507,13 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
                 else if (arg == "off") c.svc.proxy_protocol = ProxyProtocol::Off;
                 else return fail("proxy-protocol must be v1, v2 or off");
                 break;
+            case kOptUoa:
+                if (!(r = set_option(kOptUoa))) return fail(r.error());
+                if (arg == "opp") c.svc.uoa = Uoa::Opp;
+                else if (arg == "ipo") c.svc.uoa = Uoa::Ipo;
+                else if (arg == "off") c.svc.uoa = Uoa::Off;
+                else return fail("uoa must be opp, ipo or off");
+                break;
             case kOptLaddr: {
                 if (!(r = set_option(kOptLaddr))) return fail(r.error());
                 auto a = net::parse_ipv4(arg);
@@ -639,7 +657,7 @@ std::string usage_text(std::string_view program) {
     std::string s;
     s += "Usage:\n";
     s += "  " + p + " -A|E virtual-service [-s scheduler] [-p [timeout]] [-M netmask] [--pe persistence_engine] [-b sched-flags]\n";
-    s += "        [-j|--synproxy] [--toa on|off] [--proxy-protocol v1|v2|off]\n";
+    s += "        [-j|--synproxy] [--toa on|off] [--proxy-protocol v1|v2|off] [--uoa opp|ipo|off]\n";
     s += "  " + p + " -D virtual-service\n";
     s += "  " + p + " -C\n";
     s += "  " + p + " -R\n";
@@ -698,6 +716,7 @@ std::string usage_text(std::string_view program) {
     s += "  --synproxy     -j                   SYN proxy (SYN cookies) for the service\n";
     s += "  --toa          on|off               pass the client address in a TCP option\n";
     s += "  --proxy-protocol v1|v2|off          pass the client address in a PROXY header\n";
+    s += "  --uoa          opp|ipo|off          pass the client address in UOA (UDP)\n";
     s += "  --laddr        -z local-address     local address (FULLNAT/SNAT)\n";
     s += "  --ifname       -F ifname            port that owns the local address\n";
     s += "  --connection   -c                   output of current connections\n";

@@ -52,6 +52,7 @@ struct ServiceKey {
 
 enum class Forward { FullNat, Masq, Route, Tunnel, Snat, Local };
 enum class ProxyProtocol { Off, V1, V2 };
+enum class Uoa { Off, Opp, Ipo };  // UDP: client address as a protocol-248 header / IP option
 
 struct ServiceOptions {
     std::string sched = "wlc";
@@ -63,6 +64,7 @@ struct ServiceOptions {
     bool synproxy = false;
     bool toa = false;
     ProxyProtocol proxy_protocol = ProxyProtocol::Off;
+    Uoa uoa = Uoa::Off;
 };
 
 struct DestOptions {
@@ -123,6 +125,7 @@ std::string usage_text(std::string_view program);
 std::string_view proto_name(Proto proto);      // "tcp" / "udp"
 std::string_view forward_name(Forward fwd);    // "fullnat", "masq", "dr", ...
 std::string_view proxy_protocol_name(ProxyProtocol pp);  // "off" / "v1" / "v2"
+std::string_view uoa_name(Uoa uoa);                      // "off" / "opp" / "ipo"
 std::optional<Forward> parse_forward_name(std::string_view name);
 
 }  // namespace xvs::ctl

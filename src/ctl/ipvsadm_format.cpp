@@ -101,6 +101,8 @@ ServiceEntry get_service(const json& j) {
     s.opts.proxy_protocol = pp == "v1"   ? ProxyProtocol::V1
                             : pp == "v2" ? ProxyProtocol::V2
                                          : ProxyProtocol::Off;
+    const std::string uoa = j.value("uoa", std::string("off"));
+    s.opts.uoa = uoa == "opp" ? Uoa::Opp : uoa == "ipo" ? Uoa::Ipo : Uoa::Off;
     s.stats = get_stats(j);
     if (j.contains("dests")) {
         for (const json& d : j.at("dests")) {
@@ -238,6 +240,7 @@ std::string service_line(const ServiceEntry& s, const ListFormat& fmt) {
     if (s.opts.toa) line += " toa";
     if (s.opts.proxy_protocol != ProxyProtocol::Off)
         line += " proxy-protocol " + std::string(proxy_protocol_name(s.opts.proxy_protocol));
+    if (s.opts.uoa != Uoa::Off) line += " uoa " + std::string(uoa_name(s.opts.uoa));
     return line + "\n";
 }
 
@@ -356,6 +359,7 @@ std::string format_save(std::vector<ServiceEntry> services, const ListFormat& fm
         if (s.opts.toa) out += " --toa on";
         if (s.opts.proxy_protocol != ProxyProtocol::Off)
             out += " --proxy-protocol " + std::string(proxy_protocol_name(s.opts.proxy_protocol));
+        if (s.opts.uoa != Uoa::Off) out += " --uoa " + std::string(uoa_name(s.opts.uoa));
         out += "\n";
         for (const auto& d : s.dests) {
             out += "-a " + name + " -r " + net::to_string(d.opts.addr) + " " +

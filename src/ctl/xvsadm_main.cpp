@@ -37,6 +37,7 @@ json service_json(const Command& c) {
     s["synproxy"] = c.svc.synproxy;
     s["toa"] = c.svc.toa;
     s["proxy_protocol"] = std::string(proxy_protocol_name(c.svc.proxy_protocol));
+    s["uoa"] = std::string(uoa_name(c.svc.uoa));
     return s;
 }
 

@@ -25,12 +25,15 @@ struct Conn {
     uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
     uint8_t proto = 0;
     TcpState state = TcpState::None;
-    bool active = false;  // counted in dest active (else inactive)
-    uint8_t flags = 0;    // kConn*
-    uint32_t rs_isn = 0;  // host order: the real server's SYN-ACK sequence number
+    uint8_t pp_len = 0;  // PROXY header length once it is on the wire (the seq delta)
+    // TCP and UDP need different small counters; one byte serves both.
+    union {
+        uint8_t pp_rexmits = 0;  // TCP: header segment retransmissions so far (server speaks first)
+        uint8_t uoa_left;        // UDP: client datagrams still to carry UOA; 0 = none
+    };
+    uint32_t rs_isn = 0;      // host order: the real server's SYN-ACK sequence number
     uint32_t client_isn = 0;  // host order: the client's SYN sequence number (PROXY protocol)
-    uint8_t pp_len = 0;       // PROXY header length once it is on the wire (the seq delta)
-    uint8_t pp_rexmits = 0;   // header segment retransmissions so far (server speaks first)
+    uint16_t flags = 0;       // kConn*
     uint16_t pp_window = 0;   // network order: the header segment's window, for retransmission
 };
 
@@ -42,6 +45,8 @@ inline constexpr uint8_t kConnPpV2 = 1u << 4;        // PROXY v2 header (TCP str
 inline constexpr uint8_t kConnPpSent = 1u << 5;      // header on the wire: shift by pp_len
 inline constexpr uint8_t kConnPpHdrSeg = 1u << 6;    // ... as its own segment (client data shifted)
 inline constexpr uint8_t kConnPpHdrAcked = 1u << 7;  // RS acked the header: stop retransmitting it
+inline constexpr uint16_t kConnActive = 1u << 14;    // counted in dest active (else inactive)
+inline constexpr uint16_t kConnUoaIpo = 1u << 15;    // UOA as IPv4 option 31 (else opp header)
 static_assert(offsetof(Conn, timer) == 0);
 static_assert(sizeof(Conn) <= 96);
 

@@ -98,6 +98,9 @@ public:
 
     void timeouts_set(const Timeouts& t) { timeouts_ = t; }
     const Timeouts& timeouts() const { return timeouts_; }
+    // How many client datagrams of a UOA flow carry the client address (new flows only).
+    void uoa_max_trail_set(uint8_t n) { uoa_max_trail_ = n; }
+    uint8_t uoa_max_trail() const { return uoa_max_trail_; }
 
     // Builds a snapshot of the model and publishes it; returns its generation.
     uint64_t commit();
@@ -129,6 +132,7 @@ private:
     std::vector<std::shared_ptr<Service>> services_;
     std::vector<std::shared_ptr<LocalAddr>> laddrs_;  // registry: one object per LIP
     Timeouts timeouts_ = Timeouts::dpvs_defaults();
+    uint8_t uoa_max_trail_ = net::kUoaDefaultMaxTrail;
 
     std::atomic<const Snapshot*> current_{nullptr};
     std::unique_ptr<Snapshot> current_owner_;

@@ -44,6 +44,11 @@ inline constexpr uint32_t kSvcFlagToa = 1u << 1;  // FULLNAT TCP: client address
 // datagram (UDP, v2 only). Exclusive with each other and with kSvcFlagToa.
 inline constexpr uint32_t kSvcFlagPpV1 = 1u << 2;
 inline constexpr uint32_t kSvcFlagPpV2 = 1u << 3;
+// FULLNAT UDP: UOA (DPVS's "UDP option of address") on the first datagrams of each flow, as a
+// protocol-248 header (opp) or an IPv4 option (ipo). Exclusive with each other and with
+// kSvcFlagPpV2.
+inline constexpr uint32_t kSvcFlagUoaOpp = 1u << 4;
+inline constexpr uint32_t kSvcFlagUoaIpo = 1u << 5;
 
 struct Service {
     ServiceKey key;

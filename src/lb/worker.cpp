@@ -20,6 +20,7 @@
 #include "net/tcp_options.h"
 #include "net/tcp_seq.h"
 #include "net/toa.h"
+#include "net/uoa.h"
 #include "port/ethdev.h"
 #include "stack/arp.h"
 #include "stack/ipv4.h"
@@ -313,6 +314,8 @@ void Worker::lb_handle(LbPacket& lp, ConnRef ref) {
             window_be = tcp->window;
         }
         fullnat_rewrite(lp.ip, lp.l4, lp.proto, c->laddr_ip, c->daddr, c->lport, c->dport);
+        // UOA after the rewrite: fullnat_rewrite finds the ports at lp.l4, which an insert moves.
+        if (!is_tcp && c->uoa_left) uoa_inbound(lp, c);
         stack::ipv4_output(ctx_, lp.pkt, c->daddr);
         if (pp_header_segment) pp_send_header_segment(c, ack_be, window_be);
     } else {
@@ -396,7 +399,6 @@ Conn* Worker::conn_create(LbPacket& lp) {
     ++svc->workers[w].conns;
     ctx_.counters.inc(Counter::conns_created);
     c->state = TcpState::None;
-    c->active = false;
     if ((view->flags & kSvcFlagToa) && lp.proto == net::kIpProtoTcp) c->flags |= kConnToa;
     if (lp.proto == net::kIpProtoTcp) {
         if (view->flags & kSvcFlagPpV1) c->flags |= kConnPpV1;
@@ -404,6 +406,10 @@ Conn* Worker::conn_create(LbPacket& lp) {
         c->client_isn = net::ntoh32(reinterpret_cast<const net::TcpHdr*>(lp.l4)->seq);
     } else if (view->flags & kSvcFlagPpV2) {
         c->flags |= kConnPpV2;  // v1 has no UDP form: the control plane refuses it
+    }
+    if (lp.proto == net::kIpProtoUdp && (view->flags & (kSvcFlagUoaOpp | kSvcFlagUoaIpo))) {
+        if (view->flags & kSvcFlagUoaIpo) c->flags |= kConnUoaIpo;
+        c->uoa_left = snap_->uoa_max_trail;
     }
     c->expires_ms = ctx_.now_ms + uint64_t(snap_->timeouts.of(TcpState::None)) * 1000;
     timers_.arm(&c->timer, c->expires_ms);
@@ -666,10 +672,76 @@ void Worker::pp_outbound(LbPacket& lp, Conn* c) {
     net::pp_sack_rs_to_client(net::tcp_options_span(tcp, avail), shift, &tcp->checksum);
 }
 
+namespace {
+net::UoaMode uoa_mode_of(const Conn* c) {
+    return (c->flags & kConnUoaIpo) ? net::UoaMode::Ipo : net::UoaMode::Opp;
+}
+}  // namespace
+
+// Client -> RS datagram (already LIP:lport -> RS:rport) of a UOA flow: each of the first
+// uoa_max_trail datagrams carries the client address. In place when the grown datagram fits the
+// egress MTU and the mbuf; otherwise an empty datagram carrying UOA goes first and this one
+// follows unchanged (DPVS does the same), so the RS learns the address before the data.
+void Worker::uoa_inbound(LbPacket& lp, Conn* c) {
+    --c->uoa_left;
+    const net::UoaMode mode = uoa_mode_of(c);
+    const size_t grow = net::uoa_insert_len(mode);
+    const size_t ip_len = net::ntoh16(lp.ip->total_length);
+    const stack::PortView& out_port = ctx_.view->ports[ctx_.view->route_lookup(c->daddr).port];
+    Counter failure = Counter::uoa_fail_mtu;
+    if (ip_len + grow <= out_port.mtu) {
+        // Ethernet padding past the IP length goes: the datagram grows from its real end.
+        const uint32_t frame = static_cast<uint32_t>(sizeof(net::EtherHdr) + ip_len);
+        if (rte_pktmbuf_data_len(lp.pkt) > frame)
+            rte_pktmbuf_trim(lp.pkt, static_cast<uint16_t>(rte_pktmbuf_data_len(lp.pkt) - frame));
+        failure = Counter::uoa_fail_no_room;
+        if (grow <= rte_pktmbuf_tailroom(lp.pkt)) {
+            // With MTU and room checked, only a full IPv4 option space (ipo) refuses it.
+            failure = Counter::uoa_fail_ip_options;
+            if (net::uoa_insert(mode, reinterpret_cast<uint8_t*>(lp.ip), ip_len, ip_len + grow,
+                                c->caddr, c->cport)) {
+                rte_pktmbuf_append(lp.pkt, static_cast<uint16_t>(grow));
+                ctx_.counters.inc(Counter::uoa_inserted);
+                return;
+            }
+        }
+    }
+    ctx_.counters.inc(failure);
+    uoa_send_empty(c);
+}
+
+// LIP:lport -> RS:rport, no payload, UOA in the flow's mode (IP id 0, TTL 64).
+void Worker::uoa_send_empty(const Conn* c) {
+    rte_mbuf* m = rte_pktmbuf_alloc(ctx_.pool);
+    if (!m) {
+        ctx_.counters.inc(Counter::uoa_fail_alloc);
+        return;
+    }
+    const size_t ip_len =
+        sizeof(net::Ipv4Hdr) + sizeof(net::UdpHdr) + net::uoa_insert_len(uoa_mode_of(c));
+    auto* eth = reinterpret_cast<net::EtherHdr*>(
+        rte_pktmbuf_append(m, static_cast<uint16_t>(sizeof(net::EtherHdr) + ip_len)));
+    net::UoaFlow flow;
+    flow.saddr_be = c->laddr_ip;
+    flow.daddr_be = c->daddr;
+    flow.sport_be = c->lport;
+    flow.dport_be = c->dport;
+    flow.client_be = c->caddr;
+    flow.cport_be = c->cport;
+    if (!eth || net::uoa_empty_datagram_build(reinterpret_cast<uint8_t*>(eth + 1), ip_len,
+                                              uoa_mode_of(c), flow) != ip_len) {
+        rte_pktmbuf_free(m);
+        ctx_.counters.inc(Counter::uoa_fail_alloc);
+        return;
+    }
+    ctx_.counters.inc(Counter::uoa_empty_sent);
+    stack::ipv4_output(ctx_, m, c->daddr);
+}
+
 void Worker::conn_set_state(Conn* c, TcpState state) {
     c->state = state;
     const bool active = c->proto == net::kIpProtoTcp && tcp_state_is_active(state);
-    if (active != c->active) {
+    if (active != bool(c->flags & kConnActive)) {
         DestWorkerStats& ds = c->dest->stats[cfg_.id];
         if (active) {
             ++ds.active;
@@ -678,7 +750,7 @@ void Worker::conn_set_state(Conn* c, TcpState state) {
             --ds.active;
             ++ds.inactive;
         }
-        c->active = active;
+        c->flags ^= kConnActive;
     }
 }
 
@@ -693,7 +765,7 @@ void Worker::conn_expire(Conn* c) {
     drop_ref(c->laddr->workers[w].refs);
     drop_ref(c->svc->workers[w].refs);
     DestWorkerStats& ds = c->dest->stats[w];
-    if (c->active)
+    if (c->flags & kConnActive)
         --ds.active;
     else
         --ds.inactive;

@@ -78,6 +78,10 @@ private:
     // must fire next (never later than the idle deadline expires_ms).
     uint64_t pp_header_timer(Conn* conn, uint64_t now_ms);
     void pp_header_segment_emit(Conn* conn, uint32_t ack_be);
+    // UOA (FULLNAT UDP), after the FULLNAT rewrite of a client datagram: inserted in place, or
+    // sent ahead in an empty datagram when it does not fit.
+    void uoa_inbound(LbPacket& lp, Conn* conn);
+    void uoa_send_empty(const Conn* conn);
     uint64_t clock_ms() const;
 
     Director& director_;

@@ -26,6 +26,9 @@ inline constexpr unsigned kIpv4MaxIhl = 15;
 
 enum class UoaMode : uint8_t { Ipo, Opp };
 
+// UOA rides on the first few datagrams of a flow: DPVS sends it on 3 (its uoa_max_trail).
+inline constexpr uint8_t kUoaDefaultMaxTrail = 3;
+
 // Bytes an insert adds to the datagram: 8 (ipo) or 12 (opp). For the MTU check that decides
 // between inserting and sending uoa_empty_datagram_build first.
 constexpr size_t uoa_insert_len(UoaMode mode) {

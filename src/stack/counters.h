@@ -35,6 +35,12 @@ namespace xvs::stack {
     X(toa_mss_clamped, false, "real server SYN-ACK MSS lowered to leave room for TOA")      \
     X(pp_header_retransmitted, false, "PROXY header segment sent again: the RS had not acked it") \
     X(pp_header_gave_up, false, "PROXY header segment never acked after every retransmission") \
+    X(uoa_inserted, false, "UOA inserted into a client datagram (ipo option / opp header)") \
+    X(uoa_empty_sent, false, "UOA sent in an empty datagram ahead of a client datagram")    \
+    X(uoa_fail_mtu, false, "UOA would exceed the MTU: sent in an empty datagram first")     \
+    X(uoa_fail_no_room, false, "no mbuf tailroom for UOA: sent in an empty datagram first")    \
+    X(uoa_fail_ip_options, false, "IPv4 option space full (ipo): UOA sent in an empty datagram")\
+    X(uoa_fail_alloc, false, "UOA empty datagram not sent: mbuf alloc failed (forwarded)")     \
     X(drop_frame_too_big, true, "frame larger than the port MTU")                           \
     X(drop_frame_truncated, true, "frame shorter than its headers")                         \
     X(drop_not_for_us, true, "destination MAC is neither ours nor broadcast")               \

@@ -602,6 +602,52 @@ TEST_F(ConfigRefusalTest, EveryProblemIsReportedOnItsOwnLine) {
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2);
 }
 
+TEST_F(ConfigRefusalTest, UoaNeedsUdpAndExcludesProxyProtocol) {
+    Config cfg = good();  // TCP :80
+    cfg.virtual_servers[0].uoa = Uoa::Opp;
+    EXPECT_EQ(refusal(cfg), "/etc/xvs/xvs.conf:8: uoa opp needs protocol UDP (TCP clients get "
+                            "toa or proxy_protocol)");
+    cfg.virtual_servers[0].proto = Proto::Udp;
+    cfg.virtual_servers[0].uoa = Uoa::Ipo;
+    cfg.virtual_servers[0].proxy_protocol = ProxyProtocol::V2;
+    EXPECT_EQ(refusal(cfg), "/etc/xvs/xvs.conf:8: uoa ipo cannot be combined with proxy_protocol v2");
+}
+
+// UOA per UDP service (flags in the model and the snapshot), uoa_max_trail into the snapshot,
+// and a reload that changes both reports exactly that.
+TEST_F(ConfigApplyTest, UoaAndMaxTrailAreAppliedAndReloaded) {
+    EXPECT_EQ(director_.uoa_max_trail(), 3u);
+    EXPECT_EQ(director_.service_find(key(17, "10.10.1.101", 53))->flags, 0u);
+    std::string text = kBase;
+    text.replace(text.find("    protocol UDP\n"), 17, "    protocol UDP\n    uoa ipo\n");
+    text.replace(text.find("ipvs_defs {\n"), 12, "ipvs_defs {\n    uoa_max_trail 2\n");
+    auto r = config_apply(director_, parse(text.c_str()));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, UnorderedElementsAre("service UDP 10.10.1.101:53 uoa ipo",
+                                                 "uoa_max_trail 2"));
+    auto dns = director_.service_find(key(17, "10.10.1.101", 53));
+    EXPECT_EQ(dns->flags, lb::kSvcFlagUoaIpo);
+    EXPECT_EQ(director_.uoa_max_trail(), 2u);
+    const lb::Snapshot* snap = director_.snapshot();
+    EXPECT_EQ(snap->uoa_max_trail, 2u);
+    const lb::ServiceView* view = snap->service(17, be("10.10.1.101"), net::hton16(53));
+    ASSERT_NE(view, nullptr);
+    EXPECT_EQ(view->flags, lb::kSvcFlagUoaIpo);
+
+    text.replace(text.find("uoa ipo"), 7, "uoa opp");
+    r = config_apply(director_, parse(text.c_str()));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, UnorderedElementsAre("service UDP 10.10.1.101:53 uoa opp"));
+    EXPECT_EQ(director_.service_find(key(17, "10.10.1.101", 53))->flags, lb::kSvcFlagUoaOpp);
+
+    r = config_apply(director_, base_);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, UnorderedElementsAre("service UDP 10.10.1.101:53 uoa off",
+                                                 "uoa_max_trail 3"));
+    EXPECT_EQ(director_.service_find(key(17, "10.10.1.101", 53))->flags, 0u);
+    EXPECT_EQ(director_.snapshot()->uoa_max_trail, 3u);
+}
+
 TEST(ConfigApplyPorts, MissingPortIsReportedWithFileAndLine) {
     lb::Director director;  // no ports registered
     Config cfg = parse(kBase, "/etc/xvs/xvs.conf");

@@ -807,5 +807,63 @@ virtual_server 10.0.0.1 80 {
     EXPECT_FALSE(out.config);
 }
 
+TEST(ConfigParser, UoaPerUdpServiceAndMaxTrail) {
+    ParseOutcome out = parse_body(R"(ipvs_defs { uoa_max_trail 5 }
+virtual_server 10.10.1.100 53 { laddr_group_name lips
+  protocol UDP
+  uoa opp
+}
+virtual_server 10.10.1.100 54 { laddr_group_name lips
+  protocol UDP
+  uoa ipo
+}
+virtual_server 10.10.1.100 55 { laddr_group_name lips
+  protocol UDP
+  uoa ipo
+  uoa off
+  proxy_protocol v2
+}
+virtual_server 10.10.1.100 56 { laddr_group_name lips
+  protocol UDP
+}
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    ASSERT_TRUE(out.config);
+    const auto& vss = out.config->virtual_servers;
+    ASSERT_EQ(vss.size(), 4u);
+    EXPECT_EQ(vss[0].uoa, Uoa::Opp);
+    EXPECT_EQ(vss[1].uoa, Uoa::Ipo);
+    EXPECT_EQ(vss[2].uoa, Uoa::Off);  // the later statement wins
+    EXPECT_EQ(vss[3].uoa, Uoa::Off);  // off unless asked for
+    EXPECT_EQ(out.config->ipvs.uoa_max_trail, 5u);
+    EXPECT_EQ(parse("").config->ipvs.uoa_max_trail, 3u);  // DPVS's default
+    EXPECT_EQ(parse("ipvs_defs { uoa_max_trail 0 }\n").config->ipvs.uoa_max_trail, 0u);
+}
+
+TEST(ConfigParserErrors, UoaNeedsUdpAndExcludesProxyProtocol) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  protocol TCP\n  uoa opp\n}\n"),
+                ElementsAre("t.conf:9: uoa opp needs protocol UDP (TCP clients get toa or "
+                            "proxy_protocol)"));
+    // No protocol means TCP.
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n  uoa ipo\n}\n"),
+                ElementsAre("t.conf:8: uoa ipo needs protocol UDP (TCP clients get toa or "
+                            "proxy_protocol)"));
+    // Reported at the later of the two statements.
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 53 { laddr_group_name lips\n"
+                          "  protocol UDP\n  uoa opp\n  proxy_protocol v2\n}\n"),
+                ElementsAre("t.conf:10: uoa opp cannot be combined with proxy_protocol v2"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 53 { laddr_group_name lips\n"
+                          "  protocol UDP\n  proxy_protocol v2\n  uoa ipo\n}\n"),
+                ElementsAre("t.conf:10: uoa ipo cannot be combined with proxy_protocol v2"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 53 { laddr_group_name lips\n"
+                          "  protocol UDP\n  uoa yes\n  uoa\n}\n"),
+                ElementsAre("t.conf:9: uoa: bad value 'yes' (opp|ipo|off)",
+                            "t.conf:10: uoa: missing value"));
+    EXPECT_THAT(errors_of("ipvs_defs {\n  uoa_max_trail 256\n  uoa_max_trail many\n}\n"),
+                ElementsAre("t.conf:8: uoa_max_trail: 256 out of range 0..255",
+                            "t.conf:9: uoa_max_trail: 'many' is not a number"));
+}
+
 }  // namespace
 }  // namespace xvs::ctl

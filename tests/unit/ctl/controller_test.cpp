@@ -185,6 +185,38 @@ TEST_F(ControllerTest, ProxyProtocolIsAcceptedAndListed) {
     EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->flags, 0u);
 }
 
+TEST_F(ControllerTest, UoaIsAcceptedOnUdpAndListed) {
+    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "--uoa", "opp"}), "ok");
+    EXPECT_EQ(director_.service_find(key(17, "10.0.0.1", 53))->flags, lb::kSvcFlagUoaOpp);
+    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:54", "-s", "rr", "--uoa", "ipo"}), "ok");
+    EXPECT_EQ(director_.service_find(key(17, "10.0.0.1", 54))->flags, lb::kSvcFlagUoaIpo);
+    json r = send(xvsadm({"-L", "-n"}));
+    ASSERT_EQ(outcome(r), "ok");
+    std::set<std::string> uoa;
+    for (const auto& s : r["services"])
+        uoa.insert(std::to_string(s["port"].get<int>()) + ":" + s["uoa"].get<std::string>());
+    EXPECT_EQ(uoa, (std::set<std::string>{"53:opp", "54:ipo"}));
+    // -E replaces every attribute: ipo, then off again.
+    EXPECT_EQ(run_outcome({"-E", "-u", "10.0.0.1:53", "-s", "rr", "--uoa", "ipo"}), "ok");
+    EXPECT_EQ(director_.service_find(key(17, "10.0.0.1", 53))->flags, lb::kSvcFlagUoaIpo);
+    EXPECT_EQ(run_outcome({"-E", "-u", "10.0.0.1:53", "-s", "rr"}), "ok");
+    EXPECT_EQ(director_.service_find(key(17, "10.0.0.1", 53))->flags, 0u);
+}
+
+TEST_F(ControllerTest, UoaRefusals) {
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--uoa", "opp"}),
+              "UOA is for UDP services (TCP gets TOA or PROXY protocol)");
+    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "--uoa", "ipo",
+                           "--proxy-protocol", "v2"}),
+              "UOA ipo and PROXY protocol v2 cannot be combined on one service");
+    json req = xvsadm({"-A", "-u", "10.0.0.1:53", "-s", "rr"});
+    req["service"]["uoa"] = "yes";
+    EXPECT_EQ(outcome(send(req)), "'uoa' must be \"opp\", \"ipo\" or \"off\"");
+    req["service"]["uoa"] = true;
+    EXPECT_EQ(outcome(send(req)), "'uoa' must be \"opp\", \"ipo\" or \"off\"");
+    EXPECT_TRUE(director_.services().empty());
+}
+
 TEST_F(ControllerTest, FwmarkServicesAreNotSupported) {
     json req = xvsadm({"-A", "-f", "1", "-s", "rr"});
     ASSERT_EQ(req["service"]["fwmark"], 1);
@@ -323,7 +355,8 @@ TEST_F(ControllerTest, ListHasEveryProtocolField) {
     for (auto& [k, v] : s.items()) fields.insert(k);
     EXPECT_EQ(fields, (std::set<std::string>{"proto", "vip", "port", "sched", "persistent",
                                              "netmask", "sched_flags", "ops", "pe", "synproxy",
-                                             "toa", "proxy_protocol", "stats", "laddrs", "dests"}));
+                                             "toa", "proxy_protocol", "uoa", "stats", "laddrs",
+                                             "dests"}));
     EXPECT_EQ(s["proto"], "tcp");
     EXPECT_EQ(s["vip"], "10.0.0.1");
     EXPECT_EQ(s["port"], 80);
@@ -336,6 +369,7 @@ TEST_F(ControllerTest, ListHasEveryProtocolField) {
     EXPECT_EQ(s["synproxy"], false);
     EXPECT_EQ(s["toa"], false);
     EXPECT_EQ(s["proxy_protocol"], "off");
+    EXPECT_EQ(s["uoa"], "off");
     const std::set<std::string> stat_fields{"conns", "inpkts", "outpkts", "inbytes", "outbytes",
                                             "cps",   "inpps",  "outpps",  "inbps",   "outbps"};
     std::set<std::string> got;

@@ -126,6 +126,24 @@ TEST(IpvsadmArgs, DpvsServiceExtensions) {
               "proxy-protocol must be v1, v2 or off");
 }
 
+TEST(IpvsadmArgs, UoaOption) {
+    auto r = parse("-A -u 10.0.0.1:53 -s rr --uoa ipo");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->svc.uoa, Uoa::Ipo);
+    r = parse("-E -u 10.0.0.1:53 -s rr --uoa opp");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->svc.uoa, Uoa::Opp);
+    r = parse("-E -u 10.0.0.1:53 --uoa=off");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->svc.uoa, Uoa::Off);
+    EXPECT_EQ(parse("-A -u 10.0.0.1:53")->svc.uoa, Uoa::Off);  // off unless asked for
+    EXPECT_EQ(error_of("-A -u 10.0.0.1:53 --uoa on"), "uoa must be opp, ipo or off");
+    // A service option: not on dest, list or delete commands.
+    EXPECT_FALSE(parse("-a -u 10.0.0.1:53 -r 10.0.0.2 --uoa opp").ok());
+    EXPECT_FALSE(parse("-D -u 10.0.0.1:53 --uoa opp").ok());
+    EXPECT_FALSE(parse("-L --uoa opp").ok());
+}
+
 TEST(IpvsadmArgs, EditAndDeleteService) {
     auto e = parse("-E -t 10.0.0.1:80 -s lc");
     ASSERT_TRUE(e.ok());

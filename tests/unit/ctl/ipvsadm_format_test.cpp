@@ -153,6 +153,13 @@ TEST(IpvsadmFormat, SaveRoundTripsThroughRestoreParsing) {
     EXPECT_EQ(svc->svc.synproxy, s.opts.synproxy);
     EXPECT_EQ(svc->svc.toa, s.opts.toa);
     EXPECT_EQ(svc->svc.proxy_protocol, s.opts.proxy_protocol);
+    // The UDP service's --uoa line restores what the reply says.
+    auto udp = parse_ipvsadm_args(words("-A -u 10.10.1.100:53 -s wlc --uoa opp"));
+    ASSERT_TRUE(udp.ok());
+    const ServiceEntry& u = (*services)[2];
+    ASSERT_EQ(u.key.proto, Proto::Udp);
+    EXPECT_EQ(u.opts.uoa, Uoa::Opp);
+    EXPECT_EQ(udp->svc.uoa, u.opts.uoa);
 }
 
 TEST(IpvsadmFormat, MalformedReplyIsAnError) {

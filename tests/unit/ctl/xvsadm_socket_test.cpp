@@ -59,7 +59,7 @@ TEST(XvsadmSocket, AddServiceSendsTheCompleteService) {
     EXPECT_EQ(d.requests()[0], json::parse(R"({"cmd":"add_service","service":{
         "proto":"tcp","vip":"207.175.44.110","port":443,"sched":"sh","persistent":360,
         "netmask":"255.255.255.255","sched_flags":["sh-port"],"ops":false,"pe":"",
-        "synproxy":false,"toa":false,"proxy_protocol":"off"}})"));
+        "synproxy":false,"toa":false,"proxy_protocol":"off","uoa":"off"}})"));
 }
 
 TEST(XvsadmSocket, ListRendersTheReply) {
@@ -80,7 +80,8 @@ TEST(XvsadmSocket, RequestsForEachCommand) {
         {{"-E", "-u", "10.0.0.1:53", "-s", "rr", "-o"},
          R"({"cmd":"edit_service","service":{"proto":"udp","vip":"10.0.0.1","port":53,
              "sched":"rr","persistent":0,"netmask":"255.255.255.255","sched_flags":[],
-             "ops":true,"pe":"","synproxy":false,"toa":false,"proxy_protocol":"off"}})"},
+             "ops":true,"pe":"","synproxy":false,"toa":false,"proxy_protocol":"off",
+             "uoa":"off"}})"},
         {{"-D", "-f", "7"}, R"({"cmd":"del_service","service":{"fwmark":7}})"},
         {{"-C"}, R"({"cmd":"clear"})"},
         {{"-a", "-t", "10.0.0.1:80", "-r", "192.168.10.1:8080", "-m", "-w", "3", "-x", "10"},
@@ -243,8 +244,10 @@ TEST(XvsadmSocket, SaveOutputRestoresToTheSameRequests) {
     EXPECT_EQ(reqs[0], json::parse(R"({"cmd":"add_service","service":{"proto":"tcp",
         "vip":"10.10.1.100","port":80,"sched":"wrr","persistent":600,"netmask":"255.255.255.0",
         "sched_flags":[],"ops":false,"pe":"","synproxy":true,"toa":true,
-        "proxy_protocol":"v2"}})"));
+        "proxy_protocol":"v2","uoa":"off"}})"));
     EXPECT_EQ(reqs[3]["cmd"], "add_laddr");
+    EXPECT_EQ(reqs[5]["service"]["proto"], "udp");
+    EXPECT_EQ(reqs[5]["service"]["uoa"], "opp");
     EXPECT_EQ(reqs[8]["dest"], json::parse(R"({"addr":"10.10.2.9","port":0,"fwd":"tunnel",
         "weight":3,"u_threshold":0,"l_threshold":0,"tun_type":"gue","tun_port":6080})"));
 }

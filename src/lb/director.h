@@ -99,6 +99,12 @@ public:
     void timeouts_set(const Timeouts& t) { timeouts_ = t; }
     const Timeouts& timeouts() const { return timeouts_; }
 
+    // SYN-cookie secrets: random keys from getrandom(2) at construction. Rotation makes new
+    // current keys valid from counter count_now + 1 (earlier counters keep using the replaced
+    // keys, now `previous`, until their cookies expire) and publishes a new snapshot.
+    const net::CookieSecrets& cookie_secrets() const { return cookie_; }
+    void rotate_cookie_secrets(uint32_t count_now);
+
     // Builds a snapshot of the model and publishes it; returns its generation.
     uint64_t commit();
     // Frees retired snapshots every worker has moved past, and removed dests, services and
@@ -129,6 +135,7 @@ private:
     std::vector<std::shared_ptr<Service>> services_;
     std::vector<std::shared_ptr<LocalAddr>> laddrs_;  // registry: one object per LIP
     Timeouts timeouts_ = Timeouts::dpvs_defaults();
+    net::CookieSecrets cookie_;
 
     std::atomic<const Snapshot*> current_{nullptr};
     std::unique_ptr<Snapshot> current_owner_;

@@ -9,6 +9,7 @@
 #include "common/flat_map.h"
 #include "lb/service.h"
 #include "lb/tcp_state.h"
+#include "net/syncookie.h"
 #include "stack/view.h"
 
 namespace xvs::lb {
@@ -19,6 +20,8 @@ struct Snapshot {
     FlatMap<ServiceKey, const ServiceView*> services;
     std::vector<std::unique_ptr<ServiceView>> service_views;
     Timeouts timeouts;
+    // SYN-cookie keys (the SYN proxy mints and checks with these; Director rotates them).
+    net::CookieSecrets cookie;
     // Keeps persistent objects referenced by this snapshot alive until it is reclaimed.
     std::vector<std::shared_ptr<Service>> keep_services;
     std::vector<std::shared_ptr<Dest>> keep_dests;

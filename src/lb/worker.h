@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/clock.h"
 #include "common/result.h"
 #include "lb/conn_table.h"
 #include "lb/director.h"
@@ -73,7 +74,7 @@ private:
     void pp_outbound(LbPacket& lp, Conn* conn);
     bool pp_insert(LbPacket& lp, Conn* conn, size_t l4_hdr_len);
     void pp_send_header_segment(Conn* conn, uint32_t ack_be, uint16_t window_be);
-    uint64_t clock_ms() const;
+    static uint64_t clock_ms();
 
     Director& director_;
     WorkerConfig cfg_;
@@ -81,8 +82,6 @@ private:
     stack::StackContext ctx_;
     std::unique_ptr<ConnTable> conns_;
     TimerWheel timers_;
-    uint64_t tsc_hz_ = 0;
-    uint64_t tsc_base_ = 0;
 };
 
 }  // namespace xvs::lb

@@ -131,7 +131,7 @@ void BM_CookieCheckValid(benchmark::State& state) {
         ok += r.has_value();
         benchmark::DoNotOptimize(r);
     }
-    if (ok != state.iterations()) state.SkipWithError("genuine cookie rejected");
+    if (ok != size_t(state.iterations())) state.SkipWithError("genuine cookie rejected");
     state.SetItemsProcessed(state.iterations());
 }
 

@@ -102,6 +102,12 @@ public:
     void uoa_max_trail_set(uint8_t n) { uoa_max_trail_ = n; }
     uint8_t uoa_max_trail() const { return uoa_max_trail_; }
 
+    // SYN-cookie secrets: random keys from getrandom(2) at construction. Rotation makes new
+    // current keys valid from counter count_now + 1 (earlier counters keep using the replaced
+    // keys, now `previous`, until their cookies expire) and publishes a new snapshot.
+    const net::CookieSecrets& cookie_secrets() const { return cookie_; }
+    void rotate_cookie_secrets(uint32_t count_now);
+
     // Builds a snapshot of the model and publishes it; returns its generation.
     uint64_t commit();
     // Frees retired snapshots every worker has moved past, and removed dests, services and
@@ -133,6 +139,7 @@ private:
     std::vector<std::shared_ptr<LocalAddr>> laddrs_;  // registry: one object per LIP
     Timeouts timeouts_ = Timeouts::dpvs_defaults();
     uint8_t uoa_max_trail_ = net::kUoaDefaultMaxTrail;
+    net::CookieSecrets cookie_;
 
     std::atomic<const Snapshot*> current_{nullptr};
     std::unique_ptr<Snapshot> current_owner_;

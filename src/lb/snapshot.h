@@ -10,6 +10,7 @@
 #include "lb/service.h"
 #include "lb/tcp_state.h"
 #include "net/uoa.h"
+#include "net/syncookie.h"
 #include "stack/view.h"
 
 namespace xvs::lb {
@@ -21,6 +22,8 @@ struct Snapshot {
     std::vector<std::unique_ptr<ServiceView>> service_views;
     Timeouts timeouts;
     uint8_t uoa_max_trail = net::kUoaDefaultMaxTrail;  // 0 = UOA services send none
+    // SYN-cookie keys (the SYN proxy mints and checks with these; Director rotates them).
+    net::CookieSecrets cookie;
     // Keeps persistent objects referenced by this snapshot alive until it is reclaimed.
     std::vector<std::shared_ptr<Service>> keep_services;
     std::vector<std::shared_ptr<Dest>> keep_dests;

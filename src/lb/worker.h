@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/clock.h"
 #include "common/result.h"
 #include "lb/conn_table.h"
 #include "lb/director.h"
@@ -82,7 +83,7 @@ private:
     // sent ahead in an empty datagram when it does not fit.
     void uoa_inbound(LbPacket& lp, Conn* conn);
     void uoa_send_empty(const Conn* conn);
-    uint64_t clock_ms() const;
+    static uint64_t clock_ms();
 
     Director& director_;
     WorkerConfig cfg_;
@@ -90,8 +91,6 @@ private:
     stack::StackContext ctx_;
     std::unique_ptr<ConnTable> conns_;
     TimerWheel timers_;
-    uint64_t tsc_hz_ = 0;
-    uint64_t tsc_base_ = 0;
 };
 
 }  // namespace xvs::lb

@@ -155,6 +155,11 @@ struct VirtualServer {
     bool omega = false;
     std::string quorum_up;
     std::string quorum_down;
+    // Admission control: `blacklist { PREFIX ... }`, `whitelist { PREFIX ... }` and
+    // `conn_rate_limit N` (new connections per second, 0 = no cap).
+    std::vector<net::Ipv4Prefix> blacklist;
+    std::vector<net::Ipv4Prefix> whitelist;
+    uint32_t conn_rate_limit = 0;
     std::vector<RealServer> real_servers;
     SourceLoc loc;
 };

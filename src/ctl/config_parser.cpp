@@ -12,6 +12,7 @@
 #include "ctl/config_keywords.h"
 #include "ctl/config_lexer.h"
 #include "ctl/config_validate.h"
+#include "net/prefix_set.h"
 
 namespace xvs::ctl {
 
@@ -692,6 +693,10 @@ class Parser {
         } else if (k == "quorum_up" || k == "quorum_down") {
             if (const Token* val = value(t))
                 (k == "quorum_up" ? vs.quorum_up : vs.quorum_down) = val->text;
+        } else if (k == "blacklist" || k == "whitelist") {
+            acl_list(t, k == "blacklist" ? vs.blacklist : vs.whitelist);
+        } else if (k == "conn_rate_limit") {
+            if (auto n = number_value(t, 0, UINT32_MAX)) vs.conn_rate_limit = *n;
         } else if (k == "real_server") {
             real_server(t, vs);
         } else if (contains(kIgnoredVs, k)) {
@@ -699,6 +704,33 @@ class Parser {
         } else {
             unknown(t, "virtual_server");
         }
+    }
+
+    // `blacklist { 10.0.0.0/8 192.0.2.7 }` (entries may share lines) or, for short lists,
+    // `blacklist 10.0.0.0/8 192.0.2.7`. Each entry is A.B.C.D or A.B.C.D/LEN without host bits.
+    void acl_list(const Token& kw, std::vector<net::Ipv4Prefix>& list) {
+        auto add = [&](const Token& tok) {
+            auto prefix = net::parse_acl_prefix(tok.text);
+            if (!prefix) return error(tok, kw.text + ": " + prefix.error());
+            if (std::find(list.begin(), list.end(), *prefix) != list.end())
+                return warning(tok, kw.text + ": " + tok.text + " listed twice");
+            list.push_back(*prefix);
+        };
+        bool given = false;
+        while (has_value(kw)) {
+            add(take());
+            given = true;
+        }
+        const Token* next = peek();
+        if (next && next->kind == TokenKind::LBrace) {
+            ++pos_;
+            block_body(kw, [&](const Token& entry) {
+                add(entry);
+                while (has_value(entry)) add(take());
+            });
+            given = true;
+        }
+        if (!given) error(kw, kw.text + ": expected addresses or prefixes, or a '{ }' block of them");
     }
 
     void real_server(const Token& kw, VirtualServer& vs) {
@@ -715,6 +747,11 @@ class Parser {
         if (!addr || !port) return;
         rs.addr = *addr;
         rs.port = *port;
+        // IPVS refuses this (ERANGE) whether or not an upper threshold is set.
+        if (rs.lower_threshold > rs.upper_threshold)
+            error(kw, "real_server " + endpoint_text(rs.addr, rs.port) + ": lthreshold " +
+                          std::to_string(rs.lower_threshold) + " is higher than uthreshold " +
+                          std::to_string(rs.upper_threshold));
         for (const RealServer& prev : vs.real_servers) {
             if (prev.addr == rs.addr && prev.port == rs.port) {
                 error(kw, "duplicate real_server " + endpoint_text(rs.addr, rs.port) +

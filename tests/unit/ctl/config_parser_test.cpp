@@ -834,6 +834,28 @@ TEST(ConfigParser, BlackWhiteListsAndConnRate) {
     EXPECT_EQ(vs.real_servers.at(1).lower_threshold, 0u);
 }
 
+// DPVS keepalived's named blacklist: deny_address_group + daddr_group_name (any order).
+TEST(ConfigParser, DpvsDenyAddressGroupJoinsTheBlacklist) {
+    ParseOutcome out = parse_body("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                                  "    blacklist 192.0.2.7\n"
+                                  "    daddr_group_name bad_guys\n"
+                                  "}\n"
+                                  "deny_address_group bad_guys {\n"
+                                  "    192.0.2.7\n"
+                                  "    203.0.113.0/24\n"
+                                  "}\n");
+    ASSERT_THAT(out.errors, IsEmpty());
+    std::vector<std::string> black;
+    for (const auto& p : out.config->virtual_servers.at(0).blacklist) black.push_back(net::to_string(p));
+    EXPECT_THAT(black, ElementsAre("192.0.2.7/32", "203.0.113.0/24"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "    daddr_group_name nobody\n}\n"
+                          "deny_address_group twice { 10.0.0.0/8 }\n"
+                          "deny_address_group twice { 10.1.0.0/16 }\n"),
+                ElementsAre("t.conf:11: deny_address_group 'twice' already defined at t.conf:10",
+                            "t.conf:8: daddr_group_name: unknown deny_address_group 'nobody'"));
+}
+
 TEST(ConfigParser, EmptyListBlockIsAnEmptyList) {
     ParseOutcome out = parse_body("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
                                   "    whitelist { }\n}\n");

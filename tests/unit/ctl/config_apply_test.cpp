@@ -469,7 +469,7 @@ TEST_F(ConfigApplyTest, AdmissionControlAppliedAndReloaded) {
                      "    real_server 10.10.2.2 8080 { weight 1 uthreshold 20 lthreshold 10 }\n");
     auto web = director_.service_find(key(6, "10.10.1.100", 80));
     auto kept = find_dest(*web, "10.10.2.2", 8080);
-    auto r = config_apply(director_, parse(with_acl));
+    auto r = config_apply(director_, parse(with_acl.c_str()));
     ASSERT_TRUE(r) << r.error();
     EXPECT_THAT(r->changes, ::testing::IsSupersetOf(
                                 {"service TCP 10.10.1.100:80 conn_rate_limit 300",
@@ -488,7 +488,7 @@ TEST_F(ConfigApplyTest, AdmissionControlAppliedAndReloaded) {
     ASSERT_EQ(view->plan.limits.size(), view->plan.dests.size());
 
     // Same config again: nothing to do. Back to the base: lists emptied, rate and limits gone.
-    auto same = config_apply(director_, parse(with_acl));
+    auto same = config_apply(director_, parse(with_acl.c_str()));
     ASSERT_TRUE(same) << same.error();
     EXPECT_THAT(same->changes, IsEmpty());
     auto back = config_apply(director_, parse(kBase));

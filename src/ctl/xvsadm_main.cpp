@@ -37,7 +37,8 @@ json service_json(const Command& c) {
     s["synproxy"] = c.svc.synproxy;
     s["toa"] = c.svc.toa;
     s["proxy_protocol"] = std::string(proxy_protocol_name(c.svc.proxy_protocol));
-    s["conn_rate"] = c.svc.conn_rate;
+    // Absent means 0 (no cap), so requests without a cap read as they always did.
+    if (c.svc.conn_rate) s["conn_rate"] = c.svc.conn_rate;
     return s;
 }
 

@@ -39,7 +39,8 @@ Result<Ipv4Prefix> parse_acl_prefix(std::string_view text) {
     const std::string shown(text);
     auto prefix = parse_ipv4_prefix(text);
     if (!prefix || text == "default")
-        return make_error("bad address or prefix '" + shown + "' (expected A.B.C.D or A.B.C.D/LEN, LEN 0..32)");
+        return make_error("bad address or prefix '" + shown +
+                          "' (expected A.B.C.D or A.B.C.D/LEN, LEN 0..32)");
     const size_t slash = text.find('/');
     auto addr = parse_ipv4(text.substr(0, slash));
     if (addr && !(*addr == prefix->addr))

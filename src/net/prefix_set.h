@@ -15,7 +15,7 @@
 namespace xvs::net {
 
 class PrefixSet {
-public:
+  public:
     PrefixSet() = default;
     // Overlapping, nested, duplicate and adjacent prefixes merge into one interval.
     explicit PrefixSet(std::span<const Ipv4Prefix> prefixes);
@@ -25,7 +25,7 @@ public:
     // addr_be: network order, as in the packet.
     bool contains(uint32_t addr_be) const;
 
-private:
+  private:
     // Parallel arrays, host order, sorted; interval i is [lo_[i], hi_[i]] and hi_[i] + 1 <
     // lo_[i + 1]. Searching lo_ alone keeps the hot comparisons in one array.
     std::vector<uint32_t> lo_;

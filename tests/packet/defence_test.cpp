@@ -15,7 +15,7 @@ using stack::Counter;
 const net::Ipv4 kVip = *net::parse_ipv4("10.10.1.100");
 
 class DefenceTest : public PipelineTest {
-protected:
+  protected:
     void SetUp() override {
         PipelineTest::SetUp();
         configure_default("rr");
@@ -67,8 +67,10 @@ protected:
     }
     // Sends SYNs from ports first.. in one burst (one clock reading) and returns how many
     // went to each real server (by IP destination of the frames on the LAN side).
-    std::map<std::string, int> syn_burst(uint16_t first, int count, const char* client = "10.10.1.2") {
-        for (int i = 0; i < count; ++i) send(kWan, syn_to_us(client, static_cast<uint16_t>(first + i)));
+    std::map<std::string, int> syn_burst(uint16_t first, int count,
+                                         const char* client = "10.10.1.2") {
+        for (int i = 0; i < count; ++i)
+            send(kWan, syn_to_us(client, static_cast<uint16_t>(first + i)));
         poll();
         std::map<std::string, int> per_rs;
         for (const Bytes& f : recv(kLan)) {
@@ -105,7 +107,9 @@ TEST_F(DefenceTest, BlacklistPrefixAppliesToUdpFlows) {
     EXPECT_EQ(counter(Counter::drop_blacklisted), 2u);
     EXPECT_EQ(worker->conns().in_use(), 0u);
     // Removing the entry admits the client again.
-    ASSERT_TRUE(director->acl_del(udp_key(), lb::AclKind::Black, *net::parse_acl_prefix("10.10.1.0/24")).ok());
+    ASSERT_TRUE(
+        director->acl_del(udp_key(), lb::AclKind::Black, *net::parse_acl_prefix("10.10.1.0/24"))
+            .ok());
     director->commit();
     EXPECT_EQ(roundtrip(kWan, udp("10.10.1.2", 33000, 53), kLan).size(), 1u);
 }

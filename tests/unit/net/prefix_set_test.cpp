@@ -16,7 +16,9 @@ Ipv4Prefix pfx(const char* text) {
     return p.ok() ? *p : Ipv4Prefix{};
 }
 
-uint32_t be(const char* text) { return parse_ipv4(text)->be; }
+uint32_t be(const char* text) {
+    return parse_ipv4(text)->be;
+}
 
 TEST(PrefixSetTest, EmptyContainsNothing) {
     PrefixSet s;
@@ -108,7 +110,8 @@ TEST(ParseAclPrefixTest, AcceptsAddressesAndPrefixes) {
 TEST(ParseAclPrefixTest, RefusesBadInputWithActionableText) {
     auto host_bits = parse_acl_prefix("10.1.2.3/8");
     ASSERT_FALSE(host_bits.ok());
-    EXPECT_EQ(host_bits.error(), "prefix '10.1.2.3/8' has host bits set (did you mean 10.0.0.0/8?)");
+    EXPECT_EQ(host_bits.error(),
+              "prefix '10.1.2.3/8' has host bits set (did you mean 10.0.0.0/8?)");
     for (const char* bad : {"10.0.0.0/33", "10.0.0/8", "default", "", "10.0.0.0/", "a.b.c.d"}) {
         auto r = parse_acl_prefix(bad);
         ASSERT_FALSE(r.ok()) << bad;

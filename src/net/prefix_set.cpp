@@ -27,12 +27,20 @@ PrefixSet::PrefixSet(std::span<const Ipv4Prefix> prefixes) {
 }
 
 bool PrefixSet::contains(uint32_t addr_be) const {
+    if (lo_.empty()) return false;
     const uint32_t a = __builtin_bswap32(addr_be);
-    // The last interval starting at or below a is the only one that can hold it.
-    auto it = std::upper_bound(lo_.begin(), lo_.end(), a);
-    if (it == lo_.begin()) return false;
-    const size_t i = static_cast<size_t>(it - lo_.begin()) - 1;
-    return a <= hi_[i];
+    // The last interval starting at or below a is the only one that can hold it. Branchless
+    // binary search (the step is a conditional move): random client addresses would make a
+    // branchy search mispredict on every level.
+    const uint32_t* base = lo_.data();
+    size_t n = lo_.size();
+    while (n > 1) {
+        const size_t half = n / 2;
+        base = base[half] <= a ? base + half : base;
+        n -= half;
+    }
+    if (*base > a) return false;
+    return a <= hi_[static_cast<size_t>(base - lo_.data())];
 }
 
 Result<Ipv4Prefix> parse_acl_prefix(std::string_view text) {

@@ -141,6 +141,14 @@ struct RealServer {
     SourceLoc loc;
 };
 
+// DPVS keepalived's `deny_address_group NAME { PREFIX ... }`: a named blacklist that a
+// virtual_server takes with `daddr_group_name NAME` (entries join its `blacklist`).
+struct DenyAddressGroup {
+    std::string name;
+    std::vector<net::Ipv4Prefix> prefixes;
+    SourceLoc loc;
+};
+
 struct VirtualServer {
     Proto proto = Proto::Tcp;
     net::Ipv4 vip;
@@ -162,6 +170,11 @@ struct VirtualServer {
     bool omega = false;
     std::string quorum_up;
     std::string quorum_down;
+    // Admission control: `blacklist { PREFIX ... }`, `whitelist { PREFIX ... }` and
+    // `conn_rate_limit N` (new connections per second, 0 = no cap).
+    std::vector<net::Ipv4Prefix> blacklist;
+    std::vector<net::Ipv4Prefix> whitelist;
+    uint32_t conn_rate_limit = 0;
     std::vector<RealServer> real_servers;
     SourceLoc loc;
 };
@@ -174,6 +187,7 @@ struct Config {
     IpvsDefs ipvs;
     std::vector<LocalAddressGroup> laddr_groups;
     std::vector<VirtualServerGroup> vs_groups;
+    std::vector<DenyAddressGroup> deny_groups;
     std::vector<VirtualServer> virtual_servers;  // groups expanded: one per VIP/port
     // "file:line: what is accepted but not acted on" lines for xvsd to print at startup.
     std::vector<std::string> warnings;

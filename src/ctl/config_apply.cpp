@@ -152,13 +152,18 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         if (vs.proxy_protocol == ProxyProtocol::V2) spec.flags |= lb::kSvcFlagPpV2;
         if (vs.uoa == Uoa::Opp) spec.flags |= lb::kSvcFlagUoaOpp;
         if (vs.uoa == Uoa::Ipo) spec.flags |= lb::kSvcFlagUoaIpo;
+        spec.conn_rate = vs.conn_rate_limit;
         const lb::ServiceKey key = lb::make_service_key(spec.proto, spec.vip, spec.port);
         auto svc = d.service_find(key);
         if (!svc) {
             if (auto r = d.service_add(spec); !r) return fail(vs.loc, "virtual_server", r.error());
             rep.changes.push_back("added service " + svc_name(key));
             svc = d.service_find(key);
-        } else if (svc->sched_name != spec.sched || svc->flags != spec.flags) {
+        } else if (svc->sched_name != spec.sched || svc->flags != spec.flags ||
+                   svc->conn_rate != spec.conn_rate) {
+            if (svc->conn_rate != spec.conn_rate)
+                rep.changes.push_back("service " + svc_name(key) + " conn_rate_limit " +
+                                      std::to_string(spec.conn_rate));
             const bool sched_changed = svc->sched_name != spec.sched;
             const bool flags_changed = svc->flags != spec.flags;
             const uint32_t old_flags = svc->flags;
@@ -177,6 +182,18 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
                     rep.changes.push_back("service " + svc_name(key) + " uoa " +
                                           std::string(to_string(vs.uoa)));
             }
+        }
+
+        // Client lists: replaced as a whole when the config's differ (a reload also drops
+        // entries added with xvsadm -U/-O, like every other attribute).
+        for (const lb::AclKind kind : {lb::AclKind::Black, lb::AclKind::White}) {
+            const bool black = kind == lb::AclKind::Black;
+            const auto& want = black ? vs.blacklist : vs.whitelist;
+            if ((black ? svc->blacklist : svc->whitelist) == want) continue;
+            if (auto r = d.acl_set(key, kind, want); !r)
+                return fail(vs.loc, black ? "blacklist" : "whitelist", r.error());
+            rep.changes.push_back("service " + svc_name(key) + (black ? " blacklist" : " whitelist") +
+                                  " now " + std::to_string(want.size()) + " entries");
         }
 
         // Dests: remove, then add or reweight.

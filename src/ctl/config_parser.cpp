@@ -12,6 +12,7 @@
 #include "ctl/config_keywords.h"
 #include "ctl/config_lexer.h"
 #include "ctl/config_validate.h"
+#include "net/prefix_set.h"
 
 namespace xvs::ctl {
 
@@ -292,6 +293,8 @@ class Parser {
             local_address_group(kw);
         else if (k == "virtual_server_group")
             virtual_server_group(kw);
+        else if (k == "deny_address_group")
+            deny_address_group(kw);
         else if (k == "virtual_server")
             virtual_server(kw);
         else if (k.starts_with("vrrp_")) {
@@ -714,6 +717,15 @@ class Parser {
         } else if (k == "quorum_up" || k == "quorum_down") {
             if (const Token* val = value(t))
                 (k == "quorum_up" ? vs.quorum_up : vs.quorum_down) = val->text;
+        } else if (k == "blacklist" || k == "whitelist") {
+            acl_list(t, k == "blacklist" ? vs.blacklist : vs.whitelist);
+        } else if (k == "daddr_group_name") {
+            if (const Token* val = value(t)) {
+                p.deny_group = val->text;
+                p.deny_loc = loc(*val);
+            }
+        } else if (k == "conn_rate_limit") {
+            if (auto n = number_value(t, 0, UINT32_MAX)) vs.conn_rate_limit = *n;
         } else if (k == "real_server") {
             real_server(t, vs);
         } else if (contains(kIgnoredVs, k)) {
@@ -721,6 +733,67 @@ class Parser {
         } else {
             unknown(t, "virtual_server");
         }
+    }
+
+    // `blacklist { 10.0.0.0/8 192.0.2.7 }` (entries may share lines) or, for short lists,
+    // `blacklist 10.0.0.0/8 192.0.2.7`. Each entry is A.B.C.D or A.B.C.D/LEN without host bits.
+    void acl_list(const Token& kw, std::vector<net::Ipv4Prefix>& list) {
+        bool given = false;
+        while (has_value(kw)) {
+            acl_entry(kw, take(), list);
+            given = true;
+        }
+        const Token* next = peek();
+        if (next && next->kind == TokenKind::LBrace) {
+            acl_block(kw, list);
+            given = true;
+        }
+        if (!given) error(kw, kw.text + ": expected addresses or prefixes, or a '{ }' block of them");
+    }
+
+    void acl_entry(const Token& kw, const Token& tok, std::vector<net::Ipv4Prefix>& list) {
+        auto prefix = net::parse_acl_prefix(tok.text);
+        if (!prefix) return error(tok, kw.text + ": " + prefix.error());
+        if (std::find(list.begin(), list.end(), *prefix) != list.end())
+            return warning(tok, kw.text + ": " + tok.text + " listed twice");
+        list.push_back(*prefix);
+    }
+
+    // The `{ ... }` of a list, at the current `{`.
+    void acl_block(const Token& kw, std::vector<net::Ipv4Prefix>& list) {
+        ++pos_;
+        block_body(kw, [&](const Token& entry) {
+            acl_entry(kw, entry, list);
+            while (has_value(entry)) acl_entry(kw, take(), list);
+        });
+    }
+
+    // DPVS keepalived: `deny_address_group NAME { PREFIX ... }`.
+    void deny_address_group(const Token& kw) {
+        DenyAddressGroup group;
+        group.loc = loc(kw);
+        const Token* name = value(kw);
+        if (name) group.name = name->text;
+        if (!open_block_at(kw)) return;
+        acl_block(kw, group.prefixes);
+        if (!name) return;
+        for (const DenyAddressGroup& prev : cfg_.deny_groups) {
+            if (prev.name == group.name) {
+                error(kw, "deny_address_group " + quoted(group.name) + " already defined at " +
+                              prev.loc.file + ":" + std::to_string(prev.loc.line));
+                return;
+            }
+        }
+        cfg_.deny_groups.push_back(std::move(group));
+    }
+
+    // Like open_block, without consuming the `{` (acl_block does).
+    bool open_block_at(const Token& kw) {
+        const Token* next = peek();
+        if (next && next->kind == TokenKind::LBrace) return true;
+        error(kw, kw.text + ": expected '{'");
+        skip_statement(kw);
+        return false;
     }
 
     void real_server(const Token& kw, VirtualServer& vs) {
@@ -737,6 +810,11 @@ class Parser {
         if (!addr || !port) return;
         rs.addr = *addr;
         rs.port = *port;
+        // IPVS refuses this (ERANGE) whether or not an upper threshold is set.
+        if (rs.lower_threshold > rs.upper_threshold)
+            error(kw, "real_server " + endpoint_text(rs.addr, rs.port) + ": lthreshold " +
+                          std::to_string(rs.lower_threshold) + " is higher than uthreshold " +
+                          std::to_string(rs.upper_threshold));
         for (const RealServer& prev : vs.real_servers) {
             if (prev.addr == rs.addr && prev.port == rs.port) {
                 error(kw, "duplicate real_server " + endpoint_text(rs.addr, rs.port) +

@@ -41,6 +41,19 @@ class Validator {
             if (p.laddr_loc && !cfg_.find_laddr_group(p.vs.laddr_group))
                 error(*p.laddr_loc,
                       "laddr_group_name: unknown local_address_group " + quoted(p.vs.laddr_group));
+            if (p.deny_loc) {
+                auto group = std::find_if(cfg_.deny_groups.begin(), cfg_.deny_groups.end(),
+                                          [&](const auto& g) { return g.name == p.deny_group; });
+                if (group == cfg_.deny_groups.end()) {
+                    error(*p.deny_loc,
+                          "daddr_group_name: unknown deny_address_group " + quoted(p.deny_group));
+                } else {
+                    for (const net::Ipv4Prefix& prefix : group->prefixes)
+                        if (std::find(p.vs.blacklist.begin(), p.vs.blacklist.end(), prefix) ==
+                            p.vs.blacklist.end())
+                            p.vs.blacklist.push_back(prefix);
+                }
+            }
             std::vector<VirtualServer> expanded;
             if (p.kind == PendingVs::Kind::Address) {
                 expanded.push_back(p.vs);

@@ -20,6 +20,8 @@ struct PendingVs {
     std::string group_name;
     bool proto_set = false;
     std::optional<SourceLoc> laddr_loc;  // where laddr_group_name was given
+    std::string deny_group;              // daddr_group_name (DPVS), resolved by the validator
+    std::optional<SourceLoc> deny_loc;
 };
 
 // A netif port named somewhere, checked against netif_defs at the end.

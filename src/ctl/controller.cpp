@@ -7,6 +7,7 @@
 
 #include "lb/laddr.h"
 #include "lb/service.h"
+#include "net/prefix_set.h"
 #include "port/ethdev.h"
 #include "stack/counters.h"
 
@@ -157,6 +158,7 @@ lb::ServiceSpec service_spec(const json& s) {
         if (uoa == "opp") spec.flags |= lb::kSvcFlagUoaOpp;
         else if (uoa == "ipo") spec.flags |= lb::kSvcFlagUoaIpo;
     }
+    spec.conn_rate = static_cast<uint32_t>(opt_uint(s, "conn_rate", UINT32_MAX, 0));
     return spec;
 }
 
@@ -246,7 +248,13 @@ json Controller::service_json(const lb::Service& s) const {
            {"uoa", (s.flags & lb::kSvcFlagUoaOpp)   ? "opp"
                    : (s.flags & lb::kSvcFlagUoaIpo) ? "ipo"
                                                     : "off"},
+           {"conn_rate", s.conn_rate},
            {"stats", stats_json(&s, service_totals(s))}};
+    for (const auto* list : {&s.blacklist, &s.whitelist}) {
+        json entries = json::array();
+        for (const auto& p : *list) entries.push_back(net::to_string(p));
+        j[list == &s.blacklist ? "blacklist" : "whitelist"] = entries;
+    }
     json laddrs = json::array();
     for (const auto& l : s.laddrs) laddrs.push_back({{"addr", net::to_string(l->addr)}, {"ifname", l->port_name}});
     j["laddrs"] = laddrs;
@@ -469,6 +477,15 @@ json Controller::handle(const json& req) {
             bool known = std::any_of(ports_.begin(), ports_.end(), [&](const auto& p) { return p.name == ifname; });
             if (!known) return err("No such device");
             return commit_ok(director_.laddr_add(key, lip, ifname));
+        }
+        if (cmd == "add_blacklist" || cmd == "del_blacklist" || cmd == "add_whitelist" ||
+            cmd == "del_whitelist") {
+            lb::ServiceKey key = get_service_key(field(req, "service"));
+            auto prefix = net::parse_acl_prefix(get_str(req, "prefix"));
+            if (!prefix) throw BadRequest{"'prefix': " + prefix.error()};
+            const lb::AclKind kind = cmd.ends_with("blacklist") ? lb::AclKind::Black : lb::AclKind::White;
+            return commit_ok(cmd.starts_with("add_") ? director_.acl_add(key, kind, *prefix)
+                                                     : director_.acl_del(key, kind, *prefix));
         }
         if (cmd == "get_laddr") {
             auto svc = director_.service_find(get_service_key(field(req, "service")));

@@ -3,6 +3,8 @@
 // ' ' optional. Checks run in ipvsadm's order so the first message printed is the same.
 #include "ctl/ipvsadm_args.h"
 
+#include "net/prefix_set.h"
+
 #include <netdb.h>
 
 #include <array>
@@ -46,6 +48,9 @@ enum Opt : int {
     kOptUoa,
     kOptLaddr,
     kOptIfname,
+    kOptBlacklist,
+    kOptWhitelist,
+    kOptConnRate,
     kOptCount,
 };
 
@@ -56,6 +61,7 @@ constexpr std::array<const char*, kOptCount> kOptionNames = {
     "persistent-conn", "nosort",  "exact",           "ops",        "pe",
     "sched-flags", "tun-type",    "tun-port",        "synproxy",   "toa",
     "proxy-protocol", "uoa",      "laddr",    "ifname",
+    "blklst-address", "whtlst-address", "conn-rate",
 };
 
 // Rows in CommandKind order (Help and Version never reach the check).
@@ -64,27 +70,33 @@ struct CommandRow {
     const char* options;  // kOptCount characters
 };
 // clang-format off
-//                                                      n c S s p M r f w x y T st rt th pc ns ex o pe b tt tp j toa pp uoa z F
-constexpr std::array<CommandRow, 16> kCommandOptions = {{
-    {"add-service",    "xx+   xxxxxxxxxxxx   xx    xx"},
-    {"edit-service",   "xx+   xxxxxxxxxxxx   xx    xx"},
-    {"delete-service", "xx+xxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"flush",          "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"list",           " 1 xxxxxxxx1      xxxxxxxxxxx"},
-    {"add-server",     "xx+xxx+    xxxxxxxxxx  xxxxxx"},
-    {"delete-server",  "xx+xxx+xxxxxxxxxxxxxxxxxxxxxx"},
-    {"edit-server",    "xx+xxx+    xxxxxxxxxx  xxxxxx"},
-    {"timeout",        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"restore",        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"save",           " xxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"zero",           "xx xxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"add-laddr",      "xx+xxxxxxxxxxxxxxxxxxxxxxxx++"},
-    {"del-laddr",      "xx+xxxxxxxxxxxxxxxxxxxxxxxx+ "},
-    {"get-laddr",      " x+xxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"reload",         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+//                                                      n c S s p M r f w x y T st rt th pc ns ex o pe b tt tp j toa pp uoa z F k 2 cr
+constexpr std::array<CommandRow, 22> kCommandOptions = {{
+    {"add-service",    "xx+   xxxxxxxxxxxx   xx    xxxx "},
+    {"edit-service",   "xx+   xxxxxxxxxxxx   xx    xxxx "},
+    {"delete-service", "xx+xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"flush",          "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"list",           " 1 xxxxxxxx1      xxxxxxxxxxxxxx"},
+    {"add-server",     "xx+xxx+    xxxxxxxxxx  xxxxxxxxx"},
+    {"delete-server",  "xx+xxx+xxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"edit-server",    "xx+xxx+    xxxxxxxxxx  xxxxxxxxx"},
+    {"timeout",        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"restore",        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"save",           " xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"zero",           "xx xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"add-laddr",      "xx+xxxxxxxxxxxxxxxxxxxxxxxx++xxx"},
+    {"del-laddr",      "xx+xxxxxxxxxxxxxxxxxxxxxxxx+ xxx"},
+    {"get-laddr",      " x+xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"reload",         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"add-blklst",     "xx+xxxxxxxxxxxxxxxxxxxxxxxxxx+xx"},
+    {"del-blklst",     "xx+xxxxxxxxxxxxxxxxxxxxxxxxxx+xx"},
+    {"get-blklst",     " x xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"add-whtlst",     "xx+xxxxxxxxxxxxxxxxxxxxxxxxxxx+x"},
+    {"del-whtlst",     "xx+xxxxxxxxxxxxxxxxxxxxxxxxxxx+x"},
+    {"get-whtlst",     " x xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
 }};
 // clang-format on
-static_assert(static_cast<int>(CommandKind::Reload) + 1 == kCommandOptions.size());
+static_assert(static_cast<int>(CommandKind::GetWhitelist) + 1 == kCommandOptions.size());
 
 constexpr bool rows_have_all_columns() {
     for (const auto& row : kCommandOptions) {
@@ -131,6 +143,12 @@ constexpr OptionSpec kOptions[] = {
     {'Q', "del-laddr", ArgKind::None, true, cmd(CommandKind::DelLaddr)},
     {'G', "get-laddr", ArgKind::None, true, cmd(CommandKind::GetLaddr)},
     {0, "reload", ArgKind::None, true, cmd(CommandKind::Reload)},
+    {'U', "add-blklst", ArgKind::None, true, cmd(CommandKind::AddBlacklist)},
+    {'V', "del-blklst", ArgKind::None, true, cmd(CommandKind::DelBlacklist)},
+    {'B', "get-blklst", ArgKind::None, true, cmd(CommandKind::GetBlacklist)},
+    {'O', "add-whtlst", ArgKind::None, true, cmd(CommandKind::AddWhitelist)},
+    {'Y', "del-whtlst", ArgKind::None, true, cmd(CommandKind::DelWhitelist)},
+    {'W', "get-whtlst", ArgKind::None, true, cmd(CommandKind::GetWhitelist)},
     {'h', "help", ArgKind::None, true, cmd(CommandKind::Help)},
     {'v', "version", ArgKind::None, true, cmd(CommandKind::Version)},
     {'t', "tcp-service", ArgKind::Required, false, kTcpService},
@@ -169,6 +187,9 @@ constexpr OptionSpec kOptions[] = {
     {0, "uoa", ArgKind::Required, false, kOptUoa},
     {'z', "laddr", ArgKind::Required, false, kOptLaddr},
     {'F', "ifname", ArgKind::Required, false, kOptIfname},
+    {'k', "blklst", ArgKind::Required, false, kOptBlacklist},
+    {'2', "whtlst", ArgKind::Required, false, kOptWhitelist},
+    {0, "conn-rate", ArgKind::Required, false, kOptConnRate},
     {0, "socket", ArgKind::Required, false, kSocket},
 };
 
@@ -525,6 +546,24 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
                 if (!(r = set_option(kOptIfname))) return fail(r.error());
                 c.ifname = arg;
                 break;
+            case kOptBlacklist:
+            case kOptWhitelist: {
+                if (!(r = set_option(o.id))) return fail(r.error());
+                auto p = net::parse_acl_prefix(arg);
+                if (!p)
+                    return fail(std::string(o.id == kOptBlacklist ? "illegal blacklist entry: "
+                                                                  : "illegal whitelist entry: ") +
+                                p.error());
+                c.acl = *p;
+                break;
+            }
+            case kOptConnRate: {
+                if (!(r = set_option(kOptConnRate))) return fail(r.error());
+                auto n = to_number(arg, 0, UINT32_MAX);
+                if (!n) return fail("illegal conn-rate `" + arg + "' specified (0..4294967295 per second, 0 = no cap)");
+                c.svc.conn_rate = static_cast<uint32_t>(*n);
+                break;
+            }
             default:  // plain flags
                 if (!(r = set_option(o.id))) return fail(r.error());
                 break;
@@ -658,6 +697,7 @@ std::string usage_text(std::string_view program) {
     s += "Usage:\n";
     s += "  " + p + " -A|E virtual-service [-s scheduler] [-p [timeout]] [-M netmask] [--pe persistence_engine] [-b sched-flags]\n";
     s += "        [-j|--synproxy] [--toa on|off] [--proxy-protocol v1|v2|off] [--uoa opp|ipo|off]\n";
+    s += "        [--conn-rate N]\n";
     s += "  " + p + " -D virtual-service\n";
     s += "  " + p + " -C\n";
     s += "  " + p + " -R\n";
@@ -669,6 +709,9 @@ std::string usage_text(std::string_view program) {
     s += "  " + p + " --set tcp tcpfin udp\n";
     s += "  " + p + " -P|Q virtual-service -z local-address -F ifname\n";
     s += "  " + p + " -G virtual-service\n";
+    s += "  " + p + " -U|V virtual-service -k address[/len]\n";
+    s += "  " + p + " -O|Y virtual-service --whtlst address[/len]\n";
+    s += "  " + p + " -B|W [virtual-service]\n";
     s += "  " + p + " --reload\n";
     s += "  " + p + " -h\n\n";
     s += "Commands:\n";
@@ -688,6 +731,12 @@ std::string usage_text(std::string_view program) {
     s += "  --add-laddr       -P        add a local (FULLNAT/SNAT source) address\n";
     s += "  --del-laddr       -Q        delete a local address\n";
     s += "  --get-laddr       -G        show local addresses\n";
+    s += "  --add-blklst      -U        add a client address or prefix to a service's blacklist\n";
+    s += "  --del-blklst      -V        delete a blacklist entry\n";
+    s += "  --get-blklst      -B        show blacklists\n";
+    s += "  --add-whtlst      -O        add a client address or prefix to a service's whitelist\n";
+    s += "  --del-whtlst      -Y        delete a whitelist entry\n";
+    s += "  --get-whtlst      -W        show whitelists\n";
     s += "  --reload                    make xvsd re-read its configuration\n";
     s += "  --help            -h        display this help message\n";
     s += "  --version         -v        display the version\n\n";
@@ -719,6 +768,9 @@ std::string usage_text(std::string_view program) {
     s += "  --uoa          opp|ipo|off          pass the client address in UOA (UDP)\n";
     s += "  --laddr        -z local-address     local address (FULLNAT/SNAT)\n";
     s += "  --ifname       -F ifname            port that owns the local address\n";
+    s += "  --blklst       -k address[/len]     blacklist entry (dropped before any state)\n";
+    s += "  --whtlst       -2 address[/len]     whitelist entry (non-empty list: only these)\n";
+    s += "  --conn-rate    N                    new connections per second, 0 = no cap\n";
     s += "  --connection   -c                   output of current connections\n";
     s += "  --timeout                           output of timeout (tcp tcpfin udp)\n";
     s += "  --stats                             output of statistics information\n";

@@ -35,6 +35,12 @@ enum class CommandKind {
     DelLaddr,     // -Q
     GetLaddr,     // -G
     Reload,       // --reload
+    AddBlacklist,  // -U (DPVS --add-blklst)
+    DelBlacklist,  // -V (DPVS --del-blklst)
+    GetBlacklist,  // -B (DPVS --get-blklst)
+    AddWhitelist,  // -O (DPVS --add-whtlst)
+    DelWhitelist,  // -Y (DPVS --del-whtlst)
+    GetWhitelist,  // -W (DPVS --get-whtlst)
     Help,         // -h
     Version,      // -v
 };
@@ -65,6 +71,10 @@ struct ServiceOptions {
     bool toa = false;
     ProxyProtocol proxy_protocol = ProxyProtocol::Off;
     Uoa uoa = Uoa::Off;
+    uint32_t conn_rate = 0;  // --conn-rate: new connections per second, 0 = no cap
+    // Client lists, filled from the daemon's reply (list/save); commands use Command::acl.
+    std::vector<net::Ipv4Prefix> blacklist;
+    std::vector<net::Ipv4Prefix> whitelist;
 };
 
 struct DestOptions {
@@ -105,6 +115,7 @@ struct Command {
     Timeouts timeouts;
     net::Ipv4 laddr;     // -z
     std::string ifname;  // -F
+    net::Ipv4Prefix acl;  // -k (blacklist) / -2 (whitelist) entry: ADDR[/LEN]
     std::string socket_path;  // --socket; empty = not given
 };
 

@@ -36,6 +36,11 @@ __attribute__((format(printf, 1, 2))) std::string sfmt(const char* fmt, ...) {
 
 using ull = unsigned long long;
 
+// A list entry as operators write it: a plain address for /32, else CIDR.
+std::string acl_entry(const net::Ipv4Prefix& p) {
+    return p.len == 32 ? net::to_string(p.addr) : net::to_string(p);
+}
+
 // --- decoding -------------------------------------------------------------------------------
 
 using reply::decode;
@@ -103,6 +108,16 @@ ServiceEntry get_service(const json& j) {
                                          : ProxyProtocol::Off;
     const std::string uoa = j.value("uoa", std::string("off"));
     s.opts.uoa = uoa == "opp" ? Uoa::Opp : uoa == "ipo" ? Uoa::Ipo : Uoa::Off;
+    s.opts.conn_rate = j.value("conn_rate", uint32_t{0});
+    for (const char* name : {"blacklist", "whitelist"}) {
+        if (!j.contains(name)) continue;
+        auto& list = name[0] == 'b' ? s.opts.blacklist : s.opts.whitelist;
+        for (const json& e : j.at(name)) {
+            auto p = net::parse_ipv4_prefix(e.get<std::string>());
+            if (!p) throw DecodeError{std::string("bad prefix in '") + name + "'"};
+            list.push_back(*p);
+        }
+    }
     s.stats = get_stats(j);
     if (j.contains("dests")) {
         for (const json& d : j.at("dests")) {
@@ -241,6 +256,7 @@ std::string service_line(const ServiceEntry& s, const ListFormat& fmt) {
     if (s.opts.proxy_protocol != ProxyProtocol::Off)
         line += " proxy-protocol " + std::string(proxy_protocol_name(s.opts.proxy_protocol));
     if (s.opts.uoa != Uoa::Off) line += " uoa " + std::string(uoa_name(s.opts.uoa));
+    if (s.opts.conn_rate) line += sfmt(" conn-rate %u", s.opts.conn_rate);
     return line + "\n";
 }
 
@@ -360,6 +376,7 @@ std::string format_save(std::vector<ServiceEntry> services, const ListFormat& fm
         if (s.opts.proxy_protocol != ProxyProtocol::Off)
             out += " --proxy-protocol " + std::string(proxy_protocol_name(s.opts.proxy_protocol));
         if (s.opts.uoa != Uoa::Off) out += " --uoa " + std::string(uoa_name(s.opts.uoa));
+        if (s.opts.conn_rate) out += sfmt(" --conn-rate %u", s.opts.conn_rate);
         out += "\n";
         for (const auto& d : s.dests) {
             out += "-a " + name + " -r " + net::to_string(d.opts.addr) + " " +
@@ -377,6 +394,23 @@ std::string format_save(std::vector<ServiceEntry> services, const ListFormat& fm
             if (!l.ifname.empty()) out += " -F " + l.ifname;
             out += "\n";
         }
+        for (const auto& p : s.opts.blacklist) out += "-U " + name + " -k " + acl_entry(p) + "\n";
+        for (const auto& p : s.opts.whitelist)
+            out += "-O " + name + " --whtlst " + acl_entry(p) + "\n";
+    }
+    return out;
+}
+
+std::string format_acl(std::vector<ServiceEntry> services, bool whitelist) {
+    sort_entries(services);
+    std::string out = sfmt("%-8s %-30s %-30s\n", "PROTO", "VIP:VPORT", whitelist ? "WHITELIST" : "BLACKLIST");
+    for (const auto& s : services) {
+        const auto& list = whitelist ? s.opts.whitelist : s.opts.blacklist;
+        const char* proto = s.key.fwmark ? "FWM" : s.key.proto == Proto::Tcp ? "TCP" : "UDP";
+        const std::string vip = s.key.fwmark ? sfmt("%u", s.key.fwmark)
+                                             : net::to_string(net::Ipv4Endpoint{s.key.vip, s.key.port});
+        for (const auto& p : list)
+            out += sfmt("%-8s %-30s %-30s\n", proto, vip.c_str(), acl_entry(p).c_str());
     }
     return out;
 }
@@ -442,6 +476,12 @@ Result<std::string> render_reply(const Command& cmd, const json& reply) {
             if (!services) return make_error(services.error());
             if (cmd.kind == CommandKind::Save) return format_save(std::move(*services), cmd.format);
             return format_list(std::move(*services), cmd.format, !cmd.service.has_value());
+        }
+        case CommandKind::GetBlacklist:
+        case CommandKind::GetWhitelist: {
+            auto services = decode_services(reply);
+            if (!services) return make_error(services.error());
+            return format_acl(std::move(*services), cmd.kind == CommandKind::GetWhitelist);
         }
         case CommandKind::GetLaddr: {
             auto laddrs = decode_laddrs(reply);

@@ -71,6 +71,9 @@ std::string format_conns(const std::vector<ConnEntry>& conns);
 std::string format_timeout(const Timeouts& t);
 // -G (DPVS layout).
 std::string format_laddrs(const ServiceKey& key, const std::vector<LaddrEntry>& laddrs);
+// -B / -W (DPVS layout): one row per entry, "PROTO VIP:VPORT BLACKLIST|WHITELIST"; a /32
+// entry prints as its address.
+std::string format_acl(std::vector<ServiceEntry> services, bool whitelist);
 
 // Output of `cmd` for the daemon's successful reply ("" for commands that print nothing).
 Result<std::string> render_reply(const Command& cmd, const nlohmann::json& reply);

@@ -38,6 +38,8 @@ json service_json(const Command& c) {
     s["toa"] = c.svc.toa;
     s["proxy_protocol"] = std::string(proxy_protocol_name(c.svc.proxy_protocol));
     s["uoa"] = std::string(uoa_name(c.svc.uoa));
+    // Absent means 0 (no cap), so requests without a cap read as they always did.
+    if (c.svc.conn_rate) s["conn_rate"] = c.svc.conn_rate;
     return s;
 }
 
@@ -177,6 +179,22 @@ json build_request(const Command& c) {
             req["service"] = key_json(*c.service);
             break;
         case CommandKind::Reload: req["cmd"] = "reload"; break;
+        case CommandKind::AddBlacklist:
+        case CommandKind::DelBlacklist:
+        case CommandKind::AddWhitelist:
+        case CommandKind::DelWhitelist: {
+            const bool add = c.kind == CommandKind::AddBlacklist || c.kind == CommandKind::AddWhitelist;
+            const bool black = c.kind == CommandKind::AddBlacklist || c.kind == CommandKind::DelBlacklist;
+            req["cmd"] = std::string(add ? "add_" : "del_") + (black ? "blacklist" : "whitelist");
+            req["service"] = key_json(*c.service);
+            req["prefix"] = net::to_string(c.acl);
+            break;
+        }
+        case CommandKind::GetBlacklist:
+        case CommandKind::GetWhitelist:
+            req["cmd"] = "list";
+            if (c.service) req["service"] = key_json(*c.service);
+            break;
         case CommandKind::Restore:
         case CommandKind::Help:
         case CommandKind::Version: break;

@@ -25,6 +25,7 @@ struct alignas(64) DestWorkerStats {
     uint32_t active = 0;    // conns in an active TCP state (ESTABLISHED, SYN_*)
     uint32_t inactive = 0;  // all other conns (incl. UDP)
     uint32_t refs = 0;      // conns on this worker pointing at this dest
+    bool overloaded = false;  // over its -x share on this worker (lb/admission.h)
 };
 
 struct Dest {

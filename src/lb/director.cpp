@@ -175,6 +175,7 @@ Result<void> Director::service_add(const ServiceSpec& spec) {
     svc->sched_name = spec.sched;
     svc->fwd = spec.fwd;
     svc->flags = spec.flags;
+    svc->conn_rate = spec.conn_rate;
     services_.push_back(std::move(svc));
     return {};
 }
@@ -189,6 +190,7 @@ Result<void> Director::service_edit(const ServiceSpec& spec) {
     // Scheduler and flags change for new connections; existing ones keep their dest.
     svc->sched_name = spec.sched;
     svc->flags = spec.flags;
+    svc->conn_rate = spec.conn_rate;
     return {};
 }
 
@@ -214,6 +216,11 @@ void Director::services_clear() {
 // method included: refuse what the data plane cannot do rather than keep the old method.
 Result<void> Director::dest_check(const DestSpec& spec) const {
     if (spec.weight < 0 || spec.weight > 65535) return make_error("Illegal weight specified");
+    // IPVS refuses this too (ERANGE), whether or not an upper threshold is set.
+    if (spec.lower_threshold > spec.upper_threshold)
+        return make_error("lower threshold " + std::to_string(spec.lower_threshold) +
+                          " is higher than upper threshold " +
+                          std::to_string(spec.upper_threshold));
     if (!fwd_supported(spec.fwd))
         return make_error(std::string("forwarding method ") + fwd_name(spec.fwd) +
                           " is not supported yet (use FULLNAT)");
@@ -308,6 +315,52 @@ Result<void> Director::laddr_del(const ServiceKey& key, net::Ipv4 lip) {
     return {};
 }
 
+namespace {
+
+std::vector<net::Ipv4Prefix>& acl_of(Service& svc, AclKind kind) {
+    return kind == AclKind::Black ? svc.blacklist : svc.whitelist;
+}
+
+const char* acl_name(AclKind kind) { return kind == AclKind::Black ? "blacklist" : "whitelist"; }
+
+// A bound on list size keeps a runaway script from growing snapshots without end; the lookup
+// itself is O(log n) at any size.
+constexpr size_t kMaxAclEntries = 65536;
+
+}  // namespace
+
+Result<void> Director::acl_add(const ServiceKey& key, AclKind kind, net::Ipv4Prefix prefix) {
+    auto svc = service_find(key);
+    if (!svc) return make_error("No such service");
+    auto& list = acl_of(*svc, kind);
+    if (std::find(list.begin(), list.end(), prefix) != list.end())
+        return make_error(net::to_string(prefix) + " is already in the " + acl_name(kind));
+    if (list.size() >= kMaxAclEntries)
+        return make_error(std::string(acl_name(kind)) + " is full (at most " +
+                          std::to_string(kMaxAclEntries) + " entries)");
+    list.push_back(prefix);
+    return {};
+}
+
+Result<void> Director::acl_del(const ServiceKey& key, AclKind kind, net::Ipv4Prefix prefix) {
+    auto svc = service_find(key);
+    if (!svc) return make_error("No such service");
+    if (std::erase(acl_of(*svc, kind), prefix) == 0)
+        return make_error(net::to_string(prefix) + " is not in the " + acl_name(kind));
+    return {};
+}
+
+Result<void> Director::acl_set(const ServiceKey& key, AclKind kind,
+                               std::vector<net::Ipv4Prefix> list) {
+    auto svc = service_find(key);
+    if (!svc) return make_error("No such service");
+    if (list.size() > kMaxAclEntries)
+        return make_error(std::string(acl_name(kind)) + " too long (at most " +
+                          std::to_string(kMaxAclEntries) + " entries)");
+    acl_of(*svc, kind) = std::move(list);
+    return {};
+}
+
 std::unique_ptr<Snapshot> Director::build() const {
     auto snap = std::make_unique<Snapshot>();
     snap->timeouts = timeouts_;
@@ -377,10 +430,20 @@ std::unique_ptr<Snapshot> Director::build() const {
         view->sched = sched_find(svc->sched_name);
         view->fwd = svc->fwd;
         view->flags = svc->flags;
+        view->blacklist = net::PrefixSet(svc->blacklist);
+        view->whitelist = net::PrefixSet(svc->whitelist);
+        view->conn_rate = svc->conn_rate;
         for (const auto& d : svc->dests) {
             view->plan.dests.push_back(d.get());
             view->plan.weights.push_back(d->weight.load(std::memory_order_relaxed));
             snap->keep_dests.push_back(d);
+        }
+        // Thresholds only when some dest has one: schedulers skip the check on an empty list.
+        view->plan.workers = nworkers_;
+        if (std::any_of(svc->dests.begin(), svc->dests.end(),
+                        [](const auto& d) { return d->upper_threshold != 0; })) {
+            for (const auto& d : svc->dests)
+                view->plan.limits.push_back(DestLimit{d->upper_threshold, d->lower_threshold});
         }
         view->sched->build(view->plan);
         for (const auto& l : svc->laddrs) view->laddrs.push_back(l.get());

@@ -25,6 +25,7 @@ struct ServiceSpec {
     std::string sched = "wlc";
     FwdMode fwd = FwdMode::FullNat;
     uint32_t flags = 0;
+    uint32_t conn_rate = 0;  // new connections per second, 0 = no cap
 };
 
 struct DestSpec {
@@ -95,6 +96,13 @@ public:
     // FULLNAT local addresses of a service (DPVS's -P/-Q). A LIP may serve several services.
     Result<void> laddr_add(const ServiceKey& key, net::Ipv4 lip, const std::string& port);
     Result<void> laddr_del(const ServiceKey& key, net::Ipv4 lip);
+
+    // Client black/white lists of a service (checked before any state is made, see
+    // Worker::admit). add refuses a prefix already listed, del one that is not; set replaces
+    // the whole list (config reload). Connections already made are not cut.
+    Result<void> acl_add(const ServiceKey& key, AclKind kind, net::Ipv4Prefix prefix);
+    Result<void> acl_del(const ServiceKey& key, AclKind kind, net::Ipv4Prefix prefix);
+    Result<void> acl_set(const ServiceKey& key, AclKind kind, std::vector<net::Ipv4Prefix> list);
 
     void timeouts_set(const Timeouts& t) { timeouts_ = t; }
     const Timeouts& timeouts() const { return timeouts_; }

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "common/flat_map.h"
+#include "lb/admission.h"
 #include "lb/dest.h"
 #include "lb/laddr.h"
 #include "lb/sched/sched.h"
+#include "net/prefix_set.h"
 
 namespace xvs::lb {
 
@@ -35,6 +37,7 @@ struct alignas(64) ServiceWorkerState {
     uint64_t inbytes = 0;
     uint64_t outbytes = 0;
     std::atomic<uint32_t> refs{0};  // conns on this worker belonging to this service
+    TokenBucket conn_rate_bucket;   // this worker's share of Service::conn_rate
 };
 
 // Service flags (xvsadm -L shows them).
@@ -56,6 +59,10 @@ struct Service {
     FwdMode fwd = FwdMode::FullNat;
     uint32_t flags = 0;
     uint32_t persistence_s = 0;  // 0 = not persistent (persistence arrives with its issue)
+    // Admission control (Worker::admit): client black/white lists and a new-connection cap.
+    std::vector<net::Ipv4Prefix> blacklist;
+    std::vector<net::Ipv4Prefix> whitelist;  // non-empty: only these clients are admitted
+    uint32_t conn_rate = 0;                  // new connections per second, 0 = no cap
     // Control-thread view of membership (the data plane reads ServiceView).
     std::vector<std::shared_ptr<Dest>> dests;
     std::vector<std::shared_ptr<LocalAddr>> laddrs;
@@ -76,6 +83,12 @@ struct ServiceView {
     std::vector<LocalAddr*> laddrs;
     FwdMode fwd = FwdMode::FullNat;
     uint32_t flags = 0;  // kSvcFlag*, as configured when this snapshot was built
+    net::PrefixSet blacklist;  // compiled from Service::blacklist
+    net::PrefixSet whitelist;
+    uint32_t conn_rate = 0;
 };
+
+// Which client list of a service (DPVS's blklst / whtlst).
+enum class AclKind : uint8_t { Black, White };
 
 }  // namespace xvs::lb

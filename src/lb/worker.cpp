@@ -335,11 +335,15 @@ Conn* Worker::conn_create(LbPacket& lp) {
         drop(ctx_, lp.pkt, Counter::drop_no_service);
         return nullptr;
     }
+    if (!admit(*view, lp.key.saddr)) {
+        rte_pktmbuf_free(lp.pkt);  // counted by admit
+        return nullptr;
+    }
     Service* svc = view->svc;
     FlowKey flow{lp.key.saddr, lp.key.daddr, lp.key.sport, lp.key.dport, lp.proto};
     Dest* dest = view->sched->pick(view->plan, svc->workers[w].cursor, w, flow);
     if (!dest) {
-        drop(ctx_, lp.pkt, Counter::drop_no_dest);
+        drop(ctx_, lp.pkt, sched_fail_reason(view->plan));
         return nullptr;
     }
     const size_t nl = view->laddrs.size();

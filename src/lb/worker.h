@@ -52,6 +52,16 @@ public:
     void advance_clock(uint64_t ms) { ctx_.now_ms += ms; }
     uint64_t now_ms() const { return ctx_.now_ms; }
 
+    // Admission control for a new connection from client_be (network order) to `view`'s
+    // service, before any state is made: blacklist, whitelist, then the service's
+    // new-connection rate (one token of this worker's bucket). On refusal the drop reason is
+    // counted (drop_blacklisted, drop_not_whitelisted, drop_conn_rate) and false returned; the
+    // caller frees the packet without counting it again. conn_create calls it; the SYN proxy
+    // must call it before it answers a SYN, so that a refused client never gets a cookie, and
+    // then must not call it again for the connection that the cookie's ACK creates (one token
+    // per connection). Allocation-free, O(log n) in the list sizes.
+    bool admit(const ServiceView& view, uint32_t client_be);
+
     const stack::Counters& counters() const { return ctx_.counters; }
     const ConnTable& conns() const { return *conns_; }
     stack::Neighbours& neighbours() { return ctx_.neigh; }
@@ -84,6 +94,9 @@ private:
     void uoa_inbound(LbPacket& lp, Conn* conn);
     void uoa_send_empty(const Conn* conn);
     static uint64_t clock_ms();
+    // Why a scheduler found no dest: drop_dest_overloaded when some dest had a weight (so the
+    // thresholds kept them all out), else drop_no_dest.
+    static stack::Counter sched_fail_reason(const SchedPlan& plan);
 
     Director& director_;
     WorkerConfig cfg_;

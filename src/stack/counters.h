@@ -72,7 +72,11 @@ namespace xvs::stack {
     X(drop_neigh_queue_full, true, "ARP pending queue full")                                \
     X(drop_neigh_unresolved, true, "next hop did not answer ARP")                           \
     X(drop_mbuf_alloc, true, "mbuf pool empty when building a packet")                      \
-    X(drop_tx_full, true, "port TX queue full")
+    X(drop_tx_full, true, "port TX queue full")                                            \
+    X(drop_blacklisted, true, "new connection from a client on the service's blacklist")      \
+    X(drop_not_whitelisted, true, "new connection from a client not on the service's whitelist") \
+    X(drop_conn_rate, true, "new connection over the service's conn_rate_limit (per second)") \
+    X(drop_dest_overloaded, true, "every usable real server is at its upper connection threshold (-x)")
 
 enum class Counter : uint16_t {
 #define XVS_COUNTER_ENUM(name, is_drop, desc) name,

@@ -9,14 +9,15 @@ namespace {
 
 void rr_build(SchedPlan& plan) { sched_plan_snapshot_weights(plan); }
 
-Dest* rr_pick(const SchedPlan& plan, SchedCursor& cursor, unsigned /*worker*/,
+Dest* rr_pick(const SchedPlan& plan, SchedCursor& cursor, unsigned worker,
               const FlowKey& /*flow*/) {
     const size_t count = plan.dests.size();
     if (count == 0) return nullptr;
     size_t pos = cursor.index % count;
-    // At most one full lap: if no dest has weight > 0 the service takes no new connections.
+    // At most one full lap: if no dest is usable (weight > 0, not overloaded) the service takes
+    // no new connections.
     for (size_t step = 0; step < count; ++step) {
-        if (plan.weights[pos] > 0) {
+        if (sched_dest_usable(plan, pos, worker)) {
             cursor.index = static_cast<uint32_t>(pos + 1 == count ? 0 : pos + 1);
             return plan.dests[pos];
         }

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lb/admission.h"
 #include "lb/dest.h"
 
 namespace xvs::lb {
@@ -32,7 +33,19 @@ struct SchedPlan {
     int32_t max_weight = 0;
     int32_t gcd_weight = 1;
     std::vector<uint32_t> table;  // e.g. an interleaved sequence or a Maglev lookup table
+    // Connection thresholds (-x/-y), same order as dests; empty = none. Each worker enforces
+    // its share of them (lb/admission.h), so the plan also carries the worker count.
+    std::vector<DestLimit> limits;
+    unsigned workers = 1;
 };
+
+// May dest i of the plan take a new connection on this worker? Weight above 0 and not over
+// its connection threshold. Every scheduler asks this instead of testing the weight alone.
+inline bool sched_dest_usable(const SchedPlan& plan, size_t i, unsigned worker) {
+    if (plan.weights[i] <= 0) return false;
+    if (plan.limits.empty()) return true;
+    return !dest_overloaded(plan.limits[i], plan.dests[i]->stats[worker], worker, plan.workers);
+}
 
 // Mutable per (service, worker): lives in the Service, written only by its worker.
 struct alignas(64) SchedCursor {

@@ -32,8 +32,8 @@ Dest* wlc_pick(const SchedPlan& plan, SchedCursor& /*cursor*/, unsigned worker,
     uint64_t best_overhead = 0;
     int32_t best_weight = 0;
     for (size_t i = 0; i < plan.dests.size(); ++i) {
+        if (!sched_dest_usable(plan, i, worker)) continue;
         const int32_t weight = plan.weights[i];
-        if (weight <= 0) continue;
         Dest* dest = plan.dests[i];
         const uint64_t overhead = conn_overhead(dest->stats[worker]);
         if (best == nullptr || less_loaded(overhead, weight, best_overhead, best_weight)) {

@@ -27,7 +27,7 @@ void wrr_build(SchedPlan& plan) {
 
 // cursor.index is the next position to examine; current_weight is the level in force. Passing
 // position 0 starts a new round one gcd lower (wrapping to max_weight), as IPVS does.
-Dest* wrr_pick(const SchedPlan& plan, SchedCursor& cursor, unsigned /*worker*/,
+Dest* wrr_pick(const SchedPlan& plan, SchedCursor& cursor, unsigned worker,
                const FlowKey& /*flow*/) {
     const size_t count = plan.dests.size();
     if (count == 0 || plan.max_weight <= 0) return nullptr;
@@ -41,15 +41,26 @@ Dest* wrr_pick(const SchedPlan& plan, SchedCursor& cursor, unsigned /*worker*/,
         pos = 0;
         current = 0;
     }
+    // With connection thresholds, overloaded dests are skipped. Levels above the largest usable
+    // weight then match nothing: start a round there directly (IPVS walks through them without
+    // picking, so the sequence is the same) and the two-lap bound below still holds.
+    int32_t top = plan.max_weight;
+    if (!plan.limits.empty()) {
+        top = 0;
+        for (size_t i = 0; i < count; ++i)
+            if (sched_dest_usable(plan, i, worker)) top = std::max(top, plan.weights[i]);
+        if (top == 0) return nullptr;
+    }
 
-    // Every level in (0, max_weight] is matched by the max-weight dest, so one lap after the
+    // Every level in (0, top] is matched by a usable dest of weight top, so one lap after the
     // level is set always finds a dest; two laps bound the loop without relying on that.
     for (size_t step = 0; step < 2 * count + 1; ++step) {
         if (pos == 0) {
             current -= plan.gcd_weight;
             if (current <= 0) current = plan.max_weight;
+            current = std::min(current, top);
         }
-        if (plan.weights[pos] > 0 && plan.weights[pos] >= current) {
+        if (plan.weights[pos] >= current && sched_dest_usable(plan, pos, worker)) {
             cursor.index = static_cast<uint32_t>(pos + 1 == count ? 0 : pos + 1);
             cursor.current_weight = current;
             return plan.dests[pos];

@@ -455,6 +455,51 @@ TEST_F(ConfigApplyTest, ChangedConfigAppliesExactlyTheDiff) {
     EXPECT_THAT(again->changes, IsEmpty());
 }
 
+// Lists, rate and thresholds reach the model and the workers' view; a reload that changes
+// them replaces them (and keeps the service and its dests).
+TEST_F(ConfigApplyTest, AdmissionControlAppliedAndReloaded) {
+    std::string with_acl(kBase);
+    const std::string anchor = "    real_server 10.10.2.2 8080 { weight 1 }\n";
+    const size_t at = with_acl.find(anchor);
+    ASSERT_NE(at, std::string::npos);
+    with_acl.replace(at, anchor.size(),
+                     "    blacklist { 192.0.2.0/24 }\n"
+                     "    whitelist 198.51.100.0/24\n"
+                     "    conn_rate_limit 300\n"
+                     "    real_server 10.10.2.2 8080 { weight 1 uthreshold 20 lthreshold 10 }\n");
+    auto web = director_.service_find(key(6, "10.10.1.100", 80));
+    auto kept = find_dest(*web, "10.10.2.2", 8080);
+    auto r = config_apply(director_, parse(with_acl.c_str()));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, ::testing::IsSupersetOf(
+                                {"service TCP 10.10.1.100:80 conn_rate_limit 300",
+                                 "service TCP 10.10.1.100:80 blacklist now 1 entries",
+                                 "service TCP 10.10.1.100:80 whitelist now 1 entries"}));
+    EXPECT_EQ(director_.service_find(key(6, "10.10.1.100", 80)), web);
+    EXPECT_EQ(find_dest(*web, "10.10.2.2", 8080), kept);
+    EXPECT_EQ(kept->upper_threshold, 20u);
+    EXPECT_EQ(kept->lower_threshold, 10u);
+    const lb::ServiceView* view = director_.snapshot()->service(6, be("10.10.1.100"), net::hton16(80));
+    ASSERT_TRUE(view);
+    EXPECT_EQ(view->conn_rate, 300u);
+    EXPECT_TRUE(view->blacklist.contains(be("192.0.2.9")));
+    EXPECT_TRUE(view->whitelist.contains(be("198.51.100.9")));
+    EXPECT_FALSE(view->whitelist.contains(be("198.51.101.9")));
+    ASSERT_EQ(view->plan.limits.size(), view->plan.dests.size());
+
+    // Same config again: nothing to do. Back to the base: lists emptied, rate and limits gone.
+    auto same = config_apply(director_, parse(with_acl.c_str()));
+    ASSERT_TRUE(same) << same.error();
+    EXPECT_THAT(same->changes, IsEmpty());
+    auto back = config_apply(director_, parse(kBase));
+    ASSERT_TRUE(back) << back.error();
+    view = director_.snapshot()->service(6, be("10.10.1.100"), net::hton16(80));
+    EXPECT_EQ(view->conn_rate, 0u);
+    EXPECT_TRUE(view->blacklist.empty());
+    EXPECT_TRUE(view->whitelist.empty());
+    EXPECT_TRUE(view->plan.limits.empty());
+}
+
 TEST_F(ConfigApplyTest, LocalAddressCanMovePortInOneReload) {
     std::string text = kBase;
     // .103 moves from lan0 to wan0 (no other service keeps it on lan0).

@@ -865,5 +865,97 @@ TEST(ConfigParserErrors, UoaNeedsUdpAndExcludesProxyProtocol) {
                             "t.conf:9: uoa_max_trail: 'many' is not a number"));
 }
 
+// --- admission control ----------------------------------------------------------------------
+
+TEST(ConfigParser, BlackWhiteListsAndConnRate) {
+    ParseOutcome out = parse_body("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                                  "    blacklist {\n"
+                                  "        10.0.0.0/8 192.0.2.7\n"
+                                  "        198.51.100.0/24\n"
+                                  "    }\n"
+                                  "    whitelist 203.0.113.0/24 0.0.0.0/0\n"
+                                  "    conn_rate_limit 1000\n"
+                                  "    real_server 10.10.2.2 80 { uthreshold 200 lthreshold 150 }\n"
+                                  "    real_server 10.10.2.3 80 { upper_threshold 10 }\n"
+                                  "}\n");
+    ASSERT_THAT(out.errors, IsEmpty());
+    const VirtualServer& vs = out.config->virtual_servers.at(0);
+    std::vector<std::string> black, white;
+    for (const auto& p : vs.blacklist) black.push_back(net::to_string(p));
+    for (const auto& p : vs.whitelist) white.push_back(net::to_string(p));
+    EXPECT_THAT(black, ElementsAre("10.0.0.0/8", "192.0.2.7/32", "198.51.100.0/24"));
+    EXPECT_THAT(white, ElementsAre("203.0.113.0/24", "0.0.0.0/0"));
+    EXPECT_EQ(vs.conn_rate_limit, 1000u);
+    EXPECT_EQ(vs.real_servers.at(0).upper_threshold, 200u);
+    EXPECT_EQ(vs.real_servers.at(0).lower_threshold, 150u);
+    EXPECT_EQ(vs.real_servers.at(1).upper_threshold, 10u);
+    EXPECT_EQ(vs.real_servers.at(1).lower_threshold, 0u);
+}
+
+// DPVS keepalived's named blacklist: deny_address_group + daddr_group_name (any order).
+TEST(ConfigParser, DpvsDenyAddressGroupJoinsTheBlacklist) {
+    ParseOutcome out = parse_body("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                                  "    blacklist 192.0.2.7\n"
+                                  "    daddr_group_name bad_guys\n"
+                                  "}\n"
+                                  "deny_address_group bad_guys {\n"
+                                  "    192.0.2.7\n"
+                                  "    203.0.113.0/24\n"
+                                  "}\n");
+    ASSERT_THAT(out.errors, IsEmpty());
+    std::vector<std::string> black;
+    for (const auto& p : out.config->virtual_servers.at(0).blacklist) black.push_back(net::to_string(p));
+    EXPECT_THAT(black, ElementsAre("192.0.2.7/32", "203.0.113.0/24"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "    daddr_group_name nobody\n}\n"
+                          "deny_address_group twice { 10.0.0.0/8 }\n"
+                          "deny_address_group twice { 10.1.0.0/16 }\n"),
+                ElementsAre("t.conf:11: deny_address_group 'twice' already defined at t.conf:10",
+                            "t.conf:8: daddr_group_name: unknown deny_address_group 'nobody'"));
+}
+
+TEST(ConfigParser, EmptyListBlockIsAnEmptyList) {
+    ParseOutcome out = parse_body("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                                  "    whitelist { }\n}\n");
+    ASSERT_THAT(out.errors, IsEmpty());
+    EXPECT_THAT(out.config->virtual_servers.at(0).whitelist, IsEmpty());
+}
+
+TEST(ConfigParserErrors, BadListEntriesNameFileLineAndFix) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "    blacklist {\n"
+                          "        10.1.2.3/8\n"
+                          "        10.0.0.0/33 bogus\n"
+                          "    }\n"
+                          "    whitelist\n"
+                          "    conn_rate_limit -5\n"
+                          "}\n"),
+                ElementsAre("t.conf:9: blacklist: prefix '10.1.2.3/8' has host bits set (did you "
+                            "mean 10.0.0.0/8?)",
+                            "t.conf:10: blacklist: bad address or prefix '10.0.0.0/33' (expected "
+                            "A.B.C.D or A.B.C.D/LEN, LEN 0..32)",
+                            "t.conf:10: blacklist: bad address or prefix 'bogus' (expected "
+                            "A.B.C.D or A.B.C.D/LEN, LEN 0..32)",
+                            "t.conf:12: whitelist: expected addresses or prefixes, or a '{ }' "
+                            "block of them",
+                            "t.conf:13: conn_rate_limit: '-5' is not a number"));
+    ParseOutcome dup = parse_body("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                                  "    blacklist { 192.0.2.7 192.0.2.7/32 }\n}\n");
+    EXPECT_THAT(dup.errors, IsEmpty());
+    EXPECT_THAT(dup.warnings, ::testing::Contains("t.conf:8: blacklist: 192.0.2.7/32 listed twice"));
+}
+
+TEST(ConfigParserErrors, LowerThresholdAboveUpper) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  real_server 10.10.2.2 80 { uthreshold 10 lthreshold 11 }\n"
+                          "  real_server 10.10.2.3 80 { lthreshold 1 }\n"
+                          "  real_server 10.10.2.4 80 { uthreshold 10 lthreshold 10 }\n"
+                          "}\n"),
+                ElementsAre("t.conf:8: real_server 10.10.2.2:80: lthreshold 11 is higher than "
+                            "uthreshold 10",
+                            "t.conf:9: real_server 10.10.2.3:80: lthreshold 1 is higher than "
+                            "uthreshold 0"));
+}
+
 }  // namespace
 }  // namespace xvs::ctl

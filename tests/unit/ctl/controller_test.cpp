@@ -355,8 +355,8 @@ TEST_F(ControllerTest, ListHasEveryProtocolField) {
     for (auto& [k, v] : s.items()) fields.insert(k);
     EXPECT_EQ(fields, (std::set<std::string>{"proto", "vip", "port", "sched", "persistent",
                                              "netmask", "sched_flags", "ops", "pe", "synproxy",
-                                             "toa", "proxy_protocol", "uoa", "stats", "laddrs",
-                                             "dests"}));
+                                             "toa", "proxy_protocol", "uoa", "conn_rate", "blacklist",
+                                             "whitelist", "stats", "laddrs", "dests"}));
     EXPECT_EQ(s["proto"], "tcp");
     EXPECT_EQ(s["vip"], "10.0.0.1");
     EXPECT_EQ(s["port"], 80);
@@ -407,6 +407,52 @@ TEST_F(ControllerTest, ListHasEveryProtocolField) {
     EXPECT_EQ(d1["weight"], 0);
     EXPECT_EQ(d1["u_threshold"], 100);
     EXPECT_EQ(d1["l_threshold"], 50);
+}
+
+TEST_F(ControllerTest, BlackAndWhiteListsAsXvsadmSendsThem) {
+    add_web_service();
+    json req = xvsadm({"-U", "-t", "10.0.0.1:80", "-k", "192.0.2.0/24"});
+    EXPECT_EQ(req, json::parse(R"({"cmd":"add_blacklist","prefix":"192.0.2.0/24",
+        "service":{"proto":"tcp","vip":"10.0.0.1","port":80}})"));
+    EXPECT_EQ(outcome(send(req)), "ok");
+    EXPECT_EQ(run_outcome({"-U", "-t", "10.0.0.1:80", "-k", "198.51.100.7"}), "ok");
+    EXPECT_EQ(run_outcome({"-O", "-t", "10.0.0.1:80", "--whtlst", "203.0.113.0/24"}), "ok");
+    EXPECT_EQ(run_outcome({"-U", "-t", "10.0.0.1:80", "-k", "192.0.2.0/24"}),
+              "192.0.2.0/24 is already in the blacklist");
+    EXPECT_EQ(run_outcome({"-Y", "-t", "10.0.0.1:80", "--whtlst", "203.0.114.0/24"}),
+              "203.0.114.0/24 is not in the whitelist");
+    EXPECT_EQ(run_outcome({"-U", "-t", "10.0.0.9:80", "-k", "192.0.2.1"}), "No such service");
+    json s = list_one("10.0.0.1:80");
+    EXPECT_EQ(s["blacklist"], json::parse(R"(["192.0.2.0/24","198.51.100.7/32"])"));
+    EXPECT_EQ(s["whitelist"], json::parse(R"(["203.0.113.0/24"])"));
+    // Committed: the workers' view holds the compiled sets.
+    const lb::ServiceView* view = director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80));
+    ASSERT_TRUE(view);
+    EXPECT_TRUE(view->blacklist.contains(ip("192.0.2.200").be));
+    EXPECT_FALSE(view->blacklist.contains(ip("192.0.3.1").be));
+    EXPECT_TRUE(view->whitelist.contains(ip("203.0.113.5").be));
+    EXPECT_EQ(run_outcome({"-V", "-t", "10.0.0.1:80", "-k", "192.0.2.0/24"}), "ok");
+    view = director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80));
+    EXPECT_FALSE(view->blacklist.contains(ip("192.0.2.200").be));
+    // Hand-written requests with a bad prefix are refused with the reason.
+    json bad = send(json::parse(R"({"cmd":"add_whitelist","prefix":"10.1.2.3/8",
+        "service":{"proto":"tcp","vip":"10.0.0.1","port":80}})"));
+    EXPECT_EQ(outcome(bad), "Invalid argument: 'prefix': prefix '10.1.2.3/8' has host bits set "
+                            "(did you mean 10.0.0.0/8?)");
+}
+
+TEST_F(ControllerTest, ConnRateAndThresholdChecks) {
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "--conn-rate", "250"}), "ok");
+    EXPECT_EQ(list_one("10.0.0.1:80")["conn_rate"], 250);
+    EXPECT_EQ(director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80))->conn_rate, 250u);
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80"}), "ok");
+    EXPECT_EQ(list_one("10.0.0.1:80")["conn_rate"], 0);
+    EXPECT_EQ(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2:8080", "--fullnat",
+                           "-x", "10", "-y", "20"}),
+              "lower threshold 20 is higher than upper threshold 10");
+    EXPECT_EQ(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2:8080", "--fullnat",
+                           "-y", "5"}),
+              "lower threshold 5 is higher than upper threshold 0");
 }
 
 TEST_F(ControllerTest, ListOneServiceAndActiveCounts) {

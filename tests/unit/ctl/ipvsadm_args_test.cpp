@@ -382,5 +382,72 @@ TEST(IpvsadmArgs, RestoreLineSplitting) {
     EXPECT_TRUE(split_restore_line("   # comment").empty());
 }
 
+// DPVS's list commands: -U/-V/-B (blacklist, -k entry), -O/-Y/-W (whitelist, --whtlst/-2).
+TEST(IpvsadmArgs, BlackAndWhiteListCommands) {
+    auto add = parse("-U -t 10.0.0.1:80 -k 192.0.2.0/24");
+    ASSERT_TRUE(add.ok()) << add.error();
+    EXPECT_EQ(add->kind, CommandKind::AddBlacklist);
+    EXPECT_EQ(net::to_string(add->acl), "192.0.2.0/24");
+    auto del = parse("--del-blklst -u 10.0.0.1:53 --blklst 192.0.2.7");
+    ASSERT_TRUE(del.ok()) << del.error();
+    EXPECT_EQ(del->kind, CommandKind::DelBlacklist);
+    EXPECT_EQ(net::to_string(del->acl), "192.0.2.7/32");
+    auto white = parse("-O -t 10.0.0.1:80 -2 198.51.100.0/24");
+    ASSERT_TRUE(white.ok()) << white.error();
+    EXPECT_EQ(white->kind, CommandKind::AddWhitelist);
+    auto white_long = parse("--del-whtlst -t 10.0.0.1:80 --whtlst 198.51.100.9");
+    ASSERT_TRUE(white_long.ok()) << white_long.error();
+    EXPECT_EQ(white_long->kind, CommandKind::DelWhitelist);
+    auto get_all = parse("-B");
+    ASSERT_TRUE(get_all.ok()) << get_all.error();
+    EXPECT_EQ(get_all->kind, CommandKind::GetBlacklist);
+    EXPECT_FALSE(get_all->service);
+    auto get_one = parse("-W -t 10.0.0.1:80 -n");
+    ASSERT_TRUE(get_one.ok()) << get_one.error();
+    EXPECT_EQ(get_one->kind, CommandKind::GetWhitelist);
+    EXPECT_TRUE(get_one->service);
+}
+
+TEST(IpvsadmArgs, BlackAndWhiteListErrors) {
+    EXPECT_EQ(error_of("-U -t 10.0.0.1:80"),
+              "You need to supply the 'blklst-address' option for the 'add-blklst' command");
+    EXPECT_EQ(error_of("-O -t 10.0.0.1:80 -k 1.2.3.4"),
+              "Illegal 'blklst-address' option with the 'add-whtlst' command");
+    EXPECT_EQ(error_of("-U -k 1.2.3.4"),
+              "You need to supply the 'service-address' option for the 'add-blklst' command");
+    EXPECT_EQ(error_of("-B -k 1.2.3.4"),
+              "Illegal 'blklst-address' option with the 'get-blklst' command");
+    EXPECT_EQ(error_of("-U -t 10.0.0.1:80 -k 10.1.2.3/8"),
+              "illegal blacklist entry: prefix '10.1.2.3/8' has host bits set (did you mean "
+              "10.0.0.0/8?)");
+    EXPECT_EQ(error_of("-O -t 10.0.0.1:80 --whtlst 10.0.0.0/40"),
+              "illegal whitelist entry: bad address or prefix '10.0.0.0/40' (expected A.B.C.D or "
+              "A.B.C.D/LEN, LEN 0..32)");
+    EXPECT_EQ(error_of("-U -t 10.0.0.1:80 -k 1.2.3.4 -k 1.2.3.5"),
+              "multiple 'blklst-address' options specified");
+}
+
+TEST(IpvsadmArgs, ConnRateOnServices) {
+    auto a = parse("-A -t 10.0.0.1:80 --conn-rate 1000");
+    ASSERT_TRUE(a.ok()) << a.error();
+    EXPECT_EQ(a->svc.conn_rate, 1000u);
+    auto e = parse("-E -t 10.0.0.1:80 -s rr");
+    ASSERT_TRUE(e.ok()) << e.error();
+    EXPECT_EQ(e->svc.conn_rate, 0u);  // -E replaces every attribute, as ipvsadm's
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:80 --conn-rate fast"),
+              "illegal conn-rate `fast' specified (0..4294967295 per second, 0 = no cap)");
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 10.1.1.1 --conn-rate 5"),
+              "Illegal 'conn-rate' option with the 'add-server' command");
+}
+
+TEST(IpvsadmArgs, ThresholdsOnServers) {
+    auto a = parse("-a -t 10.0.0.1:80 -r 10.1.1.1:8080 -m -x 200 -y 150");
+    ASSERT_TRUE(a.ok()) << a.error();
+    EXPECT_EQ(a->dest.u_threshold, 200u);
+    EXPECT_EQ(a->dest.l_threshold, 150u);
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 10.1.1.1 -x -1"), "illegal u_threshold specified");
+    EXPECT_EQ(error_of("-e -t 10.0.0.1:80 -r 10.1.1.1 -y many"), "illegal l_threshold specified");
+}
+
 }  // namespace
 }  // namespace xvs::ctl

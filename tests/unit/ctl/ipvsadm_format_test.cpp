@@ -63,7 +63,13 @@ INSTANTIATE_TEST_SUITE_P(
                     Golden{"conns.json", "-L -n -c", "conns.txt"},
                     Golden{"conns_fullnat.json", "-lnc", "conns_fullnat.txt"},
                     Golden{"timeout.json", "-L --timeout", "timeout.txt"},
-                    Golden{"laddr.json", "-G -t 10.10.1.100:80", "laddr.txt"}),
+                    Golden{"laddr.json", "-G -t 10.10.1.100:80", "laddr.txt"},
+                    // Admission control: empty lists and no rate leave the lines above alone.
+                    Golden{"acl.json", "-L -n", "list_acl.txt"},
+                    Golden{"acl.json", "-L -n --thresholds", "list_acl_thresholds.txt"},
+                    Golden{"acl.json", "-S -n", "save_acl.txt"},
+                    Golden{"acl.json", "-B", "blklst.txt"},
+                    Golden{"acl.json", "--get-whtlst -n", "whtlst.txt"}),
     [](const testing::TestParamInfo<Golden>& info) {
         std::string name = std::string(info.param.expected);
         name = name.substr(0, name.find('.')) + "_" + std::to_string(info.index);
@@ -133,7 +139,7 @@ TEST(IpvsadmFormat, NoSortKeepsDaemonOrder) {
 
 // Every line -S prints must be accepted by -R and describe the same thing.
 TEST(IpvsadmFormat, SaveRoundTripsThroughRestoreParsing) {
-    for (const char* file : {"save.txt", "save_dpvs.txt"}) {
+    for (const char* file : {"save.txt", "save_dpvs.txt", "save_acl.txt"}) {
         std::istringstream in(read_file(file));
         for (std::string line; std::getline(in, line);) {
             auto cmd = parse_ipvsadm_args(split_restore_line(line));
@@ -185,6 +191,35 @@ TEST(IpvsadmFormat, ChangeCommandsPrintNothing) {
     auto text = render_reply(*cmd, nlohmann::json{{"ok", true}});
     ASSERT_TRUE(text.ok());
     EXPECT_EQ(*text, "");
+}
+
+// -S of lists and rate, read back by -R, gives the same commands the lists came from.
+TEST(IpvsadmFormat, AclSaveLinesRestoreAsListCommands) {
+    auto services = decode_services(nlohmann::json::parse(read_file("acl.json")));
+    ASSERT_TRUE(services.ok()) << services.error();
+    std::istringstream in(format_save(*services, ListFormat{}));
+    std::vector<Command> cmds;
+    for (std::string line; std::getline(in, line);) {
+        auto cmd = parse_ipvsadm_args(split_restore_line(line));
+        ASSERT_TRUE(cmd.ok()) << line << ": " << cmd.error();
+        cmds.push_back(*cmd);
+    }
+    ASSERT_EQ(cmds.size(), 7u);
+    EXPECT_EQ(cmds[0].kind, CommandKind::AddService);
+    EXPECT_EQ(cmds[0].svc.conn_rate, 500u);
+    EXPECT_EQ(cmds[2].kind, CommandKind::AddBlacklist);
+    EXPECT_EQ(net::to_string(cmds[2].acl), "10.0.0.0/8");
+    EXPECT_EQ(cmds[3].kind, CommandKind::AddBlacklist);
+    EXPECT_EQ(net::to_string(cmds[3].acl), "192.0.2.7/32");
+    EXPECT_EQ(cmds[5].dest.u_threshold, 100u);
+    EXPECT_EQ(cmds[5].dest.l_threshold, 50u);
+    EXPECT_EQ(cmds[6].kind, CommandKind::AddWhitelist);
+    EXPECT_EQ(cmds[6].service->proto, Proto::Udp);
+    EXPECT_EQ(net::to_string(cmds[6].acl), "198.51.100.0/24");
+}
+
+TEST(IpvsadmFormat, EmptyListsPrintOnlyTheHeader) {
+    EXPECT_EQ(format_acl({}, false), "PROTO    VIP:VPORT                      BLACKLIST                     \n");
 }
 
 }  // namespace

@@ -1,0 +1,123 @@
+// Tests for net/prefix_set: interval merging and lookup at prefix boundaries (/0, /32, nested,
+// overlapping, adjacent), against a brute-force reference; strict ACL prefix parsing.
+#include "net/prefix_set.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+namespace xvs::net {
+namespace {
+
+Ipv4Prefix pfx(const char* text) {
+    auto p = parse_acl_prefix(text);
+    EXPECT_TRUE(p.ok()) << text << ": " << (p.ok() ? "" : p.error());
+    return p.ok() ? *p : Ipv4Prefix{};
+}
+
+uint32_t be(const char* text) {
+    return parse_ipv4(text)->be;
+}
+
+TEST(PrefixSetTest, EmptyContainsNothing) {
+    PrefixSet s;
+    EXPECT_TRUE(s.empty());
+    EXPECT_FALSE(s.contains(be("0.0.0.0")));
+    EXPECT_FALSE(s.contains(be("255.255.255.255")));
+}
+
+TEST(PrefixSetTest, SlashZeroContainsEverything) {
+    std::vector<Ipv4Prefix> v{pfx("0.0.0.0/0")};
+    PrefixSet s(v);
+    EXPECT_EQ(s.intervals(), 1u);
+    for (const char* a : {"0.0.0.0", "10.1.2.3", "128.0.0.0", "255.255.255.255"})
+        EXPECT_TRUE(s.contains(be(a))) << a;
+}
+
+TEST(PrefixSetTest, SlashThirtyTwoIsOneAddress) {
+    std::vector<Ipv4Prefix> v{pfx("192.0.2.7")};
+    PrefixSet s(v);
+    EXPECT_TRUE(s.contains(be("192.0.2.7")));
+    EXPECT_FALSE(s.contains(be("192.0.2.6")));
+    EXPECT_FALSE(s.contains(be("192.0.2.8")));
+}
+
+TEST(PrefixSetTest, PrefixBoundariesAreExact) {
+    std::vector<Ipv4Prefix> v{pfx("10.0.0.0/8"), pfx("192.168.4.0/22")};
+    PrefixSet s(v);
+    EXPECT_FALSE(s.contains(be("9.255.255.255")));
+    EXPECT_TRUE(s.contains(be("10.0.0.0")));
+    EXPECT_TRUE(s.contains(be("10.255.255.255")));
+    EXPECT_FALSE(s.contains(be("11.0.0.0")));
+    EXPECT_FALSE(s.contains(be("192.168.3.255")));
+    EXPECT_TRUE(s.contains(be("192.168.4.0")));
+    EXPECT_TRUE(s.contains(be("192.168.7.255")));
+    EXPECT_FALSE(s.contains(be("192.168.8.0")));
+}
+
+TEST(PrefixSetTest, TopOfAddressSpaceDoesNotWrap) {
+    std::vector<Ipv4Prefix> v{pfx("255.255.255.255"), pfx("255.255.255.0/24"), pfx("0.0.0.0/32")};
+    PrefixSet s(v);
+    EXPECT_EQ(s.intervals(), 2u);
+    EXPECT_TRUE(s.contains(be("255.255.255.255")));
+    EXPECT_TRUE(s.contains(be("255.255.255.0")));
+    EXPECT_FALSE(s.contains(be("255.255.254.255")));
+    EXPECT_TRUE(s.contains(be("0.0.0.0")));
+    EXPECT_FALSE(s.contains(be("0.0.0.1")));
+}
+
+TEST(PrefixSetTest, OverlappingNestedAndAdjacentMerge) {
+    std::vector<Ipv4Prefix> v{pfx("10.0.0.0/8"),  pfx("10.1.0.0/16"), pfx("10.1.2.3"),
+                              pfx("10.1.0.0/16"), pfx("11.0.0.0/8"),  pfx("12.0.0.0/9"),
+                              pfx("12.128.0.1")};
+    PrefixSet s(v);
+    // 10/8 + 11/8 + 12.0/9 are contiguous; 12.128.0.1 is a separate single address.
+    EXPECT_EQ(s.intervals(), 2u);
+    EXPECT_TRUE(s.contains(be("11.200.0.1")));
+    EXPECT_TRUE(s.contains(be("12.127.255.255")));
+    EXPECT_FALSE(s.contains(be("12.128.0.0")));
+    EXPECT_TRUE(s.contains(be("12.128.0.1")));
+    EXPECT_FALSE(s.contains(be("12.128.0.2")));
+}
+
+TEST(PrefixSetTest, AgreesWithBruteForce) {
+    std::mt19937 rng(7);
+    for (int round = 0; round < 50; ++round) {
+        std::vector<Ipv4Prefix> v;
+        const int n = 1 + static_cast<int>(rng() % 20);
+        for (int i = 0; i < n; ++i) {
+            const uint8_t len = static_cast<uint8_t>(16 + rng() % 17);  // dense near 10.0/16
+            const uint32_t mask = ~uint32_t(0) << (32 - len);
+            const uint32_t addr = (0x0a000000u | (rng() & 0xffff)) & mask;
+            v.push_back(Ipv4Prefix{Ipv4::from_host(addr), len});
+        }
+        PrefixSet s(v);
+        for (uint32_t h = 0x09ffff00u; h < 0x0a010100u; h += 1 + rng() % 7) {
+            bool expect = false;
+            for (const auto& p : v) expect = expect || p.contains(Ipv4::from_host(h));
+            ASSERT_EQ(s.contains(Ipv4::from_host(h).be), expect) << to_string(Ipv4::from_host(h));
+        }
+    }
+}
+
+TEST(ParseAclPrefixTest, AcceptsAddressesAndPrefixes) {
+    EXPECT_EQ(to_string(pfx("192.0.2.7")), "192.0.2.7/32");
+    EXPECT_EQ(to_string(pfx("10.0.0.0/8")), "10.0.0.0/8");
+    EXPECT_EQ(to_string(pfx("0.0.0.0/0")), "0.0.0.0/0");
+}
+
+TEST(ParseAclPrefixTest, RefusesBadInputWithActionableText) {
+    auto host_bits = parse_acl_prefix("10.1.2.3/8");
+    ASSERT_FALSE(host_bits.ok());
+    EXPECT_EQ(host_bits.error(),
+              "prefix '10.1.2.3/8' has host bits set (did you mean 10.0.0.0/8?)");
+    for (const char* bad : {"10.0.0.0/33", "10.0.0/8", "default", "", "10.0.0.0/", "a.b.c.d"}) {
+        auto r = parse_acl_prefix(bad);
+        ASSERT_FALSE(r.ok()) << bad;
+        EXPECT_NE(r.error().find("bad address or prefix"), std::string::npos) << r.error();
+    }
+}
+
+}  // namespace
+}  // namespace xvs::net

@@ -26,10 +26,10 @@ struct Conn {
     uint8_t proto = 0;
     TcpState state = TcpState::None;
     bool active = false;  // counted in dest active (else inactive)
-    uint8_t flags = 0;    // kConn*
+    uint8_t pp_len = 0;   // PROXY header length once it is on the wire (the seq delta)
     uint32_t rs_isn = 0;  // host order: the real server's SYN-ACK sequence number
     uint32_t client_isn = 0;  // host order: the client's SYN sequence number (PROXY protocol)
-    uint8_t pp_len = 0;       // PROXY header length once it is on the wire (the seq delta)
+    uint16_t flags = 0;       // kConn*
 };
 
 inline constexpr uint8_t kConnToa = 1u << 0;          // insert TOA (service had toa on)
@@ -39,6 +39,10 @@ inline constexpr uint8_t kConnPpV1 = 1u << 3;        // PROXY v1 header before c
 inline constexpr uint8_t kConnPpV2 = 1u << 4;        // PROXY v2 header (TCP stream or 1st datagram)
 inline constexpr uint8_t kConnPpSent = 1u << 5;      // header on the wire: shift by pp_len
 inline constexpr uint8_t kConnPpHdrSeg = 1u << 6;    // ... as its own segment (client data shifted)
+// SYN proxy (bits 8+): the conn was opened by a cookie-validated ACK; its seq/TS translation
+// lives in the worker's per-slot SynProxySeq array (Conn has no room for 9 more bytes).
+inline constexpr uint16_t kConnSynProxy = 1u << 8;
+inline constexpr uint16_t kConnSpWaiting = 1u << 9;  // RS SYN sent, its SYN-ACK not yet seen
 static_assert(offsetof(Conn, timer) == 0);
 static_assert(sizeof(Conn) <= 96);
 

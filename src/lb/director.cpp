@@ -273,6 +273,7 @@ Result<void> Director::laddr_del(const ServiceKey& key, net::Ipv4 lip) {
 std::unique_ptr<Snapshot> Director::build() const {
     auto snap = std::make_unique<Snapshot>();
     snap->timeouts = timeouts_;
+    snap->synproxy = synproxy_;
     stack::StackView& sv = snap->stack;
     for (const auto& p : ports_) sv.ports.push_back(stack::PortView{p.port_id, p.mac, p.mtu, p.name});
     sv.port_source.assign(ports_.size(), 0);

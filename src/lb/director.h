@@ -98,6 +98,8 @@ public:
 
     void timeouts_set(const Timeouts& t) { timeouts_ = t; }
     const Timeouts& timeouts() const { return timeouts_; }
+    void synproxy_set(const SynProxyConf& conf) { synproxy_ = conf; }
+    const SynProxyConf& synproxy() const { return synproxy_; }
 
     // Builds a snapshot of the model and publishes it; returns its generation.
     uint64_t commit();
@@ -129,6 +131,7 @@ private:
     std::vector<std::shared_ptr<Service>> services_;
     std::vector<std::shared_ptr<LocalAddr>> laddrs_;  // registry: one object per LIP
     Timeouts timeouts_ = Timeouts::dpvs_defaults();
+    SynProxyConf synproxy_;
 
     std::atomic<const Snapshot*> current_{nullptr};
     std::unique_ptr<Snapshot> current_owner_;

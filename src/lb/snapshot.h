@@ -8,6 +8,7 @@
 
 #include "common/flat_map.h"
 #include "lb/service.h"
+#include "lb/synproxy.h"
 #include "lb/tcp_state.h"
 #include "stack/view.h"
 
@@ -19,6 +20,8 @@ struct Snapshot {
     FlatMap<ServiceKey, const ServiceView*> services;
     std::vector<std::unique_ptr<ServiceView>> service_views;
     Timeouts timeouts;
+    SynProxyConf synproxy;      // ipvs_defs synproxy: global SYN proxy settings
+    net::CookieSecrets cookie;  // SYN-cookie keys (rotated by the control plane)
     // Keeps persistent objects referenced by this snapshot alive until it is reclaimed.
     std::vector<std::shared_ptr<Service>> keep_services;
     std::vector<std::shared_ptr<Dest>> keep_dests;

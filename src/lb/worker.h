@@ -7,10 +7,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "common/result.h"
 #include "lb/conn_table.h"
 #include "lb/director.h"
+#include "lb/synproxy.h"
 #include "lb/timer_wheel.h"
 #include "stack/context.h"
 
@@ -28,6 +30,7 @@ struct WorkerConfig {
     size_t timer_slots = 1 << 12;      // 100 ms ticks: one revolution = 409.6 s
     uint64_t timer_tick_ms = 100;
     stack::NeighTimes neigh_times{};
+    uint16_t synproxy_pending = 4096;  // SYN proxy handshakes in flight (side pool, <= 65535)
 };
 
 enum class PollMode : uint8_t { Busy, Adaptive };
@@ -74,6 +77,58 @@ private:
     bool pp_insert(LbPacket& lp, Conn* conn, size_t l4_hdr_len);
     void pp_send_header_segment(Conn* conn, uint32_t ack_be, uint16_t window_be);
     uint64_t clock_ms() const;
+    // Runs a stored client packet of conn through the inbound packet path (SYN proxy replay).
+    void lb_replay(rte_mbuf* pkt, Conn* conn);
+
+    // SYN proxy (worker_synproxy.cpp). A TCP packet to a VIP, as the SYN proxy sees it.
+    struct SpPacket {
+        rte_mbuf* pkt;
+        net::Ipv4Hdr* ip;
+        net::TcpHdr* tcp;
+        uint8_t port;  // receiving port index
+    };
+    enum class SpVerdict : uint8_t { Pass, Consumed, Open };
+    // No conn: SYN -> cookie SYN-ACK (Consumed); ACK -> cookie check: Open (the caller creates
+    // the conn and calls synproxy_open) or Consumed (dropped, counted); Pass when the service
+    // has no SYN proxy.
+    SpVerdict synproxy_no_conn(const SpPacket& sp, bool pure_syn);
+    void synproxy_open(const SpPacket& sp, Conn* conn);
+    // A packet of a SYN-proxied conn. Returns true when consumed (handshake), false after
+    // translating it in place for the normal path.
+    bool synproxy_conn(const SpPacket& sp, Conn* conn, bool inbound);
+    // The conn timer while the RS handshake runs: retransmits the RS SYN (true: still waiting)
+    // or gives up (false: caller expires the conn).
+    bool synproxy_rs_syn_timer(Conn* conn);
+    void synproxy_release(Conn* conn);
+    void synproxy_send_syncookie(const SpPacket& sp, const ServiceView& view);
+    void synproxy_send_rs_syn(Conn* conn);
+    void synproxy_handover(const SpPacket& sp, Conn* conn);
+    void synproxy_reset_client(rte_mbuf* reuse, Conn* conn);
+
+    // Handshake state that lives only between the client's ACK and the RS SYN-ACK.
+    struct SpPending {
+        rte_mbuf* saved[kSynProxyMaxAckSaved];
+        uint32_t cookie;        // our SYN-ACK ISN: the client's view of the RS ISN
+        uint32_t our_tsval;     // our SYN-ACK TSval (echoed by the client's ACK)
+        uint32_t client_tsval;  // latest client TSval (RS SYN, window update TSecr)
+        uint32_t window_bytes;  // the client's receive window (RS SYN window)
+        net::CookieOptions opts;
+        bool have_ts;
+        uint8_t nsaved;
+        uint8_t retries;
+        uint8_t dup_acks;
+    };
+    // Per conn slot (indexed by ConnTable::index_of): the translation, and the pending index.
+    struct SpSlot {
+        SynProxySeq seq;
+        uint16_t pending = 0;
+    };
+    // Filled by synproxy_no_conn for synproxy_open.
+    struct SpOpen {
+        uint32_t cookie, isn, our_tsval, client_tsval, window_bytes;
+        net::CookieOptions opts;
+        bool have_ts;
+    };
 
     Director& director_;
     WorkerConfig cfg_;
@@ -81,6 +136,10 @@ private:
     stack::StackContext ctx_;
     std::unique_ptr<ConnTable> conns_;
     TimerWheel timers_;
+    std::vector<SpSlot> sp_slots_;
+    std::vector<SpPending> sp_pending_;
+    std::vector<uint16_t> sp_free_;
+    SpOpen sp_open_{};
     uint64_t tsc_hz_ = 0;
     uint64_t tsc_base_ = 0;
 };

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lb/synproxy.h"
 #include "lb/tcp_state.h"
 #include "net/addr.h"
 
@@ -87,7 +88,7 @@ struct IpvsDefs {
     // (as ipvsadm --set), per-state names set that state.
     lb::Timeouts timeouts = lb::Timeouts::dpvs_defaults();
     bool synproxy_set = false;
-    std::vector<ConfigNode> synproxy;  // raw key/values, not interpreted yet
+    lb::SynProxyConf synproxy;  // synproxy { ... }: DPVS defaults unless set
 };
 
 struct LocalAddress {

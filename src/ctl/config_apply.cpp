@@ -42,6 +42,9 @@ Result<void> config_supported(const Config& cfg) {
         if (vs.proxy_protocol == ProxyProtocol::V1 && vs.proto != Proto::Tcp) {
             errors += where(vs.loc) + "proxy_protocol v1 has no UDP form (use v2)\n";
         }
+        if (vs.syn_proxy && vs.proto != Proto::Tcp) {
+            errors += where(vs.loc) + "syn_proxy needs protocol TCP (SYN cookies are a TCP handshake)\n";
+        }
         if (vs.laddr_group.empty()) {
             errors += where(vs.loc) + "FNAT virtual server needs laddr_group_name\n";
         }
@@ -139,6 +142,7 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         spec.sched = vs.sched;
         spec.fwd = lb::FwdMode::FullNat;
         if (vs.toa) spec.flags |= lb::kSvcFlagToa;
+        if (vs.syn_proxy) spec.flags |= lb::kSvcFlagSynProxy;
         if (vs.proxy_protocol == ProxyProtocol::V1) spec.flags |= lb::kSvcFlagPpV1;
         if (vs.proxy_protocol == ProxyProtocol::V2) spec.flags |= lb::kSvcFlagPpV2;
         const lb::ServiceKey key = lb::make_service_key(spec.proto, spec.vip, spec.port);
@@ -159,6 +163,10 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
                 if ((old_flags ^ spec.flags) & lb::kSvcFlagToa)
                     rep.changes.push_back("service " + svc_name(key) +
                                           ((spec.flags & lb::kSvcFlagToa) ? " toa on" : " toa off"));
+                if ((old_flags ^ spec.flags) & lb::kSvcFlagSynProxy)
+                    rep.changes.push_back("service " + svc_name(key) +
+                                          ((spec.flags & lb::kSvcFlagSynProxy) ? " syn_proxy on"
+                                                                               : " syn_proxy off"));
                 if ((old_flags ^ spec.flags) & pp)
                     rep.changes.push_back("service " + svc_name(key) + " proxy_protocol " +
                                           std::string(to_string(vs.proxy_protocol)));
@@ -222,6 +230,10 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
     }
     if (old_t.udp != new_t.udp) rep.changes.push_back("timeout UDP " + std::to_string(new_t.udp));
     d.timeouts_set(new_t);
+    if (!(d.synproxy() == cfg.ipvs.synproxy)) {
+        rep.changes.push_back("synproxy settings");
+        d.synproxy_set(cfg.ipvs.synproxy);
+    }
     d.commit();
     return rep;
 }

@@ -9,6 +9,7 @@
 #include "lb/synproxy.h"
 #include "net/checksum.h"
 #include "net/syncookie.h"
+#include "net/tcp_options.h"
 
 namespace xvs::test {
 namespace {
@@ -346,6 +347,43 @@ TEST_F(SynProxyTest, SynFloodAllocatesNoConns) {
     EXPECT_EQ(counter(Counter::synproxy_syn_cookie_sent), 10000u);
     EXPECT_EQ(worker->conns().in_use(), 0u);
     EXPECT_EQ(counter(Counter::conns_created), 0u);
+}
+
+TEST_F(SynProxyTest, ToaGoesIntoTheReplayedAck) {
+    start({}, lb::kSvcFlagToa);
+    auto out = roundtrip(kWan, client(kIsn, 0, net::kTcpSyn, syn_opts(100), "", 64240), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(net::tcp_find_mss(net::tcp_options_span(tcp_of(out[0]))), 1452 - 8)
+        << "SYN-ACK MSS leaves room for TOA";
+    worker->advance_clock(0);
+    establish();
+    const Bytes toa = {254, 8, 0x9c, 0x40, 10, 10, 1, 2};
+    ASSERT_EQ(replay_.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck, cat(toa, ts(101, kRsTs)), 502), replay_[0]));
+    EXPECT_EQ(tcp_of(rs_syn_)->header_len(), 40u) << "no TOA in the RS SYN";
+    // Data acking only the handshake carries it too; the translated ack is what TOA checks.
+    out = roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck | net::kTcpPsh, ts(102, kNow), "GET /"), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck | net::kTcpPsh, cat(toa, ts(102, kRsTs)), 502, "GET /"), out[0]));
+    EXPECT_EQ(counter(Counter::toa_inserted), 2u);
+}
+
+TEST_F(SynProxyTest, ProxyProtocolHeaderFollowsTheReplayedAck) {
+    start({}, lb::kSvcFlagPpV2);
+    establish();
+    ASSERT_EQ(replay_.size(), 2u) << "replayed ACK, then the PROXY header as its own segment";
+    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck, ts(101, kRsTs), 502), replay_[0]));
+    const auto* hdr_seg = tcp_of(replay_[1]);
+    EXPECT_EQ(net::ntoh32(hdr_seg->seq), kIsn + 1);
+    EXPECT_EQ(net::ntoh32(hdr_seg->ack), kRsIsn + 1);
+    const Bytes sig = {0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D, 0x0A, 0x51, 0x55, 0x49, 0x54, 0x0A};
+    const size_t off = 14 + 20 + hdr_seg->header_len();
+    ASSERT_EQ(replay_[1].size(), off + 28);
+    EXPECT_TRUE(std::equal(sig.begin(), sig.end(), replay_[1].begin() + off));
+    // Client data is shifted by the header, acks translated.
+    auto out = roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck | net::kTcpPsh, ts(102, kNow), "GET /"), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1 + 28, kRsIsn + 1, net::kTcpAck | net::kTcpPsh, ts(102, kRsTs), 502, "GET /"), out[0]));
 }
 
 TEST_F(SynProxyTest, ServiceWithoutSynProxyUnchanged) {

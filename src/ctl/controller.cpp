@@ -250,6 +250,17 @@ json Controller::service_json(const lb::Service& s) const {
     return j;
 }
 
+bool Controller::cookie_tick(uint32_t count_now) {
+    if (!cookie_rotated_at_) {
+        cookie_rotated_at_ = count_now;
+        return false;
+    }
+    if (count_now - *cookie_rotated_at_ < kCookieRotatePeriods) return false;  // wraps safely
+    director_.rotate_cookie_secrets(count_now);
+    cookie_rotated_at_ = count_now;
+    return true;
+}
+
 void Controller::estimate_rates(std::chrono::steady_clock::time_point now) {
     double dt = std::chrono::duration<double>(now - last_estimate_).count();
     const bool first = last_estimate_.time_since_epoch().count() == 0;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -39,6 +40,13 @@ public:
 
     // Rate estimation: call about every 2 s (the kernel's estimator period).
     void estimate_rates(std::chrono::steady_clock::time_point now);
+
+    // SYN-cookie key rotation, every kCookieRotatePeriods cookie counter periods (60 x 64 s,
+    // about 64 minutes). Call from the same periodic tick with net::cookie_count of the shared
+    // monotonic clock (common/clock.h, the workers' clock too). The first call only records
+    // the start (the Director's keys are fresh); returns true when it rotated.
+    static constexpr uint32_t kCookieRotatePeriods = 60;
+    bool cookie_tick(uint32_t count_now);
 
     struct Totals {
         uint64_t conns = 0, inpkts = 0, outpkts = 0, inbytes = 0, outbytes = 0;
@@ -77,6 +85,7 @@ private:
     std::unordered_map<const void*, Baseline> zero_base_;  // ipvsadm -Z without racing workers
     std::unordered_map<const void*, Estimate> estimates_;
     std::chrono::steady_clock::time_point last_estimate_{};
+    std::optional<uint32_t> cookie_rotated_at_;  // counter of the last rotation (or start)
 };
 
 }  // namespace xvs::ctl

@@ -16,9 +16,11 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/clock.h"
 #include "ctl/config_apply.h"
 #include "ctl/config_parser.h"
 #include "ctl/log.h"
+#include "net/syncookie.h"
 #include "port/eal.h"
 #include "port/ethdev.h"
 
@@ -254,6 +256,8 @@ int Daemon::run() {
         auto now = std::chrono::steady_clock::now();
         if (now >= next_estimate) {
             controller_->estimate_rates(now);
+            if (controller_->cookie_tick(net::cookie_count(monotonic_ms())))
+                log_info("SYN-cookie keys rotated");
             director_->reclaim();
             next_estimate = now + std::chrono::seconds(2);
         }

@@ -3,7 +3,12 @@
 // LVS operator expects.
 #include "lb/director.h"
 
+#include <sys/random.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 
 namespace xvs::lb {
 
@@ -24,6 +29,29 @@ const char* fwd_name(FwdMode m) {
     return "?";
 }
 
+// Fills buf from the kernel CSPRNG. getrandom(2) blocks only until the pool is first seeded.
+// Without it there is no safe fallback (predictable cookie keys let anyone forge handshakes),
+// so failure ends the process with the reason.
+void random_fill(uint8_t* buf, size_t len) {
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = getrandom(buf + got, len - got, 0);
+        if (n > 0) {
+            got += size_t(n);
+        } else if (n < 0 && errno != EINTR) {
+            std::perror("xvs: getrandom for the SYN-cookie keys");
+            std::abort();
+        }
+    }
+}
+
+net::CookieKeys random_cookie_keys() {
+    net::CookieKeys k;
+    random_fill(k.k0.data(), k.k0.size());
+    random_fill(k.k1.data(), k.k1.size());
+    return k;
+}
+
 }  // namespace
 
 ServiceKey make_service_key(uint8_t proto, net::Ipv4 vip, uint16_t port_host) {
@@ -31,6 +59,16 @@ ServiceKey make_service_key(uint8_t proto, net::Ipv4 vip, uint16_t port_host) {
 }
 
 Director::Director(unsigned nworkers) : nworkers_(std::clamp(nworkers, 1u, kMaxWorkers)) {
+    // Both key sets random: `previous` then validates nothing a client could have been given.
+    cookie_.current = random_cookie_keys();
+    cookie_.previous = random_cookie_keys();
+    commit();
+}
+
+void Director::rotate_cookie_secrets(uint32_t count_now) {
+    cookie_.previous = cookie_.current;
+    cookie_.current = random_cookie_keys();
+    cookie_.current_since = count_now + 1;
     commit();
 }
 
@@ -274,6 +312,7 @@ std::unique_ptr<Snapshot> Director::build() const {
     auto snap = std::make_unique<Snapshot>();
     snap->timeouts = timeouts_;
     snap->synproxy = synproxy_;
+    snap->cookie = cookie_;
     stack::StackView& sv = snap->stack;
     for (const auto& p : ports_) sv.ports.push_back(stack::PortView{p.port_id, p.mac, p.mtu, p.name});
     sv.port_source.assign(ports_.size(), 0);

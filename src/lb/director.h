@@ -101,6 +101,12 @@ public:
     void synproxy_set(const SynProxyConf& conf) { synproxy_ = conf; }
     const SynProxyConf& synproxy() const { return synproxy_; }
 
+    // SYN-cookie secrets: random keys from getrandom(2) at construction. Rotation makes new
+    // current keys valid from counter count_now + 1 (earlier counters keep using the replaced
+    // keys, now `previous`, until their cookies expire) and publishes a new snapshot.
+    const net::CookieSecrets& cookie_secrets() const { return cookie_; }
+    void rotate_cookie_secrets(uint32_t count_now);
+
     // Builds a snapshot of the model and publishes it; returns its generation.
     uint64_t commit();
     // Frees retired snapshots every worker has moved past, and removed dests, services and
@@ -132,6 +138,7 @@ private:
     std::vector<std::shared_ptr<LocalAddr>> laddrs_;  // registry: one object per LIP
     Timeouts timeouts_ = Timeouts::dpvs_defaults();
     SynProxyConf synproxy_;
+    net::CookieSecrets cookie_;
 
     std::atomic<const Snapshot*> current_{nullptr};
     std::unique_ptr<Snapshot> current_owner_;

@@ -10,6 +10,7 @@
 #include "lb/service.h"
 #include "lb/synproxy.h"
 #include "lb/tcp_state.h"
+#include "net/syncookie.h"
 #include "stack/view.h"
 
 namespace xvs::lb {
@@ -20,8 +21,9 @@ struct Snapshot {
     FlatMap<ServiceKey, const ServiceView*> services;
     std::vector<std::unique_ptr<ServiceView>> service_views;
     Timeouts timeouts;
-    SynProxyConf synproxy;      // ipvs_defs synproxy: global SYN proxy settings
-    net::CookieSecrets cookie;  // SYN-cookie keys (rotated by the control plane)
+    SynProxyConf synproxy;  // ipvs_defs synproxy: global SYN proxy settings
+    // SYN-cookie keys (the SYN proxy mints and checks with these; Director rotates them).
+    net::CookieSecrets cookie;
     // Keeps persistent objects referenced by this snapshot alive until it is reclaimed.
     std::vector<std::shared_ptr<Service>> keep_services;
     std::vector<std::shared_ptr<Dest>> keep_dests;

@@ -53,9 +53,8 @@ void drop(stack::StackContext& ctx, rte_mbuf* m, Counter reason) {
 Worker::Worker(Director& director, const WorkerConfig& cfg)
     : director_(director),
       cfg_(cfg),
-      timers_(cfg.timer_slots, cfg.timer_tick_ms, 0),
-      tsc_hz_(rte_get_tsc_hz()),
-      tsc_base_(rte_get_tsc_cycles()) {
+      timers_(cfg.timer_slots, cfg.timer_tick_ms, cfg.manual_clock ? 0 : clock_ms()) {
+    if (!cfg.manual_clock) ctx_.now_ms = clock_ms();
     ctx_.neigh = stack::Neighbours(4096, cfg.neigh_times);
     ctx_.pool = cfg.pool;
     ctx_.tx.init(static_cast<uint16_t>(cfg.id));
@@ -81,9 +80,10 @@ Result<std::unique_ptr<Worker>> Worker::create(Director& director, const WorkerC
     return w;
 }
 
-uint64_t Worker::clock_ms() const {
-    return (rte_get_tsc_cycles() - tsc_base_) / (tsc_hz_ / 1000);
-}
+// CLOCK_MONOTONIC, not a per-worker TSC base: every worker and the control plane must see the
+// same time, or SYN cookie counters (net::cookie_count of this clock) would disagree between the
+// worker that minted a cookie, the one that checks it and the key rotation (common/clock.h).
+uint64_t Worker::clock_ms() { return monotonic_ms(); }
 
 void Worker::refresh_snapshot() {
     snap_ = director_.snapshot();

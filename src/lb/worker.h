@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/result.h"
 #include "lb/conn_table.h"
 #include "lb/director.h"
@@ -76,7 +77,7 @@ private:
     void pp_outbound(LbPacket& lp, Conn* conn);
     bool pp_insert(LbPacket& lp, Conn* conn, size_t l4_hdr_len);
     void pp_send_header_segment(Conn* conn, uint32_t ack_be, uint16_t window_be);
-    uint64_t clock_ms() const;
+    static uint64_t clock_ms();
     // Runs a stored client packet of conn through the inbound packet path (SYN proxy replay).
     void lb_replay(rte_mbuf* pkt, Conn* conn);
 
@@ -140,8 +141,6 @@ private:
     std::vector<SpPending> sp_pending_;
     std::vector<uint16_t> sp_free_;
     SpOpen sp_open_{};
-    uint64_t tsc_hz_ = 0;
-    uint64_t tsc_base_ = 0;
 };
 
 }  // namespace xvs::lb

@@ -1,80 +1,91 @@
-// PROVISIONAL SYN-cookie implementation so the SYN proxy data path links and tests before the
-// `cookie` branch lands; that branch owns this file and replaces it at merge (take theirs).
-// Follows syncookie.h: SipHash-2-4 keyed hashes, a 8-bit minute counter, 8 data bits.
+// SYN cookie make/check (syncookie.h has the layout). The keyed hash is libsodium's
+// SipHash-2-4 (crypto_shorthash_siphash24): maintained and vetted. Measured (bench_syncookie,
+// CPU time on the shared 2-core CI box): 34 ns per 16-byte hash against 18 ns for a
+// hand-inlined two-word SipHash; a make costs ~60 ns (2 hashes), a check ~65-75 ns, i.e. 13-17 M
+// cookies/s per core, well above what one core moves in packets. Not worth owning crypto code
+// for ~30 ns per SYN; bench_syncookie keeps the inline variant as the yardstick.
 #include "net/syncookie.h"
 
-#include <cstring>
+#include <sodium/crypto_shorthash_siphash24.h>
 
 namespace xvs::net {
+
 namespace {
 
-inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
+constexpr uint32_t kFieldMask = 0xFFFFFF;  // the 24 bits below the count
+constexpr unsigned kDataShift = 16;         // data in bits 16-23; bits 0-15 must be zero
+constexpr uint32_t kCheckBits = (1u << kDataShift) - 1;
 
-uint64_t siphash24(const std::array<uint8_t, 16>& key, const uint8_t* in, size_t len) {
-    uint64_t k0, k1;
-    std::memcpy(&k0, key.data(), 8);
-    std::memcpy(&k1, key.data() + 8, 8);
-    uint64_t v0 = 0x736f6d6570736575ULL ^ k0, v1 = 0x646f72616e646f6dULL ^ k1;
-    uint64_t v2 = 0x6c7967656e657261ULL ^ k0, v3 = 0x7465646279746573ULL ^ k1;
-    auto round = [&] {
-        v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32);
-        v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;
-        v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;
-        v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);
-    };
-    const size_t full = len / 8 * 8;
-    for (size_t i = 0; i < full; i += 8) {
-        uint64_t m;
-        std::memcpy(&m, in + i, 8);
-        v3 ^= m; round(); round(); v0 ^= m;
-    }
-    uint64_t b = uint64_t(len) << 56;
-    for (size_t i = 0; i < len - full; ++i) b |= uint64_t(in[full + i]) << (8 * i);
-    v3 ^= b; round(); round(); v0 ^= b;
-    v2 ^= 0xff;
-    round(); round(); round(); round();
-    return v0 ^ v1 ^ v2 ^ v3;
+uint32_t siphash32(const std::array<uint8_t, 16>& key, const void* msg, size_t len) noexcept {
+    return static_cast<uint32_t>(siphash24(key, msg, len));
 }
 
-uint32_t hash_tuple(const std::array<uint8_t, 16>& key, const CookieTuple& t, uint32_t count) {
-    uint8_t buf[16];
-    std::memcpy(buf, &t.saddr, 4);
-    std::memcpy(buf + 4, &t.daddr, 4);
-    std::memcpy(buf + 8, &t.sport, 2);
-    std::memcpy(buf + 10, &t.dport, 2);
-    std::memcpy(buf + 12, &count, 4);
-    return static_cast<uint32_t>(siphash24(key, buf, sizeof buf));
+// The hashed words, in memory order: saddr, daddr (as on the wire), sport << 16 | dport (the
+// ports as stored, network order), count. H0 hashes the first three, H1 all four.
+struct HashInput {
+    uint32_t words[4];
+};
+
+HashInput hash_input(const CookieTuple& t, uint32_t count) noexcept {
+    return HashInput{{t.saddr, t.daddr, uint32_t(t.sport) << 16 | t.dport, count}};
 }
 
-uint8_t encode(const CookieOptions& o) {
-    return static_cast<uint8_t>((o.mss_index & 3) | ((o.wscale & 0xF) << 2) |
-                                (o.sack_permitted ? 1u << 6 : 0) | (o.timestamps ? 1u << 7 : 0));
+uint32_t hash0(const CookieKeys& keys, const HashInput& in) noexcept {
+    return siphash32(keys.k0, in.words, 3 * sizeof(uint32_t));
 }
 
-uint32_t make_with(const CookieKeys& k, const CookieTuple& t, uint32_t isn, uint32_t count,
-                   uint32_t data) {
-    return hash_tuple(k.k0, t, 0) + isn + (count << 24) +
-           ((hash_tuple(k.k1, t, count) + data) & 0xFFFFFF);
+uint32_t hash1(const CookieKeys& keys, HashInput in, uint32_t count) noexcept {
+    in.words[3] = count;
+    return siphash32(keys.k1, in.words, 4 * sizeof(uint32_t));
 }
 
-std::optional<CookieOptions> check_with(const CookieKeys& k, const CookieTuple& t, uint32_t isn,
-                                        uint32_t cookie, uint32_t count_now) {
-    const uint32_t v = cookie - hash_tuple(k.k0, t, 0) - isn;
-    const uint32_t age = (count_now - (v >> 24)) & 0xFF;
-    if (age > kCookieMaxAge) return std::nullopt;
+const CookieKeys& keys_for(const CookieSecrets& s, uint32_t count) noexcept {
+    return count >= s.current_since ? s.current : s.previous;
+}
+
+uint32_t data_encode(const CookieOptions& o) noexcept {
+    uint32_t mss = o.mss_index < kCookieMssTable.size() ? o.mss_index : kCookieMssTable.size() - 1;
+    // RFC 7323 2.3: a shift above 14 is used as 14.
+    uint32_t ws = o.wscale == kCookieWscaleNone ? kCookieWscaleNone : (o.wscale > 14 ? 14 : o.wscale);
+    return mss | ws << 2 | uint32_t(o.sack_permitted) << 6 | uint32_t(o.timestamps) << 7;
+}
+
+// Validates a cookie against one key set; `from_current` says which set, so a count recovered
+// with the wrong set for it is refused (each count has exactly one valid key set).
+std::optional<CookieOptions> check_with(const CookieSecrets& s, bool from_current,
+                                        const CookieTuple& t, uint32_t client_isn,
+                                        uint32_t cookie, uint32_t count_now) noexcept {
+    const CookieKeys& keys = from_current ? s.current : s.previous;
+    const HashInput in = hash_input(t, 0);
+    const uint32_t rest = cookie - hash0(keys, in) - client_isn;
+    // The top 8 bits hold the count's low 8 bits; the age is their distance back from now,
+    // modulo 256, which also handles the 32-bit counter wrapping.
+    const uint32_t age = (count_now - (rest >> 24)) & 0xFF;
+    if (age > kCookieMaxAge) return std::nullopt;  // expired, or from the future (age ~255)
     const uint32_t count = count_now - age;
-    const uint32_t data = (v - hash_tuple(k.k1, t, count)) & 0xFFFFFF;
-    if (data > 0xFF) return std::nullopt;
+    if ((count >= s.current_since) != from_current) return std::nullopt;
+    const uint32_t field = (rest - (count << 24) - hash1(keys, in, count)) & kFieldMask;
+    if (field & kCheckBits) return std::nullopt;
+    const uint32_t data = field >> kDataShift;
     CookieOptions o;
-    o.mss_index = data & 3;
-    o.wscale = (data >> 2) & 0xF;
-    o.sack_permitted = data & (1u << 6);
-    o.timestamps = data & (1u << 7);
-    if (o.wscale != kCookieWscaleNone && o.wscale > 14) return std::nullopt;
+    o.mss_index = uint8_t(data & 0x3);
+    o.wscale = uint8_t(data >> 2 & 0xF);
+    o.sack_permitted = data >> 6 & 1;
+    o.timestamps = data >> 7 & 1;
+    if (o.mss_index >= kCookieMssTable.size()) return std::nullopt;
+    if (o.wscale > 14 && o.wscale != kCookieWscaleNone) return std::nullopt;
     return o;
 }
 
 }  // namespace
+
+uint64_t siphash24(const std::array<uint8_t, 16>& key, const void* msg, size_t len) noexcept {
+    unsigned char out[crypto_shorthash_siphash24_BYTES];
+    crypto_shorthash_siphash24(out, static_cast<const unsigned char*>(msg), len, key.data());
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = v << 8 | out[i];
+    return v;
+}
 
 uint8_t cookie_mss_index(uint16_t client_mss) noexcept {
     uint8_t idx = 0;
@@ -83,16 +94,19 @@ uint8_t cookie_mss_index(uint16_t client_mss) noexcept {
     return idx;
 }
 
-uint32_t syncookie_make(const CookieSecrets& s, const CookieTuple& t, uint32_t client_isn,
+uint32_t syncookie_make(const CookieSecrets& secrets, const CookieTuple& t, uint32_t client_isn,
                         uint32_t count, const CookieOptions& opts) noexcept {
-    return make_with(s.current, t, client_isn, count, encode(opts));
+    const CookieKeys& keys = keys_for(secrets, count);
+    const HashInput in = hash_input(t, 0);
+    return hash0(keys, in) + client_isn + (count << 24) +
+           ((hash1(keys, in, count) + (data_encode(opts) << kDataShift)) & kFieldMask);
 }
 
-std::optional<CookieOptions> syncookie_check(const CookieSecrets& s, const CookieTuple& t,
+std::optional<CookieOptions> syncookie_check(const CookieSecrets& secrets, const CookieTuple& t,
                                              uint32_t client_isn, uint32_t cookie,
                                              uint32_t count_now) noexcept {
-    if (auto o = check_with(s.current, t, client_isn, cookie, count_now)) return o;
-    return check_with(s.previous, t, client_isn, cookie, count_now);
+    if (auto o = check_with(secrets, true, t, client_isn, cookie, count_now)) return o;
+    return check_with(secrets, false, t, client_isn, cookie, count_now);
 }
 
 }  // namespace xvs::net

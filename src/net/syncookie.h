@@ -5,13 +5,17 @@
 // counter; the keys rotate and the previous keys stay valid for the cookie lifetime.
 //
 // Layout (Linux's construction with DPVS's use of the data bits):
-//   cookie = H0(tuple) + client_isn + (count << 24) + ((H1(tuple, count) + data) & 0xFFFFFF)
+//   cookie = H0(tuple) + client_isn + (count << 24) + ((H1(tuple, count) + (data << 16)) & 0xFFFFFF)
 //   data   = mss_index (bits 0-1) | wscale (bits 2-5, 0xF = none) | sack (bit 6) | ts (bit 7);
-//            bits 8-23 are zero in a genuine cookie, which the check enforces.
+//            it sits in bits 16-23 of the 24-bit field, and bits 0-15 are zero in a genuine
+//            cookie, which the check enforces: 16 bits against forgery, and an ACK whose
+//            ack_seq or seq is off by less than 2^16 (a shifted ACK) never decodes. (With the data
+//            in the low bits, cookie +-1 would decode as neighbouring options.)
 // Nothing here allocates, throws or locks; make/check are called per packet.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -63,6 +67,10 @@ inline constexpr uint32_t cookie_count(uint64_t now_ms) noexcept {
 }
 // A cookie older than this many counter periods is rejected (Linux: 2 minutes).
 inline constexpr uint32_t kCookieMaxAge = 2;
+
+// SipHash-2-4 (Aumasson & Bernstein) of len bytes with a 128-bit key: the 64-bit result, read
+// little-endian as the paper's test vectors are. The cookie hashes use its low 32 bits.
+uint64_t siphash24(const std::array<uint8_t, 16>& key, const void* msg, size_t len) noexcept;
 
 // The SYN-ACK's sequence number for a client SYN (client_isn = the SYN's seq, host order).
 uint32_t syncookie_make(const CookieSecrets& secrets, const CookieTuple& t, uint32_t client_isn,

@@ -273,16 +273,16 @@ TEST_F(SynProxyTest, RsRstInHandshakeResetsClient) {
 TEST_F(SynProxyTest, BadCookieDroppedAndCounted) {
     start();
     cookie_ = syn();
-    // A forged cookie, and the right cookie from another ISN (a different 4-tuple is covered
-    // by the hash): both fail the check.
+    // A forged cookie, a shifted one, and the right cookie with another ISN: all fail.
     EXPECT_TRUE(roundtrip(kWan, client(kIsn + 1, (cookie_ ^ 0x5a5a0000) + 1, net::kTcpAck, ts(101, kNow)), kLan).empty());
-    EXPECT_TRUE(roundtrip(kWan, client(kIsn + 0x10001, cookie_ + 1, net::kTcpAck, ts(101, kNow)), kLan).empty());
-    EXPECT_EQ(counter(Counter::synproxy_bad_cookie), 2u);
+    EXPECT_TRUE(roundtrip(kWan, client(kIsn + 1, cookie_ + 2, net::kTcpAck, ts(101, kNow)), kLan).empty());
+    EXPECT_TRUE(roundtrip(kWan, client(kIsn + 2, cookie_ + 1, net::kTcpAck, ts(101, kNow)), kLan).empty());
+    EXPECT_EQ(counter(Counter::synproxy_bad_cookie), 3u);
     EXPECT_EQ(worker->conns().in_use(), 0u);
     // Expired: more than kCookieMaxAge counter periods later.
     worker->advance_clock(uint64_t(net::kCookieMaxAge + 1) << 16);
     EXPECT_TRUE(roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck, ts(101, kNow)), kLan).empty());
-    EXPECT_EQ(counter(Counter::synproxy_bad_cookie), 3u);
+    EXPECT_EQ(counter(Counter::synproxy_bad_cookie), 4u);
 }
 
 TEST_F(SynProxyTest, AckStormAndSavedLimit) {

@@ -81,7 +81,7 @@ namespace xvs::stack {
     X(synproxy_saved_full, true, "SYN proxy: client packet beyond max_ack_saved in the handshake") \
     X(synproxy_pending_full, true, "SYN proxy: handshake side pool exhausted")              \
     X(synproxy_rs_unexpected, true, "SYN proxy: RS packet other than SYN-ACK/RST in the handshake") \
-    X(synproxy_syn_in_handshake, true, "SYN proxy: client SYN while its RS handshake runs")
+    X(synproxy_syn_in_handshake, true, "SYN proxy: client SYN on a proxied connection still open")
 
 enum class Counter : uint16_t {
 #define XVS_COUNTER_ENUM(name, is_drop, desc) name,

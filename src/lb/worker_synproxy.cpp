@@ -288,6 +288,10 @@ bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
             return false;
         }
         if ((flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck)) {
+            if (!(c->flags & kConnSynAckSeen)) {  // the client reset the handshake first
+                drop(ctx_, sp.pkt, Counter::synproxy_rs_unexpected);
+                return true;
+            }
             // The RS retransmits its SYN-ACK: our replayed ACK was lost. Ack it again (the
             // client never sees an RS SYN-ACK). The client's real window reaches the RS with
             // its next segment; until then a small one (kReAckWindow) cannot overrun it.

@@ -270,6 +270,29 @@ TEST_F(SynProxyTest, RsRstInHandshakeResetsClient) {
     EXPECT_EQ(worker->conns().in_use(), 0u);
 }
 
+TEST_F(SynProxyTest, RetransmittedRsSynAckIsAckedAgainNotForwarded) {
+    start();
+    establish();
+    // Our replayed ACK was lost: the RS sends its SYN-ACK again. The director acks it; the
+    // client never sees it.
+    auto out = roundtrip(kLan, rs(kRsIsn, kIsn + 1, kSynAck, {2, 4, 0x05, 0xb4}, "", 29200), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck, {}, 1024, "", 0), out[0]));
+    EXPECT_EQ(counter(Counter::synproxy_rs_synack_reacked), 1u);
+}
+
+TEST_F(SynProxyTest, ClientRstInHandshakeReachesRsAndCloses) {
+    start();
+    open();
+    auto out = roundtrip(kWan, client(kIsn + 1, 0, net::kTcpRst), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, 0, net::kTcpRst, {}, 502), out[0]));
+    // The RS SYN-ACK that crosses it is not a hand-over any more.
+    EXPECT_TRUE(roundtrip(kLan, rs(kRsIsn, kIsn + 1, kSynAck, {2, 4, 0x05, 0xb4}, "", 29200), kWan).empty());
+    EXPECT_EQ(counter(Counter::synproxy_handover), 0u);
+    EXPECT_EQ(counter(Counter::synproxy_rs_unexpected), 1u);
+}
+
 TEST_F(SynProxyTest, BadCookieDroppedAndCounted) {
     start();
     cookie_ = syn();

@@ -30,13 +30,16 @@ struct Input {
 std::vector<Input> inputs() {
     std::mt19937 rng(11);
     std::vector<Input> v(1024);
-    for (auto& in : v) in = Input{{uint32_t(rng()), 0x640000c0, uint16_t(rng()), 0x5000}, uint32_t(rng())};
+    for (auto& in : v)
+        in = Input{{uint32_t(rng()), 0x640000c0, uint16_t(rng()), 0x5000}, uint32_t(rng())};
     return v;
 }
 
 // For comparison only: SipHash-2-4 written out for a 16-byte message (two words, inlined), to
 // see what libsodium's general-length call costs against it. Checked against siphash24 below.
-inline uint64_t rotl(uint64_t x, int b) { return x << b | x >> (64 - b); }
+inline uint64_t rotl(uint64_t x, int b) {
+    return x << b | x >> (64 - b);
+}
 inline uint64_t load64(const uint8_t* p) {
     uint64_t v;
     std::memcpy(&v, p, 8);  // little-endian host
@@ -47,10 +50,20 @@ inline uint64_t siphash24_16(const std::array<uint8_t, 16>& key, const uint32_t 
     uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
     uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
     auto round = [&] {
-        v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32);
-        v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;
-        v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;
-        v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);
+        v0 += v1;
+        v1 = rotl(v1, 13);
+        v1 ^= v0;
+        v0 = rotl(v0, 32);
+        v2 += v3;
+        v3 = rotl(v3, 16);
+        v3 ^= v2;
+        v0 += v3;
+        v3 = rotl(v3, 21);
+        v3 ^= v0;
+        v2 += v1;
+        v1 = rotl(v1, 17);
+        v1 ^= v2;
+        v2 = rotl(v2, 32);
     };
     const uint64_t m[3] = {uint64_t(msg[0]) | uint64_t(msg[1]) << 32,
                            uint64_t(msg[2]) | uint64_t(msg[3]) << 32, uint64_t(16) << 56};
@@ -61,7 +74,10 @@ inline uint64_t siphash24_16(const std::array<uint8_t, 16>& key, const uint32_t 
         v0 ^= w;
     }
     v2 ^= 0xff;
-    round(); round(); round(); round();
+    round();
+    round();
+    round();
+    round();
     return v0 ^ v1 ^ v2 ^ v3;
 }
 
@@ -115,7 +131,7 @@ void BM_CookieCheckValid(benchmark::State& state) {
         ok += r.has_value();
         benchmark::DoNotOptimize(r);
     }
-    if (ok != state.iterations()) state.SkipWithError("genuine cookie rejected");
+    if (ok != size_t(state.iterations())) state.SkipWithError("genuine cookie rejected");
     state.SetItemsProcessed(state.iterations());
 }
 

@@ -13,7 +13,7 @@ namespace xvs::net {
 namespace {
 
 constexpr uint32_t kFieldMask = 0xFFFFFF;  // the 24 bits below the count
-constexpr unsigned kDataShift = 16;         // data in bits 16-23; bits 0-15 must be zero
+constexpr unsigned kDataShift = 16;        // data in bits 16-23; bits 0-15 must be zero
 constexpr uint32_t kCheckBits = (1u << kDataShift) - 1;
 
 uint32_t siphash32(const std::array<uint8_t, 16>& key, const void* msg, size_t len) noexcept {
@@ -46,15 +46,16 @@ const CookieKeys& keys_for(const CookieSecrets& s, uint32_t count) noexcept {
 uint32_t data_encode(const CookieOptions& o) noexcept {
     uint32_t mss = o.mss_index < kCookieMssTable.size() ? o.mss_index : kCookieMssTable.size() - 1;
     // RFC 7323 2.3: a shift above 14 is used as 14.
-    uint32_t ws = o.wscale == kCookieWscaleNone ? kCookieWscaleNone : (o.wscale > 14 ? 14 : o.wscale);
+    uint32_t ws =
+        o.wscale == kCookieWscaleNone ? kCookieWscaleNone : (o.wscale > 14 ? 14 : o.wscale);
     return mss | ws << 2 | uint32_t(o.sack_permitted) << 6 | uint32_t(o.timestamps) << 7;
 }
 
 // Validates a cookie against one key set; `from_current` says which set, so a count recovered
 // with the wrong set for it is refused (each count has exactly one valid key set).
 std::optional<CookieOptions> check_with(const CookieSecrets& s, bool from_current,
-                                        const CookieTuple& t, uint32_t client_isn,
-                                        uint32_t cookie, uint32_t count_now) noexcept {
+                                        const CookieTuple& t, uint32_t client_isn, uint32_t cookie,
+                                        uint32_t count_now) noexcept {
     const CookieKeys& keys = from_current ? s.current : s.previous;
     const HashInput in = hash_input(t, 0);
     const uint32_t rest = cookie - hash0(keys, in) - client_isn;

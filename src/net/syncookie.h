@@ -5,7 +5,8 @@
 // counter; the keys rotate and the previous keys stay valid for the cookie lifetime.
 //
 // Layout (Linux's construction with DPVS's use of the data bits):
-//   cookie = H0(tuple) + client_isn + (count << 24) + ((H1(tuple, count) + (data << 16)) & 0xFFFFFF)
+//   cookie = H0(tuple) + client_isn + (count << 24)
+//            + ((H1(tuple, count) + (data << 16)) & 0xFFFFFF)
 //   data   = mss_index (bits 0-1) | wscale (bits 2-5, 0xF = none) | sack (bit 6) | ts (bit 7);
 //            it sits in bits 16-23 of the 24-bit field, and bits 0-15 are zero in a genuine
 //            cookie, which the check enforces: 16 bits against forgery, and an ACK whose

@@ -16,7 +16,9 @@ bool all_zero(const std::array<uint8_t, 16>& k) {
     return true;
 }
 
-bool same(const net::CookieKeys& a, const net::CookieKeys& b) { return a.k0 == b.k0 && a.k1 == b.k1; }
+bool same(const net::CookieKeys& a, const net::CookieKeys& b) {
+    return a.k0 == b.k0 && a.k1 == b.k1;
+}
 
 TEST(DirectorCookie, RandomKeysPublishedAtConstruction) {
     Director d;

@@ -121,9 +121,14 @@ private:
     };
     // Per conn slot (indexed by ConnTable::index_of): the translation, and the pending index.
     struct SpSlot {
-        SynProxySeq seq;
-        uint16_t pending = 0;
+        uint32_t seq_delta = 0;
+        uint32_t ts_delta = 0;
+        uint8_t rs_wscale = 0;
+        uint8_t our_wscale = 0;
+        uint16_t pending = 0;  // side-pool index while kConnSpWaiting
+        SynProxySeq seq() const { return {seq_delta, ts_delta, rs_wscale, our_wscale}; }
     };
+    static_assert(sizeof(SpSlot) == 12, "per-conn SYN proxy bytes (bench memory figure)");
     // Filled by synproxy_no_conn for synproxy_open.
     struct SpOpen {
         uint32_t cookie, isn, our_tsval, client_tsval, window_bytes;

@@ -284,7 +284,7 @@ bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
                 drop(ctx_, sp.pkt, Counter::synproxy_syn_in_handshake);
                 return true;
             }
-            synproxy_translate_in(tcp, tcp_avail(sp.ip), slot.seq);
+            synproxy_translate_in(tcp, tcp_avail(sp.ip), slot.seq());
             return false;
         }
         if ((flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck)) {
@@ -306,7 +306,7 @@ bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
             stack::ipv4_output(ctx_, sp.pkt, c->daddr);
             return true;
         }
-        synproxy_translate_out(tcp, tcp_avail(sp.ip), slot.seq);
+        synproxy_translate_out(tcp, tcp_avail(sp.ip), slot.seq());
         return false;
     }
 
@@ -369,12 +369,11 @@ void Worker::synproxy_handover(const SpPacket& sp, Conn* c) {
     const SynProxyConf& conf = snap_->synproxy;
     const uint32_t rs_isn = net::ntoh32(tcp->seq);
     const auto rs_opts = net::parse_tcp_options(net::tcp_options_span(tcp, tcp_avail(sp.ip)));
-    SynProxySeq& seq = slot.seq;
-    seq.seq_delta = p.cookie - rs_isn;
-    seq.ts_delta = (p.have_ts && rs_opts.timestamp) ? p.our_tsval - rs_opts.timestamp->first : 0;
+    slot.seq_delta = p.cookie - rs_isn;
+    slot.ts_delta = (p.have_ts && rs_opts.timestamp) ? p.our_tsval - rs_opts.timestamp->first : 0;
     if (p.opts.wscale != net::kCookieWscaleNone && conf.wscale != kSynProxyNoWscale) {
-        seq.rs_wscale = std::min<uint8_t>(rs_opts.wscale.value_or(0), 14);
-        seq.our_wscale = conf.wscale;
+        slot.rs_wscale = std::min<uint8_t>(rs_opts.wscale.value_or(0), 14);
+        slot.our_wscale = conf.wscale;
     }
     c->rs_isn = rs_isn;
     c->flags |= kConnSynAckSeen;
@@ -409,7 +408,7 @@ void Worker::synproxy_handover(const SpPacket& sp, Conn* c) {
     std::memcpy(opts + 4, &tsval_be, 4);
     std::memcpy(opts + 8, &tsecr_be, 4);
     const uint16_t window =
-        static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, rs_window >> seq.our_wscale));
+        static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, rs_window >> slot.our_wscale));
     const TcpSpec spec{c->vaddr, c->caddr, c->vport, c->cport, cookie + 1, c->client_isn + 1,
                        net::kTcpAck, window, 64, have_ts ? opts : nullptr, have_ts ? 12u : 0u};
     if (!tcp_write(sp.pkt, spec)) {

@@ -6,7 +6,8 @@
 # bounded random-source SYN flood (hping3) while curl keeps working: >= 95% of requests answered
 # and no flood SYN reaches a real server (the RS capture sees only SYNs from local addresses,
 # no more than the connections curl made). `xvsctl stats -a` shows the synproxy counters.
-# XE_SYNPROXY=off runs the same without syn_proxy (the counter checks must fail).
+# XE_SYNPROXY=off runs the same without syn_proxy (the counter checks must fail);
+# XE_SYNPROXY=defer with defer_rs_syn (the RS is opened by the first request byte).
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools sha256sum tcpdump hping3
@@ -22,8 +23,10 @@ done
 conf=$XE_TMP/xvs.conf
 {
     config_head
-    echo "ipvs_defs { synproxy { synack_options { mss 1452 ttl 63 sack timestamp wscale 7 } rs_syn_max_retry 3 max_ack_saved 3 ack_storm_thresh 10 } }"
-    if [[ ${XE_SYNPROXY:-on} == on ]]; then
+    defer=off
+    [[ ${XE_SYNPROXY:-on} == defer ]] && defer=on
+    echo "ipvs_defs { synproxy { synack_options { mss 1452 ttl 63 sack timestamp wscale 7 } rs_syn_max_retry 3 max_ack_saved 3 ack_storm_thresh 10 defer_rs_syn $defer } }"
+    if [[ ${XE_SYNPROXY:-on} != off ]]; then
         vs_block TCP "$VIP" 80 "1:8080:1 2:8080:1" rr | sed 's/^    lb_kind FNAT$/&\n    syn_proxy/'
     else
         vs_block TCP "$VIP" 80 "1:8080:1 2:8080:1" rr
@@ -49,7 +52,11 @@ assert_ge "$rs2" 200 "rs2 answers (rr)"
 s=$(stats)
 assert_ge "$(counter synproxy_syn_cookie_sent "$s")" 500 "cookie SYN-ACKs sent"
 assert_ge "$(counter synproxy_handover "$s")" 500 "RS handshakes handed over"
-assert_ge "$(counter synproxy_window_update "$s")" 500 "window updates to clients"
+if [[ $defer == on ]]; then
+    assert_ge "$(counter synproxy_ack_deferred "$s")" 500 "handshake ACKs absorbed (defer_rs_syn)"
+else
+    assert_ge "$(counter synproxy_window_update "$s")" 500 "window updates to clients"
+fi
 
 # ---- the client saw window 0 in our SYN-ACK: the window update after the RS hand-over must let
 # it send at once. Without it the request waits for a zero-window probe (Linux persist timer,

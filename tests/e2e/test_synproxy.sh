@@ -2,7 +2,8 @@
 # SYN proxy on a FULLNAT VIP with Linux client defaults (timestamps, SACK, window scaling):
 # 500 short HTTP connections all answered (both RS used), a 20 MB download and upload
 # sha256-identical (the seq/TS/window translation holds for a long stream), requests not
-# delayed by the SYN-ACK's zero window (median time to first byte < 150 ms), then 5 s of a
+# delayed by the SYN-ACK's zero window (median time to first byte < 150 ms), TOA right at the
+# RS for a syn_proxy + toa VIP (toa_check.py on a capture, 20 curls), then 5 s of a
 # bounded random-source SYN flood (hping3) while curl keeps working: >= 95% of requests answered
 # and no flood SYN reaches a real server (the RS capture sees only SYNs from local addresses,
 # no more than the connections curl made). `xvsctl stats -a` shows the synproxy counters.
@@ -28,6 +29,7 @@ conf=$XE_TMP/xvs.conf
     echo "ipvs_defs { synproxy { synack_options { mss 1452 ttl 63 sack timestamp wscale 7 } rs_syn_max_retry 3 max_ack_saved 3 ack_storm_thresh 10 defer_rs_syn $defer } }"
     if [[ ${XE_SYNPROXY:-on} != off ]]; then
         vs_block TCP "$VIP" 80 "1:8080:1 2:8080:1" rr | sed 's/^    lb_kind FNAT$/&\n    syn_proxy/'
+        vs_block TCP "$VIP" 81 "1:8080:1" rr | sed 's/^    lb_kind FNAT$/&\n    syn_proxy\n    toa on/'
     else
         vs_block TCP "$VIP" 80 "1:8080:1 2:8080:1" rr
     fi
@@ -66,6 +68,32 @@ ttfb=$(in_ns "$NS_CL" bash -c 'for k in $(seq 20); do
     done' _ "$VIP" | sort -n | sed -n 10p)
 log "time to first byte, median of 20: ${ttfb:-none} s"
 assert_float_between "${ttfb:-9}" 0 0.15 "median time to first byte (s)"
+
+# ---- syn_proxy + toa on (VIP:81 -> rs1 only): TOA in the replayed handshake ACK and every
+# packet acking exactly the RS SYN-ACK, checked at the RS with toa_check.py (as test_toa does).
+if [[ ${XE_SYNPROXY:-on} != off ]]; then
+    pcap=$XE_TMP/toa.pcap
+    timeout 30 ip netns exec "$(ns_rs 1)" tcpdump -i rs0 -n -U -s 256 -c 2000 -w "$pcap" \
+        "tcp port 8080" 2>"$XE_TMP/toa_tcpdump.err" &
+    toa_cap=$!
+    XE_PIDS+=("$toa_cap")
+    wait_until 10 grep -q "listening on" "$XE_TMP/toa_tcpdump.err" || fail "tcpdump did not start"
+    ports=$XE_TMP/toa_ports
+    : >"$ports"
+    for ((k = 0; k < 20; k++)); do
+        r=$(in_ns "$NS_CL" curl -s --max-time 2 -H "Connection: close" -w ' %{local_port}' \
+            "http://$VIP:81/") || true
+        [[ $r =~ ^rs1$'\n'\ ([0-9]+)$ ]] && echo "${BASH_REMATCH[1]}" >>"$ports"
+    done
+    assert_eq 20 "$(wc -l <"$ports")" "curl requests through the syn_proxy + toa VIP"
+    sleep 0.5
+    kill -INT "$toa_cap" 2>/dev/null
+    wait "$toa_cap" 2>/dev/null
+    check=$("$XE_PY" "$XE_LIB_DIR/toa_check.py" "$pcap" "$(rs_ip 1)" 8080 "$CLIENT_IP" "$ports" 192.0.2.77 2>&1)
+    rc=$?
+    echo "$check" >&2
+    assert_eq 0 "$rc" "toa_check.py on the RS capture (syn_proxy + toa)"
+fi
 
 # ---- bulk both ways
 want=$(sha256sum <"$XE_TMP/big.bin" | cut -d' ' -f1)

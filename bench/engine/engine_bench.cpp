@@ -445,9 +445,12 @@ int main(int argc, char** argv) {
             }
         }
         const double ns = ns_total / double(chunks * kChunk);
+        // B/conn here includes the SYN proxy's per-slot translation array and side pool.
         print_row("synproxy cookie ACK -> conn + RS SYN", lb.worker->counters().get(stack::Counter::synproxy_rs_syn_sent) -
                       lb.worker->counters().get(stack::Counter::synproxy_rs_syn_retransmit),
-                  Figures{ns, 1e3 / ns}, base_big, 0);
+                  Figures{ns, 1e3 / ns}, base_big,
+                  double(lb.worker->conns().memory_bytes() + lb.worker->synproxy_memory_bytes()) /
+                      lb.worker->conns().capacity());
         // (poll_once also receives net_null's recycled frames, which may add a few more.)
         if (lb.worker->counters().get(stack::Counter::synproxy_ack_valid) < chunks * kChunk)
             std::fprintf(stderr, "synproxy: %llu valid ACKs of %llu\n",

@@ -57,6 +57,8 @@ public:
 
     const stack::Counters& counters() const { return ctx_.counters; }
     const ConnTable& conns() const { return *conns_; }
+    // SYN proxy memory: per-slot translation array, handshake side pool and its free list.
+    size_t synproxy_memory_bytes() const;
     stack::Neighbours& neighbours() { return ctx_.neigh; }
     unsigned id() const { return cfg_.id; }
 

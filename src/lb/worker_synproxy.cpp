@@ -107,6 +107,11 @@ uint16_t mss_reserve(const ServiceView& view, const net::Ipv4Hdr* ip, const net:
 
 }  // namespace
 
+size_t Worker::synproxy_memory_bytes() const {
+    return sp_slots_.capacity() * sizeof(SpSlot) + sp_pending_.capacity() * sizeof(SpPending) +
+           sp_free_.capacity() * sizeof(uint16_t);
+}
+
 Worker::SpVerdict Worker::synproxy_no_conn(const SpPacket& sp, bool pure_syn) {
     const net::TcpHdr* tcp = sp.tcp;
     const ServiceView* view = snap_->service(net::kIpProtoTcp, sp.ip->daddr, tcp->dport);

@@ -27,8 +27,8 @@ uint32_t get32(const uint8_t* p) {
 
 // Common layout of both option blocks (the order Linux uses, so middleboxes see nothing odd):
 // MSS; SACK-perm+TS, or NOP NOP TS, or NOP NOP SACK-perm; NOP wscale.
-size_t write_options(uint8_t* out, uint16_t mss, bool sack, bool ts, uint32_t tsval,
-                     uint32_t tsecr, uint8_t wscale, bool has_wscale) {
+size_t write_options(uint8_t* out, uint16_t mss, bool sack, bool ts, uint32_t tsval, uint32_t tsecr,
+                     uint8_t wscale, bool has_wscale) {
     size_t n = 0;
     out[n++] = net::kTcpOptMss;
     out[n++] = net::kTcpOptLenMss;
@@ -76,7 +76,6 @@ void patch(std::span<uint8_t> area, size_t off, const uint8_t* src, size_t n, ui
     sum += static_cast<uint16_t>(~net::csum_fold(new_sum));
     *csum = net::csum_fold(sum);
 }
-
 
 }  // namespace
 
@@ -150,7 +149,8 @@ void synproxy_translate_out(net::TcpHdr* tcp, size_t avail, const SynProxySeq& s
     tcp->seq = seq_be;
     if (s.rs_wscale != s.our_wscale && !(tcp->flags & net::kTcpSyn)) {
         const uint64_t bytes = uint64_t(net::ntoh16(tcp->window)) << s.rs_wscale;
-        const uint16_t win = static_cast<uint16_t>(std::min<uint64_t>(0xFFFF, bytes >> s.our_wscale));
+        const uint16_t win =
+            static_cast<uint16_t>(std::min<uint64_t>(0xFFFF, bytes >> s.our_wscale));
         const uint16_t be = net::hton16(win);
         net::csum_replace2(&tcp->checksum, tcp->window, be);
         tcp->window = be;

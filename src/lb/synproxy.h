@@ -20,15 +20,15 @@ namespace xvs::lb {
 
 // ipvs_defs { synproxy { ... } } (DPVS dpvs.conf names), defaults as DPVS ships them.
 struct SynProxyConf {
-    uint16_t mss = 1452;           // synack_options mss: SYN-ACK MSS = min(client, this)
-    uint8_t ttl = 63;              // synack_options ttl
-    bool sack = true;              // synack_options sack: echo SACK-permitted when offered
-    bool timestamp = true;         // synack_options timestamp: answer timestamps when offered
-    uint8_t wscale = 7;            // synack_options wscale: our shift; kSynProxyNoWscale = off
-    uint8_t rs_syn_max_retry = 3;  // RS SYN retransmissions (1 s, then doubling)
-    uint8_t max_ack_saved = 3;     // client packets kept while the RS handshake runs
-    uint8_t ack_storm_thresh = 10; // duplicate ACKs tolerated while waiting for the RS
-    bool defer_rs_syn = false;     // open to the RS only with the first client data
+    uint16_t mss = 1452;            // synack_options mss: SYN-ACK MSS = min(client, this)
+    uint8_t ttl = 63;               // synack_options ttl
+    bool sack = true;               // synack_options sack: echo SACK-permitted when offered
+    bool timestamp = true;          // synack_options timestamp: answer timestamps when offered
+    uint8_t wscale = 7;             // synack_options wscale: our shift; kSynProxyNoWscale = off
+    uint8_t rs_syn_max_retry = 3;   // RS SYN retransmissions (1 s, then doubling)
+    uint8_t max_ack_saved = 3;      // client packets kept while the RS handshake runs
+    uint8_t ack_storm_thresh = 10;  // duplicate ACKs tolerated while waiting for the RS
+    bool defer_rs_syn = false;      // open to the RS only with the first client data
     bool operator==(const SynProxyConf&) const = default;
 };
 inline constexpr uint8_t kSynProxyNoWscale = 0xFF;

@@ -101,7 +101,8 @@ uint16_t mss_reserve(const ServiceView& view, const net::Ipv4Hdr* ip, const net:
                                                       tcp->sport, tcp->dport));
     if (view.flags & kSvcFlagPpV2)
         return static_cast<uint16_t>(net::pp_v2_build(scratch, sizeof scratch, net::kIpProtoTcp,
-                                                      ip->saddr, ip->daddr, tcp->sport, tcp->dport));
+                                                      ip->saddr, ip->daddr, tcp->sport,
+                                                      tcp->dport));
     return 0;
 }
 
@@ -126,8 +127,8 @@ Worker::SpVerdict Worker::synproxy_no_conn(const SpPacket& sp, bool pure_syn) {
     const net::CookieTuple tuple{sp.ip->saddr, sp.ip->daddr, tcp->sport, tcp->dport};
     const uint32_t isn = net::ntoh32(tcp->seq) - 1;
     const uint32_t cookie = net::ntoh32(tcp->ack) - 1;
-    const auto opts = net::syncookie_check(snap_->cookie, tuple, isn, cookie,
-                                           net::cookie_count(ctx_.now_ms));
+    const auto opts =
+        net::syncookie_check(snap_->cookie, tuple, isn, cookie, net::cookie_count(ctx_.now_ms));
     if (!opts) {
         drop(ctx_, sp.pkt, Counter::synproxy_bad_cookie);
         return SpVerdict::Consumed;
@@ -162,18 +163,26 @@ void Worker::synproxy_send_syncookie(const SpPacket& sp, const ServiceView& view
     const SynProxyConf& conf = snap_->synproxy;
     net::TcpHdr* tcp = sp.tcp;
     const uint32_t isn = net::ntoh32(tcp->seq);
-    const SynAckPlan plan = synproxy_plan_synack(net::tcp_options_span(tcp, tcp_avail(sp.ip)),
-                                                 conf, mss_reserve(view, sp.ip, tcp));
+    const SynAckPlan plan = synproxy_plan_synack(net::tcp_options_span(tcp, tcp_avail(sp.ip)), conf,
+                                                 mss_reserve(view, sp.ip, tcp));
     const net::CookieTuple tuple{sp.ip->saddr, sp.ip->daddr, tcp->sport, tcp->dport};
-    const uint32_t cookie = net::syncookie_make(snap_->cookie, tuple, isn,
-                                                net::cookie_count(ctx_.now_ms), plan.cookie);
+    const uint32_t cookie =
+        net::syncookie_make(snap_->cookie, tuple, isn, net::cookie_count(ctx_.now_ms), plan.cookie);
     // TSval: the worker's millisecond clock (RFC 7323 §5.4: 1 ms..1 s per tick).
     uint8_t opts[20];
     const size_t opts_len =
         synproxy_write_synack_options(opts, plan, static_cast<uint32_t>(ctx_.now_ms));
-    const TcpSpec spec{sp.ip->daddr, sp.ip->saddr, tcp->dport, tcp->sport, cookie, isn + 1,
-                       net::kTcpSyn | net::kTcpAck, synproxy_synack_window(conf, plan.mss),
-                       conf.ttl, opts, opts_len};
+    const TcpSpec spec{sp.ip->daddr,
+                       sp.ip->saddr,
+                       tcp->dport,
+                       tcp->sport,
+                       cookie,
+                       isn + 1,
+                       net::kTcpSyn | net::kTcpAck,
+                       synproxy_synack_window(conf, plan.mss),
+                       conf.ttl,
+                       opts,
+                       opts_len};
     if (!tcp_write(sp.pkt, spec)) {
         drop(ctx_, sp.pkt, Counter::drop_mbuf_alloc);
         return;
@@ -227,9 +236,17 @@ void Worker::synproxy_send_rs_syn(Conn* c) {
     net::CookieOptions o = p.opts;
     o.timestamps = p.have_ts;
     const size_t opts_len = synproxy_write_rs_syn_options(opts, o, p.client_tsval);
-    const TcpSpec spec{c->laddr_ip, c->daddr, c->lport, c->dport, c->client_isn, 0, net::kTcpSyn,
-                       static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, p.window_bytes)), 64,
-                       opts, opts_len};
+    const TcpSpec spec{c->laddr_ip,
+                       c->daddr,
+                       c->lport,
+                       c->dport,
+                       c->client_isn,
+                       0,
+                       net::kTcpSyn,
+                       static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, p.window_bytes)),
+                       64,
+                       opts,
+                       opts_len};
     if (!tcp_write(m, spec)) {
         drop(ctx_, m, Counter::drop_mbuf_alloc);
         return;
@@ -270,8 +287,8 @@ void Worker::synproxy_reset_client(rte_mbuf* m, Conn* c) {
         ctx_.counters.inc(Counter::drop_mbuf_alloc);
         return;
     }
-    const TcpSpec spec{c->vaddr, c->caddr, c->vport, c->cport, p.cookie + 1, 0, net::kTcpRst, 0,
-                       64, nullptr, 0};
+    const TcpSpec spec{c->vaddr, c->caddr, c->vport, c->cport, p.cookie + 1, 0, net::kTcpRst,
+                       0,        64,       nullptr,  0};
     if (!tcp_write(m, spec)) {
         drop(ctx_, m, Counter::drop_mbuf_alloc);
         return;
@@ -300,9 +317,17 @@ bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
             // The RS retransmits its SYN-ACK: our replayed ACK was lost. Ack it again (the
             // client never sees an RS SYN-ACK). The client's real window reaches the RS with
             // its next segment; until then a small one (kReAckWindow) cannot overrun it.
-            const TcpSpec spec{c->laddr_ip, c->daddr, c->lport, c->dport, c->client_isn + 1,
-                               net::ntoh32(tcp->seq) + 1, net::kTcpAck, kReAckWindow, 64,
-                               nullptr, 0};
+            const TcpSpec spec{c->laddr_ip,
+                               c->daddr,
+                               c->lport,
+                               c->dport,
+                               c->client_isn + 1,
+                               net::ntoh32(tcp->seq) + 1,
+                               net::kTcpAck,
+                               kReAckWindow,
+                               64,
+                               nullptr,
+                               0};
             if (!tcp_write(sp.pkt, spec)) {
                 drop(ctx_, sp.pkt, Counter::drop_mbuf_alloc);
                 return true;
@@ -318,11 +343,12 @@ bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
     // Waiting for the RS SYN-ACK.
     SpPending& p = sp_pending_[slot.pending];
     if (!inbound) {
-        if ((flags & (net::kTcpSyn | net::kTcpAck | net::kTcpRst)) == (net::kTcpSyn | net::kTcpAck) &&
+        if ((flags & (net::kTcpSyn | net::kTcpAck | net::kTcpRst)) ==
+                (net::kTcpSyn | net::kTcpAck) &&
             net::ntoh32(tcp->ack) == c->client_isn + 1) {
             synproxy_handover(sp, c);
-        } else if ((flags & net::kTcpRst) && (!(flags & net::kTcpAck) ||
-                                               net::ntoh32(tcp->ack) == c->client_isn + 1)) {
+        } else if ((flags & net::kTcpRst) &&
+                   (!(flags & net::kTcpAck) || net::ntoh32(tcp->ack) == c->client_isn + 1)) {
             ctx_.counters.inc(Counter::synproxy_rs_rst_relayed);
             synproxy_reset_client(sp.pkt, c);
             conn_set_state(c, TcpState::Close);
@@ -342,8 +368,8 @@ bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
         synproxy_release(c);
         return false;
     }
-    const auto* first = rte_pktmbuf_mtod_offset(p.saved[0], const net::Ipv4Hdr*,
-                                                sizeof(net::EtherHdr));
+    const auto* first =
+        rte_pktmbuf_mtod_offset(p.saved[0], const net::Ipv4Hdr*, sizeof(net::EtherHdr));
     const auto* first_tcp = reinterpret_cast<const net::TcpHdr*>(
         reinterpret_cast<const uint8_t*>(first) + first->header_len());
     const bool dup = payload_len(sp.ip, tcp) == 0 && !(flags & net::kTcpFin) &&
@@ -414,8 +440,10 @@ void Worker::synproxy_handover(const SpPacket& sp, Conn* c) {
     std::memcpy(opts + 8, &tsecr_be, 4);
     const uint16_t window =
         static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, rs_window >> slot.our_wscale));
-    const TcpSpec spec{c->vaddr, c->caddr, c->vport, c->cport, cookie + 1, c->client_isn + 1,
-                       net::kTcpAck, window, 64, have_ts ? opts : nullptr, have_ts ? 12u : 0u};
+    const TcpSpec spec{
+        c->vaddr,          c->caddr,     c->vport, c->cport, cookie + 1,
+        c->client_isn + 1, net::kTcpAck, window,   64,       have_ts ? opts : nullptr,
+        have_ts ? 12u : 0u};
     if (!tcp_write(sp.pkt, spec)) {
         drop(ctx_, sp.pkt, Counter::drop_mbuf_alloc);
         return;

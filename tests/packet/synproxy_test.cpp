@@ -4,9 +4,10 @@
 // translated), a window update to the client, never the RS SYN-ACK itself; then every packet
 // both ways translated (seq, ack, SACK, TSval/TSecr, window scale, FIN, RST); RS SYN
 // retransmission and give-up; RS RST relayed; defer_rs_syn; ack storm; bad cookie; SYN flood.
+#include "lb/synproxy.h"
+
 #include "fixture/pipeline.h"
 #include "lb/service.h"
-#include "lb/synproxy.h"
 #include "net/checksum.h"
 #include "net/syncookie.h"
 #include "net/tcp_options.h"
@@ -30,8 +31,12 @@ Bytes cat(Bytes a, const Bytes& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
 }
-Bytes ts(uint32_t val, uint32_t ecr) { return cat(cat({1, 1, 8, 10}, be32(val)), be32(ecr)); }
-Bytes sack(uint32_t l, uint32_t r) { return cat(cat({1, 1, 5, 10}, be32(l)), be32(r)); }
+Bytes ts(uint32_t val, uint32_t ecr) {
+    return cat(cat({1, 1, 8, 10}, be32(val)), be32(ecr));
+}
+Bytes sack(uint32_t l, uint32_t r) {
+    return cat(cat({1, 1, 5, 10}, be32(l)), be32(r));
+}
 // MSS 1460, SACK-perm, TS(tsval, 0), NOP, wscale 7: a Linux client SYN.
 Bytes syn_opts(uint32_t tsval) {
     return cat(cat({2, 4, 0x05, 0xb4, 4, 2, 8, 10}, cat(be32(tsval), be32(0))), {1, 3, 3, 7});
@@ -43,16 +48,17 @@ const net::TcpHdr* tcp_of(const Bytes& f) {
 }
 
 class SynProxyTest : public PipelineTest {
-protected:
+  protected:
     void SetUp() override { PipelineTest::SetUp(); }
 
     void start(lb::SynProxyConf conf = {}, uint32_t flags = 0) {
         conf_ = conf;
         configure_default("rr");
-        ASSERT_TRUE(director->service_edit(lb::ServiceSpec{6, *net::parse_ipv4("10.10.1.100"), 80, "rr",
-                                                           lb::FwdMode::FullNat,
-                                                           lb::kSvcFlagSynProxy | flags})
-                        .ok());
+        ASSERT_TRUE(
+            director
+                ->service_edit(lb::ServiceSpec{6, *net::parse_ipv4("10.10.1.100"), 80, "rr",
+                                               lb::FwdMode::FullNat, lb::kSvcFlagSynProxy | flags})
+                .ok());
         director->synproxy_set(conf);
         director->commit();
         start_worker();
@@ -60,29 +66,65 @@ protected:
         worker->advance_clock(kNow);
     }
 
-    Bytes client(uint32_t seq, uint32_t ack, uint8_t flags, Bytes opts = {}, const std::string& data = "",
-                 uint16_t window = 502, const char* src = "10.10.1.2", uint16_t cport = kCport) {
-        return PacketBuilder().eth(kClientMac, wan_mac()).ipv4(src, "10.10.1.100")
-            .tcp(cport, 80).seq(seq).ack(ack).flags(flags).window(window)
-            .tcp_options(std::move(opts)).payload(data).build();
+    Bytes client(uint32_t seq, uint32_t ack, uint8_t flags, Bytes opts = {},
+                 const std::string& data = "", uint16_t window = 502, const char* src = "10.10.1.2",
+                 uint16_t cport = kCport) {
+        return PacketBuilder()
+            .eth(kClientMac, wan_mac())
+            .ipv4(src, "10.10.1.100")
+            .tcp(cport, 80)
+            .seq(seq)
+            .ack(ack)
+            .flags(flags)
+            .window(window)
+            .tcp_options(std::move(opts))
+            .payload(data)
+            .build();
     }
     Bytes to_client(uint32_t seq, uint32_t ack, uint8_t flags, Bytes opts, uint16_t window,
                     const std::string& data = "", uint8_t ttl = 64, uint16_t id = 0) {
-        return PacketBuilder().eth(wan_mac(), kClientMac).ipv4("10.10.1.100", "10.10.1.2")
-            .ttl(ttl).ip_id(id).tcp(80, kCport).seq(seq).ack(ack).flags(flags).window(window)
-            .tcp_options(std::move(opts)).payload(data).build();
+        return PacketBuilder()
+            .eth(wan_mac(), kClientMac)
+            .ipv4("10.10.1.100", "10.10.1.2")
+            .ttl(ttl)
+            .ip_id(id)
+            .tcp(80, kCport)
+            .seq(seq)
+            .ack(ack)
+            .flags(flags)
+            .window(window)
+            .tcp_options(std::move(opts))
+            .payload(data)
+            .build();
     }
-    Bytes rs(uint32_t seq, uint32_t ack, uint8_t flags, Bytes opts = {}, const std::string& data = "",
-             uint16_t window = 227) {
-        return PacketBuilder().eth(rs_mac_, lan_mac()).ipv4(rs_, "10.10.2.100")
-            .tcp(8080, lport_).seq(seq).ack(ack).flags(flags).window(window)
-            .tcp_options(std::move(opts)).payload(data).build();
+    Bytes rs(uint32_t seq, uint32_t ack, uint8_t flags, Bytes opts = {},
+             const std::string& data = "", uint16_t window = 227) {
+        return PacketBuilder()
+            .eth(rs_mac_, lan_mac())
+            .ipv4(rs_, "10.10.2.100")
+            .tcp(8080, lport_)
+            .seq(seq)
+            .ack(ack)
+            .flags(flags)
+            .window(window)
+            .tcp_options(std::move(opts))
+            .payload(data)
+            .build();
     }
     Bytes to_rs(uint32_t seq, uint32_t ack, uint8_t flags, Bytes opts, uint16_t window,
                 const std::string& data = "", uint16_t id = 0x1234) {
-        return PacketBuilder().eth(lan_mac(), rs_mac_).ipv4("10.10.2.100", rs_).ip_id(id)
-            .tcp(lport_, 8080).seq(seq).ack(ack).flags(flags).window(window)
-            .tcp_options(std::move(opts)).payload(data).build();
+        return PacketBuilder()
+            .eth(lan_mac(), rs_mac_)
+            .ipv4("10.10.2.100", rs_)
+            .ip_id(id)
+            .tcp(lport_, 8080)
+            .seq(seq)
+            .ack(ack)
+            .flags(flags)
+            .window(window)
+            .tcp_options(std::move(opts))
+            .payload(data)
+            .build();
     }
 
     uint32_t expected_cookie(const net::CookieOptions& o) const {
@@ -102,7 +144,8 @@ protected:
     // SYN, ACK -> RS SYN. Learns which RS and local port were picked.
     void open() {
         cookie_ = syn();
-        auto out = roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck, ts(101, kNow)), kLan);
+        auto out =
+            roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck, ts(101, kNow)), kLan);
         ASSERT_EQ(out.size(), 1u);
         const auto* ip4 = reinterpret_cast<const net::Ipv4Hdr*>(out[0].data() + 14);
         rs_ = ip4->daddr == ip("10.10.2.2") ? "10.10.2.2" : "10.10.2.3";
@@ -138,13 +181,14 @@ TEST_F(SynProxyTest, SynGetsExactCookieSynAckAndNoConn) {
     const net::CookieOptions o{3, 7, true, true};  // MSS 1460 -> index 3, wscale 7, SACK, TS
     const uint32_t cookie = expected_cookie(o);
     // MSS min(1460, 1452), SACK-perm, TS(ours = clock, echo 100), NOP wscale 7; window 0; TTL 63.
-    const Bytes opts = cat(cat({2, 4, 0x05, 0xac, 4, 2, 8, 10}, cat(be32(kNow), be32(100))), {1, 3, 3, 7});
+    const Bytes opts =
+        cat(cat({2, 4, 0x05, 0xac, 4, 2, 8, 10}, cat(be32(kNow), be32(100))), {1, 3, 3, 7});
     EXPECT_TRUE(FramesEqual(to_client(cookie, kIsn + 1, kSynAck, opts, 0, "", 63), out[0]));
     // The cookie validates and carries the client's options.
-    auto checked = net::syncookie_check(director->snapshot()->cookie,
-                                        net::CookieTuple{ip("10.10.1.2"), ip("10.10.1.100"),
-                                                         net::hton16(kCport), net::hton16(80)},
-                                        kIsn, cookie, net::cookie_count(kNow));
+    auto checked = net::syncookie_check(
+        director->snapshot()->cookie,
+        net::CookieTuple{ip("10.10.1.2"), ip("10.10.1.100"), net::hton16(kCport), net::hton16(80)},
+        kIsn, cookie, net::cookie_count(kNow));
     ASSERT_TRUE(checked.has_value());
     EXPECT_EQ(*checked, o);
     EXPECT_EQ(worker->conns().in_use(), 0u);
@@ -160,8 +204,10 @@ TEST_F(SynProxyTest, SynAckOffersOnlyWhatClientOfferedAndConfigAllows) {
     // Client: MSS 1360, SACK-perm, no TS, no wscale; we answer MSS 1360 only (SACK off).
     auto out = roundtrip(kWan, client(kIsn, 0, net::kTcpSyn, {2, 4, 0x05, 0x50, 4, 2, 1, 1}), kWan);
     ASSERT_EQ(out.size(), 1u);
-    const uint32_t cookie = expected_cookie(net::CookieOptions{1, net::kCookieWscaleNone, false, false});
-    EXPECT_TRUE(FramesEqual(to_client(cookie, kIsn + 1, kSynAck, {2, 4, 0x05, 0x50}, 0, "", 63), out[0]));
+    const uint32_t cookie =
+        expected_cookie(net::CookieOptions{1, net::kCookieWscaleNone, false, false});
+    EXPECT_TRUE(
+        FramesEqual(to_client(cookie, kIsn + 1, kSynAck, {2, 4, 0x05, 0x50}, 0, "", 63), out[0]));
 }
 
 TEST_F(SynProxyTest, ValidAckOpensConnAndSendsRsSynWithClientOptions) {
@@ -169,7 +215,8 @@ TEST_F(SynProxyTest, ValidAckOpensConnAndSendsRsSynWithClientOptions) {
     open();
     // seq = client ISN, MSS from the cookie table (1460), SACK-perm, TS = client's TSval,
     // wscale = client's; window = the client's (502 << 7 = 64256).
-    const Bytes opts = cat(cat({2, 4, 0x05, 0xb4, 4, 2, 8, 10}, cat(be32(101), be32(0))), {1, 3, 3, 7});
+    const Bytes opts =
+        cat(cat({2, 4, 0x05, 0xb4, 4, 2, 8, 10}, cat(be32(101), be32(0))), {1, 3, 3, 7});
     EXPECT_TRUE(FramesEqual(to_rs(kIsn, 0, net::kTcpSyn, opts, 64256, "", 0), rs_syn_));
     EXPECT_EQ(worker->conns().in_use(), 1u);
     EXPECT_EQ(counter(Counter::synproxy_ack_valid), 1u);
@@ -183,10 +230,13 @@ TEST_F(SynProxyTest, RsSynAckIsConsumedAckReplayedAndClientToldTheWindow) {
     (void)ts_delta;
     ASSERT_EQ(replay_.size(), 1u);
     // The saved ACK: ack moved into the RS's space, TSecr = the RS's TSval.
-    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck, ts(101, kRsTs), 502), replay_[0]));
-    ASSERT_EQ(update_.size(), 1u) << "the RS SYN-ACK must not reach the client; a window update must";
+    EXPECT_TRUE(
+        FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck, ts(101, kRsTs), 502), replay_[0]));
+    ASSERT_EQ(update_.size(), 1u)
+        << "the RS SYN-ACK must not reach the client; a window update must";
     // Window update: seq = cookie + 1, the RS's window in our scale (29200 >> 7), TS = ours.
-    EXPECT_TRUE(FramesEqual(to_client(cookie_ + 1, kIsn + 1, net::kTcpAck, ts(kNow, 101), 228), update_[0]));
+    EXPECT_TRUE(FramesEqual(to_client(cookie_ + 1, kIsn + 1, net::kTcpAck, ts(kNow, 101), 228),
+                            update_[0]));
     EXPECT_EQ(counter(Counter::synproxy_handover), 1u);
     EXPECT_EQ(counter(Counter::synproxy_saved_replayed), 1u);
 }
@@ -195,20 +245,30 @@ TEST_F(SynProxyTest, DataBothWaysTranslated) {
     start();
     establish();
     const uint32_t ts_delta = uint32_t(kNow) - kRsTs;
-    auto out = roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck | net::kTcpPsh, ts(102, kNow + 1), "GET /"), kLan);
+    auto out = roundtrip(
+        kWan,
+        client(kIsn + 1, cookie_ + 1, net::kTcpAck | net::kTcpPsh, ts(102, kNow + 1), "GET /"),
+        kLan);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck | net::kTcpPsh, ts(102, kRsTs + 1), 502, "GET /"), out[0]));
-    out = roundtrip(kLan, rs(kRsIsn + 1, kIsn + 6, net::kTcpAck | net::kTcpPsh, ts(kRsTs + 10, 102), "200 OK"), kWan);
+    EXPECT_TRUE(FramesEqual(
+        to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck | net::kTcpPsh, ts(102, kRsTs + 1), 502, "GET /"),
+        out[0]));
+    out = roundtrip(
+        kLan, rs(kRsIsn + 1, kIsn + 6, net::kTcpAck | net::kTcpPsh, ts(kRsTs + 10, 102), "200 OK"),
+        kWan);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_TRUE(FramesEqual(to_client(cookie_ + 1, kIsn + 6, net::kTcpAck | net::kTcpPsh, ts(kRsTs + 10 + ts_delta, 102), 227,
-                                      "200 OK", 64, 0x1234), out[0]));
+    EXPECT_TRUE(FramesEqual(to_client(cookie_ + 1, kIsn + 6, net::kTcpAck | net::kTcpPsh,
+                                      ts(kRsTs + 10 + ts_delta, 102), 227, "200 OK", 64, 0x1234),
+                            out[0]));
 }
 
 TEST_F(SynProxyTest, WindowRescaledWhenRsScaleDiffers) {
     start();
     establish(9);  // the RS scales by 9, the client was told 7: multiply fields by 4
-    EXPECT_TRUE(FramesEqual(to_client(cookie_ + 1, kIsn + 1, net::kTcpAck, ts(kNow, 101), 228), update_[0]));
-    auto out = roundtrip(kLan, rs(kRsIsn + 1, kIsn + 1, net::kTcpAck, ts(kRsTs + 1, 101), "x", 100), kWan);
+    EXPECT_TRUE(FramesEqual(to_client(cookie_ + 1, kIsn + 1, net::kTcpAck, ts(kNow, 101), 228),
+                            update_[0]));
+    auto out =
+        roundtrip(kLan, rs(kRsIsn + 1, kIsn + 1, net::kTcpAck, ts(kRsTs + 1, 101), "x", 100), kWan);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(net::ntoh16(tcp_of(out[0])->window), 400);
 }
@@ -217,25 +277,35 @@ TEST_F(SynProxyTest, SackBlocksTranslated) {
     start();
     establish();
     // The client SACKs RS bytes it saw as cookie+101..cookie+201: the RS sees 7101..7201.
-    auto out = roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck, cat(sack(cookie_ + 101, cookie_ + 201), ts(103, kNow))), kLan);
+    auto out = roundtrip(kWan,
+                         client(kIsn + 1, cookie_ + 1, net::kTcpAck,
+                                cat(sack(cookie_ + 101, cookie_ + 201), ts(103, kNow))),
+                         kLan);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck, cat(sack(kRsIsn + 101, kRsIsn + 201), ts(103, kRsTs)), 502), out[0]));
+    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck,
+                                  cat(sack(kRsIsn + 101, kRsIsn + 201), ts(103, kRsTs)), 502),
+                            out[0]));
 }
 
 TEST_F(SynProxyTest, FinAndRstTranslated) {
     start();
     establish();
     const uint32_t ts_delta = uint32_t(kNow) - kRsTs;
-    auto out = roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck | net::kTcpFin, ts(104, kNow)), kLan);
+    auto out = roundtrip(
+        kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck | net::kTcpFin, ts(104, kNow)), kLan);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck | net::kTcpFin, ts(104, kRsTs), 502), out[0]));
-    out = roundtrip(kLan, rs(kRsIsn + 1, kIsn + 2, net::kTcpAck | net::kTcpFin, ts(kRsTs + 5, 104)), kWan);
+    EXPECT_TRUE(FramesEqual(
+        to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck | net::kTcpFin, ts(104, kRsTs), 502), out[0]));
+    out = roundtrip(kLan, rs(kRsIsn + 1, kIsn + 2, net::kTcpAck | net::kTcpFin, ts(kRsTs + 5, 104)),
+                    kWan);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_TRUE(FramesEqual(to_client(cookie_ + 1, kIsn + 2, net::kTcpAck | net::kTcpFin, ts(kRsTs + 5 + ts_delta, 104), 227, "",
-                                      64, 0x1234), out[0]));
+    EXPECT_TRUE(FramesEqual(to_client(cookie_ + 1, kIsn + 2, net::kTcpAck | net::kTcpFin,
+                                      ts(kRsTs + 5 + ts_delta, 104), 227, "", 64, 0x1234),
+                            out[0]));
     out = roundtrip(kLan, rs(kRsIsn + 2, 0, net::kTcpRst), kWan);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_TRUE(FramesEqual(to_client(cookie_ + 2, 0, net::kTcpRst, {}, 227, "", 64, 0x1234), out[0]));
+    EXPECT_TRUE(
+        FramesEqual(to_client(cookie_ + 2, 0, net::kTcpRst, {}, 227, "", 64, 0x1234), out[0]));
 }
 
 TEST_F(SynProxyTest, RsSynRetransmittedThenClientReset) {
@@ -288,7 +358,8 @@ TEST_F(SynProxyTest, ClientRstInHandshakeReachesRsAndCloses) {
     ASSERT_EQ(out.size(), 1u);
     EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, 0, net::kTcpRst, {}, 502), out[0]));
     // The RS SYN-ACK that crosses it is not a hand-over any more.
-    EXPECT_TRUE(roundtrip(kLan, rs(kRsIsn, kIsn + 1, kSynAck, {2, 4, 0x05, 0xb4}, "", 29200), kWan).empty());
+    EXPECT_TRUE(roundtrip(kLan, rs(kRsIsn, kIsn + 1, kSynAck, {2, 4, 0x05, 0xb4}, "", 29200), kWan)
+                    .empty());
     EXPECT_EQ(counter(Counter::synproxy_handover), 0u);
     EXPECT_EQ(counter(Counter::synproxy_rs_unexpected), 1u);
 }
@@ -297,14 +368,20 @@ TEST_F(SynProxyTest, BadCookieDroppedAndCounted) {
     start();
     cookie_ = syn();
     // A forged cookie, a shifted one, and the right cookie with another ISN: all fail.
-    EXPECT_TRUE(roundtrip(kWan, client(kIsn + 1, (cookie_ ^ 0x5a5a0000) + 1, net::kTcpAck, ts(101, kNow)), kLan).empty());
-    EXPECT_TRUE(roundtrip(kWan, client(kIsn + 1, cookie_ + 2, net::kTcpAck, ts(101, kNow)), kLan).empty());
-    EXPECT_TRUE(roundtrip(kWan, client(kIsn + 2, cookie_ + 1, net::kTcpAck, ts(101, kNow)), kLan).empty());
+    EXPECT_TRUE(roundtrip(kWan,
+                          client(kIsn + 1, (cookie_ ^ 0x5a5a0000) + 1, net::kTcpAck, ts(101, kNow)),
+                          kLan)
+                    .empty());
+    EXPECT_TRUE(
+        roundtrip(kWan, client(kIsn + 1, cookie_ + 2, net::kTcpAck, ts(101, kNow)), kLan).empty());
+    EXPECT_TRUE(
+        roundtrip(kWan, client(kIsn + 2, cookie_ + 1, net::kTcpAck, ts(101, kNow)), kLan).empty());
     EXPECT_EQ(counter(Counter::synproxy_bad_cookie), 3u);
     EXPECT_EQ(worker->conns().in_use(), 0u);
     // Expired: more than kCookieMaxAge counter periods later.
     worker->advance_clock(uint64_t(net::kCookieMaxAge + 1) << 16);
-    EXPECT_TRUE(roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck, ts(101, kNow)), kLan).empty());
+    EXPECT_TRUE(
+        roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck, ts(101, kNow)), kLan).empty());
     EXPECT_EQ(counter(Counter::synproxy_bad_cookie), 4u);
 }
 
@@ -312,11 +389,14 @@ TEST_F(SynProxyTest, AckStormAndSavedLimit) {
     start();  // max_ack_saved 3, ack_storm_thresh 10
     open();
     for (int i = 0; i < 12; ++i)
-        EXPECT_TRUE(roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck, ts(101, kNow)), kLan).empty());
+        EXPECT_TRUE(
+            roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck, ts(101, kNow)), kLan)
+                .empty());
     // Duplicates 1-2 fill the saved slots, 3-10 find them full, 11-12 are the storm.
     EXPECT_EQ(counter(Counter::synproxy_saved_full), 8u);
     EXPECT_EQ(counter(Counter::synproxy_ack_storm), 2u);
-    send(kLan, rs(kRsIsn, kIsn + 1, kSynAck, cat({2, 4, 0x05, 0xb4, 1, 1, 8, 10}, cat(be32(kRsTs), be32(101))), "", 29200));
+    send(kLan, rs(kRsIsn, kIsn + 1, kSynAck,
+                  cat({2, 4, 0x05, 0xb4, 1, 1, 8, 10}, cat(be32(kRsTs), be32(101))), "", 29200));
     poll();
     EXPECT_EQ(recv(kLan).size(), 3u);
 }
@@ -330,22 +410,28 @@ TEST_F(SynProxyTest, DeferOpensRsOnlyWithData) {
     cookie_ = net::ntoh32(tcp_of(out[0])->seq);
     EXPECT_EQ(net::ntoh16(tcp_of(out[0])->window), 3 * 1452) << "room for max_ack_saved segments";
     // The bare ACK: nothing sent, nothing kept.
-    EXPECT_TRUE(roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck, ts(101, kNow)), kLan).empty());
+    EXPECT_TRUE(
+        roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck, ts(101, kNow)), kLan).empty());
     EXPECT_EQ(counter(Counter::synproxy_ack_deferred), 1u);
     EXPECT_EQ(worker->conns().in_use(), 0u);
     // The first data opens the RS side.
-    out = roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck | net::kTcpPsh, ts(102, kNow), "GET /"), kLan);
+    out = roundtrip(
+        kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck | net::kTcpPsh, ts(102, kNow), "GET /"),
+        kLan);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(tcp_of(out[0])->flags, net::kTcpSyn);
     const auto* ip4 = reinterpret_cast<const net::Ipv4Hdr*>(out[0].data() + 14);
     rs_ = ip4->daddr == ip("10.10.2.2") ? "10.10.2.2" : "10.10.2.3";
     rs_mac_ = ip4->daddr == ip("10.10.2.2") ? kRs1Mac : kRs2Mac;
     lport_ = net::ntoh16(tcp_of(out[0])->sport);
-    send(kLan, rs(kRsIsn, kIsn + 1, kSynAck, cat({2, 4, 0x05, 0xb4, 4, 2, 8, 10}, cat(be32(kRsTs), be32(102))), "", 29200));
+    send(kLan, rs(kRsIsn, kIsn + 1, kSynAck,
+                  cat({2, 4, 0x05, 0xb4, 4, 2, 8, 10}, cat(be32(kRsTs), be32(102))), "", 29200));
     poll();
     out = recv(kLan);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck | net::kTcpPsh, ts(102, kRsTs), 502, "GET /"), out[0]));
+    EXPECT_TRUE(FramesEqual(
+        to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck | net::kTcpPsh, ts(102, kRsTs), 502, "GET /"),
+        out[0]));
     EXPECT_TRUE(recv(kWan).empty()) << "the client was given a window: no update needed";
 }
 
@@ -357,10 +443,16 @@ TEST_F(SynProxyTest, SynFloodAllocatesNoConns) {
         for (int i = 0; i < 25; ++i) {
             rnd = rnd * 1103515245u + 12345u;
             char src[32];
-            snprintf(src, sizeof src, "10.%u.%u.%u", 20 + (rnd >> 24) % 200, (rnd >> 16) & 0xff, 1 + ((rnd >> 8) & 0x7f));
-            send(kWan, PacketBuilder().eth(kClientMac, wan_mac()).ipv4(src, "10.10.1.100")
-                           .tcp(static_cast<uint16_t>(1024 + (rnd & 0x7fff)), 80).seq(rnd).flags(net::kTcpSyn)
-                           .tcp_options(syn_opts(rnd)).build());
+            snprintf(src, sizeof src, "10.%u.%u.%u", 20 + (rnd >> 24) % 200, (rnd >> 16) & 0xff,
+                     1 + ((rnd >> 8) & 0x7f));
+            send(kWan, PacketBuilder()
+                           .eth(kClientMac, wan_mac())
+                           .ipv4(src, "10.10.1.100")
+                           .tcp(static_cast<uint16_t>(1024 + (rnd & 0x7fff)), 80)
+                           .seq(rnd)
+                           .flags(net::kTcpSyn)
+                           .tcp_options(syn_opts(rnd))
+                           .build());
         }
         poll();
         answered += recv(kWan).size();
@@ -382,12 +474,17 @@ TEST_F(SynProxyTest, ToaGoesIntoTheReplayedAck) {
     establish();
     const Bytes toa = {254, 8, 0x9c, 0x40, 10, 10, 1, 2};
     ASSERT_EQ(replay_.size(), 1u);
-    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck, cat(toa, ts(101, kRsTs)), 502), replay_[0]));
+    EXPECT_TRUE(FramesEqual(
+        to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck, cat(toa, ts(101, kRsTs)), 502), replay_[0]));
     EXPECT_EQ(tcp_of(rs_syn_)->header_len(), 40u) << "no TOA in the RS SYN";
     // Data acking only the handshake carries it too; the translated ack is what TOA checks.
-    out = roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck | net::kTcpPsh, ts(102, kNow), "GET /"), kLan);
+    out = roundtrip(
+        kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck | net::kTcpPsh, ts(102, kNow), "GET /"),
+        kLan);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck | net::kTcpPsh, cat(toa, ts(102, kRsTs)), 502, "GET /"), out[0]));
+    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck | net::kTcpPsh,
+                                  cat(toa, ts(102, kRsTs)), 502, "GET /"),
+                            out[0]));
     EXPECT_EQ(counter(Counter::toa_inserted), 2u);
 }
 
@@ -395,7 +492,8 @@ TEST_F(SynProxyTest, ProxyProtocolHeaderFollowsTheReplayedAck) {
     start({}, lb::kSvcFlagPpV2);
     establish();
     ASSERT_EQ(replay_.size(), 2u) << "replayed ACK, then the PROXY header as its own segment";
-    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck, ts(101, kRsTs), 502), replay_[0]));
+    EXPECT_TRUE(
+        FramesEqual(to_rs(kIsn + 1, kRsIsn + 1, net::kTcpAck, ts(101, kRsTs), 502), replay_[0]));
     const auto* hdr_seg = tcp_of(replay_[1]);
     EXPECT_EQ(net::ntoh32(hdr_seg->seq), kIsn + 1);
     EXPECT_EQ(net::ntoh32(hdr_seg->ack), kRsIsn + 1);
@@ -404,9 +502,13 @@ TEST_F(SynProxyTest, ProxyProtocolHeaderFollowsTheReplayedAck) {
     ASSERT_EQ(replay_[1].size(), off + 28);
     EXPECT_TRUE(std::equal(sig.begin(), sig.end(), replay_[1].begin() + off));
     // Client data is shifted by the header, acks translated.
-    auto out = roundtrip(kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck | net::kTcpPsh, ts(102, kNow), "GET /"), kLan);
+    auto out = roundtrip(
+        kWan, client(kIsn + 1, cookie_ + 1, net::kTcpAck | net::kTcpPsh, ts(102, kNow), "GET /"),
+        kLan);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_TRUE(FramesEqual(to_rs(kIsn + 1 + 28, kRsIsn + 1, net::kTcpAck | net::kTcpPsh, ts(102, kRsTs), 502, "GET /"), out[0]));
+    EXPECT_TRUE(FramesEqual(
+        to_rs(kIsn + 1 + 28, kRsIsn + 1, net::kTcpAck | net::kTcpPsh, ts(102, kRsTs), 502, "GET /"),
+        out[0]));
 }
 
 TEST_F(SynProxyTest, ServiceWithoutSynProxyUnchanged) {

@@ -17,7 +17,9 @@ namespace {
 using Bytes = std::vector<uint8_t>;
 constexpr uint32_t kSrc = 0x0201010a, kDst = 0x6401010a;  // network order
 
-Bytes be32(uint32_t v) { return {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)}; }
+Bytes be32(uint32_t v) {
+    return {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)};
+}
 Bytes cat(Bytes a, const Bytes& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
@@ -40,9 +42,9 @@ struct Segment {
     net::TcpHdr* tcp() { return reinterpret_cast<net::TcpHdr*>(bytes.data()); }
     bool checksum_ok() const {
         return net::ipv4_l4_checksum(kSrc, kDst, 6, bytes.data(), bytes.size()) == 0 ||
-               net::csum_fold(net::csum_partial(bytes.data(), bytes.size(),
-                                                net::ipv4_pseudo_sum(kSrc, kDst, 6,
-                                                                     uint16_t(bytes.size())))) == 0;
+               net::csum_fold(net::csum_partial(
+                   bytes.data(), bytes.size(),
+                   net::ipv4_pseudo_sum(kSrc, kDst, 6, uint16_t(bytes.size())))) == 0;
     }
     std::span<uint8_t> opts() { return net::tcp_options_span(tcp()); }
 };
@@ -59,8 +61,8 @@ TEST(SynProxyPlan, AnswersOnlyWhatClientOfferedAndConfigAllows) {
     EXPECT_EQ(p.cookie, (net::CookieOptions{3, 7, true, true}));
     uint8_t out[20];
     ASSERT_EQ(synproxy_write_synack_options(out, p, 0x11223344), 20u);
-    EXPECT_EQ(Bytes(out, out + 20),
-              (Bytes{2, 4, 0x05, 0xac, 4, 2, 8, 10, 0x11, 0x22, 0x33, 0x44, 0, 0, 0, 9, 1, 3, 3, 7}));
+    EXPECT_EQ(Bytes(out, out + 20), (Bytes{2,    4,    0x05, 0xac, 4, 2, 8, 10, 0x11, 0x22,
+                                           0x33, 0x44, 0,    0,    0, 9, 1, 3,  3,    7}));
 
     conf.timestamp = false;
     conf.wscale = kSynProxyNoWscale;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lb/synproxy.h"
 #include "lb/tcp_state.h"
 #include "net/addr.h"
 #include "net/uoa.h"
@@ -93,7 +94,7 @@ struct IpvsDefs {
     // a UOA service; 0..255, 0 = none.
     uint32_t uoa_max_trail = net::kUoaDefaultMaxTrail;
     bool synproxy_set = false;
-    std::vector<ConfigNode> synproxy;  // raw key/values, not interpreted yet
+    lb::SynProxyConf synproxy;  // synproxy { ... }: DPVS defaults unless set
 };
 
 struct LocalAddress {

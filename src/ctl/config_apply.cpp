@@ -51,6 +51,9 @@ Result<void> config_supported(const Config& cfg) {
                       " cannot be combined with proxy_protocol " +
                       std::string(to_string(vs.proxy_protocol)) + "\n";
         }
+        if (vs.syn_proxy && vs.proto != Proto::Tcp) {
+            errors += where(vs.loc) + "syn_proxy needs protocol TCP (SYN cookies are a TCP handshake)\n";
+        }
         if (vs.laddr_group.empty()) {
             errors += where(vs.loc) + "FNAT virtual server needs laddr_group_name\n";
         }
@@ -148,6 +151,7 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         spec.sched = vs.sched;
         spec.fwd = lb::FwdMode::FullNat;
         if (vs.toa) spec.flags |= lb::kSvcFlagToa;
+        if (vs.syn_proxy) spec.flags |= lb::kSvcFlagSynProxy;
         if (vs.proxy_protocol == ProxyProtocol::V1) spec.flags |= lb::kSvcFlagPpV1;
         if (vs.proxy_protocol == ProxyProtocol::V2) spec.flags |= lb::kSvcFlagPpV2;
         if (vs.uoa == Uoa::Opp) spec.flags |= lb::kSvcFlagUoaOpp;
@@ -175,6 +179,10 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
                 if ((old_flags ^ spec.flags) & lb::kSvcFlagToa)
                     rep.changes.push_back("service " + svc_name(key) +
                                           ((spec.flags & lb::kSvcFlagToa) ? " toa on" : " toa off"));
+                if ((old_flags ^ spec.flags) & lb::kSvcFlagSynProxy)
+                    rep.changes.push_back("service " + svc_name(key) +
+                                          ((spec.flags & lb::kSvcFlagSynProxy) ? " syn_proxy on"
+                                                                               : " syn_proxy off"));
                 if ((old_flags ^ spec.flags) & pp)
                     rep.changes.push_back("service " + svc_name(key) + " proxy_protocol " +
                                           std::string(to_string(vs.proxy_protocol)));
@@ -256,6 +264,10 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
     if (d.uoa_max_trail() != cfg.ipvs.uoa_max_trail) {
         rep.changes.push_back("uoa_max_trail " + std::to_string(cfg.ipvs.uoa_max_trail));
         d.uoa_max_trail_set(static_cast<uint8_t>(cfg.ipvs.uoa_max_trail));
+    }
+    if (!(d.synproxy() == cfg.ipvs.synproxy)) {
+        rep.changes.push_back("synproxy settings");
+        d.synproxy_set(cfg.ipvs.synproxy);
     }
     d.commit();
     return rep;

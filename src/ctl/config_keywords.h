@@ -61,7 +61,6 @@ inline constexpr std::array kRawFlags = {"misc_dynamic"sv, "log_all_failures"sv,
 inline constexpr std::string_view kWarnChecker =
     "health checking is not yet supported; real server stays up";
 inline constexpr std::string_view kWarnPersistence = "persistence is not yet supported; ignored";
-inline constexpr std::string_view kWarnSynProxy = "SYN proxy is not yet supported; ignored";
 
 template <size_t N>
 bool contains(const std::array<std::string_view, N>& list, std::string_view name) {

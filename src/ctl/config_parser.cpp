@@ -470,6 +470,50 @@ class Parser {
         if (auto n = number_value(key, 1, kMaxTimeout)) *slot = *n;
     }
 
+    // A switch: bare (on) or followed by on|off on its line.
+    std::optional<bool> switch_value(const Token& kw) {
+        const Token* next = peek();
+        if (!next || !is_value(*next) || !same_line(*next, kw) ||
+            (next->text != "on" && next->text != "off"))
+            return true;
+        return take().text == "on";
+    }
+
+    // ipvs_defs { synproxy { ... } }: DPVS's dpvs.conf names (the synack_options block may be
+    // written out or its keys given directly), plus the short forms `defer` and `syn_retry`.
+    void synproxy_setting(const Token& t) {
+        lb::SynProxyConf& c = cfg_.ipvs.synproxy;
+        const std::string& k = t.text;
+        if (k == "synack_options") {
+            block(t, [&](const Token& o) { synproxy_setting(o); });
+        } else if (k == "mss") {
+            if (auto n = number_value(t, 536, 65535)) c.mss = static_cast<uint16_t>(*n);
+        } else if (k == "ttl") {
+            if (auto n = number_value(t, 1, 255)) c.ttl = static_cast<uint8_t>(*n);
+        } else if (k == "sack") {
+            if (auto on = switch_value(t)) c.sack = *on;
+        } else if (k == "timestamp") {
+            if (auto on = switch_value(t)) c.timestamp = *on;
+        } else if (k == "wscale") {
+            const Token* val = value(t);
+            if (!val) return;
+            if (val->text == "off")
+                c.wscale = lb::kSynProxyNoWscale;
+            else if (auto n = number(t, *val, 0, 14))  // RFC 7323 §2.3: at most 14
+                c.wscale = static_cast<uint8_t>(*n);
+        } else if (k == "defer_rs_syn" || k == "defer") {
+            if (auto on = switch_value(t)) c.defer_rs_syn = *on;
+        } else if (k == "rs_syn_max_retry" || k == "syn_retry") {
+            if (auto n = number_value(t, 0, lb::kSynProxyMaxRetry)) c.rs_syn_max_retry = static_cast<uint8_t>(*n);
+        } else if (k == "max_ack_saved") {
+            if (auto n = number_value(t, 1, lb::kSynProxyMaxAckSaved)) c.max_ack_saved = static_cast<uint8_t>(*n);
+        } else if (k == "ack_storm_thresh") {
+            if (auto n = number_value(t, 1, 255)) c.ack_storm_thresh = static_cast<uint8_t>(*n);
+        } else {
+            unknown(t, "synproxy");
+        }
+    }
+
     void ipvs_defs(const Token& kw) {
         if (kw.text == "timeouts") {
             block(kw, [&](const Token& t) { timeout_setting(t); });
@@ -477,10 +521,8 @@ class Parser {
             // DPVS's name (its `udp` block); a uint8 per connection counts it down.
             if (auto n = number_value(kw, 0, 255)) cfg_.ipvs.uoa_max_trail = *n;
         } else if (kw.text == "synproxy") {
-            if (!open_block(kw)) return;
             cfg_.ipvs.synproxy_set = true;
-            cfg_.ipvs.synproxy = raw_block(kw);
-            warning(kw, "synproxy: " + std::string(kWarnSynProxy));
+            block(kw, [&](const Token& t) { synproxy_setting(t); });
         } else {
             unknown(kw, "ipvs_defs");
         }
@@ -675,7 +717,6 @@ class Parser {
                 return error(*val, k + ": bad netmask " + quoted(val->text));
             vs.persistence.granularity = *mask;
         } else if (k == "syn_proxy") {
-            if (!vs.syn_proxy) warning(t, k + ": " + std::string(kWarnSynProxy));
             vs.syn_proxy = true;
         } else if (k == "toa") {
             static constexpr std::array<std::pair<std::string_view, bool>, 2> kOnOff = {

@@ -105,8 +105,9 @@ lb::FwdMode parse_fwd(const std::string& s) {
 // Features the protocol carries but the data plane does not do yet: refused, never ignored.
 std::optional<std::string> unsupported_service_attrs(const json& s) {
     if (opt_uint(s, "persistent", 2678400, 0) != 0) return "Persistence is not supported yet";
-    if (s.contains("synproxy") && s.at("synproxy").is_boolean() && s.at("synproxy").get<bool>())
-        return "SYN proxy is not supported yet";
+    if (s.contains("synproxy") && s.at("synproxy").is_boolean() && s.at("synproxy").get<bool>() &&
+        s.contains("proto") && s.at("proto") == "udp")
+        return "SYN proxy is a TCP handshake: use it on TCP services";
     if (s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>() &&
         s.contains("proto") && s.at("proto") == "udp")
         return "TOA is a TCP option: use it on TCP services (UDP gets UOA)";
@@ -148,6 +149,8 @@ lb::ServiceSpec service_spec(const json& s) {
     spec.sched = s.contains("sched") ? get_str(s, "sched") : "wlc";
     spec.fwd = lb::FwdMode::FullNat;
     if (s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>()) spec.flags |= lb::kSvcFlagToa;
+    if (s.contains("synproxy") && s.at("synproxy").is_boolean() && s.at("synproxy").get<bool>())
+        spec.flags |= lb::kSvcFlagSynProxy;
     if (s.contains("proxy_protocol") && s.at("proxy_protocol").is_string()) {
         const std::string pp = s.at("proxy_protocol").get<std::string>();
         if (pp == "v1") spec.flags |= lb::kSvcFlagPpV1;
@@ -240,7 +243,7 @@ json Controller::service_json(const lb::Service& s) const {
            {"sched_flags", json::array()},
            {"ops", false},
            {"pe", ""},
-           {"synproxy", false},
+           {"synproxy", (s.flags & lb::kSvcFlagSynProxy) != 0},
            {"toa", (s.flags & lb::kSvcFlagToa) != 0},
            {"proxy_protocol", (s.flags & lb::kSvcFlagPpV1)   ? "v1"
                               : (s.flags & lb::kSvcFlagPpV2) ? "v2"

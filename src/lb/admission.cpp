@@ -10,7 +10,7 @@ namespace xvs::lb {
 
 using stack::Counter;
 
-bool Worker::admit(const ServiceView& view, uint32_t client_be) {
+bool Worker::admit_source(const ServiceView& view, uint32_t client_be) {
     if (!view.blacklist.empty() && view.blacklist.contains(client_be)) {
         ctx_.counters.inc(Counter::drop_blacklisted);
         return false;
@@ -19,6 +19,11 @@ bool Worker::admit(const ServiceView& view, uint32_t client_be) {
         ctx_.counters.inc(Counter::drop_not_whitelisted);
         return false;
     }
+    return true;
+}
+
+bool Worker::admit(const ServiceView& view, uint32_t client_be) {
+    if (!admit_source(view, client_be)) return false;
     // Lists first: a refused client must not use up tokens that legitimate ones need.
     if (view.conn_rate != 0) {
         const unsigned w = cfg_.id;

@@ -47,6 +47,10 @@ inline constexpr uint8_t kConnPpHdrSeg = 1u << 6;    // ... as its own segment (
 inline constexpr uint8_t kConnPpHdrAcked = 1u << 7;  // RS acked the header: stop retransmitting it
 inline constexpr uint16_t kConnActive = 1u << 14;    // counted in dest active (else inactive)
 inline constexpr uint16_t kConnUoaIpo = 1u << 15;    // UOA as IPv4 option 31 (else opp header)
+// SYN proxy (bits 8+): the conn was opened by a cookie-validated ACK; its seq/TS translation
+// lives in the worker's per-slot SynProxySeq array (Conn has no room for 9 more bytes).
+inline constexpr uint16_t kConnSynProxy = 1u << 8;
+inline constexpr uint16_t kConnSpWaiting = 1u << 9;  // RS SYN sent, its SYN-ACK not yet seen
 static_assert(offsetof(Conn, timer) == 0);
 static_assert(sizeof(Conn) <= 96);
 

@@ -51,6 +51,8 @@ public:
     void lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* refs) const;
 
     uint32_t capacity() const { return capacity_; }
+    // The conn's pool slot (0..capacity-1): indexes per-conn side arrays kept elsewhere.
+    uint32_t index_of(const Conn* conn) const { return static_cast<uint32_t>(conn - pool_); }
     uint32_t in_use() const { return capacity_ - static_cast<uint32_t>(free_.size()); }
     // Bytes held by buckets, Conn pool and free list (bench's bytes-per-connection figure).
     size_t memory_bytes() const { return memory_bytes_; }

@@ -365,6 +365,7 @@ std::unique_ptr<Snapshot> Director::build() const {
     auto snap = std::make_unique<Snapshot>();
     snap->timeouts = timeouts_;
     snap->uoa_max_trail = uoa_max_trail_;
+    snap->synproxy = synproxy_;
     snap->cookie = cookie_;
     stack::StackView& sv = snap->stack;
     for (const auto& p : ports_) sv.ports.push_back(stack::PortView{p.port_id, p.mac, p.mtu, p.name});

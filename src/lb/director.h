@@ -109,6 +109,8 @@ public:
     // How many client datagrams of a UOA flow carry the client address (new flows only).
     void uoa_max_trail_set(uint8_t n) { uoa_max_trail_ = n; }
     uint8_t uoa_max_trail() const { return uoa_max_trail_; }
+    void synproxy_set(const SynProxyConf& conf) { synproxy_ = conf; }
+    const SynProxyConf& synproxy() const { return synproxy_; }
 
     // SYN-cookie secrets: random keys from getrandom(2) at construction. Rotation makes new
     // current keys valid from counter count_now + 1 (earlier counters keep using the replaced
@@ -147,6 +149,7 @@ private:
     std::vector<std::shared_ptr<LocalAddr>> laddrs_;  // registry: one object per LIP
     Timeouts timeouts_ = Timeouts::dpvs_defaults();
     uint8_t uoa_max_trail_ = net::kUoaDefaultMaxTrail;
+    SynProxyConf synproxy_;
     net::CookieSecrets cookie_;
 
     std::atomic<const Snapshot*> current_{nullptr};

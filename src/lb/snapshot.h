@@ -8,6 +8,7 @@
 
 #include "common/flat_map.h"
 #include "lb/service.h"
+#include "lb/synproxy.h"
 #include "lb/tcp_state.h"
 #include "net/uoa.h"
 #include "net/syncookie.h"
@@ -22,6 +23,7 @@ struct Snapshot {
     std::vector<std::unique_ptr<ServiceView>> service_views;
     Timeouts timeouts;
     uint8_t uoa_max_trail = net::kUoaDefaultMaxTrail;  // 0 = UOA services send none
+    SynProxyConf synproxy;  // ipvs_defs synproxy: global SYN proxy settings
     // SYN-cookie keys (the SYN proxy mints and checks with these; Director rotates them).
     net::CookieSecrets cookie;
     // Keeps persistent objects referenced by this snapshot alive until it is reclaimed.

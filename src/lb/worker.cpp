@@ -75,6 +75,11 @@ Result<std::unique_ptr<Worker>> Worker::create(Director& director, const WorkerC
         "xvs_conn_" + std::to_string(cfg.id) + "_" + std::to_string(g_table_seq++), cfg.max_conns);
     if (!table) return make_error(table.error());
     w->conns_ = std::move(*table);
+    // SYN proxy: translation per conn slot, bounded handshake side pool (allocated here, once).
+    w->sp_slots_.resize(cfg.max_conns);
+    w->sp_pending_.resize(cfg.synproxy_pending);
+    w->sp_free_.reserve(cfg.synproxy_pending);
+    for (uint32_t i = cfg.synproxy_pending; i > 0; --i) w->sp_free_.push_back(static_cast<uint16_t>(i - 1));
     w->refresh_snapshot();
     return w;
 }
@@ -103,7 +108,7 @@ unsigned Worker::poll_once() {
             if (c->expires_ms > now)  // traffic moved the deadline: lazy re-arm
                 timers_.arm(node, (c->flags & kConnPpHdrSeg) ? pp_header_timer(c, now)
                                                               : c->expires_ms);
-            else
+            else if (!(c->flags & kConnSpWaiting) || !synproxy_rs_syn_timer(c))
                 conn_expire(c);
         },
         4096);
@@ -254,6 +259,16 @@ void Worker::lb_handle(LbPacket& lp, ConnRef ref) {
             drop(ctx_, lp.pkt, Counter::drop_lip_no_conn);
             return;
         }
+        if (is_tcp) {
+            const SpPacket sp{lp.pkt, lp.ip, reinterpret_cast<net::TcpHdr*>(lp.l4), lp.port};
+            switch (synproxy_no_conn(sp, pure_syn)) {
+                case SpVerdict::Consumed: return;
+                case SpVerdict::Open:
+                    if ((c = conn_create(lp))) synproxy_open(sp, c);
+                    return;
+                case SpVerdict::Pass: break;
+            }
+        }
         if (is_tcp && !pure_syn) {
             drop(ctx_, lp.pkt, Counter::drop_tcp_no_conn);
             return;
@@ -262,6 +277,10 @@ void Worker::lb_handle(LbPacket& lp, ConnRef ref) {
         if (!c) return;  // counted and freed
         ref.dir = ConnDir::In;
     }
+    if ((c->flags & kConnSynProxy) &&
+        synproxy_conn(SpPacket{lp.pkt, lp.ip, reinterpret_cast<net::TcpHdr*>(lp.l4), lp.port}, c,
+                      ref.dir == ConnDir::In))
+        return;
 
     const unsigned w = cfg_.id;
     const bool inbound = ref.dir == ConnDir::In;
@@ -758,8 +777,19 @@ void Worker::conn_set_state(Conn* c, TcpState state) {
     }
 }
 
+void Worker::lb_replay(rte_mbuf* m, Conn* c) {
+    auto* ip = rte_pktmbuf_mtod_offset(m, net::Ipv4Hdr*, sizeof(net::EtherHdr));
+    uint8_t* l4 = reinterpret_cast<uint8_t*>(ip) + ip->header_len();
+    const auto* ports16 = reinterpret_cast<const uint16_t*>(l4);
+    LbPacket lp{m, ip, l4, 0, net::kIpProtoTcp, reinterpret_cast<net::TcpHdr*>(l4)->flags,
+                stack::AddrKind::Vip,
+                conn_key(net::kIpProtoTcp, ip->saddr, ip->daddr, ports16[0], ports16[1])};
+    lb_handle(lp, ConnRef{c, ConnDir::In});
+}
+
 void Worker::conn_expire(Conn* c) {
     const unsigned w = cfg_.id;
+    if (c->flags & kConnSpWaiting) synproxy_release(c);
     timers_.cancel(&c->timer);
     conns_->remove(c);
     c->laddr->workers[w].pool->free(net::ntoh16(c->lport));

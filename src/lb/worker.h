@@ -7,11 +7,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/result.h"
 #include "lb/conn_table.h"
 #include "lb/director.h"
+#include "lb/synproxy.h"
 #include "lb/timer_wheel.h"
 #include "stack/context.h"
 
@@ -29,6 +31,7 @@ struct WorkerConfig {
     size_t timer_slots = 1 << 12;      // 100 ms ticks: one revolution = 409.6 s
     uint64_t timer_tick_ms = 100;
     stack::NeighTimes neigh_times{};
+    uint16_t synproxy_pending = 4096;  // SYN proxy handshakes in flight (side pool, <= 65535)
 };
 
 enum class PollMode : uint8_t { Busy, Adaptive };
@@ -53,17 +56,21 @@ public:
     uint64_t now_ms() const { return ctx_.now_ms; }
 
     // Admission control for a new connection from client_be (network order) to `view`'s
-    // service, before any state is made: blacklist, whitelist, then the service's
-    // new-connection rate (one token of this worker's bucket). On refusal the drop reason is
-    // counted (drop_blacklisted, drop_not_whitelisted, drop_conn_rate) and false returned; the
-    // caller frees the packet without counting it again. conn_create calls it; the SYN proxy
-    // must call it before it answers a SYN, so that a refused client never gets a cookie, and
-    // then must not call it again for the connection that the cookie's ACK creates (one token
-    // per connection). Allocation-free, O(log n) in the list sizes.
+    // service, before any state is made: admit_source checks the blacklist and whitelist;
+    // admit does that and then takes one token of this worker's share of the service's
+    // new-connection rate. On refusal the drop reason is counted (drop_blacklisted,
+    // drop_not_whitelisted, drop_conn_rate) and false returned; the caller frees the packet
+    // without counting it again. conn_create calls admit. The SYN proxy calls admit_source
+    // before it answers a SYN, so a listed-out client never gets a cookie; the rate token is
+    // taken only when a cookie-valid ACK creates the connection, so a spoofed SYN flood cannot
+    // use up the tokens real clients need. Allocation-free, O(log n) in the list sizes.
+    bool admit_source(const ServiceView& view, uint32_t client_be);
     bool admit(const ServiceView& view, uint32_t client_be);
 
     const stack::Counters& counters() const { return ctx_.counters; }
     const ConnTable& conns() const { return *conns_; }
+    // SYN proxy memory: per-slot translation array, handshake side pool and its free list.
+    size_t synproxy_memory_bytes() const;
     stack::Neighbours& neighbours() { return ctx_.neigh; }
     unsigned id() const { return cfg_.id; }
 
@@ -97,6 +104,63 @@ private:
     // Why a scheduler found no dest: drop_dest_overloaded when some dest had a weight (so the
     // thresholds kept them all out), else drop_no_dest.
     static stack::Counter sched_fail_reason(const SchedPlan& plan);
+    // Runs a stored client packet of conn through the inbound packet path (SYN proxy replay).
+    void lb_replay(rte_mbuf* pkt, Conn* conn);
+
+    // SYN proxy (worker_synproxy.cpp). A TCP packet to a VIP, as the SYN proxy sees it.
+    struct SpPacket {
+        rte_mbuf* pkt;
+        net::Ipv4Hdr* ip;
+        net::TcpHdr* tcp;
+        uint8_t port;  // receiving port index
+    };
+    enum class SpVerdict : uint8_t { Pass, Consumed, Open };
+    // No conn: SYN -> cookie SYN-ACK (Consumed); ACK -> cookie check: Open (the caller creates
+    // the conn and calls synproxy_open) or Consumed (dropped, counted); Pass when the service
+    // has no SYN proxy.
+    SpVerdict synproxy_no_conn(const SpPacket& sp, bool pure_syn);
+    void synproxy_open(const SpPacket& sp, Conn* conn);
+    // A packet of a SYN-proxied conn. Returns true when consumed (handshake), false after
+    // translating it in place for the normal path.
+    bool synproxy_conn(const SpPacket& sp, Conn* conn, bool inbound);
+    // The conn timer while the RS handshake runs: retransmits the RS SYN (true: still waiting)
+    // or gives up (false: caller expires the conn).
+    bool synproxy_rs_syn_timer(Conn* conn);
+    void synproxy_release(Conn* conn);
+    void synproxy_send_syncookie(const SpPacket& sp, const ServiceView& view);
+    void synproxy_send_rs_syn(Conn* conn);
+    void synproxy_handover(const SpPacket& sp, Conn* conn);
+    void synproxy_reset_client(rte_mbuf* reuse, Conn* conn);
+
+    // Handshake state that lives only between the client's ACK and the RS SYN-ACK.
+    struct SpPending {
+        rte_mbuf* saved[kSynProxyMaxAckSaved];
+        uint32_t cookie;        // our SYN-ACK ISN: the client's view of the RS ISN
+        uint32_t our_tsval;     // our SYN-ACK TSval (echoed by the client's ACK)
+        uint32_t client_tsval;  // latest client TSval (RS SYN, window update TSecr)
+        uint32_t window_bytes;  // the client's receive window (RS SYN window)
+        net::CookieOptions opts;
+        bool have_ts;
+        uint8_t nsaved;
+        uint8_t retries;
+        uint8_t dup_acks;
+    };
+    // Per conn slot (indexed by ConnTable::index_of): the translation, and the pending index.
+    struct SpSlot {
+        uint32_t seq_delta = 0;
+        uint32_t ts_delta = 0;
+        uint8_t rs_wscale = 0;
+        uint8_t our_wscale = 0;
+        uint16_t pending = 0;  // side-pool index while kConnSpWaiting
+        SynProxySeq seq() const { return {seq_delta, ts_delta, rs_wscale, our_wscale}; }
+    };
+    static_assert(sizeof(SpSlot) == 12, "per-conn SYN proxy bytes (bench memory figure)");
+    // Filled by synproxy_no_conn for synproxy_open.
+    struct SpOpen {
+        uint32_t cookie, isn, our_tsval, client_tsval, window_bytes;
+        net::CookieOptions opts;
+        bool have_ts;
+    };
 
     Director& director_;
     WorkerConfig cfg_;
@@ -104,6 +168,10 @@ private:
     stack::StackContext ctx_;
     std::unique_ptr<ConnTable> conns_;
     TimerWheel timers_;
+    std::vector<SpSlot> sp_slots_;
+    std::vector<SpPending> sp_pending_;
+    std::vector<uint16_t> sp_free_;
+    SpOpen sp_open_{};
 };
 
 }  // namespace xvs::lb

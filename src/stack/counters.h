@@ -41,6 +41,17 @@ namespace xvs::stack {
     X(uoa_fail_no_room, false, "no mbuf tailroom for UOA: sent in an empty datagram first")    \
     X(uoa_fail_ip_options, false, "IPv4 option space full (ipo): UOA sent in an empty datagram")\
     X(uoa_fail_alloc, false, "UOA empty datagram not sent: mbuf alloc failed (forwarded)")     \
+    X(synproxy_syn_cookie_sent, false, "SYN proxy: cookie SYN-ACK sent for a client SYN")    \
+    X(synproxy_ack_valid, false, "SYN proxy: client ACK with a valid cookie")                \
+    X(synproxy_ack_deferred, false, "SYN proxy: bare handshake ACK absorbed (defer_rs_syn)") \
+    X(synproxy_rs_syn_sent, false, "SYN proxy: SYN sent to a real server")                   \
+    X(synproxy_rs_syn_retransmit, false, "SYN proxy: SYN to a real server retransmitted")    \
+    X(synproxy_handover, false, "SYN proxy: real server SYN-ACK, connection handed over")    \
+    X(synproxy_saved_replayed, false, "SYN proxy: saved client packets replayed to the RS")  \
+    X(synproxy_window_update, false, "SYN proxy: window update sent to the client")          \
+    X(synproxy_rs_synack_reacked, false, "SYN proxy: retransmitted RS SYN-ACK acked again")  \
+    X(synproxy_rs_rst_relayed, false, "SYN proxy: RS RST in the handshake relayed to the client") \
+    X(synproxy_rs_timeout, false, "SYN proxy: RS never answered the SYN, client reset")     \
     X(drop_frame_too_big, true, "frame larger than the port MTU")                           \
     X(drop_frame_truncated, true, "frame shorter than its headers")                         \
     X(drop_not_for_us, true, "destination MAC is neither ours nor broadcast")               \
@@ -76,7 +87,13 @@ namespace xvs::stack {
     X(drop_blacklisted, true, "new connection from a client on the service's blacklist")      \
     X(drop_not_whitelisted, true, "new connection from a client not on the service's whitelist") \
     X(drop_conn_rate, true, "new connection over the service's conn_rate_limit (per second)") \
-    X(drop_dest_overloaded, true, "every usable real server is at its upper connection threshold (-x)")
+    X(drop_dest_overloaded, true, "every usable real server is at its upper connection threshold (-x)") \
+    X(synproxy_bad_cookie, true, "SYN proxy: ACK without a connection and without a valid cookie") \
+    X(synproxy_ack_storm, true, "SYN proxy: duplicate ACK beyond ack_storm_thresh in the handshake") \
+    X(synproxy_saved_full, true, "SYN proxy: client packet beyond max_ack_saved in the handshake") \
+    X(synproxy_pending_full, true, "SYN proxy: handshake side pool exhausted")              \
+    X(synproxy_rs_unexpected, true, "SYN proxy: RS packet other than SYN-ACK/RST in the handshake") \
+    X(synproxy_syn_in_handshake, true, "SYN proxy: client SYN on a proxied connection still open")
 
 enum class Counter : uint16_t {
 #define XVS_COUNTER_ENUM(name, is_drop, desc) name,

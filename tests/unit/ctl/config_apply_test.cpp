@@ -703,3 +703,35 @@ TEST(ConfigApplyPorts, MissingPortIsReportedWithFileAndLine) {
 
 }  // namespace
 }  // namespace xvs::ctl
+
+namespace xvs::ctl {
+namespace {
+
+TEST_F(ConfigRefusalTest, SynProxyOnUdpIsRefused) {
+    Config cfg = good();
+    cfg.virtual_servers[0].syn_proxy = true;
+    cfg.virtual_servers[0].proto = Proto::Udp;
+    EXPECT_EQ(refusal(cfg),
+              "/etc/xvs/xvs.conf:8: syn_proxy needs protocol TCP (SYN cookies are a TCP handshake)");
+}
+
+TEST_F(ConfigApplyTest, SynProxyFlagAndSettingsReachTheSnapshot) {
+    Config cfg = base_;
+    cfg.virtual_servers[0].syn_proxy = true;
+    cfg.ipvs.synproxy.mss = 1400;
+    cfg.ipvs.synproxy.defer_rs_syn = true;
+    auto r = config_apply(director_, cfg);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, UnorderedElementsAre("service TCP 10.10.1.100:80 syn_proxy on",
+                                                 "synproxy settings"));
+    const lb::Snapshot* snap = director_.snapshot();
+    EXPECT_EQ(snap->synproxy.mss, 1400);
+    EXPECT_TRUE(snap->synproxy.defer_rs_syn);
+    EXPECT_TRUE(snap->service(6, be("10.10.1.100"), net::hton16(80))->flags & lb::kSvcFlagSynProxy);
+    r = config_apply(director_, cfg);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, IsEmpty());
+}
+
+}  // namespace
+}  // namespace xvs::ctl

@@ -140,13 +140,12 @@ TEST(ConfigParser, DesignExampleParsesIntoModel) {
     EXPECT_EQ(cfg.ipvs.timeouts.of(lb::TcpState::TimeWait), dpvs.of(lb::TcpState::TimeWait));
 
     EXPECT_TRUE(cfg.ipvs.synproxy_set);
-    ASSERT_EQ(cfg.ipvs.synproxy.size(), 6u);
-    EXPECT_EQ(cfg.ipvs.synproxy[0].key, "mss");
-    EXPECT_THAT(cfg.ipvs.synproxy[0].values, ElementsAre("1452"));
-    EXPECT_EQ(cfg.ipvs.synproxy[2].key, "sack");
-    EXPECT_THAT(cfg.ipvs.synproxy[2].values, ElementsAre("on"));
-    EXPECT_EQ(cfg.ipvs.synproxy[5].key, "syn_retry");
-    EXPECT_THAT(cfg.ipvs.synproxy[5].values, ElementsAre("3"));
+    EXPECT_EQ(cfg.ipvs.synproxy.mss, 1452);
+    EXPECT_EQ(cfg.ipvs.synproxy.wscale, 7);
+    EXPECT_TRUE(cfg.ipvs.synproxy.sack);
+    EXPECT_TRUE(cfg.ipvs.synproxy.timestamp);
+    EXPECT_FALSE(cfg.ipvs.synproxy.defer_rs_syn);
+    EXPECT_EQ(cfg.ipvs.synproxy.rs_syn_max_retry, 3);
 
     ASSERT_EQ(cfg.laddr_groups.size(), 1u);
     EXPECT_EQ(cfg.laddr_groups[0].name, "lan_lips");
@@ -186,9 +185,7 @@ TEST(ConfigParser, DesignExampleParsesIntoModel) {
 
     // Nothing accepted-but-ignored passes silently.
     EXPECT_THAT(out.warnings,
-                ElementsAre("t.conf:19: synproxy: SYN proxy is not yet supported; ignored",
-                            "t.conf:29: syn_proxy: SYN proxy is not yet supported; ignored",
-                            "t.conf:31: TCP_CHECK: health checking is not yet supported; real "
+                ElementsAre("t.conf:31: TCP_CHECK: health checking is not yet supported; real "
                             "server stays up"));
     EXPECT_EQ(cfg.warnings, out.warnings);
 }
@@ -546,6 +543,49 @@ TEST(ConfigParser, UnreadableMainFile) {
 }
 
 // ---- bad configurations: exact messages -------------------------------------------------
+
+TEST(ConfigParser, SynProxyDpvsNamesAndDefaults) {
+    ParseOutcome out = parse_body("ipvs_defs {\n"
+                                  "  synproxy {\n"
+                                  "    synack_options {\n"
+                                  "      mss 1400\n"
+                                  "      ttl 50\n"
+                                  "      sack off\n"
+                                  "      wscale off\n"
+                                  "      timestamp\n"
+                                  "    }\n"
+                                  "    defer_rs_syn\n"
+                                  "    rs_syn_max_retry 5\n"
+                                  "    max_ack_saved 4\n"
+                                  "    ack_storm_thresh 20\n"
+                                  "  }\n"
+                                  "}\n");
+    ASSERT_THAT(out.errors, IsEmpty());
+    const lb::SynProxyConf& c = out.config->ipvs.synproxy;
+    EXPECT_EQ(c.mss, 1400);
+    EXPECT_EQ(c.ttl, 50);
+    EXPECT_FALSE(c.sack);
+    EXPECT_EQ(c.wscale, lb::kSynProxyNoWscale);
+    EXPECT_TRUE(c.timestamp);
+    EXPECT_TRUE(c.defer_rs_syn);
+    EXPECT_EQ(c.rs_syn_max_retry, 5);
+    EXPECT_EQ(c.max_ack_saved, 4);
+    EXPECT_EQ(c.ack_storm_thresh, 20);
+    // Omitted: DPVS's defaults.
+    ParseOutcome plain = parse_body("");
+    ASSERT_TRUE(plain.config);
+    EXPECT_EQ(plain.config->ipvs.synproxy, lb::SynProxyConf{});
+}
+
+TEST(ConfigParserErrors, SynProxyBadValues) {
+    EXPECT_THAT(errors_of("ipvs_defs { synproxy {\n mss 100\n wscale 15\n ttl 0\n"
+                          " max_ack_saved 9\n bogus 1\n } }\n"),
+                ElementsAre("t.conf:8: mss: 100 out of range 536..65535",
+                            "t.conf:9: wscale: 15 out of range 0..14",
+                            "t.conf:10: ttl: 0 out of range 1..255",
+                            "t.conf:11: max_ack_saved: 9 out of range 1..8",
+                            "t.conf:12: unknown keyword 'bogus' in synproxy"));
+}
 
 TEST(ConfigParserErrors, UnknownKeywordNamesItsBlock) {
     EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"

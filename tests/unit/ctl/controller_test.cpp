@@ -143,8 +143,8 @@ TEST_F(ControllerTest, AddServiceErrors) {
 TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-p", "300"}),
               "Persistence is not supported yet");
-    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-j"}),
-              "SYN proxy is not supported yet");
+    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "-j"}),
+              "SYN proxy is a TCP handshake: use it on TCP services");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "--toa", "on"}),
               "TOA is a TCP option: use it on TCP services (UDP gets UOA)");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--toa", "on", "--proxy-protocol",
@@ -163,9 +163,16 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "rr", "--toa", "on"}), "ok");
     EXPECT_TRUE(director_.service_find(key(6, "10.0.0.1", 80))->flags & lb::kSvcFlagToa);
     // And edit_service refuses the others the same way, leaving the service as it was.
-    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "wrr", "-j"}),
-              "SYN proxy is not supported yet");
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "wrr", "-p", "60"}),
+              "Persistence is not supported yet");
     EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->sched_name, "rr");
+}
+
+TEST_F(ControllerTest, SynProxyIsAcceptedAndListed) {
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-j"}), "ok");
+    EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->flags, lb::kSvcFlagSynProxy);
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "rr"}), "ok");
+    EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->flags, 0u);
 }
 
 TEST_F(ControllerTest, ProxyProtocolIsAcceptedAndListed) {

@@ -1,0 +1,458 @@
+// The SYN proxy on the packet path (FULLNAT, IPv4). A SYN to a syn_proxy service is answered
+// with a cookie SYN-ACK built in its own mbuf: no conn, no allocation. The client's ACK proves
+// the handshake (syncookie_check); only then is a conn created and a SYN sent to the RS, while
+// the client's ACK (and what follows, up to max_ack_saved) waits in a bounded side pool. The RS
+// SYN-ACK fixes the seq/TS deltas; the saved packets are replayed through the normal path and
+// the client, which saw window 0, is told the RS's window at once.
+//
+// defer_rs_syn: the bare handshake ACK is absorbed without any state (the cookie is checked and
+// the packet dropped, counted as synproxy_ack_deferred); the first data segment carries the
+// same seq (ISN + 1), ack (cookie + 1) and TSecr, so it passes the same cookie check and opens
+// the conn and the RS side. A flood of valid-cookie bare ACKs therefore costs no state at all.
+// The SYN-ACK announces room for max_ack_saved segments so the client can send that data.
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "lb/laddr.h"
+#include "lb/service.h"
+#include "lb/worker.h"
+#include "net/checksum.h"
+#include "net/proxy_protocol.h"
+#include "net/tcp_options.h"
+#include "stack/output.h"
+
+namespace xvs::lb {
+
+using stack::Counter;
+
+namespace {
+
+constexpr uint32_t kRsSynFirstRetryMs = 1000;
+constexpr uint16_t kReAckWindow = 1024;
+
+void drop(stack::StackContext& ctx, rte_mbuf* m, Counter reason) {
+    ctx.counters.inc(reason);
+    rte_pktmbuf_free(m);
+}
+
+struct TcpSpec {
+    uint32_t saddr, daddr;  // network order
+    uint16_t sport, dport;  // network order
+    uint32_t seq, ack;      // host order
+    uint8_t flags;
+    uint16_t window;  // host order
+    uint8_t ttl;
+    const uint8_t* opts;
+    size_t opts_len;  // multiple of 4, <= 40
+};
+
+// Turns m into exactly Ethernet (left for the caller) + IPv4 + TCP + options, no payload,
+// with both checksums computed. Every packet the SYN proxy makes goes through here. False when
+// the mbuf cannot hold it (never for mbufs of a real pool: 74 bytes at most).
+bool tcp_write(rte_mbuf* m, const TcpSpec& s) {
+    const uint16_t l4_len = static_cast<uint16_t>(sizeof(net::TcpHdr) + s.opts_len);
+    const uint16_t ip_len = static_cast<uint16_t>(sizeof(net::Ipv4Hdr) + l4_len);
+    const uint16_t frame = static_cast<uint16_t>(sizeof(net::EtherHdr) + ip_len);
+    const uint16_t have = rte_pktmbuf_data_len(m);
+    if (frame > have) {
+        if (!rte_pktmbuf_append(m, frame - have)) return false;
+    } else if (frame < have) {
+        rte_pktmbuf_trim(m, have - frame);
+    }
+    auto* ip = rte_pktmbuf_mtod_offset(m, net::Ipv4Hdr*, sizeof(net::EtherHdr));
+    std::memset(ip, 0, sizeof(net::Ipv4Hdr) + sizeof(net::TcpHdr));
+    ip->version_ihl = 0x45;
+    ip->total_length = net::hton16(ip_len);
+    ip->frag_off = net::hton16(net::kIpv4DontFragment);
+    ip->ttl = s.ttl;
+    ip->protocol = net::kIpProtoTcp;
+    ip->saddr = s.saddr;
+    ip->daddr = s.daddr;
+    ip->checksum = net::ipv4_header_checksum(ip);
+    auto* tcp = reinterpret_cast<net::TcpHdr*>(ip + 1);
+    tcp->sport = s.sport;
+    tcp->dport = s.dport;
+    tcp->seq = net::hton32(s.seq);
+    tcp->ack = net::hton32(s.ack);
+    tcp->data_off = static_cast<uint8_t>((l4_len / 4) << 4);
+    tcp->flags = s.flags;
+    tcp->window = net::hton16(s.window);
+    if (s.opts_len) std::memcpy(tcp + 1, s.opts, s.opts_len);
+    tcp->checksum = net::ipv4_l4_checksum(ip->saddr, ip->daddr, net::kIpProtoTcp, tcp, l4_len);
+    return true;
+}
+
+size_t payload_len(const net::Ipv4Hdr* ip, const net::TcpHdr* tcp) {
+    return net::ntoh16(ip->total_length) - ip->header_len() - tcp->header_len();
+}
+
+size_t tcp_avail(const net::Ipv4Hdr* ip) {
+    return net::ntoh16(ip->total_length) - ip->header_len();
+}
+
+// Room the RS side needs in client segments: TOA option or PROXY header.
+uint16_t mss_reserve(const ServiceView& view, const net::Ipv4Hdr* ip, const net::TcpHdr* tcp) {
+    if (view.flags & kSvcFlagToa) return net::kTcpOptLenToaV4;
+    uint8_t scratch[net::kPpV1MaxLen];
+    if (view.flags & kSvcFlagPpV1)
+        return static_cast<uint16_t>(net::pp_v1_build(scratch, sizeof scratch, ip->saddr, ip->daddr,
+                                                      tcp->sport, tcp->dport));
+    if (view.flags & kSvcFlagPpV2)
+        return static_cast<uint16_t>(net::pp_v2_build(scratch, sizeof scratch, net::kIpProtoTcp,
+                                                      ip->saddr, ip->daddr, tcp->sport,
+                                                      tcp->dport));
+    return 0;
+}
+
+}  // namespace
+
+size_t Worker::synproxy_memory_bytes() const {
+    return sp_slots_.capacity() * sizeof(SpSlot) + sp_pending_.capacity() * sizeof(SpPending) +
+           sp_free_.capacity() * sizeof(uint16_t);
+}
+
+Worker::SpVerdict Worker::synproxy_no_conn(const SpPacket& sp, bool pure_syn) {
+    const net::TcpHdr* tcp = sp.tcp;
+    const ServiceView* view = snap_->service(net::kIpProtoTcp, sp.ip->daddr, tcp->dport);
+    if (!view || !(view->flags & kSvcFlagSynProxy) || view->fwd != FwdMode::FullNat)
+        return SpVerdict::Pass;
+    if (pure_syn) {
+        // Admission: a listed-out client never gets a cookie (nothing is kept either way).
+        if (admit_source(*view, sp.ip->saddr))
+            synproxy_send_syncookie(sp, *view);
+        else
+            rte_pktmbuf_free(sp.pkt);  // counted by admit_source
+        return SpVerdict::Consumed;
+    }
+    constexpr uint8_t kMask = net::kTcpSyn | net::kTcpRst | net::kTcpAck;
+    if ((tcp->flags & kMask) != net::kTcpAck) return SpVerdict::Pass;  // RST etc.: no conn
+    const net::CookieTuple tuple{sp.ip->saddr, sp.ip->daddr, tcp->sport, tcp->dport};
+    const uint32_t isn = net::ntoh32(tcp->seq) - 1;
+    const uint32_t cookie = net::ntoh32(tcp->ack) - 1;
+    const auto opts =
+        net::syncookie_check(snap_->cookie, tuple, isn, cookie, net::cookie_count(ctx_.now_ms));
+    if (!opts) {
+        drop(ctx_, sp.pkt, Counter::synproxy_bad_cookie);
+        return SpVerdict::Consumed;
+    }
+    if (snap_->synproxy.defer_rs_syn && payload_len(sp.ip, tcp) == 0 &&
+        !(tcp->flags & net::kTcpFin)) {
+        drop(ctx_, sp.pkt, Counter::synproxy_ack_deferred);
+        return SpVerdict::Consumed;
+    }
+    const auto parsed = net::parse_tcp_options(net::tcp_options_span(tcp, tcp_avail(sp.ip)));
+    sp_open_ = SpOpen{};
+    sp_open_.cookie = cookie;
+    sp_open_.isn = isn;
+    sp_open_.opts = *opts;
+    sp_open_.have_ts = opts->timestamps && parsed.timestamp.has_value();
+    if (sp_open_.have_ts) {
+        sp_open_.client_tsval = parsed.timestamp->first;
+        sp_open_.our_tsval = parsed.timestamp->second;
+    }
+    const unsigned ws = opts->wscale == net::kCookieWscaleNone ? 0 : opts->wscale;
+    sp_open_.window_bytes = uint32_t(net::ntoh16(tcp->window)) << ws;
+    ctx_.counters.inc(Counter::synproxy_ack_valid);
+    return SpVerdict::Open;
+}
+
+// The client SYN becomes our SYN-ACK in place: addresses and ports swapped, seq = cookie,
+// ack = ISN + 1, options rebuilt, any SYN payload (TFO) dropped, checksums recomputed, and it
+// leaves through the port it came in on, to the MAC it came from.
+void Worker::synproxy_send_syncookie(const SpPacket& sp, const ServiceView& view) {
+    // The caller (synproxy_no_conn) has admitted the source (admit_source).
+    const SynProxyConf& conf = snap_->synproxy;
+    net::TcpHdr* tcp = sp.tcp;
+    const uint32_t isn = net::ntoh32(tcp->seq);
+    const SynAckPlan plan = synproxy_plan_synack(net::tcp_options_span(tcp, tcp_avail(sp.ip)), conf,
+                                                 mss_reserve(view, sp.ip, tcp));
+    const net::CookieTuple tuple{sp.ip->saddr, sp.ip->daddr, tcp->sport, tcp->dport};
+    const uint32_t cookie =
+        net::syncookie_make(snap_->cookie, tuple, isn, net::cookie_count(ctx_.now_ms), plan.cookie);
+    // TSval: the worker's millisecond clock (RFC 7323 §5.4: 1 ms..1 s per tick).
+    uint8_t opts[20];
+    const size_t opts_len =
+        synproxy_write_synack_options(opts, plan, static_cast<uint32_t>(ctx_.now_ms));
+    const TcpSpec spec{sp.ip->daddr,
+                       sp.ip->saddr,
+                       tcp->dport,
+                       tcp->sport,
+                       cookie,
+                       isn + 1,
+                       net::kTcpSyn | net::kTcpAck,
+                       synproxy_synack_window(conf, plan.mss),
+                       conf.ttl,
+                       opts,
+                       opts_len};
+    if (!tcp_write(sp.pkt, spec)) {
+        drop(ctx_, sp.pkt, Counter::drop_mbuf_alloc);
+        return;
+    }
+    auto* eth = rte_pktmbuf_mtod(sp.pkt, net::EtherHdr*);
+    eth->dst = eth->src;
+    eth->src = ctx_.view->ports[sp.port].mac;
+    ctx_.counters.inc(Counter::synproxy_syn_cookie_sent);
+    ctx_.tx.enqueue(sp.port, sp.pkt, ctx_.counters);
+}
+
+void Worker::synproxy_open(const SpPacket& sp, Conn* c) {
+    if (sp_free_.empty()) {
+        conn_expire(c);
+        drop(ctx_, sp.pkt, Counter::synproxy_pending_full);
+        return;
+    }
+    const uint16_t idx = sp_free_.back();
+    sp_free_.pop_back();
+    SpPending& p = sp_pending_[idx];
+    p = SpPending{};
+    p.cookie = sp_open_.cookie;
+    p.our_tsval = sp_open_.our_tsval;
+    p.client_tsval = sp_open_.client_tsval;
+    p.window_bytes = sp_open_.window_bytes;
+    p.opts = sp_open_.opts;
+    p.have_ts = sp_open_.have_ts;
+    p.saved[0] = sp.pkt;
+    p.nsaved = 1;
+    SpSlot& slot = sp_slots_[conns_->index_of(c)];
+    slot = SpSlot{};
+    slot.pending = idx;
+    c->flags |= kConnSynProxy | kConnSpWaiting;
+    c->client_isn = sp_open_.isn;
+    conn_set_state(c, TcpState::SynSent);
+    synproxy_send_rs_syn(c);
+    c->expires_ms = ctx_.now_ms + kRsSynFirstRetryMs;
+    timers_.arm(&c->timer, c->expires_ms);
+}
+
+// LIP:lport -> RS:dport, seq = the client's ISN (so the client's own seq needs no
+// translation), options as the client's SYN asked (from the cookie), TSval = client's.
+void Worker::synproxy_send_rs_syn(Conn* c) {
+    const SpPending& p = sp_pending_[sp_slots_[conns_->index_of(c)].pending];
+    rte_mbuf* m = rte_pktmbuf_alloc(ctx_.pool);
+    if (!m) {
+        ctx_.counters.inc(Counter::drop_mbuf_alloc);
+        return;  // the retry timer tries again
+    }
+    uint8_t opts[20];
+    net::CookieOptions o = p.opts;
+    o.timestamps = p.have_ts;
+    const size_t opts_len = synproxy_write_rs_syn_options(opts, o, p.client_tsval);
+    const TcpSpec spec{c->laddr_ip,
+                       c->daddr,
+                       c->lport,
+                       c->dport,
+                       c->client_isn,
+                       0,
+                       net::kTcpSyn,
+                       static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, p.window_bytes)),
+                       64,
+                       opts,
+                       opts_len};
+    if (!tcp_write(m, spec)) {
+        drop(ctx_, m, Counter::drop_mbuf_alloc);
+        return;
+    }
+    ctx_.counters.inc(Counter::synproxy_rs_syn_sent);
+    stack::ipv4_output(ctx_, m, c->daddr);
+}
+
+bool Worker::synproxy_rs_syn_timer(Conn* c) {
+    SpPending& p = sp_pending_[sp_slots_[conns_->index_of(c)].pending];
+    if (p.retries < snap_->synproxy.rs_syn_max_retry) {
+        ++p.retries;
+        ctx_.counters.inc(Counter::synproxy_rs_syn_retransmit);
+        synproxy_send_rs_syn(c);
+        c->expires_ms = ctx_.now_ms + (uint64_t(kRsSynFirstRetryMs) << p.retries);
+        timers_.arm(&c->timer, c->expires_ms);
+        return true;
+    }
+    ctx_.counters.inc(Counter::synproxy_rs_timeout);
+    synproxy_reset_client(nullptr, c);
+    return false;
+}
+
+void Worker::synproxy_release(Conn* c) {
+    SpSlot& slot = sp_slots_[conns_->index_of(c)];
+    SpPending& p = sp_pending_[slot.pending];
+    for (uint8_t i = 0; i < p.nsaved; ++i) rte_pktmbuf_free(p.saved[i]);
+    p.nsaved = 0;
+    sp_free_.push_back(slot.pending);
+    c->flags &= static_cast<uint16_t>(~kConnSpWaiting);
+}
+
+// RST to the client from VIP:vport, seq = cookie + 1: exactly what the client expects next,
+// so it is accepted (RFC 5961 §3.2). Built in `reuse` (an RS packet) or a fresh mbuf.
+void Worker::synproxy_reset_client(rte_mbuf* m, Conn* c) {
+    const SpPending& p = sp_pending_[sp_slots_[conns_->index_of(c)].pending];
+    if (!m && !(m = rte_pktmbuf_alloc(ctx_.pool))) {
+        ctx_.counters.inc(Counter::drop_mbuf_alloc);
+        return;
+    }
+    const TcpSpec spec{c->vaddr, c->caddr, c->vport, c->cport, p.cookie + 1, 0, net::kTcpRst,
+                       0,        64,       nullptr,  0};
+    if (!tcp_write(m, spec)) {
+        drop(ctx_, m, Counter::drop_mbuf_alloc);
+        return;
+    }
+    stack::ipv4_output(ctx_, m, c->caddr);
+}
+
+bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
+    net::TcpHdr* tcp = sp.tcp;
+    SpSlot& slot = sp_slots_[conns_->index_of(c)];
+    const uint8_t flags = tcp->flags;
+    if (!(c->flags & kConnSpWaiting)) {
+        if (inbound) {
+            if (flags & net::kTcpSyn) {
+                drop(ctx_, sp.pkt, Counter::synproxy_syn_in_handshake);
+                return true;
+            }
+            synproxy_translate_in(tcp, tcp_avail(sp.ip), slot.seq());
+            return false;
+        }
+        if ((flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck)) {
+            if (!(c->flags & kConnSynAckSeen)) {  // the client reset the handshake first
+                drop(ctx_, sp.pkt, Counter::synproxy_rs_unexpected);
+                return true;
+            }
+            // The RS retransmits its SYN-ACK: our replayed ACK was lost. Ack it again (the
+            // client never sees an RS SYN-ACK). The client's real window reaches the RS with
+            // its next segment; until then a small one (kReAckWindow) cannot overrun it.
+            const TcpSpec spec{c->laddr_ip,
+                               c->daddr,
+                               c->lport,
+                               c->dport,
+                               c->client_isn + 1,
+                               net::ntoh32(tcp->seq) + 1,
+                               net::kTcpAck,
+                               kReAckWindow,
+                               64,
+                               nullptr,
+                               0};
+            if (!tcp_write(sp.pkt, spec)) {
+                drop(ctx_, sp.pkt, Counter::drop_mbuf_alloc);
+                return true;
+            }
+            ctx_.counters.inc(Counter::synproxy_rs_synack_reacked);
+            stack::ipv4_output(ctx_, sp.pkt, c->daddr);
+            return true;
+        }
+        synproxy_translate_out(tcp, tcp_avail(sp.ip), slot.seq());
+        return false;
+    }
+
+    // Waiting for the RS SYN-ACK.
+    SpPending& p = sp_pending_[slot.pending];
+    if (!inbound) {
+        if ((flags & (net::kTcpSyn | net::kTcpAck | net::kTcpRst)) ==
+                (net::kTcpSyn | net::kTcpAck) &&
+            net::ntoh32(tcp->ack) == c->client_isn + 1) {
+            synproxy_handover(sp, c);
+        } else if ((flags & net::kTcpRst) &&
+                   (!(flags & net::kTcpAck) || net::ntoh32(tcp->ack) == c->client_isn + 1)) {
+            ctx_.counters.inc(Counter::synproxy_rs_rst_relayed);
+            synproxy_reset_client(sp.pkt, c);
+            conn_set_state(c, TcpState::Close);
+            conn_expire(c);
+        } else {
+            drop(ctx_, sp.pkt, Counter::synproxy_rs_unexpected);
+        }
+        return true;
+    }
+    if (flags & net::kTcpSyn) {
+        drop(ctx_, sp.pkt, Counter::synproxy_syn_in_handshake);
+        return true;
+    }
+    if (flags & net::kTcpRst) {
+        // The client gives up: let the RST reach the RS (its seq is in the client's space,
+        // which the RS shares) and close; nothing to translate yet.
+        synproxy_release(c);
+        return false;
+    }
+    const auto* first =
+        rte_pktmbuf_mtod_offset(p.saved[0], const net::Ipv4Hdr*, sizeof(net::EtherHdr));
+    const auto* first_tcp = reinterpret_cast<const net::TcpHdr*>(
+        reinterpret_cast<const uint8_t*>(first) + first->header_len());
+    const bool dup = payload_len(sp.ip, tcp) == 0 && !(flags & net::kTcpFin) &&
+                     tcp->seq == first_tcp->seq && tcp->ack == first_tcp->ack;
+    if (dup && ++p.dup_acks > snap_->synproxy.ack_storm_thresh) {
+        drop(ctx_, sp.pkt, Counter::synproxy_ack_storm);
+        return true;
+    }
+    if (p.nsaved >= std::min<uint8_t>(snap_->synproxy.max_ack_saved, kSynProxyMaxAckSaved)) {
+        drop(ctx_, sp.pkt, Counter::synproxy_saved_full);
+        return true;
+    }
+    if (p.have_ts) {
+        const auto parsed = net::parse_tcp_options(net::tcp_options_span(tcp, tcp_avail(sp.ip)));
+        if (parsed.timestamp) p.client_tsval = parsed.timestamp->first;
+    }
+    p.saved[p.nsaved++] = sp.pkt;
+    return true;
+}
+
+// The RS SYN-ACK: fix the deltas, go ESTABLISHED, replay the saved client packets through the
+// normal path (translation, TOA/PROXY, FULLNAT), and reuse the SYN-ACK's mbuf for a window
+// update to the client, which was told window 0.
+void Worker::synproxy_handover(const SpPacket& sp, Conn* c) {
+    net::TcpHdr* tcp = sp.tcp;
+    SpSlot& slot = sp_slots_[conns_->index_of(c)];
+    SpPending& p = sp_pending_[slot.pending];
+    const SynProxyConf& conf = snap_->synproxy;
+    const uint32_t rs_isn = net::ntoh32(tcp->seq);
+    const auto rs_opts = net::parse_tcp_options(net::tcp_options_span(tcp, tcp_avail(sp.ip)));
+    slot.seq_delta = p.cookie - rs_isn;
+    slot.ts_delta = (p.have_ts && rs_opts.timestamp) ? p.our_tsval - rs_opts.timestamp->first : 0;
+    if (p.opts.wscale != net::kCookieWscaleNone && conf.wscale != kSynProxyNoWscale) {
+        slot.rs_wscale = std::min<uint8_t>(rs_opts.wscale.value_or(0), 14);
+        slot.our_wscale = conf.wscale;
+    }
+    c->rs_isn = rs_isn;
+    c->flags |= kConnSynAckSeen;
+    const uint32_t rs_window = net::ntoh16(tcp->window);  // unscaled in a SYN-ACK
+    ctx_.counters.inc(Counter::synproxy_handover);
+
+    // Take the saved packets out before the pending entry goes back to the pool.
+    rte_mbuf* saved[kSynProxyMaxAckSaved];
+    const uint8_t nsaved = p.nsaved;
+    std::copy_n(p.saved, nsaved, saved);
+    const uint32_t cookie = p.cookie;
+    const uint32_t our_tsval = p.our_tsval;
+    const uint32_t client_tsval = p.client_tsval;
+    const bool have_ts = p.have_ts && rs_opts.timestamp;
+    p.nsaved = 0;
+    synproxy_release(c);
+    conn_set_state(c, TcpState::Established);
+    c->expires_ms = ctx_.now_ms + uint64_t(snap_->timeouts.of(TcpState::Established)) * 1000;
+    timers_.arm(&c->timer, c->expires_ms);
+
+    for (uint8_t i = 0; i < nsaved; ++i) {
+        ctx_.counters.inc(Counter::synproxy_saved_replayed);
+        lb_replay(saved[i], c);
+    }
+    if (conf.defer_rs_syn) {  // the client was given a window and sent data: the RS acks it
+        rte_pktmbuf_free(sp.pkt);
+        return;
+    }
+    uint8_t opts[12] = {net::kTcpOptNop, net::kTcpOptNop, net::kTcpOptTimestamp,
+                        net::kTcpOptLenTimestamp};
+    const uint32_t tsval_be = net::hton32(our_tsval), tsecr_be = net::hton32(client_tsval);
+    std::memcpy(opts + 4, &tsval_be, 4);
+    std::memcpy(opts + 8, &tsecr_be, 4);
+    const uint16_t window =
+        static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, rs_window >> slot.our_wscale));
+    const TcpSpec spec{
+        c->vaddr,          c->caddr,     c->vport, c->cport, cookie + 1,
+        c->client_isn + 1, net::kTcpAck, window,   64,       have_ts ? opts : nullptr,
+        have_ts ? 12u : 0u};
+    if (!tcp_write(sp.pkt, spec)) {
+        drop(ctx_, sp.pkt, Counter::drop_mbuf_alloc);
+        return;
+    }
+    ctx_.counters.inc(Counter::synproxy_window_update);
+    stack::ipv4_output(ctx_, sp.pkt, c->caddr);
+}
+
+}  // namespace xvs::lb

@@ -25,7 +25,7 @@ struct Conn {
     uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
     uint8_t proto = 0;
     TcpState state = TcpState::None;
-    uint8_t pp_len = 0;  // PROXY header length once it is on the wire (the seq delta)
+    uint8_t pp_len = 0;  // PROXY header length: TCP seq delta from conn creation on
     // TCP and UDP need different small counters; one byte serves both.
     union {
         uint8_t pp_rexmits = 0;  // TCP: header segment retransmissions so far (server speaks first)
@@ -42,9 +42,9 @@ inline constexpr uint8_t kConnSynAckSeen = 1u << 1;   // rs_isn is valid
 inline constexpr uint8_t kConnToaDone = 1u << 2;      // client acked RS data: no more TOA
 inline constexpr uint8_t kConnPpV1 = 1u << 3;        // PROXY v1 header before client data
 inline constexpr uint8_t kConnPpV2 = 1u << 4;        // PROXY v2 header (TCP stream or 1st datagram)
-inline constexpr uint8_t kConnPpSent = 1u << 5;      // header on the wire: shift by pp_len
-inline constexpr uint8_t kConnPpHdrSeg = 1u << 6;    // ... as its own segment (client data shifted)
-inline constexpr uint8_t kConnPpHdrAcked = 1u << 7;  // RS acked the header: stop retransmitting it
+inline constexpr uint8_t kConnPpSent = 1u << 5;      // header sent (TCP: at least once; UDP: 1st datagram)
+inline constexpr uint8_t kConnPpHdrSeg = 1u << 6;    // ... as its own segment (retransmitted by timer)
+inline constexpr uint8_t kConnPpHdrAcked = 1u << 7;  // RS acked past client ISN + 1 (the header)
 inline constexpr uint16_t kConnActive = 1u << 14;    // counted in dest active (else inactive)
 inline constexpr uint16_t kConnUoaIpo = 1u << 15;    // UOA as IPv4 option 31 (else opp header)
 // SYN proxy (bits 8+): the conn was opened by a cookie-validated ACK; its seq/TS translation

@@ -303,7 +303,7 @@ void Worker::lb_handle(LbPacket& lp, ConnRef ref) {
         else if ((lp.tcp_flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck))
             toa_synack(lp, c);
     }
-    bool pp_header_segment = false;
+    PpHeaderSegment pp_header_segment = PpHeaderSegment::None;
     if (c->flags & (kConnPpV1 | kConnPpV2)) {
         if (is_tcp) {
             if (inbound)
@@ -327,7 +327,7 @@ void Worker::lb_handle(LbPacket& lp, ConnRef ref) {
         ds.inbytes += bytes;
         uint32_t ack_be = 0;
         uint16_t window_be = 0;
-        if (pp_header_segment) {
+        if (pp_header_segment != PpHeaderSegment::None) {
             const auto* tcp = reinterpret_cast<const net::TcpHdr*>(lp.l4);
             ack_be = tcp->ack;
             window_be = tcp->window;
@@ -335,8 +335,9 @@ void Worker::lb_handle(LbPacket& lp, ConnRef ref) {
         fullnat_rewrite(lp.ip, lp.l4, lp.proto, c->laddr_ip, c->daddr, c->lport, c->dport);
         // UOA after the rewrite: fullnat_rewrite finds the ports at lp.l4, which an insert moves.
         if (!is_tcp && c->uoa_left) uoa_inbound(lp, c);
+        if (pp_header_segment == PpHeaderSegment::Before) pp_send_header_segment(c, ack_be, window_be);
         stack::ipv4_output(ctx_, lp.pkt, c->daddr);
-        if (pp_header_segment) pp_send_header_segment(c, ack_be, window_be);
+        if (pp_header_segment == PpHeaderSegment::After) pp_send_header_segment(c, ack_be, window_be);
     } else {
         ++ss.outpkts;
         ss.outbytes += bytes;
@@ -427,6 +428,7 @@ Conn* Worker::conn_create(LbPacket& lp) {
         if (view->flags & kSvcFlagPpV1) c->flags |= kConnPpV1;
         else if (view->flags & kSvcFlagPpV2) c->flags |= kConnPpV2;
         c->client_isn = net::ntoh32(reinterpret_cast<const net::TcpHdr*>(lp.l4)->seq);
+        if (c->flags & (kConnPpV1 | kConnPpV2)) pp_conn_init(c);
     } else if (view->flags & kSvcFlagPpV2) {
         c->flags |= kConnPpV2;  // v1 has no UDP form: the control plane refuses it
     }
@@ -499,7 +501,8 @@ size_t pp_build(const Conn* c, uint8_t* out, size_t cap) {
 // Grows the (not yet FULLNAT-rewritten) packet by the PROXY header, written in front of the
 // L4 payload; IP length and checksum and the L4 length/checksum are recomputed (fullnat_rewrite
 // then updates them incrementally). A result beyond the egress MTU or the mbuf's tailroom is
-// forwarded unchanged and counted. Returns true when the header was inserted.
+// left unchanged and counted (TCP then sends the header as its own segment first; a UDP
+// datagram goes without it). Returns true when the header was inserted.
 bool Worker::pp_insert(LbPacket& lp, Conn* c, size_t l4_hdr_len) {
     uint8_t hdr[net::kPpV1MaxLen];
     const size_t hlen = pp_build(c, hdr, sizeof(hdr));
@@ -546,64 +549,89 @@ bool Worker::pp_insert(LbPacket& lp, Conn* c, size_t l4_hdr_len) {
     return true;
 }
 
-// Client -> RS. The header goes in front of the first payload byte (client ISN + 1): every
-// segment that starts there with payload carries it (a retransmission of the first segment
-// too: the RS's TCP discards what it already has), unless it was sent as its own segment.
-// Once on the wire every other segment's seq moves up by its length.
-bool Worker::pp_inbound(LbPacket& lp, Conn* c) {
-    if (lp.tcp_flags & net::kTcpSyn) return false;
+// TCP: the header length depends only on the 4-tuple and the version, so it is fixed when the
+// conn is created. From then on the RS's byte stream is header + client data whatever order
+// client segments arrive in: every client byte at or after ISN + 1 sits pp_len bytes later for
+// the RS, and RS acks/SACK edges map back, whether or not the header already went out.
+void Worker::pp_conn_init(Conn* c) {
+    uint8_t hdr[net::kPpV1MaxLen];
+    c->pp_len = static_cast<uint8_t>(pp_build(c, hdr, sizeof(hdr)));
+}
+
+// Client -> RS. The shift is unconditional (pp_conn_init); what remains is getting the header
+// itself to the RS, at RS seq client ISN + 1: in front of the segment that starts there (every
+// time it is sent: the RS's TCP discards what it already has), or, when that segment has no
+// room for it, as its own segment just ahead of it (the segment then goes shifted). Once a
+// header segment went out (kConnPpHdrSeg) its timer resends it and client data is only shifted.
+// A FIN at ISN + 1 that no header preceded gets the header segment ahead of it too; the
+// server-speaks-first handshake ACK gets it right after. Segments taking no sequence space at
+// ISN + 1: a bare ACK goes unshifted while no header was sent (the RS expects the header's first
+// byte; once sent, the shifted seq is at or ahead of what it expects, inside its window, which
+// is what an ACK needs). A RST must carry exactly the RS's next expected seq, so it goes
+// unshifted until the RS acked the header (a RST that missed draws a challenge ACK, acking
+// ISN + 1 or past it, and the client's answering RST then matches).
+PpHeaderSegment Worker::pp_inbound(LbPacket& lp, Conn* c) {
+    if (lp.tcp_flags & net::kTcpSyn) return PpHeaderSegment::None;
     auto* tcp = reinterpret_cast<net::TcpHdr*>(lp.l4);
     const uint32_t seq = net::ntoh32(tcp->seq);
     const uint32_t insert_seq = c->client_isn + 1;
     const size_t thl = tcp->header_len();
     const size_t payload_len = net::ntoh16(lp.ip->total_length) - lp.ip->header_len() - thl;
-    if (seq == insert_seq && payload_len > 0 && !(lp.tcp_flags & net::kTcpRst) &&
-        !(c->flags & kConnPpHdrSeg)) {
-        if (pp_insert(lp, c, thl)) {
-            c->flags |= kConnPpSent;
-            return false;  // the header is this segment's first bytes: seq unchanged
+    const bool rst = lp.tcp_flags & net::kTcpRst;
+    // Takes no sequence space: a bare ACK or RST (see above).
+    const bool bare = payload_len == 0 && !(lp.tcp_flags & net::kTcpFin);
+    PpHeaderSegment segment = PpHeaderSegment::None;
+    if (seq == insert_seq && !rst && !(c->flags & kConnPpHdrSeg)) {
+        if (payload_len > 0) {
+            if (pp_insert(lp, c, thl)) {
+                c->flags |= kConnPpSent;
+                return PpHeaderSegment::None;  // the header is this segment's first bytes
+            }
+            ctx_.counters.inc(Counter::pp_header_segment_for_room);
+            segment = PpHeaderSegment::Before;
+        } else if (!bare) {
+            if (!(c->flags & kConnPpSent)) segment = PpHeaderSegment::Before;  // a FIN
+        } else {
+            // Server speaks first: the handshake-completing bare ACK is followed by the header.
+            constexpr uint8_t kMask = net::kTcpSyn | net::kTcpAck | net::kTcpRst | net::kTcpFin;
+            if ((lp.tcp_flags & kMask) == net::kTcpAck && (c->flags & kConnSynAckSeen) &&
+                net::ntoh32(tcp->ack) == c->rs_isn + 1)
+                segment = PpHeaderSegment::After;
         }
-        // Not inserted: before the header was ever sent the stream goes without it (the RS
-        // will see plain data); after, this retransmission is shifted like any other segment.
     }
-    if (c->flags & kConnPpSent) {
-        const uint32_t shifted = net::seq_client_to_rs(seq, net::PpSeqShift{insert_seq, c->pp_len});
-        if (shifted != seq) {
-            const uint32_t new_be = net::hton32(shifted);
-            net::csum_replace4(&tcp->checksum, tcp->seq, new_be);
-            tcp->seq = new_be;
-        }
-        return false;
+    if (seq == insert_seq && bare && !(c->flags & (rst ? kConnPpHdrAcked : kConnPpSent)))
+        return segment;
+    const uint32_t shifted = net::seq_client_to_rs(seq, net::PpSeqShift{insert_seq, c->pp_len});
+    if (shifted != seq) {
+        const uint32_t new_be = net::hton32(shifted);
+        net::csum_replace4(&tcp->checksum, tcp->seq, new_be);
+        tcp->seq = new_be;
     }
-    // Server speaks first: the handshake-completing bare ACK is followed by a header segment.
-    constexpr uint8_t kMask = net::kTcpSyn | net::kTcpAck | net::kTcpRst | net::kTcpFin;
-    if ((lp.tcp_flags & kMask) == net::kTcpAck && payload_len == 0 && seq == insert_seq &&
-        (c->flags & kConnSynAckSeen) && net::ntoh32(tcp->ack) == c->rs_isn + 1)
-        return true;
-    return false;
+    return segment;
 }
 
-// Sends the header segment and starts its retransmission timer; from then on the client's own
-// data is shifted by the header length. ack_be is the client's ack of the RS SYN-ACK (rs_isn + 1,
-// pp_inbound checked it), so a retransmission rebuilds the very same segment from the conn.
+// Sends the header segment and starts its retransmission timer (which also retries a segment
+// that could not be built). ack_be is the client segment's ack (the handshake ACK's is rs_isn + 1,
+// pp_inbound checked it); retransmissions ack rs_isn + 1, always acceptable to the RS.
 void Worker::pp_send_header_segment(Conn* c, uint32_t ack_be, uint16_t window_be) {
     c->pp_window = window_be;
     c->pp_rexmits = 0;
-    pp_header_segment_emit(c, ack_be);
-    if (!(c->flags & kConnPpHdrSeg)) return;  // not built (counted): the stream goes unshifted
-    timers_.arm(&c->timer, std::min(c->expires_ms, ctx_.now_ms + kPpHeaderRtoMs));
+    c->flags |= kConnPpSent | kConnPpHdrSeg;
+    if (pp_header_segment_emit(c, ack_be)) ctx_.counters.inc(Counter::pp_header_segment_sent);
+    if (c->flags & kConnSynAckSeen)
+        timers_.arm(&c->timer, std::min(c->expires_ms, ctx_.now_ms + kPpHeaderRtoMs));
 }
 
 // Builds and sends LIP:lport -> RS:dport, seq = client ISN + 1, ACK|PSH, carrying only the
-// header, with the window the client advertised in its handshake ACK.
-void Worker::pp_header_segment_emit(Conn* c, uint32_t ack_be) {
+// header, with the window the client advertised. Returns false (counted) when not sent.
+bool Worker::pp_header_segment_emit(Conn* c, uint32_t ack_be) {
     uint8_t hdr[net::kPpV1MaxLen];
     const size_t hlen = pp_build(c, hdr, sizeof(hdr));
-    if (hlen == 0) return;
+    if (hlen == 0) return false;
     rte_mbuf* m = rte_pktmbuf_alloc(ctx_.pool);
     if (!m) {
         ctx_.counters.inc(Counter::pp_fail_alloc);
-        return;
+        return false;
     }
     const size_t l4_len = sizeof(net::TcpHdr) + hlen;
     const size_t ip_len = sizeof(net::Ipv4Hdr) + l4_len;
@@ -612,7 +640,7 @@ void Worker::pp_header_segment_emit(Conn* c, uint32_t ack_be) {
     if (!eth) {
         rte_pktmbuf_free(m);
         ctx_.counters.inc(Counter::pp_fail_alloc);
-        return;
+        return false;
     }
     std::memset(eth, 0, sizeof(net::EtherHdr) + sizeof(net::Ipv4Hdr) + sizeof(net::TcpHdr));
     auto* ip = reinterpret_cast<net::Ipv4Hdr*>(eth + 1);
@@ -635,12 +663,8 @@ void Worker::pp_header_segment_emit(Conn* c, uint32_t ack_be) {
     std::memcpy(tcp + 1, hdr, hlen);
     tcp->checksum = net::ipv4_l4_checksum(ip->saddr, ip->daddr, net::kIpProtoTcp, tcp,
                                           static_cast<uint16_t>(l4_len));
-    if (!(c->flags & kConnPpHdrSeg)) {  // first emission: the stream shifts from now on
-        c->pp_len = static_cast<uint8_t>(hlen);
-        c->flags |= kConnPpSent | kConnPpHdrSeg;
-        ctx_.counters.inc(Counter::pp_header_segment_sent);
-    }
     stack::ipv4_output(ctx_, m, c->daddr);
+    return true;
 }
 
 // The client sent no data, so nothing it does would resend a lost header segment: xvs does,
@@ -656,14 +680,14 @@ uint64_t Worker::pp_header_timer(Conn* c, uint64_t now) {
         ctx_.counters.inc(Counter::pp_header_gave_up);
         return c->expires_ms;
     }
-    pp_header_segment_emit(c, net::hton32(c->rs_isn + 1));
+    (void)pp_header_segment_emit(c, net::hton32(c->rs_isn + 1));
     ++c->pp_rexmits;
     ctx_.counters.inc(Counter::pp_header_retransmitted);
     return std::min(c->expires_ms, now + (kPpHeaderRtoMs << c->pp_rexmits));
 }
 
-// RS -> client: remember the RS ISN from the SYN-ACK; once the header is on the wire, acks
-// and SACK edges move down by its length.
+// RS -> client: remember the RS ISN from the SYN-ACK; acks and SACK edges move down by the
+// header length (pp_conn_init), whether or not the header already reached the RS.
 void Worker::pp_outbound(LbPacket& lp, Conn* c) {
     auto* tcp = reinterpret_cast<net::TcpHdr*>(lp.l4);
     if ((lp.tcp_flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck)) {
@@ -680,11 +704,12 @@ void Worker::pp_outbound(LbPacket& lp, Conn* c) {
             ctx_.counters.inc(Counter::pp_mss_clamped);
         return;
     }
-    if (!(c->flags & kConnPpSent) || !(lp.tcp_flags & net::kTcpAck)) return;
+    if (!(lp.tcp_flags & net::kTcpAck)) return;
     const net::PpSeqShift shift{c->client_isn + 1, c->pp_len};
     const uint32_t ack = net::ntoh32(tcp->ack);
-    // An ack past client ISN + 1 covers the header segment: its retransmissions stop.
-    if ((c->flags & kConnPpHdrSeg) && net::seq_gt(ack, c->client_isn + 1)) c->flags |= kConnPpHdrAcked;
+    // An ack past client ISN + 1 covers (part of) the header: header segment retransmissions
+    // stop, and a client RST at ISN + 1 is shifted from now on.
+    if (net::seq_gt(ack, c->client_isn + 1)) c->flags |= kConnPpHdrAcked;
     const uint32_t mapped = net::ack_rs_to_client(ack, shift);
     if (mapped != ack) {
         const uint32_t new_be = net::hton32(mapped);

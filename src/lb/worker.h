@@ -36,6 +36,9 @@ struct WorkerConfig {
 
 enum class PollMode : uint8_t { Busy, Adaptive };
 
+// A PROXY header segment to send around a client packet (Worker::pp_inbound).
+enum class PpHeaderSegment : uint8_t { None, Before, After };
+
 class Worker {
 public:
     static Result<std::unique_ptr<Worker>> create(Director& director, const WorkerConfig& cfg);
@@ -84,18 +87,21 @@ private:
     void conn_set_state(Conn* conn, TcpState state);
     void toa_inbound(LbPacket& lp, Conn* conn);
     void toa_synack(LbPacket& lp, Conn* conn);
-    // PROXY protocol (FULLNAT). pp_inbound runs before the FULLNAT rewrite and returns true
-    // when the packet is the handshake-completing ACK after which a separate header segment
-    // must follow it (pp_send_header_segment, after the ACK went out).
-    bool pp_inbound(LbPacket& lp, Conn* conn);
+    // PROXY protocol (FULLNAT). pp_conn_init fixes the header length (the TCP seq shift) when
+    // the conn is created. pp_inbound runs before the FULLNAT rewrite and says whether a
+    // separate header segment must go out just before (the segment at client ISN + 1 had no
+    // room for it) or just after (server speaks first: the handshake ACK) this packet
+    // (pp_send_header_segment).
+    void pp_conn_init(Conn* conn);
+    PpHeaderSegment pp_inbound(LbPacket& lp, Conn* conn);
     void pp_outbound(LbPacket& lp, Conn* conn);
     bool pp_insert(LbPacket& lp, Conn* conn, size_t l4_hdr_len);
     void pp_send_header_segment(Conn* conn, uint32_t ack_be, uint16_t window_be);
-    // Server speaks first: the header segment is retransmitted (RTO 1 s, doubling) until the
-    // RS acks past it. Called from the conn timer while the conn lives; returns when the timer
-    // must fire next (never later than the idle deadline expires_ms).
+    // The header segment is retransmitted (RTO 1 s, doubling) until the RS acks past it.
+    // Called from the conn timer while the conn lives; returns when the timer must fire next
+    // (never later than the idle deadline expires_ms).
     uint64_t pp_header_timer(Conn* conn, uint64_t now_ms);
-    void pp_header_segment_emit(Conn* conn, uint32_t ack_be);
+    bool pp_header_segment_emit(Conn* conn, uint32_t ack_be);
     // UOA (FULLNAT UDP), after the FULLNAT rewrite of a client datagram: inserted in place, or
     // sent ahead in an empty datagram when it does not fit.
     void uoa_inbound(LbPacket& lp, Conn* conn);

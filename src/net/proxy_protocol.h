@@ -78,9 +78,10 @@ std::optional<PpParsed> pp_parse(std::span<const uint8_t> in) noexcept;
 //   client->RS seq  : bytes at or after insert_seq move up by delta (seq_client_to_rs);
 //   RS->client ack  : moves down by delta, never below insert_seq (ack_rs_to_client);
 //   RS->client SACK : edges map like acks (pp_sack_rs_to_client).
-// RS sequence numbers (RS->client seq, client->RS ack and SACK) are untouched. delta stays 0
-// until the header is on the wire, which makes all three maps the identity. The segment that
-// carries the header keeps seq = insert_seq: the header is its first bytes.
+// RS sequence numbers (RS->client seq, client->RS ack and SACK) are untouched. The worker
+// applies delta from the connection's creation on (the header length depends only on the
+// 4-tuple), before the header itself reached the RS; delta 0 makes all three maps the identity.
+// The segment that carries the header keeps seq = insert_seq: the header is its first bytes.
 struct PpSeqShift {
     uint32_t insert_seq = 0;
     uint32_t delta = 0;

@@ -28,13 +28,14 @@ namespace xvs::stack {
     X(toa_fail_malformed, false, "TOA not inserted: malformed TCP options (forwarded)")     \
     X(pp_mss_clamped, false, "real server SYN-ACK MSS lowered by the PROXY header length")   \
     X(pp_inserted, false, "PROXY header inserted in front of client data")                  \
-    X(pp_header_segment_sent, false, "PROXY header sent as its own segment (server speaks first)") \
-    X(pp_fail_mtu, false, "PROXY header not inserted: packet would exceed the MTU (forwarded)") \
-    X(pp_fail_no_room, false, "PROXY header not inserted: no mbuf tailroom (forwarded)")    \
+    X(pp_header_segment_sent, false, "PROXY header sent as its own segment (first time)") \
+    X(pp_fail_mtu, false, "PROXY header not inserted: packet would exceed the MTU") \
+    X(pp_fail_no_room, false, "PROXY header not inserted: no mbuf tailroom") \
     X(pp_fail_alloc, false, "PROXY header segment not sent: mbuf allocation failed")        \
     X(toa_mss_clamped, false, "real server SYN-ACK MSS lowered to leave room for TOA")      \
     X(pp_header_retransmitted, false, "PROXY header segment sent again: the RS had not acked it") \
     X(pp_header_gave_up, false, "PROXY header segment never acked after every retransmission") \
+    X(pp_header_segment_for_room, false, "PROXY header sent alone ahead of data it did not fit") \
     X(uoa_inserted, false, "UOA inserted into a client datagram (ipo option / opp header)") \
     X(uoa_empty_sent, false, "UOA sent in an empty datagram ahead of a client datagram")    \
     X(uoa_fail_mtu, false, "UOA would exceed the MTU: sent in an empty datagram first")     \

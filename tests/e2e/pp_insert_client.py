@@ -2,10 +2,14 @@
 in the client namespace) for the e2e PROXY protocol test: xvs must insert the header in front
 of that segment's data (no separate header segment, since no bare ACK came first).
 
-pp_insert_client.py IFACE VIP_MAC VIP PORT FIRST_SPORT COUNT
+pp_insert_client.py IFACE VIP_MAC VIP PORT FIRST_SPORT COUNT [reorder]
 For each connection (source ports FIRST_SPORT..+COUNT-1): SYN, wait for the SYN-ACK, then one
 ACK+PSH segment with a whole POST request (request line, headers and a small body), collect the
-reply for a moment, end with a RST. The caller drops the kernel's own RSTs for these ports.
+reply for a moment, end with a RST. With "reorder" the request goes as two segments sent in the
+wrong order: first the end of the body (its seq after the first segment's bytes), then the
+request with the body's first 12 bytes at the client ISN + 1. xvs must have shifted the
+overtaking segment by the header length before any header went out, or the RS's byte stream
+(and nginx's body) would be corrupted. The caller drops the kernel's own RSTs for these ports.
 Prints "conn SPORT synack=0|1 http=0|1" per connection and a final "done". Every wait is
 bounded."""
 import random
@@ -17,6 +21,7 @@ from scapy.all import IP, TCP, AsyncSniffer, Ether, conf, sendp
 conf.verb = 0
 iface, vip_mac, vip, dport, first_sport, count = (
     sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]))
+reorder = len(sys.argv) > 7 and sys.argv[7] == "reorder"
 L2 = Ether(dst=vip_mac)
 
 
@@ -59,7 +64,16 @@ def one(sport):
         req = (f"POST /insert HTTP/1.1\r\nHost: pp\r\nConnection: close\r\n"
                f"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
         seq = (isn + 1) & 0xFFFFFFFF
-        sendp(L2 / ip / TCP(sport=sport, dport=dport, flags="PA", seq=seq, ack=ack, window=502) / req, iface=iface)
+        if reorder:
+            cut = len(req) - len(body) + 12  # "pp-body-inse" stays with the request
+            second = TCP(sport=sport, dport=dport, flags="PA", seq=(seq + cut) & 0xFFFFFFFF, ack=ack, window=502)
+            sendp(L2 / ip / second / req[cut:], iface=iface)
+            time.sleep(0.05)
+            sendp(L2 / ip / TCP(sport=sport, dport=dport, flags="A", seq=seq, ack=ack, window=502) / req[:cut],
+                  iface=iface)
+        else:
+            sendp(L2 / ip / TCP(sport=sport, dport=dport, flags="PA", seq=seq, ack=ack, window=502) / req,
+                  iface=iface)
         wait_for(got, lambda p: TCP in p and plen(p) > 0, 2.0)
         time.sleep(0.2)
         data = b"".join(bytes(p[TCP].payload)[:plen(p)] for p in list(got) if not p[TCP].flags & 0x02)

@@ -4,11 +4,13 @@ pp_stream_check.py PCAP RS_ADDR CLIENT_ADDR VIP PORT_MAP
 PORT_MAP is "RS_PORT:VERSION:VIP_PORT,..." (e.g. "8081:v1:80,8082:v2:81"). For every connection
 to those RS ports it reassembles what the client side sent (by sequence number, from the SYN)
 and checks: the stream starts with exactly one PROXY header of that version naming CLIENT_ADDR,
-VIP and VIP_PORT, followed by an HTTP request ("GET " or "POST "); a POST's request line and its
-body travel in one segment (the first data segment the client sent). Prints per connection
+VIP and VIP_PORT, followed by an HTTP request ("GET " or "POST "); a POST's body follows its
+head exactly (Content-Length bytes starting "pp-body-"), and its request line and the body's
+start travel in one segment (the first data segment the client sent). Prints per connection
 "conn VERSION CLIENT_PORT METHOD header_segment|inserted", per version
 "SUM VERSION conns=N ok=N header_segment=N inserted=N posts=N post_one_segment=N", and
 "problem: ..." lines; exits 1 when there is a problem. Plain pcap parsing, no scapy needed."""
+import re
 import socket
 import struct
 import sys
@@ -102,6 +104,15 @@ for (lip, lport, rport), fl in sorted(flows.items()):
     if rest.find(b"PROXY ") >= 0 or rest.find(V2_SIG) >= 0:
         problems.append(f"{name}: a second PROXY header in the stream")
         continue
+    if method == "POST":
+        # The whole body, byte-exact, right after the request head: a client segment placed at
+        # the wrong RS seq (unshifted) would overwrite or drop bytes here.
+        head_end = rest.find(b"\r\n\r\n")
+        m = re.search(rb"(?i)\r\ncontent-length: *([0-9]+)", rest[:head_end]) if head_end > 0 else None
+        body = rest[head_end + 4:] if head_end > 0 else b""
+        if not m or len(body) != int(m.group(1)) or not body.startswith(b"pp-body-"):
+            problems.append(f"{name}: POST body in the RS stream is not its Content-Length bytes: {rest[-48:]!r}")
+            continue
     kind = "header_segment" if first[1] == hdr else "inserted" if first[1].startswith(hdr) else None
     if kind is None:
         problems.append(f"{name}: first data segment is neither the header nor header+data: {first[1][:48]!r}")

@@ -7,7 +7,9 @@
 #    RS reassembles every connection: one header of the right version, then the request; a
 #    POST's request line and body share its first data segment. 5 more POSTs per version from
 #    scripted clients (scapy) that complete the handshake with the request itself: there the
-#    header is inserted in front of that data (the other path through xvs).
+#    header is inserted in front of that data (the other path through xvs), and 5 per version
+#    whose request's end is sent before its start: xvs shifts the overtaking segment by the
+#    header length before any header went out, so nginx still reads the whole body.
 # 2. Server speaks first: a Python server on the RS reads the header (v1 and v2, parsed), then
 #    sends a banner; clients that only connect and read get it (20 via v1, 20 via v2) and the
 #    server recorded each client's own address and port.
@@ -24,6 +26,8 @@ N_HTTP=200     # requests per PROXY version
 N_BANNER=20    # server-speaks-first connections per version
 N_LOSSY=5      # connections whose first header segment the RS drops
 N_INSERT=5     # scripted connections per version whose first segment after the SYN-ACK has data
+N_REORDER=5    # ... whose request's end overtakes its start (sent first), right after the SYN-ACK
+N_SCRIPTED=$((N_INSERT + N_REORDER))
 SCAPY_SPORT=42000  # their source ports: 42000.. (v1), 42050.. (v2)
 RS=$(rs_ip 1)
 pp_mode() { [[ ${XE_PP:-on} == off ]] && echo off || echo "$1"; }
@@ -148,6 +152,14 @@ for ver in v1 v2; do
         fail "$ver: scripted clients failed: $(tail -n 5 "$XE_TMP/insert.$ver.err")"
     ok=$(grep -c '^conn [0-9]* synack=1 http=1$' "$XE_TMP/insert.$ver")
     assert_eq "$N_INSERT" "$ok" "$ver: scripted POSTs in the handshake-completing segment answered 200"
+    # Reordered: the overtaking segment is shifted before the header went out (nginx gets the
+    # whole body only if it lands after the header, where the RS puts it).
+    in_ns "$NS_CL" timeout 40 "$XE_PY" "$XE_LIB_DIR/pp_insert_client.py" cl0 "$vip_mac" "$VIP" "$port" \
+        $((first + N_INSERT)) "$N_REORDER" reorder >"$XE_TMP/reorder.$ver" 2>"$XE_TMP/reorder.$ver.err" ||
+        fail "$ver: reordering scripted clients failed: $(tail -n 5 "$XE_TMP/reorder.$ver.err")"
+    ok=$(grep -c '^conn [0-9]* synack=1 http=1$' "$XE_TMP/reorder.$ver")
+    assert_eq "$N_REORDER" "$ok" "$ver: scripted POSTs whose end overtook their start answered 200"
+    cat "$XE_TMP/reorder.$ver" >>"$XE_TMP/insert.$ver"
 done
 in_ns "$NS_CL" nft delete table inet xe_pp
 
@@ -156,7 +168,7 @@ for ver in v1 v2; do
     { awk '{ print $2, $3 }' "$XE_TMP/curl.$ver"; awk '$1 == "conn" { print $2, "POST" }' "$XE_TMP/insert.$ver"; } |
         sort >"$XE_TMP/expect.$ver"
     log_lines=$(wc -l <"$dir/$ver.log")
-    assert_eq $((N_HTTP + N_INSERT)) "$log_lines" "$ver: nginx access log lines"
+    assert_eq $((N_HTTP + N_SCRIPTED)) "$log_lines" "$ver: nginx access log lines"
     bad=$(awk -v c="$CLIENT_IP" '$1 != c' "$dir/$ver.log" | head -n 3)
     [[ -z $bad ]] || problem "$ver: log lines whose \$proxy_protocol_addr is not $CLIENT_IP: $bad"
     bad=$(awk '$3 !~ /^10\.10\.2\.10[0-3]$/' "$dir/$ver.log" | head -n 3)
@@ -165,10 +177,10 @@ for ver in v1 v2; do
     if ! diff <(awk '{ print $2, $4 }' "$dir/$ver.log" | sort) "$XE_TMP/expect.$ver" >"$XE_TMP/ports.$ver.diff"; then
         problem "$ver: \$proxy_protocol_port/method differ from the clients' ports: $(head -n 6 "$XE_TMP/ports.$ver.diff" | tr '\n' ' ')"
     else
-        pass "$ver: all $((N_HTTP + N_INSERT)) log lines show $CLIENT_IP and the client's own port"
+        pass "$ver: all $((N_HTTP + N_SCRIPTED)) log lines show $CLIENT_IP and the client's own port"
     fi
     posts=$(awk '$4 == "POST" && $5 == 200' "$dir/$ver.log" | wc -l)
-    assert_eq $((N_HTTP / 4 + N_INSERT)) "$posts" "$ver: POSTs answered 200 with the client address logged"
+    assert_eq $((N_HTTP / 4 + N_SCRIPTED)) "$posts" "$ver: POSTs answered 200 with the client address logged"
 done
 
 # ---- 2. server speaks first -----------------------------------------------------------------
@@ -213,11 +225,11 @@ grep -v '^conn ' <<<"$check" >&2
 ((check_rc == 0)) || problem "PROXY streams at the RS: $(grep -c '^problem:' <<<"$check") problem(s), first: $(grep -m1 '^problem:' <<<"$check")"
 for ver in v1 v2; do
     sum=$(grep "^SUM $ver " <<<"$check")
-    n=$((N_HTTP + N_INSERT))
+    n=$((N_HTTP + N_SCRIPTED))
     [[ $sum == *" conns=$n ok=$n "* ]] || problem "capture $ver: expected $n connections all correct, got: ${sum:-none}"
-    [[ $sum == *" header_segment=$N_HTTP inserted=$N_INSERT "* ]] ||
-        problem "capture $ver: expected $N_HTTP separate header segments (curl) and $N_INSERT inserted (scripted), got: ${sum:-none}"
-    n=$((N_HTTP / 4 + N_INSERT))
+    [[ $sum == *" header_segment=$N_HTTP inserted=$N_SCRIPTED "* ]] ||
+        problem "capture $ver: expected $N_HTTP separate header segments (curl) and $N_SCRIPTED inserted (scripted), got: ${sum:-none}"
+    n=$((N_HTTP / 4 + N_SCRIPTED))
     [[ $sum == *" posts=$n post_one_segment=$n"* ]] ||
         problem "capture $ver: expected $n POSTs with request and body in one segment, got: ${sum:-none}"
 done
@@ -230,7 +242,7 @@ inserted=$(counter pp_inserted)
 rexmit=$(counter pp_header_retransmitted)
 [[ ${sent:-0} -ge $((2 * N_HTTP + 2 * N_BANNER + N_LOSSY)) ]] ||
     problem "pp_header_segment_sent = ${sent:-missing}, expected >= $((2 * N_HTTP + 2 * N_BANNER + N_LOSSY))"
-[[ ${inserted:-0} -ge $((2 * N_INSERT)) ]] || problem "pp_inserted = ${inserted:-missing}, expected >= $((2 * N_INSERT))"
+[[ ${inserted:-0} -ge $((2 * N_SCRIPTED)) ]] || problem "pp_inserted = ${inserted:-missing}, expected >= $((2 * N_SCRIPTED))"
 [[ ${rexmit:-0} -ge $N_LOSSY ]] || problem "pp_header_retransmitted = ${rexmit:-missing}, expected >= $N_LOSSY"
 [[ $(counter pp_header_gave_up) == 0 ]] || problem "pp_header_gave_up = $(counter pp_header_gave_up), expected 0"
 
@@ -238,4 +250,4 @@ if ((${#problems[@]})); then
     [[ -n ${XE_KEEP:-} ]] && log "pcap kept: $pcap"
     fail "PROXY protocol: ${#problems[@]} problem(s):$(printf '\n  %s' "${problems[@]}")"
 fi
-pass "PROXY v1/v2: $((2 * N_HTTP + 2 * N_INSERT)) HTTP requests with the client address at nginx, $((2 * N_BANNER)) server-speaks-first connections, $N_LOSSY lost header segments retransmitted"
+pass "PROXY v1/v2: $((2 * N_HTTP + 2 * N_SCRIPTED)) HTTP requests with the client address at nginx, $((2 * N_BANNER)) server-speaks-first connections, $N_LOSSY lost header segments retransmitted"

@@ -2,7 +2,9 @@
 // client's first payload byte (the segment keeps its seq), later client segments shifted up by
 // the header length, RS acks and SACK edges shifted back down, a retransmitted first segment
 // carrying the header again; server-speaks-first (the handshake ACK is followed by a separate
-// header segment, retransmitted until the RS acks it); the MTU failure path; UDP v2 (header in
+// header segment, retransmitted until the RS acks it); the shift holds from the start, so a
+// segment overtaking the first one is shifted before the header went out; a first segment with
+// no room for the header gets it as its own segment ahead; RST at ISN + 1; UDP v2 (header in
 // front of the first datagram).
 #include "fixture/pipeline.h"
 #include "lb/service.h"
@@ -161,14 +163,28 @@ TEST_F(ProxyProtocolTest, RetransmittedFirstSegmentCarriesTheHeaderAgain) {
                             forward(client(1006, 5001, kAckPsh, bytes("!")))));
 }
 
-TEST_F(ProxyProtocolTest, BeforeTheHeaderNothingIsShifted) {
+// The first data segment is lost or reordered: the second reaches the RS first, already
+// shifted by the header length (the RS keeps it out of order at the right place), its SACK
+// comes back in client space, and the first segment later brings the header in front.
+TEST_F(ProxyProtocolTest, ReorderedSecondSegmentIsShiftedBeforeTheHeaderWentOut) {
     start(lb::kSvcFlagPpV2);
     handshake();
-    // Out-of-order data before the first segment: no header, no shift (delta still 0).
-    EXPECT_TRUE(FramesEqual(to_rs(1101, 5001, kAck, bytes("later")),
+    const uint32_t d = static_cast<uint32_t>(hdr_.size());
+    EXPECT_TRUE(FramesEqual(to_rs(1101 + d, 5001, kAck, bytes("later")),
                             forward(client(1101, 5001, kAck, bytes("later")))));
-    EXPECT_TRUE(FramesEqual(to_client(5001, 1001, kAck), back(rs(5001, 1001, kAck))));
     EXPECT_EQ(counter(Counter::pp_inserted), 0u);
+    EXPECT_EQ(counter(Counter::pp_header_segment_sent), 0u);
+    // The RS still expects the header's first byte (ack ISN + 1) and SACKs the later bytes.
+    const Bytes sack_rs = {1, 1, 5, 10, 0, 0, 0x04, uint8_t(0x4d + d), 0, 0, 0x04, uint8_t(0x52 + d)};
+    const Bytes sack_client = {1, 1, 5, 10, 0, 0, 0x04, 0x4d, 0, 0, 0x04, 0x52};  // 1101..1106
+    EXPECT_TRUE(FramesEqual(to_client(5001, 1001, kAck, {}, sack_client),
+                            back(rs(5001, 1001, kAck, {}, sack_rs))));
+    // The first segment arrives: header in front, seq unchanged; it fills the gap exactly.
+    const Bytes first(100, 'a');
+    EXPECT_TRUE(FramesEqual(to_rs(1001, 5001, kAckPsh, cat(hdr_, first)),
+                            forward(client(1001, 5001, kAckPsh, first))));
+    EXPECT_EQ(counter(Counter::pp_inserted), 1u);
+    EXPECT_TRUE(FramesEqual(to_client(5001, 1106, kAck), back(rs(5001, 1106 + d, kAck))));
 }
 
 TEST_F(ProxyProtocolTest, ServerSpeaksFirstGetsASeparateHeaderSegment) {
@@ -325,16 +341,74 @@ TEST_F(ProxyProtocolTest, FullMssFirstSegmentFitsBecauseTheMssWasLowered) {
     EXPECT_EQ(counter(Counter::pp_fail_mtu), 0u);
 }
 
-TEST_F(ProxyProtocolTest, FullSizeFirstSegmentIsForwardedWithoutHeaderAndCounted) {
+// A client ignoring the lowered MSS: IP 1500, no room for 43 more at MTU 1500. The header goes
+// as its own segment just ahead, the data follows shifted; the header segment is retransmitted
+// until the RS acks past it.
+TEST_F(ProxyProtocolTest, FullSizeFirstSegmentGetsTheHeaderAsItsOwnSegmentAhead) {
     start(lb::kSvcFlagPpV1);
     handshake();
-    // A client ignoring the lowered MSS: IP 1500, no room for 43 more at MTU 1500.
+    const uint32_t d = 43;
     const Bytes body(1460, 'q');
-    EXPECT_TRUE(FramesEqual(to_rs(1001, 5001, kAck, body), forward(client(1001, 5001, kAck, body))));
+    auto out = roundtrip(kWan, client(1001, 5001, kAck, body), kLan);
+    ASSERT_EQ(out.size(), 2u);
+    const Bytes header_segment = to_rs(1001, 5001, kAckPsh, bytes(kV1), {}, 0);
+    EXPECT_TRUE(FramesEqual(header_segment, out[0]));
+    EXPECT_TRUE(FramesEqual(to_rs(1001 + d, 5001, kAck, body), out[1]));
     EXPECT_EQ(counter(Counter::pp_fail_mtu), 1u);
     EXPECT_EQ(counter(Counter::pp_inserted), 0u);
-    // The header was never sent: nothing is shifted.
-    EXPECT_TRUE(FramesEqual(to_rs(2461, 5001, kAck), forward(client(2461, 5001, kAck))));
+    EXPECT_EQ(counter(Counter::pp_header_segment_sent), 1u);
+    EXPECT_EQ(counter(Counter::pp_header_segment_for_room), 1u);
+    // The rest of the stream is shifted.
+    EXPECT_TRUE(FramesEqual(to_rs(2461 + d, 5001, kAck), forward(client(2461, 5001, kAck))));
+    // The RS lost the header segment: it acks ISN + 1 and SACKs the data ...
+    const Bytes sack_rs = {1, 1, 5, 10, 0, 0, 0x04, 0x14, 0, 0, 0x09, 0xc8};  // 1044..2504
+    const Bytes sack_client = {1, 1, 5, 10, 0, 0, 0x03, 0xe9, 0, 0, 0x09, 0x9d};  // 1001..2461
+    EXPECT_TRUE(FramesEqual(to_client(5001, 1001, kAck, {}, sack_client),
+                            back(rs(5001, 1001, kAck, {}, sack_rs))));
+    // ... the client's retransmission of the first segment goes shifted, no second header ...
+    out = roundtrip(kWan, client(1001, 5001, kAck, body), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_rs(1001 + d, 5001, kAck, body), out[0]));
+    // ... and the timer resends the header segment after the RTO.
+    worker->advance_clock(1000);
+    poll();
+    out = recv(kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(header_segment, out[0]));
+    EXPECT_EQ(counter(Counter::pp_header_retransmitted), 1u);
+    // Acked: the client sees all its data acked, retransmissions stop.
+    EXPECT_TRUE(FramesEqual(to_client(5001, 2461, kAck), back(rs(5001, 2461 + d, kAck))));
+    worker->advance_clock(10'000);
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    EXPECT_EQ(counter(Counter::pp_header_retransmitted), 1u);
+}
+
+// A FIN at ISN + 1 with no header sent yet (the handshake ACK was not seen): the header goes
+// ahead of it, and the FIN sits after the header.
+TEST_F(ProxyProtocolTest, FinBeforeAnyHeaderGetsTheHeaderSegmentAhead) {
+    start(lb::kSvcFlagPpV2);
+    handshake();
+    auto out = roundtrip(kWan, client(1001, 5001, net::kTcpFin | kAck), kLan);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_TRUE(FramesEqual(to_rs(1001, 5001, kAckPsh, kV2Tcp, {}, 0), out[0]));
+    EXPECT_TRUE(FramesEqual(to_rs(1001 + 28, 5001, net::kTcpFin | kAck), out[1]));
+    EXPECT_EQ(counter(Counter::pp_header_segment_sent), 1u);
+}
+
+// A RST at ISN + 1 must carry the RS's next expected seq: ISN + 1 until the RS acked the
+// header, ISN + 1 + header length after.
+TEST_F(ProxyProtocolTest, RstAtIsnPlusOneIsShiftedOnlyOnceTheRsAckedTheHeader) {
+    start(lb::kSvcFlagPpV2);
+    handshake();
+    // Before any header.
+    EXPECT_TRUE(FramesEqual(to_rs(1001, 0, net::kTcpRst), forward(client(1001, 0, net::kTcpRst))));
+    // Header segment sent (server speaks first), not yet acked.
+    ASSERT_EQ(roundtrip(kWan, client(1001, 5001, kAck), kLan).size(), 2u);
+    EXPECT_TRUE(FramesEqual(to_rs(1001, 0, net::kTcpRst), forward(client(1001, 0, net::kTcpRst))));
+    // The RS answers with a challenge ACK that acks the header: the client's RST now matches.
+    EXPECT_TRUE(FramesEqual(to_client(5001, 1001, kAck), back(rs(5001, 1001 + 28, kAck))));
+    EXPECT_TRUE(FramesEqual(to_rs(1001 + 28, 0, net::kTcpRst), forward(client(1001, 0, net::kTcpRst))));
 }
 
 TEST_F(ProxyProtocolTest, UdpV2HeaderBeforeTheFirstDatagramOnly) {

@@ -106,7 +106,7 @@ xvsctl_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsctl" "$@"; }
 
 # Capture of the HTTP services at the RS: bounded in packets and time.
 pcap=$XE_TMP/rs1.pcap
-timeout 90 ip netns exec "$(ns_rs 1)" tcpdump -i rs0 -n -U -s 600 -c 20000 -w "$pcap" \
+timeout 90 ip netns exec "$(ns_rs 1)" tcpdump -i rs0 -n -U --immediate-mode -s 600 -c 20000 -w "$pcap" \
     "tcp dst port 8081 or tcp dst port 8082" 2>"$XE_TMP/tcpdump.err" &
 tcpdump_pid=$!
 XE_PIDS+=("$tcpdump_pid")

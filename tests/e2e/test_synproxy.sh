@@ -73,7 +73,7 @@ assert_float_between "${ttfb:-9}" 0 0.15 "median time to first byte (s)"
 # packet acking exactly the RS SYN-ACK, checked at the RS with toa_check.py (as test_toa does).
 if [[ ${XE_SYNPROXY:-on} != off ]]; then
     pcap=$XE_TMP/toa.pcap
-    timeout 30 ip netns exec "$(ns_rs 1)" tcpdump -i rs0 -n -U -s 256 -c 2000 -w "$pcap" \
+    timeout 30 ip netns exec "$(ns_rs 1)" tcpdump -i rs0 -n -U --immediate-mode -s 256 -c 2000 -w "$pcap" \
         "tcp port 8080" 2>"$XE_TMP/toa_tcpdump.err" &
     toa_cap=$!
     XE_PIDS+=("$toa_cap")
@@ -117,7 +117,7 @@ done
 # ---- 5 s random-source SYN flood while curl runs; RS captures count the SYNs they get
 cap_pids=()
 for i in 1 2; do
-    bg_ns "$(ns_rs "$i")" "$XE_TMP/cap$i.log" tcpdump -i rs0 -n -U -w "$XE_TMP/rs$i.pcap" \
+    bg_ns "$(ns_rs "$i")" "$XE_TMP/cap$i.log" tcpdump -i rs0 -n -U --immediate-mode -w "$XE_TMP/rs$i.pcap" \
         "tcp[tcpflags] & tcp-syn != 0 and tcp[tcpflags] & tcp-ack == 0"
     cap_pids+=("$BG_PID")
 done

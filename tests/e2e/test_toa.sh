@@ -32,7 +32,7 @@ xvsctl_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsctl" "$@"; }
 
 # Capture at the RS before any traffic: headers only, bounded in packets and time.
 pcap=$XE_TMP/rs1.pcap
-timeout 50 ip netns exec "$(ns_rs 1)" tcpdump -i rs0 -n -U -s 256 -c 3000 -w "$pcap" \
+timeout 50 ip netns exec "$(ns_rs 1)" tcpdump -i rs0 -n -U --immediate-mode -s 256 -c 3000 -w "$pcap" \
     "tcp port $RS_PORT" 2>"$XE_TMP/tcpdump.err" &
 tcpdump_pid=$!
 XE_PIDS+=("$tcpdump_pid")

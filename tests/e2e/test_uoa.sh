@@ -46,7 +46,7 @@ log "warm-up: $(tr '\n' ' ' <<<"$warm")"
 
 # Capture at the RS: client datagrams (UDP, with or without IP options) and protocol 248.
 pcap=$XE_TMP/rs1.pcap
-timeout 40 ip netns exec "$(ns_rs 1)" tcpdump -i rs0 -n -U -s 0 -c 500 -w "$pcap" \
+timeout 40 ip netns exec "$(ns_rs 1)" tcpdump -i rs0 -n -U --immediate-mode -s 0 -c 500 -w "$pcap" \
     "udp port 5353 or ip proto 248" 2>"$XE_TMP/tcpdump.err" &
 tcpdump_pid=$!
 XE_PIDS+=("$tcpdump_pid")

@@ -695,8 +695,7 @@ void Worker::pp_outbound(LbPacket& lp, Conn* c) {
         c->flags |= kConnSynAckSeen;
         // Lower the MSS the client sees by the header length, so that a full-size first data
         // segment still fits the MTU once the header is in front of it.
-        uint8_t scratch[128];
-        const size_t hlen = pp_build(c, scratch, sizeof scratch);
+        const size_t hlen = c->pp_len;  // fixed at conn creation (pp_conn_init)
         const auto opts = net::tcp_options_span(tcp);
         const auto mss = net::tcp_find_mss(opts);
         if (hlen && mss && *mss > hlen + 64 &&

@@ -45,6 +45,10 @@ enum class Uoa : uint8_t { Off, Opp, Ipo };
 struct GlobalDefs {
     LogLevel log_level = LogLevel::Info;
     std::string control_socket = "/run/xvs/xvs.sock";
+    // `control_socket_group NAME`: the socket is chgrp'ed to it and made 0660 (else 0600,
+    // root only). Resolved when parsed, so an unknown group is refused at file:line.
+    std::string control_socket_group;
+    std::optional<uint32_t> control_socket_gid;
     net::Ipv4Endpoint metrics_listen{net::Ipv4::from_host(0x7f000001), 9469};
 };
 

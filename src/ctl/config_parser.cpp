@@ -4,8 +4,12 @@
 // cross-reference checks (config_validate.cpp) run on whatever was parsed.
 #include "ctl/config_parser.h"
 
+#include <grp.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <exception>
 
@@ -57,6 +61,23 @@ std::optional<std::pair<net::Ipv4, net::Ipv4>> parse_last_octet_range(std::strin
     if ((last.host() & 0xffffff00u) != (first->host() & 0xffffff00u)) return std::nullopt;
     if (last.host() < first->host()) return std::nullopt;
     return std::make_pair(*first, last);
+}
+
+// The id of group `name` from the system's group database, if it has one.
+std::optional<uint32_t> group_id(const std::string& name) {
+    long hint = sysconf(_SC_GETGR_R_SIZE_MAX);
+    std::vector<char> buf(hint > 0 ? static_cast<size_t>(hint) : 4096);
+    for (;;) {
+        group grp{};
+        group* found = nullptr;
+        int rc = getgrnam_r(name.c_str(), &grp, buf.data(), buf.size(), &found);
+        if (rc == ERANGE && buf.size() < (size_t{1} << 20)) {
+            buf.resize(buf.size() * 2);
+            continue;
+        }
+        if (rc != 0 || !found) return std::nullopt;
+        return static_cast<uint32_t>(found->gr_gid);
+    }
 }
 
 std::string endpoint_text(net::Ipv4 addr, uint16_t port) {
@@ -319,6 +340,16 @@ class Parser {
                     cfg_.global.control_socket = val->text;
                 else
                     error(*val, k + ": " + quoted(val->text) + " is not an absolute path");
+            }
+        } else if (k == "control_socket_group") {
+            if (const Token* val = value(kw)) {
+                if (auto gid = group_id(val->text)) {
+                    cfg_.global.control_socket_group = val->text;
+                    cfg_.global.control_socket_gid = *gid;
+                } else {
+                    error(*val, k + ": no group " + quoted(val->text) +
+                                    " on this system (getent group lists them)");
+                }
             }
         } else if (k == "metrics_listen") {
             if (const Token* val = value(kw)) {

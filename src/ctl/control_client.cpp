@@ -67,13 +67,19 @@ Result<nlohmann::json> control_request(const std::string& socket_path,
         return make_error(std::string("Cannot encode request: ") + e.what());
     }
     size_t sent = 0;
+    int send_errno = 0;
     while (sent < text.size()) {
         ssize_t n = ::send(fd.get(), text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return make_error("Lost connection to xvsd: " + errno_text(errno));
+        if (n < 0) {
+            // xvsd may have answered and closed before taking it all (request too large,
+            // too many clients): its reply, if any, is still there to read.
+            send_errno = errno;
+            break;
+        }
         sent += static_cast<size_t>(n);
     }
-    ::shutdown(fd.get(), SHUT_WR);
+    if (send_errno == 0) ::shutdown(fd.get(), SHUT_WR);
 
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     std::string reply;
@@ -90,10 +96,15 @@ Result<nlohmann::json> control_request(const std::string& socket_path,
         if (pr == 0) continue;
         ssize_t n = ::recv(fd.get(), buf, sizeof buf, 0);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return make_error("Lost connection to xvsd: " + errno_text(errno));
+        if (n < 0 && !reply.empty()) break;  // reset after a reply: keep what came
+        if (n < 0)
+            return make_error("Lost connection to xvsd: " +
+                              errno_text(send_errno ? send_errno : errno));
         if (n == 0) break;
         reply.append(buf, static_cast<size_t>(n));
     }
+    if (reply.empty() && send_errno != 0)
+        return make_error("Lost connection to xvsd: " + errno_text(send_errno));
     if (reply.empty()) return make_error("No reply from xvsd");
     size_t nl = reply.find('\n');
     if (nl != std::string::npos) reply.resize(nl);

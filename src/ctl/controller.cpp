@@ -613,10 +613,46 @@ json Controller::handle(const json& req) {
     }
 }
 
-std::string Controller::handle_line(const std::string& line) {
-    json req = json::parse(line, nullptr, false);
-    if (req.is_discarded()) return err("Invalid argument: request is not valid JSON").dump();
-    return handle(req).dump();
+namespace {
+
+// Replies carry strings from the config and the model (port names, reload errors quoting the
+// config) that may hold any byte: invalid UTF-8 becomes U+FFFD instead of a type_error 316.
+std::string dump_reply(const json& reply) {
+    return reply.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Controller::LineReply internal_error(std::string_view what) noexcept {
+    try {
+        std::string text = "Internal error: " + std::string(what);
+        return {dump_reply(err(text)), text};
+    } catch (...) {
+        return {R"({"ok":false,"error":"Internal error"})", "Internal error"};
+    }
+}
+
+}  // namespace
+
+Controller::LineReply Controller::serve_line(std::string_view line) noexcept {
+    try {
+        // parse() refuses invalid UTF-8 inside strings, so requests never carry it further.
+        json req = json::parse(line.begin(), line.end(), nullptr, false);
+        json reply =
+            req.is_discarded() ? err("Invalid argument: request is not valid JSON") : handle(req);
+        LineReply out;
+        out.text = dump_reply(reply);
+        const json* error =
+            reply.is_object() && reply.contains("error") ? &reply.at("error") : nullptr;
+        // Malformed requests (the protocol's "Invalid argument") are logged; refusals an
+        // operator reads on the terminal (No such service, ...) are not.
+        if (error && error->is_string() &&
+            error->get_ref<const std::string&>().starts_with("Invalid argument"))
+            out.problem = error->get<std::string>();
+        return out;
+    } catch (const std::exception& e) {
+        return internal_error(e.what());
+    } catch (...) {
+        return internal_error("unknown exception");
+    }
 }
 
 }  // namespace xvs::ctl

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -36,7 +37,18 @@ public:
     // One request -> one reply (never throws).
     nlohmann::json handle(const nlohmann::json& request);
     // Parses a request line and handles it; returns the reply line (without '\n').
-    std::string handle_line(const std::string& line);
+    std::string handle_line(const std::string& line) { return serve_line(line).text; }
+
+    // The reply line to one request line, and what is wrong with the request when it is
+    // malformed or failed inside ("" otherwise), for the control socket's log. Never throws,
+    // whatever bytes the line or the model hold: replies are valid UTF-8 JSON (invalid
+    // sequences from config or port names become U+FFFD), anything thrown is answered
+    // "Internal error: ...".
+    struct LineReply {
+        std::string text;
+        std::string problem;
+    };
+    LineReply serve_line(std::string_view line) noexcept;
 
     // Rate estimation: call about every 2 s (the kernel's estimator period).
     void estimate_rates(std::chrono::steady_clock::time_point now);

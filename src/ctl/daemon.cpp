@@ -1,20 +1,14 @@
 // xvsd daemon implementation. Signals only set flags; all work happens on the control loop.
 #include "ctl/daemon.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 
 #include "common/clock.h"
 #include "ctl/config_apply.h"
@@ -64,10 +58,7 @@ Daemon::Daemon(std::string config_path) : config_path_(std::move(config_path)) {
 
 Daemon::~Daemon() {
     stop_workers();
-    if (listen_fd_ >= 0) {
-        close(listen_fd_);
-        unlink(socket_path_.c_str());
-    }
+    control_.reset();
     controller_.reset();
     workers_.clear();
     director_.reset();
@@ -150,58 +141,23 @@ Result<void> Daemon::start() {
             worker_threads_.emplace_back([arg] { worker_main(arg); });
         }
     }
-    return open_socket(config_.global.control_socket);
+    return open_socket();
 }
 
-Result<void> Daemon::open_socket(const std::string& path) {
-    socket_path_ = path;
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (path.size() >= sizeof(addr.sun_path)) return make_error("control_socket path too long: " + path);
-    std::strcpy(addr.sun_path, path.c_str());
-    listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (listen_fd_ < 0) return make_error(std::string("socket: ") + std::strerror(errno));
-    unlink(path.c_str());  // a stale socket from a previous run
-    mode_t old = umask(0177);
-    int rc = bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    umask(old);
-    if (rc != 0) return make_error("cannot bind control socket " + path + ": " + std::strerror(errno));
-    chmod(path.c_str(), 0600);
-    if (listen(listen_fd_, 16) != 0) return make_error(std::string("listen: ") + std::strerror(errno));
-    log_info("control socket " + path);
+Result<void> Daemon::open_socket() {
+    const GlobalDefs& g = config_.global;
+    auto handler = [this](std::string_view line) {
+        auto r = controller_->serve_line(line);
+        return ControlServer::Reply{std::move(r.text), std::move(r.problem)};
+    };
+    std::optional<gid_t> group;
+    if (g.control_socket_gid) group = static_cast<gid_t>(*g.control_socket_gid);
+    auto server = ControlServer::open(g.control_socket, group, handler);
+    if (!server) return make_error(server.error());
+    control_ = std::move(*server);
+    log_info("control socket " + g.control_socket +
+             (group ? " (mode 0660, group " + g.control_socket_group + ")" : " (mode 0600)"));
     return {};
-}
-
-void Daemon::serve_one(int fd) {
-    // One request line (at most 1 MiB), read with a deadline so a stuck client cannot block.
-    std::string line;
-    char buf[4096];
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    bool too_large = false;
-    while (line.find('\n') == std::string::npos) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-        if (left <= 0) break;
-        pollfd p{fd, POLLIN, 0};
-        if (::poll(&p, 1, int(left)) <= 0) break;
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n <= 0) break;
-        line.append(buf, size_t(n));
-        if (line.size() > (1u << 20)) {
-            too_large = true;
-            break;
-        }
-    }
-    std::string reply = too_large ? R"({"ok":false,"error":"Request too large"})"
-                                  : controller_->handle_line(line.substr(0, line.find('\n')));
-    reply += '\n';
-    size_t off = 0;
-    while (off < reply.size()) {
-        ssize_t n = write(fd, reply.data() + off, reply.size() - off);
-        if (n <= 0) break;
-        off += size_t(n);
-    }
 }
 
 Result<void> Daemon::reload() {
@@ -217,6 +173,11 @@ Result<void> Daemon::reload() {
         next.worker.workers != config_.worker.workers) {
         log_warning("reload: netif_defs/worker_defs changes need a restart; keeping the running ports");
     }
+    if (next.global.control_socket != config_.global.control_socket ||
+        next.global.control_socket_gid != config_.global.control_socket_gid)
+        log_warning("reload: control_socket and control_socket_group changes need a restart; "
+                    "serving " +
+                    config_.global.control_socket + " as before");
     for (const auto& pd : next.netif.ports) {
         bool known = std::any_of(ports_.begin(), ports_.end(), [&](const auto& p) { return p.name == pd.name; });
         if (!known) return make_error(pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + " is new: ports need a restart");
@@ -261,15 +222,7 @@ int Daemon::run() {
             director_->reclaim();
             next_estimate = now + std::chrono::seconds(2);
         }
-        pollfd p{listen_fd_, POLLIN, 0};
-        int rc = ::poll(&p, 1, 200);
-        if (rc > 0 && (p.revents & POLLIN)) {
-            int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-            if (fd >= 0) {
-                serve_one(fd);
-                close(fd);
-            }
-        }
+        control_->poll_once(std::chrono::milliseconds(200));
     }
     log_info("stopping");
     stop_workers();

@@ -1,6 +1,7 @@
 // xvsd's lifetime: config -> EAL -> ports -> Director -> workers on lcores -> control socket.
 // The control thread (main) serves the socket, handles SIGHUP (reload) and SIGTERM/SIGINT
-// (stop), estimates rates every 2 s and reclaims old snapshots. It never touches a packet.
+// (stop), estimates rates every 2 s and reclaims old snapshots. It never touches a packet,
+// and never blocks on a control client (ControlServer polls them with a 200 ms tick).
 #pragma once
 
 #include <atomic>
@@ -11,6 +12,7 @@
 
 #include "common/result.h"
 #include "ctl/config.h"
+#include "ctl/control_server.h"
 #include "ctl/controller.h"
 #include "lb/director.h"
 #include "lb/worker.h"
@@ -29,8 +31,7 @@ public:
 
 private:
     Result<void> reload();
-    Result<void> open_socket(const std::string& path);
-    void serve_one(int fd);
+    Result<void> open_socket();
     void stop_workers();
 
     std::string config_path_;
@@ -42,8 +43,7 @@ private:
     std::atomic<bool> stop_workers_{false};
     std::vector<unsigned> worker_lcores_;
     std::vector<std::thread> worker_threads_;  // when the EAL has no spare lcore
-    int listen_fd_ = -1;
-    std::string socket_path_;
+    std::unique_ptr<ControlServer> control_;  // serves controller_: declared after it
 };
 
 }  // namespace xvs::ctl

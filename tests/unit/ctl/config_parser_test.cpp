@@ -321,6 +321,21 @@ ip_defs { route 192.168.0.0/16 dev p0
     EXPECT_EQ(cfg.ip.addresses[0].prefix, *net::parse_ipv4_prefix("10.0.0.1/32"));
 }
 
+TEST(ConfigParser, ControlSocketGroupResolvedOrRefusedAtItsLine) {
+    // "root" is group 0 on every Linux system.
+    ParseOutcome ok = parse_body("global_defs { control_socket_group root }\n");
+    ASSERT_THAT(ok.errors, IsEmpty());
+    EXPECT_EQ(ok.config->global.control_socket_group, "root");
+    EXPECT_EQ(ok.config->global.control_socket_gid, std::optional<uint32_t>(0));
+    EXPECT_FALSE(parse_body("").config->global.control_socket_gid);  // default: root only
+
+    EXPECT_THAT(errors_of("global_defs {\n    control_socket_group no_such_group_xvs\n}\n"),
+                ElementsAre("t.conf:8: control_socket_group: no group 'no_such_group_xvs' on "
+                            "this system (getent group lists them)"));
+    EXPECT_THAT(errors_of("global_defs { control_socket_group }\n"),
+                ElementsAre("t.conf:7: control_socket_group: missing value"));
+}
+
 TEST(ConfigParser, TimeoutsByStateNameAndLvsTimeouts) {
     ParseOutcome out = parse(R"(global_defs { lvs_timeouts tcp 7200 tcpfin 60 udp 30 }
 ipvs_defs {

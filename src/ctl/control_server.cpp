@@ -1,0 +1,370 @@
+// Control socket server: poll() over the listener and every client, per-client buffers and
+// deadlines. The handler runs on this (the control) thread, one complete request at a time;
+// nothing here waits for a client.
+#include "ctl/control_server.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+
+#include "ctl/log.h"
+
+namespace xvs::ctl {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr std::string_view kTooLarge = R"({"ok":false,"error":"Request too large"})";
+constexpr std::string_view kTimedOut = R"({"ok":false,"error":"Request timed out"})";
+constexpr std::string_view kHandlerFailed = R"({"ok":false,"error":"Internal error"})";
+constexpr int kAcceptsPerPoll = 256;  // a connect flood cannot keep the loop in accept()
+
+std::string errno_text() {
+    return std::strerror(errno);
+}
+
+// One non-blocking write of a short reply to a client about to be closed; if the client's
+// buffer is full it loses the reply, which is all a client that does not read deserves.
+void send_best_effort(int fd, std::string_view reply) {
+    std::string line(reply);
+    line += '\n';
+    (void)!::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+// Text from a client for a log line: printable ASCII as is, every other byte as \xNN, so a
+// request can neither forge log lines nor put invalid UTF-8 in the log; cut at `max` bytes.
+std::string printable(std::string_view text, size_t max) {
+    std::string out;
+    for (size_t i = 0; i < text.size() && i < max; ++i) {
+        auto b = static_cast<unsigned char>(text[i]);
+        if (b >= 0x20 && b < 0x7f && b != '\\') {
+            out += static_cast<char>(b);
+        } else {
+            char hex[5];
+            std::snprintf(hex, sizeof hex, "\\x%02x", b);
+            out += hex;
+        }
+    }
+    if (text.size() > max) out += "...";
+    return out;
+}
+
+// The start of a request, quoted, with its size when cut.
+std::string excerpt(std::string_view request) {
+    constexpr size_t kMax = 64;
+    std::string out = "'" + printable(request, kMax) + "'";
+    if (request.size() > kMax) out += " (" + std::to_string(request.size()) + " bytes)";
+    return out;
+}
+
+long ms_count(milliseconds d) {
+    return static_cast<long>(d.count());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ControlServer>> ControlServer::open(const std::string& path,
+                                                           std::optional<gid_t> group,
+                                                           Handler handler, Limits limits) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path.empty() || path.size() >= sizeof addr.sun_path)
+        return make_error("control_socket path must be 1.." +
+                          std::to_string(sizeof addr.sun_path - 1) + " bytes long: " + path);
+    std::memcpy(addr.sun_path, path.data(), path.size());
+    const auto parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(parent, ec);
+        if (ec) return make_error("cannot create " + parent.string() + ": " + ec.message());
+    }
+
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return make_error("control socket: socket(): " + errno_text());
+    auto fail = [&](const std::string& what) {
+        std::string text = what + ": " + errno_text();
+        ::close(fd);
+        return make_error(text);
+    };
+
+    // Replace a stale socket, but never another file, and never a running xvsd's socket.
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            ::close(fd);
+            return make_error("control socket " + path +
+                              " exists and is not a socket: remove it "
+                              "or choose another control_socket");
+        }
+        int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        bool in_use = probe >= 0 &&
+                      ::connect(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+        if (probe >= 0) ::close(probe);
+        if (in_use) {
+            ::close(fd);
+            return make_error("control socket " + path +
+                              " is served by a running xvsd: stop it "
+                              "first or choose another control_socket");
+        }
+        ::unlink(path.c_str());
+    }
+
+    // Created 0600 (no window with wider access), then widened to the group if configured.
+    mode_t old_mask = ::umask(0177);
+    int rc = ::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+    ::umask(old_mask);
+    if (rc != 0) return fail("cannot bind control socket " + path);
+    if (group) {
+        if (::chown(path.c_str(), static_cast<uid_t>(-1), *group) != 0 ||
+            ::chmod(path.c_str(), 0660) != 0) {
+            auto err =
+                fail("cannot give control socket " + path + " to group " + std::to_string(*group));
+            ::unlink(path.c_str());
+            return err;
+        }
+    } else if (::chmod(path.c_str(), 0600) != 0) {
+        auto err = fail("cannot chmod control socket " + path);
+        ::unlink(path.c_str());
+        return err;
+    }
+    if (::listen(fd, SOMAXCONN) != 0) {
+        auto err = fail("cannot listen on control socket " + path);
+        ::unlink(path.c_str());
+        return err;
+    }
+    return std::unique_ptr<ControlServer>(new ControlServer(fd, path, std::move(handler), limits));
+}
+
+ControlServer::ControlServer(int listen_fd, std::string path, Handler handler, Limits limits)
+    : listen_fd_(listen_fd), path_(std::move(path)), handler_(std::move(handler)), limits_(limits) {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) == 0) socket_inode_ = st.st_ino;
+}
+
+ControlServer::~ControlServer() {
+    for (Client& c : clients_) close_client(c);
+    ::close(listen_fd_);
+    // Unlink only our own socket: a newer xvsd may have replaced the file meanwhile.
+    struct stat st {};
+    if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == socket_inode_)
+        ::unlink(path_.c_str());
+}
+
+void ControlServer::poll_once(milliseconds timeout) {
+    auto now = Clock::now();
+    milliseconds wait = timeout;
+    for (const Client& c : clients_) {
+        auto deadline = c.idle_deadline;
+        if (c.phase == Phase::Reading) deadline = std::min(deadline, c.request_deadline);
+        auto left = std::chrono::ceil<milliseconds>(deadline - now);
+        wait = std::clamp(left, milliseconds{0}, wait);
+    }
+    pollfds_.clear();
+    pollfds_.push_back({listen_fd_, POLLIN, 0});
+    for (const Client& c : clients_)
+        pollfds_.push_back(
+            {c.fd, static_cast<short>(c.phase == Phase::Reading ? POLLIN : POLLOUT), 0});
+    int rc = ::poll(pollfds_.data(), pollfds_.size(), static_cast<int>(wait.count()));
+    now = Clock::now();
+    if (rc > 0) {
+        for (size_t i = 0; i < clients_.size(); ++i) {
+            Client& c = clients_[i];
+            if (pollfds_[i + 1].revents == 0) continue;
+            bool keep = c.phase == Phase::Reading ? on_readable(c, now) : on_writable(c, now);
+            if (!keep) close_client(c);
+        }
+        std::erase_if(clients_, [](const Client& c) { return c.fd < 0; });
+        if (pollfds_[0].revents & POLLIN) accept_all(now);
+    }
+    expire(now);
+    if (busy_burst_refused_ > 0 && clients_.size() < limits_.max_clients) {
+        log_info("control socket: room for clients again; " + std::to_string(busy_burst_refused_) +
+                 " refused while " + std::to_string(limits_.max_clients) + " were connected");
+        busy_burst_refused_ = 0;
+    }
+    if (log_held_back_ > 0 && now - log_window_start_ >= limits_.log_window) flush_held_back();
+}
+
+void ControlServer::accept_all(Clock::time_point now) {
+    for (int i = 0; i < kAcceptsPerPoll; ++i) {
+        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                Client none;
+                log_problem(none, "accept on the control socket failed: " + errno_text(), now);
+            }
+            return;
+        }
+        ++stats_.accepted;
+        Client c;
+        c.fd = fd;
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+            c.pid = cred.pid;
+            c.uid = cred.uid;
+        }
+        if (clients_.size() >= limits_.max_clients) {
+            ++stats_.refused_busy;
+            if (busy_burst_refused_++ == 0)
+                log_warning("control socket: " + std::to_string(limits_.max_clients) +
+                            " clients connected, refusing new ones until one is done (first "
+                            "refused: pid " +
+                            std::to_string(c.pid) + ")");
+            send_best_effort(fd, R"({"ok":false,"error":"Too many control clients ()" +
+                                     std::to_string(limits_.max_clients) +
+                                     R"( connected): try again"})");
+            ::close(fd);
+            continue;
+        }
+        c.idle_deadline = now + limits_.idle_timeout;
+        c.request_deadline = now + limits_.request_timeout;
+        clients_.push_back(std::move(c));
+    }
+}
+
+bool ControlServer::on_readable(Client& c, Clock::time_point now) {
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
+        if (n > 0) {
+            c.in.append(buf, static_cast<size_t>(n));
+            c.idle_deadline = now + limits_.idle_timeout;
+            size_t nl = c.in.find('\n', c.scanned);
+            c.scanned = c.in.size();
+            if (nl == std::string::npos && c.in.size() <= limits_.max_request_bytes) continue;
+            if (nl == std::string::npos || nl > limits_.max_request_bytes) {
+                ++stats_.too_large;
+                log_problem(c,
+                            "request over " + std::to_string(limits_.max_request_bytes) +
+                                " bytes refused: " + excerpt(c.in),
+                            now);
+                c.in.clear();
+                c.in.shrink_to_fit();
+                c.out = kTooLarge;
+                c.out += '\n';
+                c.phase = Phase::Writing;
+                return on_writable(c, now);
+            }
+            c.in.resize(nl);
+            return answer(c, now);
+        }
+        if (n == 0) {
+            // Half-closed without a newline: what came is the request (an empty one is a
+            // client that connected and left, e.g. a liveness probe).
+            if (c.in.empty()) return false;
+            return answer(c, now);
+        }
+        if (errno == EINTR) continue;
+        return errno == EAGAIN || errno == EWOULDBLOCK;
+    }
+}
+
+bool ControlServer::answer(Client& c, Clock::time_point now) {
+    Reply reply;
+    try {
+        reply = handler_(c.in);
+    } catch (const std::exception& e) {
+        reply = Reply{std::string(kHandlerFailed), std::string("handler failed: ") + e.what()};
+    } catch (...) {
+        reply = Reply{std::string(kHandlerFailed), "handler failed"};
+    }
+    if (!reply.problem.empty()) {
+        ++stats_.problems;
+        log_problem(c, printable(reply.problem, 256) + "; request " + excerpt(c.in), now);
+    }
+    c.in.clear();
+    c.in.shrink_to_fit();
+    c.out = std::move(reply.text);
+    c.out += '\n';
+    c.phase = Phase::Writing;
+    c.idle_deadline = now + limits_.idle_timeout;
+    return on_writable(c, now);
+}
+
+bool ControlServer::on_writable(Client& c, Clock::time_point now) {
+    while (c.sent < c.out.size()) {
+        ssize_t n = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+        if (n > 0) {
+            c.sent += static_cast<size_t>(n);
+            c.idle_deadline = now + limits_.idle_timeout;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+        return false;  // the client went away before taking its reply
+    }
+    ++stats_.answered;
+    return false;
+}
+
+void ControlServer::expire(Clock::time_point now) {
+    for (Client& c : clients_) {
+        const bool reading = c.phase == Phase::Reading;
+        const bool idle = now >= c.idle_deadline;
+        if (!idle && !(reading && now >= c.request_deadline)) continue;
+        ++stats_.timed_out;
+        if (reading) {
+            log_problem(c,
+                        idle
+                            ? "no request byte for " +
+                                  std::to_string(ms_count(limits_.idle_timeout)) + " ms: closed"
+                            : "request not complete after " +
+                                  std::to_string(ms_count(limits_.request_timeout)) + " ms: closed",
+                        now);
+            send_best_effort(c.fd, kTimedOut);
+        } else {
+            log_problem(c,
+                        "reply not read for " + std::to_string(ms_count(limits_.idle_timeout)) +
+                            " ms (" + std::to_string(c.sent) + " of " +
+                            std::to_string(c.out.size()) + " bytes taken): closed",
+                        now);
+        }
+        close_client(c);
+    }
+    std::erase_if(clients_, [](const Client& c) { return c.fd < 0; });
+}
+
+void ControlServer::close_client(Client& c) {
+    if (c.fd >= 0) ::close(c.fd);
+    c.fd = -1;
+}
+
+void ControlServer::log_problem(const Client& c, std::string_view what, Clock::time_point now) {
+    if (now - log_window_start_ >= limits_.log_window) {
+        flush_held_back();
+        log_window_start_ = now;
+        log_in_window_ = 0;
+    }
+    if (log_in_window_ >= limits_.log_burst) {
+        ++log_held_back_;
+        ++stats_.log_suppressed;
+        return;
+    }
+    ++log_in_window_;
+    std::string who = c.fd >= 0 ? "control client pid " + std::to_string(c.pid) + " uid " +
+                                      std::to_string(c.uid) + ": "
+                                : "control socket: ";
+    log_warning(who + std::string(what));
+}
+
+void ControlServer::flush_held_back() {
+    if (log_held_back_ == 0) return;
+    log_warning("control socket: " + std::to_string(log_held_back_) +
+                " more client problems not logged (at most " + std::to_string(limits_.log_burst) +
+                " lines per " + std::to_string(ms_count(limits_.log_window)) + " ms)");
+    log_held_back_ = 0;
+}
+
+}  // namespace xvs::ctl

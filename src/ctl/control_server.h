@@ -1,0 +1,124 @@
+// xvsd's control socket (docs/control-protocol.md): a non-blocking unix listener and its
+// clients, all polled from the control loop. Invariant: no client can hold up another one or
+// the loop (reload, rate estimation, key rotation): every client has a deadline, a request
+// size limit, and there are at most max_clients of them; the loop never blocks on a socket.
+#pragma once
+
+#include <poll.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace xvs::ctl {
+
+class ControlServer {
+  public:
+    using Clock = std::chrono::steady_clock;
+
+    struct Limits {
+        size_t max_request_bytes = size_t{1} << 20;  // the protocol's 1 MiB
+        // A client silent this long (no byte read, or none of its reply taken) is closed.
+        std::chrono::milliseconds idle_timeout{2000};
+        // The whole request must arrive within this, however it trickles in.
+        std::chrono::milliseconds request_timeout{10000};
+        size_t max_clients = 64;
+        // At most log_burst client-problem lines per log_window; the rest are counted.
+        unsigned log_burst = 10;
+        std::chrono::milliseconds log_window{10000};
+    };
+
+    // What the handler made of one request line.
+    struct Reply {
+        std::string text;     // one JSON object, without the '\n'
+        std::string problem;  // non-empty: why the request failed, worth a log line
+    };
+    using Handler = std::function<Reply(std::string_view request)>;
+
+    struct Stats {
+        uint64_t accepted = 0;
+        uint64_t answered = 0;      // replies written in full
+        uint64_t refused_busy = 0;  // closed at once: max_clients reached
+        uint64_t timed_out = 0;     // idle or request timeout
+        uint64_t too_large = 0;     // request over max_request_bytes
+        uint64_t problems = 0;      // handler reported a problem (malformed request, ...)
+        uint64_t log_suppressed = 0;
+    };
+
+    // Binds `path` (a stale socket there is replaced) and listens. The socket file is 0600,
+    // or 0660 with group `group` when given.
+    static Result<std::unique_ptr<ControlServer>> open(const std::string& path,
+                                                       std::optional<gid_t> group, Handler handler,
+                                                       Limits limits);
+    static Result<std::unique_ptr<ControlServer>> open(const std::string& path,
+                                                       std::optional<gid_t> group,
+                                                       Handler handler) {
+        return open(path, group, std::move(handler), Limits{});
+    }
+    ~ControlServer();
+    ControlServer(const ControlServer&) = delete;
+    ControlServer& operator=(const ControlServer&) = delete;
+
+    // Waits at most `timeout` (less when a client deadline comes first; a signal ends the
+    // wait early), then accepts new clients, reads, answers and closes what is ready.
+    void poll_once(std::chrono::milliseconds timeout);
+
+    size_t client_count() const { return clients_.size(); }
+    const Stats& stats() const { return stats_; }
+    const std::string& path() const { return path_; }
+
+  private:
+    enum class Phase : uint8_t { Reading, Writing };
+    struct Client {
+        int fd = -1;
+        pid_t pid = 0;  // SO_PEERCRED, for the log
+        uid_t uid = 0;
+        Phase phase = Phase::Reading;
+        std::string in;
+        size_t scanned = 0;  // bytes of `in` already searched for '\n'
+        std::string out;
+        size_t sent = 0;
+        Clock::time_point idle_deadline;
+        Clock::time_point request_deadline;
+    };
+
+    ControlServer(int listen_fd, std::string path, Handler handler, Limits limits);
+
+    void accept_all(Clock::time_point now);
+    // Each returns false when the client is done and must be closed.
+    bool on_readable(Client& c, Clock::time_point now);
+    bool on_writable(Client& c, Clock::time_point now);
+    // Hands the request (c.in) to the handler and starts writing its reply.
+    bool answer(Client& c, Clock::time_point now);
+    void expire(Clock::time_point now);
+    void close_client(Client& c);
+    // `what` must be log-safe already (printable()): client text never reaches it raw.
+    void log_problem(const Client& c, std::string_view what, Clock::time_point now);
+    void flush_held_back();
+
+    int listen_fd_;
+    std::string path_;
+    Handler handler_;
+    Limits limits_;
+    std::vector<Client> clients_;
+    std::vector<pollfd> pollfds_;  // [0] the listener, [1 + i] clients_[i]
+    ino_t socket_inode_ = 0;       // of the socket file we bound, to unlink only our own
+    Stats stats_;
+    // Log rate limit: lines written in the current window and lines held back.
+    Clock::time_point log_window_start_{};
+    unsigned log_in_window_ = 0;
+    uint64_t log_held_back_ = 0;
+    // A burst of clients refused while full is logged once when it starts and once when the
+    // server has room again.
+    uint64_t busy_burst_refused_ = 0;
+};
+
+}  // namespace xvs::ctl

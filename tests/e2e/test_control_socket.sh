@@ -5,7 +5,8 @@
 # kept connected for 9 s (each one xvsd drops at its 2 s idle timeout connects again at once)
 # while `xvsadm -L -n` answers every time in under a second and a SIGHUP reload lands within a
 # second; a config holding a 0xFF byte (`prot\xffocol TCP`) is refused by `xvsadm --reload`
-# and by SIGHUP with xvsd alive, listing and forwarding as before.
+# and by SIGHUP with xvsd alive, listing and forwarding as before. With control_socket_group
+# the socket is 0660 and that group's; an unknown group is refused by `xvsd -t` at file:line.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 
@@ -142,4 +143,24 @@ http_loop 20 "$XE_TMP/curl" "http://$VIP/" 60
 assert_eq 0 "$(grep -c '^ERR' "$XE_TMP/curl")" "failed requests after the refused reloads"
 assert_eq 20 "$(grep -c '^rs[12]$' "$XE_TMP/curl")" "answered requests after the refused reloads"
 alive "end"
+
+# 5) control_socket_group: the socket becomes 0660 with that group; an unknown group is
+# refused by xvsd -t at its file:line
+stop_xvsd
+assert_eq 0 "$XVSD_STATUS" "xvsd exit status"
+group=nogroup
+getent group "$group" >/dev/null || group=$(id -gn)
+write_conf "1:8080:1 2:8080:1"
+sed -i "s|^    control_socket .*|&\n    control_socket_group $group|" "$conf"
+start_xvsd "$conf"
+assert_eq 660 "$(stat -c %a "$XE_SOCK")" "control socket mode with control_socket_group"
+assert_eq "root:$group" "$(stat -c %U:%G "$XE_SOCK")" "control socket owner with control_socket_group"
+xvsadm_ns -L -n >/dev/null || fail "xvsadm -L -n with control_socket_group"
+sed "s|control_socket_group $group|control_socket_group no_such_group_$XE|" "$conf" >"$XE_TMP/bad_group.conf"
+if in_ns "$NS_LB" "$BUILD/xvsd" -t -f "$XE_TMP/bad_group.conf" >"$XE_TMP/bad_group.out" 2>&1; then
+    fail "xvsd -t accepted an unknown control_socket_group"
+fi
+log "unknown group: $(cat "$XE_TMP/bad_group.out")"
+assert_contains "$(cat "$XE_TMP/bad_group.out")" "bad_group.conf:4: control_socket_group: no group 'no_such_group_$XE'" \
+    "unknown group refused at file:line"
 pass "control socket: max xvsadm -L -n ${max} ms with 20 silent clients, 2 MiB and malformed requests refused, 0xFF config refused, xvsd serving"

@@ -632,6 +632,9 @@ Controller::LineReply internal_error(std::string_view what) noexcept {
 
 }  // namespace
 
+// The boundary of the control socket: no request byte may take xvsd down. Replies are dumped
+// with invalid UTF-8 replaced (a name or message can still carry bytes from outside), and
+// anything a handler throws becomes an error reply instead of reaching std::terminate.
 Controller::LineReply Controller::serve_line(std::string_view line) noexcept {
     try {
         // parse() refuses invalid UTF-8 inside strings, so requests never carry it further.

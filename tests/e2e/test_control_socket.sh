@@ -101,7 +101,7 @@ hold=$(cat "$XE_TMP/hold.out")
 log "silent clients: $hold"
 log "xvsadm -L -n times (ms) with 20 silent clients: ${times[*]} (max $max)"
 assert_le "$max" 999 "slowest xvsadm -L -n (ms) with 20 silent clients"
-read -r _ _ _ opened _ closed _ timed_out _ min_open <<<"$hold"
+read -r _ _ _ _ _ closed _ timed_out _ min_open <<<"$hold"
 # Each silent client is dropped after 2 s idle, so 20 of them for 9 s make >= 60 closes.
 assert_ge "$closed" 60 "silent clients closed by xvsd (idle timeout)"
 assert_ge "$timed_out" 60 "'Request timed out' replies"

@@ -28,6 +28,7 @@ constexpr std::string_view kTooLarge = R"({"ok":false,"error":"Request too large
 constexpr std::string_view kTimedOut = R"({"ok":false,"error":"Request timed out"})";
 constexpr std::string_view kHandlerFailed = R"({"ok":false,"error":"Internal error"})";
 constexpr int kAcceptsPerPoll = 256;  // a connect flood cannot keep the loop in accept()
+constexpr milliseconds kAcceptPause{100};
 
 std::string errno_text() {
     return std::strerror(errno);
@@ -170,7 +171,8 @@ void ControlServer::poll_once(milliseconds timeout) {
         wait = std::clamp(left, milliseconds{0}, wait);
     }
     pollfds_.clear();
-    pollfds_.push_back({listen_fd_, POLLIN, 0});
+    // poll() skips a negative fd: the listener rests while accept() is out of descriptors.
+    pollfds_.push_back({now >= accept_paused_until_ ? listen_fd_ : -1, POLLIN, 0});
     for (const Client& c : clients_)
         pollfds_.push_back(
             {c.fd, static_cast<short>(c.phase == Phase::Reading ? POLLIN : POLLOUT), 0});
@@ -203,6 +205,9 @@ void ControlServer::accept_all(Clock::time_point now) {
             if (errno != EAGAIN && errno != EWOULDBLOCK) {
                 Client none;
                 log_problem(none, "accept on the control socket failed: " + errno_text(), now);
+                // Out of descriptors (EMFILE/ENFILE) the listener stays readable: rest
+                // instead of spinning on it.
+                accept_paused_until_ = now + kAcceptPause;
             }
             return;
         }

@@ -111,6 +111,7 @@ class ControlServer {
     std::vector<Client> clients_;
     std::vector<pollfd> pollfds_;  // [0] the listener, [1 + i] clients_[i]
     ino_t socket_inode_ = 0;       // of the socket file we bound, to unlink only our own
+    Clock::time_point accept_paused_until_{};
     Stats stats_;
     // Log rate limit: lines written in the current window and lines held back.
     Clock::time_point log_window_start_{};

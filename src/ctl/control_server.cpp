@@ -190,8 +190,11 @@ void ControlServer::poll_once(milliseconds timeout) {
     }
     expire(now);
     if (busy_burst_refused_ > 0 && clients_.size() < limits_.max_clients) {
-        log_info("control socket: room for clients again; " + std::to_string(busy_burst_refused_) +
-                 " refused while " + std::to_string(limits_.max_clients) + " were connected");
+        Client none;
+        log_problem(none,
+                    "room for clients again; " + std::to_string(busy_burst_refused_) +
+                        " refused while " + std::to_string(limits_.max_clients) + " were connected",
+                    now);
         busy_burst_refused_ = 0;
     }
     if (log_held_back_ > 0 && now - log_window_start_ >= limits_.log_window) flush_held_back();
@@ -222,11 +225,17 @@ void ControlServer::accept_all(Clock::time_point now) {
         }
         if (clients_.size() >= limits_.max_clients) {
             ++stats_.refused_busy;
-            if (busy_burst_refused_++ == 0)
-                log_warning("control socket: " + std::to_string(limits_.max_clients) +
-                            " clients connected, refusing new ones until one is done (first "
-                            "refused: pid " +
-                            std::to_string(c.pid) + ")");
+            // Once per burst, and through the rate limit: clients that keep the server full
+            // would otherwise log a start and an end every time a slot frees.
+            if (busy_burst_refused_++ == 0) {
+                Client none;
+                log_problem(none,
+                            std::to_string(limits_.max_clients) +
+                                " clients connected, refusing new ones until one is done "
+                                "(first refused: pid " +
+                                std::to_string(c.pid) + ")",
+                            now);
+            }
             send_best_effort(fd, R"({"ok":false,"error":"Too many control clients ()" +
                                      std::to_string(limits_.max_clients) +
                                      R"( connected): try again"})");

@@ -60,6 +60,7 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     }
 
     if (!is_request) {
+        ctx.counters.inc(Counter::arp_replies_received);
         rte_pktmbuf_free(pkt);
         return;
     }
@@ -83,6 +84,7 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
 }
 
 void arp_send_request(StackContext& ctx, uint8_t port, uint32_t target) {
+    ctx.counters.inc(Counter::frames_generated);
     rte_mbuf* m = rte_pktmbuf_alloc(ctx.pool);
     if (!m) {
         ctx.counters.inc(Counter::drop_mbuf_alloc);

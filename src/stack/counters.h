@@ -15,7 +15,10 @@ namespace xvs::stack {
     X(tx_packets, false, "frames sent")                                                     \
     X(arp_replies_sent, false, "ARP replies sent for own addresses")                        \
     X(arp_requests_sent, false, "ARP requests sent to resolve next hops")                   \
+    X(arp_replies_received, false, "ARP replies received (consumed after learning)")        \
+    X(frames_generated, false, "frames the stack built itself, incl. those lost to drop_mbuf_alloc") \
     X(icmp_echo_replies, false, "ICMP echo replies sent")                                   \
+    X(lb_forwarded, false, "load-balanced packets handed to output (client->RS, RS->client)") \
     X(conns_created, false, "connections created")                                          \
     X(conns_expired, false, "connections expired")                                          \
     X(neigh_queued, false, "packets queued waiting for ARP resolution")                     \
@@ -53,6 +56,7 @@ namespace xvs::stack {
     X(synproxy_rs_synack_reacked, false, "SYN proxy: retransmitted RS SYN-ACK acked again")  \
     X(synproxy_rs_rst_relayed, false, "SYN proxy: RS RST in the handshake relayed to the client") \
     X(synproxy_rs_timeout, false, "SYN proxy: RS never answered the SYN, client reset")     \
+    X(synproxy_rs_synack_absorbed, false, "SYN proxy: RS SYN-ACK consumed at handover (defer_rs_syn)") \
     X(drop_frame_too_big, true, "frame larger than the port MTU")                           \
     X(drop_frame_truncated, true, "frame shorter than its headers")                         \
     X(drop_not_for_us, true, "destination MAC is neither ours nor broadcast")               \
@@ -94,7 +98,8 @@ namespace xvs::stack {
     X(synproxy_saved_full, true, "SYN proxy: client packet beyond max_ack_saved in the handshake") \
     X(synproxy_pending_full, true, "SYN proxy: handshake side pool exhausted")              \
     X(synproxy_rs_unexpected, true, "SYN proxy: RS packet other than SYN-ACK/RST in the handshake") \
-    X(synproxy_syn_in_handshake, true, "SYN proxy: client SYN on a proxied connection still open")
+    X(synproxy_syn_in_handshake, true, "SYN proxy: client SYN on a proxied connection still open") \
+    X(synproxy_saved_discarded, true, "SYN proxy: saved client packet freed, RS handshake abandoned")
 
 enum class Counter : uint16_t {
 #define XVS_COUNTER_ENUM(name, is_drop, desc) name,

@@ -16,7 +16,7 @@ counter() {
 conns() { xvsadm_ns -L -n -c | grep -c '^TCP' || true; }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$XVSD_PID/status"; }
 TABLE=4096
-MBUFS=8192
+MBUFS=${XE_MBUFS:-8192} # XE_MBUFS=2752: the minimum for one worker must serve too
 
 topo_up 2
 start_rs_http 1

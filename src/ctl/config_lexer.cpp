@@ -5,10 +5,14 @@
 #include <glob.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "common/utf8.h"
 
 namespace xvs::ctl {
 
@@ -120,6 +124,24 @@ void config_lex(std::string_view text, const std::string& name, int depth, Token
                 Diagnostics& diag) {
     out.files.push_back(name);
     const auto file = static_cast<uint32_t>(out.files.size() - 1);
+    // Names and strings from the file end up in log lines and JSON replies, which must be
+    // UTF-8: a stray byte is refused here, with its place, rather than carried along.
+    if (size_t bad = utf8_invalid_offset(text); bad != std::string_view::npos) {
+        const auto bad_line = static_cast<uint32_t>(1 + std::count(text.begin(), text.begin() + long(bad), '\n'));
+        const size_t newline = bad == 0 ? std::string_view::npos : text.rfind('\n', bad - 1);
+        const size_t column = bad - (newline == std::string_view::npos ? 0 : newline + 1) + 1;
+        char byte[8];
+        std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[bad]));
+        diag.error(name, bad_line,
+                   "column " + std::to_string(column) + ": byte " + byte +
+                       " is not valid UTF-8; the configuration must be UTF-8 text (retype the line)");
+        return;
+    }
+    if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
+        const auto nul_line = static_cast<uint32_t>(1 + std::count(text.begin(), text.begin() + long(nul), '\n'));
+        diag.error(name, nul_line, "NUL byte in the configuration (binary file?)");
+        return;
+    }
     uint32_t line = 1;
     uint32_t last_token_line = 0;  // line of the previous token of this text (0 = none)
     size_t i = 0;

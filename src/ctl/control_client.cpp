@@ -62,7 +62,7 @@ Result<nlohmann::json> control_request(const std::string& socket_path,
     // dump() cannot throw here: the request is built from valid UTF-8 by us, but guard anyway.
     std::string text;
     try {
-        text = request.dump() + "\n";
+        text = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     } catch (const nlohmann::json::exception& e) {
         return make_error(std::string("Cannot encode request: ") + e.what());
     }

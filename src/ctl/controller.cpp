@@ -613,10 +613,20 @@ json Controller::handle(const json& req) {
     }
 }
 
+// The boundary of the control socket: no request byte may take xvsd down. Replies are dumped
+// with invalid UTF-8 replaced (a name or message can still carry bytes from outside), and
+// anything a handler throws becomes an error reply instead of reaching std::terminate.
 std::string Controller::handle_line(const std::string& line) {
-    json req = json::parse(line, nullptr, false);
-    if (req.is_discarded()) return err("Invalid argument: request is not valid JSON").dump();
-    return handle(req).dump();
+    constexpr auto kReplace = json::error_handler_t::replace;
+    try {
+        json req = json::parse(line, nullptr, false);
+        if (req.is_discarded()) return err("Invalid argument: request is not valid JSON").dump(-1, ' ', false, kReplace);
+        return handle(req).dump(-1, ' ', false, kReplace);
+    } catch (const std::exception& e) {
+        return err(std::string("Internal error: ") + e.what()).dump(-1, ' ', false, kReplace);
+    } catch (...) {
+        return err("Internal error").dump();
+    }
 }
 
 }  // namespace xvs::ctl

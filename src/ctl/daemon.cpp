@@ -121,6 +121,7 @@ Result<void> Daemon::start() {
         if (!first_pool) first_pool = *pool;
         auto info = port::port_open_vdev(pd.dev, params, *pool);
         if (!info) return make_error(pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + ": " + info.error());
+        if (auto why = port::port_defrag_warning(pd.dev)) log_warning("port " + pd.name + ": " + *why);
         if (auto r = director_->port_add({pd.name, info->id, info->mac, static_cast<uint16_t>(pd.mtu)}); !r)
             return r;
         ports_.push_back(PortInfoForCtl{pd.name, pd.dev, info->id, static_cast<uint16_t>(pd.mtu), info->mac, true});

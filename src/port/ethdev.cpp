@@ -8,6 +8,7 @@
 #include <rte_ethdev.h>
 
 #include <cstring>
+#include <fstream>
 
 namespace xvs::port {
 
@@ -72,6 +73,17 @@ Result<PortInfo> port_open_vdev(const std::string& devargs, const PortParams& pa
         }
     }
     return port_setup(id, name, params, pool);
+}
+
+std::optional<std::string> port_defrag_warning(const std::string& devargs) {
+    if (devargs.rfind("net_af_packet", 0) != 0) return std::nullopt;
+    std::ifstream in("/proc/sys/net/ipv4/ipfrag_high_thresh");
+    long thresh = -1;
+    if (!(in >> thresh) || thresh == 0) return std::nullopt;
+    return devargs.substr(0, devargs.find(',')) +
+           ": the kernel reassembles IP fragments before xvs sees them (af_packet fanout), so "
+           "fragmented datagrams would be forwarded; set net.ipv4.ipfrag_low_thresh=0 and "
+           "net.ipv4.ipfrag_high_thresh=0 in this network namespace to have them dropped";
 }
 
 Result<PortInfo> port_open_rings(const std::string& name, rte_ring* rx, rte_ring* tx,

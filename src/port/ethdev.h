@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/result.h"
@@ -32,6 +33,13 @@ struct PortInfo {
 Result<PortInfo> port_open_vdev(const std::string& devargs, const PortParams& params,
                                 rte_mempool* pool);
 // A port over two rings (tests: the test writes rx, reads tx). Configured and started.
+// With net_af_packet the kernel reassembles IPv4 fragments before the PMD sees them (DPDK's
+// af_packet PMD joins a PACKET_FANOUT group with PACKET_FANOUT_FLAG_DEFRAG, which it offers
+// no way to turn off), so a fragmented datagram would be forwarded where other PMDs drop it.
+// Returns a warning for the log when that is the case here, i.e. this namespace's
+// net.ipv4.ipfrag_high_thresh is not 0 (at 0 the kernel drops fragments instead).
+std::optional<std::string> port_defrag_warning(const std::string& devargs);
+
 Result<PortInfo> port_open_rings(const std::string& name, rte_ring* rx, rte_ring* tx,
                                  const PortParams& params, rte_mempool* pool);
 void port_close(uint16_t port_id);

@@ -1,6 +1,7 @@
 // ARP responder and resolver (RFC 826). Requests are answered only for addresses owned on the
-// receiving port. Senders are learned when they ask us (as Linux does); replies only update
-// entries we created by asking, so unsolicited ARP cannot fill the table.
+// receiving port, and only to senders on that port's link (StackView::on_link). Senders are
+// learned when they ask us (as Linux does); replies only update entries we created by asking,
+// so unsolicited ARP cannot fill the table; and no ARP moves an entry to another port.
 #include "stack/arp.h"
 
 #include <rte_mbuf.h>
@@ -52,9 +53,25 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     const uint32_t sender = arp->spa;
     const net::MacAddr sender_mac = arp->sha;
 
+    // A sender claiming one of our addresses is a conflict or a spoof: never learned. A
+    // sender off this port's link gets neither an entry nor an answer. (0.0.0.0 is an
+    // address probe, RFC 5227: nothing to learn, and not ours to answer.)
+    if (sender != 0 && ctx.view->own(sender)) {
+        ctx.counters.inc(Counter::drop_arp_own_address);
+        rte_pktmbuf_free(pkt);
+        return;
+    }
+    if (sender != 0 && !ctx.view->on_link(sender, port)) {
+        ctx.counters.inc(Counter::drop_arp_off_link);
+        rte_pktmbuf_free(pkt);
+        return;
+    }
+
     // Learn before answering: a host asking for us is about to talk to us.
     NeighEntry* e = nullptr;
+    const uint64_t evicted = ctx.neigh.evictions();
     if (sender != 0) e = ctx.neigh.learn(sender, sender_mac, port, ctx.now_ms, for_us && is_request);
+    ctx.counters.inc(Counter::neigh_evicted, ctx.neigh.evictions() - evicted);
     if (e && e->npending) {
         release_pending(ctx, *e);
     }

@@ -15,9 +15,10 @@ namespace xvs::stack {
     X(tx_packets, false, "frames sent")                                                     \
     X(arp_replies_sent, false, "ARP replies sent for own addresses")                        \
     X(arp_requests_sent, false, "ARP requests sent to resolve next hops")                   \
-    X(arp_replies_received, false, "ARP replies received (consumed after learning)")        \
     X(frames_generated, false, "frames the stack built itself, incl. those lost to drop_mbuf_alloc") \
     X(icmp_echo_replies, false, "ICMP echo replies sent")                                   \
+    X(arp_replies_received, false, "ARP replies received (learned if we asked, then freed)") \
+    X(neigh_evicted, false, "neighbour entries evicted to make room (table full)")           \
     X(lb_forwarded, false, "load-balanced packets handed to output (client->RS, RS->client)") \
     X(conns_created, false, "connections created")                                          \
     X(conns_expired, false, "connections expired")                                          \
@@ -63,6 +64,10 @@ namespace xvs::stack {
     X(drop_ethertype, true, "unsupported ethertype (IPv6, VLAN, LLDP, ...)")                \
     X(drop_arp_malformed, true, "ARP not Ethernet/IPv4 or truncated")                       \
     X(drop_arp_not_ours, true, "ARP request for an address we do not own on that port")     \
+    X(drop_arp_off_link, true, "ARP from a sender outside the receiving port's subnets")    \
+    X(drop_arp_own_address, true, "ARP whose sender claims one of our own addresses")       \
+    X(drop_l2_broadcast_ip, true, "IPv4 packet in a broadcast Ethernet frame")              \
+    X(drop_martian_source, true, "IPv4 source 0/8, 127/8, multicast, 240/4 or our own address") \
     X(drop_ip_version, true, "IP version is not 4")                                         \
     X(drop_ip_header_len, true, "IPv4 header length below 20 or beyond the packet")         \
     X(drop_ip_total_len, true, "IPv4 total length inconsistent with the frame")             \

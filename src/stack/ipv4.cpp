@@ -8,6 +8,12 @@
 
 namespace xvs::stack {
 
+bool ipv4_source_martian(const StackView& view, uint32_t saddr_be) {
+    const uint32_t first = net::ntoh32(saddr_be) >> 24;
+    if (first == 0 || first == 127 || first >= 224) return true;  // 0/8, loopback, 224/4, 240/4
+    return view.own(saddr_be) != nullptr;
+}
+
 bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out) {
     const uint32_t frame = rte_pktmbuf_data_len(pkt);
     if (frame < sizeof(net::EtherHdr) + sizeof(net::Ipv4Hdr)) {
@@ -41,6 +47,18 @@ bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out) {
     }
     if (ip->is_fragment()) {
         ctx.counters.inc(Counter::drop_ip_fragment);
+        return false;
+    }
+    // RFC 1122 3.3.6: a datagram for a unicast address that came in a link-layer broadcast
+    // is discarded (all of ours are unicast; we have no broadcast or multicast listeners).
+    if (rte_pktmbuf_mtod(pkt, const net::EtherHdr*)->dst.is_broadcast()) {
+        ctx.counters.inc(Counter::drop_l2_broadcast_ip);
+        return false;
+    }
+    // RFC 1812 5.3.7 martian sources, and our own addresses (a packet "from" the VIP, a LIP
+    // or the director would make conns, and ARP, for ourselves). Dropped before any state.
+    if (ipv4_source_martian(*ctx.view, ip->saddr)) {
+        ctx.counters.inc(Counter::drop_martian_source);
         return false;
     }
     if (total < avail) rte_pktmbuf_trim(pkt, static_cast<uint16_t>(avail - total));  // padding

@@ -1,5 +1,6 @@
 // IPv4 input validation and ICMP echo. Validation follows RFC 1122/1812 input checks:
-// version, header length, total length against the frame, header checksum, TTL, fragments.
+// version, header length, total length against the frame, header checksum, TTL, fragments,
+// link-layer broadcast, martian sources.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,9 @@ struct Ipv4View {
     uint16_t l4_len = 0;
 };
 
+// Sources no packet may come from: 0/8, 127/8, 224/4 (multicast), 240/4 (reserved and the
+// limited broadcast) and every address the director owns (VIPs, LIPs, its own).
+bool ipv4_source_martian(const StackView& view, uint32_t saddr_be);
 // Validates the IPv4 packet after the Ethernet header; trims Ethernet padding. On failure the
 // reason is counted and false returned (the caller frees the packet).
 bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out);

@@ -2,6 +2,7 @@
 // stack/arp.cpp, which owns the packets; this file only keeps the entries consistent.
 #include "stack/neigh.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "common/flat_map.h"
@@ -29,7 +30,8 @@ const NeighEntry* Neighbours::find(uint32_t addr) const {
 
 NeighEntry* Neighbours::get_or_create(uint32_t addr, uint8_t port, uint64_t now_ms) {
     if (NeighEntry* e = find(addr)) return e;
-    if (size_ * 4 >= table_.size() * 3) return nullptr;  // keep probe chains short
+    // Keep probe chains short: at 3/4 load an old entry makes room, or the insert fails.
+    if (size_ >= capacity() && !evict_one()) return nullptr;
     for (size_t i = slot_of(addr);; i = (i + 1) & mask_) {
         NeighEntry& e = table_[i];
         if (e.state == NeighState::Empty) {
@@ -47,8 +49,13 @@ NeighEntry* Neighbours::get_or_create(uint32_t addr, uint8_t port, uint64_t now_
 
 NeighEntry* Neighbours::learn(uint32_t addr, const net::MacAddr& mac, uint8_t port,
                               uint64_t now_ms, bool create) {
-    NeighEntry* e = create ? get_or_create(addr, port, now_ms) : find(addr);
-    if (!e || e->state == NeighState::Static) return e;
+    NeighEntry* e = find(addr);
+    if (!e && create) {
+        e = get_or_create(addr, port, now_ms);
+        if (e) e->used_ms = 0;  // learned from a request: evictable until output uses it
+    }
+    if (!e || e->port != port) return nullptr;
+    if (e->state == NeighState::Static) return e;
     e->mac = mac;
     e->port = port;
     e->state = NeighState::Reachable;
@@ -73,6 +80,35 @@ void Neighbours::remove(uint32_t addr) {
             return;
         }
     }
+}
+
+// Frees one slot: the least recently used entry nothing waits on, preferring failed and stale
+// entries, then reachable ones learned from a request and never used for output. Static
+// entries and entries with queued packets stay. O(capacity), only when the table is full.
+bool Neighbours::evict_one() {
+    size_t victim = table_.size();
+    int victim_rank = 0;
+    uint64_t victim_age = 0;
+    for (size_t i = 0; i < table_.size(); ++i) {
+        const NeighEntry& e = table_[i];
+        int rank = 0;
+        if (e.npending) continue;
+        if (e.state == NeighState::Failed || e.state == NeighState::Stale)
+            rank = 2;
+        else if (e.state == NeighState::Reachable && e.used_ms == 0)
+            rank = 1;
+        if (rank == 0) continue;
+        const uint64_t age = std::max(e.used_ms, e.confirmed_ms);
+        if (rank > victim_rank || (rank == victim_rank && age < victim_age)) {
+            victim = i;
+            victim_rank = rank;
+            victim_age = age;
+        }
+    }
+    if (victim == table_.size()) return false;
+    erase_at(victim);
+    ++evictions_;
+    return true;
 }
 
 // Backward-shift deletion keeps every probe chain unbroken without tombstones.

@@ -1,6 +1,8 @@
 // Per-worker IPv4 neighbour cache (ARP): learned and static entries, resolution with a bounded
 // queue of waiting packets, probe retries, staleness and garbage collection. Fixed capacity,
-// no allocation after construction. Linear probing with backward-shift deletion.
+// no allocation after construction. Linear probing with backward-shift deletion. When full,
+// the least recently used entry that nothing waits on (failed, stale, or learned but never
+// used for output) makes room; an entry never changes port on what a sender says.
 #pragma once
 
 #include <array>
@@ -30,7 +32,7 @@ struct NeighEntry {
     uint8_t npending = 0;
     net::MacAddr mac{};
     uint64_t confirmed_ms = 0;  // last reply / learn
-    uint64_t used_ms = 0;
+    uint64_t used_ms = 0;       // last output through it; 0: learned, never used
     uint64_t next_probe_ms = 0;
     static constexpr unsigned kMaxPending = 4;  // per entry (Linux: unres_qlen_bytes)
     std::array<rte_mbuf*, kMaxPending> pending{};
@@ -44,8 +46,9 @@ public:
     const NeighEntry* find(uint32_t addr) const;
     // Finds or creates (Incomplete) an entry; nullptr when the table is full.
     NeighEntry* get_or_create(uint32_t addr, uint8_t port, uint64_t now_ms);
-    // Records a MAC learned from ARP; `create` false only updates an existing entry.
-    // Returns the entry (now Reachable) or nullptr.
+    // Records a MAC learned from ARP on `port`; `create` false only updates an existing entry.
+    // Returns the entry (now Reachable), or nullptr: no entry (table full or !create), or the
+    // entry belongs to another port (never moved by a sender's claim).
     NeighEntry* learn(uint32_t addr, const net::MacAddr& mac, uint8_t port, uint64_t now_ms,
                       bool create);
     void add_static(uint32_t addr, const net::MacAddr& mac, uint8_t port);
@@ -56,6 +59,8 @@ public:
 
     const NeighTimes& times() const { return times_; }
     size_t size() const { return size_; }
+    size_t capacity() const { return table_.size() * 3 / 4; }
+    uint64_t evictions() const { return evictions_; }
     template <typename F>
     void for_each(F&& f) {
         for (auto& e : table_)
@@ -65,10 +70,12 @@ public:
 private:
     size_t slot_of(uint32_t addr) const;
     void erase_at(size_t i);
+    bool evict_one();
 
     std::vector<NeighEntry> table_;
     size_t mask_;
     size_t size_ = 0;
+    uint64_t evictions_ = 0;
     NeighTimes times_;
 };
 

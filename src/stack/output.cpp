@@ -28,6 +28,14 @@ void ipv4_output(StackContext& ctx, rte_mbuf* pkt, uint32_t daddr_be) {
         return;
     }
     NeighEntry* e = ctx.neigh.find(nh.addr);
+    if (e && e->port != nh.port && e->state != NeighState::Static && e->npending == 0) {
+        // The route now points out of another port (routes changed): the MAC learned on the
+        // old port means nothing there. Resolve again on the route's port.
+        e->port = nh.port;
+        e->state = NeighState::Incomplete;
+        e->probes = 0;
+        e->next_probe_ms = ctx.now_ms;
+    }
     if (e) {
         switch (e->state) {
             case NeighState::Reachable:
@@ -48,7 +56,9 @@ void ipv4_output(StackContext& ctx, rte_mbuf* pkt, uint32_t daddr_be) {
                 break;
         }
     } else {
+        const uint64_t evicted = ctx.neigh.evictions();
         e = ctx.neigh.get_or_create(nh.addr, nh.port, ctx.now_ms);
+        ctx.counters.inc(Counter::neigh_evicted, ctx.neigh.evictions() - evicted);
     }
     if (!e) {
         ctx.counters.inc(Counter::drop_neigh_queue_full);

@@ -61,6 +61,19 @@ struct StackView {
 
     const OwnAddr* own(uint32_t addr_be) const { return addrs.find(AddrKey{addr_be}); }
 
+    // True when addr (network order) is a host we talk to directly on port: a gateway of a
+    // route through port, or an address whose best route is a connected one (no gateway)
+    // through port. ARP is learned and answered only for such senders, so a frame on one
+    // port can never claim a neighbour that lives behind another (an ARP hijack).
+    bool on_link(uint32_t addr_be, uint8_t port) const {
+        for (const auto& r : routes)
+            if (r.gateway == addr_be && r.port == port) return true;
+        const uint32_t h = __builtin_bswap32(addr_be);
+        for (const auto& r : routes)
+            if ((h & r.mask) == r.prefix) return r.gateway == 0 && r.port == port;
+        return false;
+    }
+
     // Longest-prefix match. Routes are few on a director (connected subnets, a default, some
     // statics), so a scan in prefix-length order beats a trie in cache misses.
     NextHop route_lookup(uint32_t daddr_be) const {

@@ -190,6 +190,19 @@ TEST(ConfigParser, DesignExampleParsesIntoModel) {
     EXPECT_EQ(cfg.warnings, out.warnings);
 }
 
+// A byte that is not UTF-8 would end up in error messages and JSON replies (xvsd once aborted
+// dumping one): the lexer refuses it with its line and column, and parses nothing of the file.
+TEST(ConfigParser, InvalidUtf8IsRefusedWithLineAndColumn) {
+    auto bad = parse_config_string("global_defs {\n    log_level info\n}\nvirtual_server 10.0.0.1 80 {\n    prot\xffocol TCP\n}\n", "x.conf");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error(), "x.conf:5: column 9: byte 0xFF is not valid UTF-8; the configuration must be UTF-8 text (retype the line)");
+    auto nul = parse_config_string(std::string("global_defs {\n}\n") + '\0', "y.conf");
+    ASSERT_FALSE(nul.ok());
+    EXPECT_EQ(nul.error(), "y.conf:3: NUL byte in the configuration (binary file?)");
+    auto ok = parse_config_string("global_defs {\n    log_level info   # caf\xc3\xa9\n}\n", "z.conf");
+    EXPECT_TRUE(ok.ok()) << ok.error();
+}
+
 TEST(ConfigParser, ResultApiReturnsConfigOrJoinedErrors) {
     auto good = parse_config_string(kDesignExample, "x.conf");
     ASSERT_TRUE(good.ok()) << good.error();

@@ -4,7 +4,7 @@
 # flood SYN takes a conn) while xvsd stays alive and counts the refused SYNs under
 # drop_conn_pool_full; once the flood stops and its conns expire (syn_recv 3 s), 100 real
 # curls all get through. Two rounds: xvsd's RSS grows by no more than the memory its
-# configured sizes cost (printed at startup) in the first, and stays flat in the second.
+# configured sizes cost (printed at startup), and by < 8 MiB in the second.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools hping3
@@ -84,6 +84,8 @@ round 2
 rss2=$(rss_kb)
 log "xvsd RSS: $rss0 kB before, $rss1 kB after round 1, $rss2 kB after round 2 (budget $budget_kb kB)"
 assert_le "$((rss1 - rss0))" "$budget_kb" "RSS growth in round 1 (kB)"
-assert_le "$((rss2 - rss1))" 4096 "RSS growth in round 2 (kB): memory is bounded"
-xvsctl_ns stats -a | grep -E '^ *(drop_conn_pool_full|drop_conn_table_full|conns_created|conns_expired|drop_mbuf_alloc|drop_tx_full)' >&2
+assert_le "$((rss2 - rss0))" "$budget_kb" "RSS growth over both rounds (kB)"
+# A second flood of 30000 SYNs costs (almost) nothing new: 8 MiB is < 300 bytes per SYN.
+assert_le "$((rss2 - rss1))" 8192 "RSS growth in round 2 (kB): memory is bounded"
+xvsctl_ns stats -a | grep -E '^ *(drop_conn_pool_full|drop_conn_table_full|drop_martian_source|conns_created|conns_expired|drop_mbuf_alloc|drop_tx_full)' >&2
 pass "conn table filled by a spoofed SYN flood, xvsd alive, 2 x 100 curls served after expiry, RSS $rss0 -> $rss2 kB"

@@ -77,7 +77,7 @@ void Worker::release_held() {
     stack::neigh_drop_all_pending(ctx_);
     for (SpPending& p : sp_pending_) {
         for (uint8_t i = 0; i < p.nsaved; ++i)
-            drop(ctx_, p.saved[i], Counter::synproxy_saved_discarded);
+            drop(ctx_, p.saved[i], Counter::synproxy_saved_dropped);
         p.nsaved = 0;
     }
 }

@@ -78,7 +78,7 @@ public:
     // the SYN proxy, or buffered for TX.
     uint64_t held_frames() const;
     // Sends what TX buffers hold and frees the rest, each counted (drop_neigh_unresolved,
-    // synproxy_saved_discarded): afterwards held_frames() is 0. Conns stay; a SYN-proxy conn
+    // synproxy_saved_dropped): afterwards held_frames() is 0. Conns stay; a SYN-proxy conn
     // still waiting for its RS simply has nothing left to replay.
     void release_held();
     const ConnTable& conns() const { return *conns_; }

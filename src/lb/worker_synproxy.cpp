@@ -277,8 +277,8 @@ bool Worker::synproxy_rs_syn_timer(Conn* c) {
 void Worker::synproxy_release(Conn* c) {
     SpSlot& slot = sp_slots_[conns_->index_of(c)];
     SpPending& p = sp_pending_[slot.pending];
-    for (uint8_t i = 0; i < p.nsaved; ++i)
-        drop(ctx_, p.saved[i], Counter::synproxy_saved_discarded);
+    for (uint8_t i = 0; i < p.nsaved; ++i) rte_pktmbuf_free(p.saved[i]);
+    ctx_.counters.inc(Counter::synproxy_saved_dropped, p.nsaved);  // handover empties it first
     p.nsaved = 0;
     sp_free_.push_back(slot.pending);
     c->flags &= static_cast<uint16_t>(~kConnSpWaiting);
@@ -442,8 +442,7 @@ void Worker::synproxy_handover(const SpPacket& sp, Conn* c) {
         lb_replay(saved[i], c);
     }
     if (conf.defer_rs_syn) {  // the client was given a window and sent data: the RS acks it
-        ctx_.counters.inc(Counter::synproxy_rs_synack_absorbed);
-        rte_pktmbuf_free(sp.pkt);
+        drop(ctx_, sp.pkt, Counter::synproxy_rs_synack_absorbed);
         return;
     }
     uint8_t opts[12] = {net::kTcpOptNop, net::kTcpOptNop, net::kTcpOptTimestamp,

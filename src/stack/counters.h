@@ -15,11 +15,11 @@ namespace xvs::stack {
     X(tx_packets, false, "frames sent")                                                     \
     X(arp_replies_sent, false, "ARP replies sent for own addresses")                        \
     X(arp_requests_sent, false, "ARP requests sent to resolve next hops")                   \
-    X(frames_generated, false, "frames the stack built itself, incl. those lost to drop_mbuf_alloc") \
     X(icmp_echo_replies, false, "ICMP echo replies sent")                                   \
     X(arp_replies_received, false, "ARP replies received (learned if we asked, then freed)") \
     X(neigh_evicted, false, "neighbour entries evicted to make room (table full)")           \
     X(lb_forwarded, false, "load-balanced packets handed to output (client->RS, RS->client)") \
+    X(frames_generated, false, "frames the stack built itself, incl. those lost to drop_mbuf_alloc") \
     X(conns_created, false, "connections created")                                          \
     X(conns_expired, false, "connections expired")                                          \
     X(neigh_queued, false, "packets queued waiting for ARP resolution")                     \

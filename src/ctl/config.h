@@ -59,9 +59,24 @@ struct PortDef {
     SourceLoc loc;
 };
 
+// mbufs each port's pool needs at least: per worker its RX and TX rings (1024 descriptors
+// each, port::PortParams), a burst in flight, and the lcore caches (up to 1.5 x 256 each),
+// plus the neighbour queue (256). The default leaves room for bursts, SYN-proxy saves and
+// frames crossing to the other port's TX ring.
+inline constexpr uint32_t kMbufsPerPortMax = 1u << 24;
+inline constexpr uint32_t mbufs_per_port_min(uint32_t workers) {
+    return workers * (1024 + 1024 + 64 + 384) + 256;
+}
+inline constexpr uint32_t mbufs_per_port_default(uint32_t workers) {
+    return workers * 4096 + 4095;
+}
+
 struct NetifDefs {
     std::string eal_args;  // raw, as written (the daemon splits it)
     std::vector<PortDef> ports;
+    // `mbufs_per_port N`: size of each port's mbuf pool; 0 = mbufs_per_port_default(workers).
+    uint32_t mbufs_per_port = 0;
+    SourceLoc mbufs_per_port_loc;
 };
 
 struct WorkerDefs {
@@ -94,6 +109,10 @@ struct IpvsDefs {
     // Starts from DPVS's values; `tcp` sets ESTABLISHED, `tcpfin` FIN_WAIT, `udp` UDP
     // (as ipvsadm --set), per-state names set that state.
     lb::Timeouts timeouts = lb::Timeouts::dpvs_defaults();
+    // `conn_table_size N`: connections each worker can hold (its preallocated pool).
+    static constexpr uint32_t kConnTableSizeMin = 1024;
+    static constexpr uint32_t kConnTableSizeMax = 1u << 26;
+    uint32_t conn_table_size = 1u << 20;
     // `uoa_max_trail N` (DPVS's name): UOA rides on the first N client datagrams of a flow of
     // a UOA service; 0..255, 0 = none.
     uint32_t uoa_max_trail = net::kUoaDefaultMaxTrail;

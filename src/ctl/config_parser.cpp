@@ -373,6 +373,12 @@ class Parser {
     void netif_defs(const Token& kw) {
         if (kw.text == "eal_args") {
             if (const Token* val = value(kw)) cfg_.netif.eal_args = val->text;
+        } else if (kw.text == "mbufs_per_port") {
+            // The lower bound depends on `workers` (maybe not parsed yet): config_validate.
+            if (auto n = number_value(kw, 1, kMbufsPerPortMax)) {
+                cfg_.netif.mbufs_per_port = *n;
+                cfg_.netif.mbufs_per_port_loc = loc(kw);
+            }
         } else if (kw.text == "port") {
             const Token* name = value(kw);
             PortDef port;
@@ -548,6 +554,9 @@ class Parser {
     void ipvs_defs(const Token& kw) {
         if (kw.text == "timeouts") {
             block(kw, [&](const Token& t) { timeout_setting(t); });
+        } else if (kw.text == "conn_table_size") {
+            if (auto n = number_value(kw, IpvsDefs::kConnTableSizeMin, IpvsDefs::kConnTableSizeMax))
+                cfg_.ipvs.conn_table_size = *n;
         } else if (kw.text == "uoa_max_trail") {
             // DPVS's name (its `udp` block); a uint8 per connection counts it down.
             if (auto n = number_value(kw, 0, 255)) cfg_.ipvs.uoa_max_trail = *n;

@@ -33,6 +33,13 @@ class Validator {
                 error(ref.loc, ref.context + ": unknown port " + quoted(ref.port) +
                                    " (not defined in netif_defs)");
         }
+        if (cfg_.netif.mbufs_per_port &&
+            cfg_.netif.mbufs_per_port < mbufs_per_port_min(cfg_.worker.workers))
+            error(cfg_.netif.mbufs_per_port_loc,
+                  "mbufs_per_port " + std::to_string(cfg_.netif.mbufs_per_port) +
+                      " cannot fill the RX/TX rings of " + std::to_string(cfg_.worker.workers) +
+                      " worker(s): use at least " +
+                      std::to_string(mbufs_per_port_min(cfg_.worker.workers)));
         if (!parsed_.pending.empty() && cfg_.netif.ports.empty())
             error(parsed_.pending.front().vs.loc, "no port defined in netif_defs");
 

@@ -52,6 +52,13 @@ int worker_main(void* arg) {
     return 0;
 }
 
+// "12.3 MiB": the startup memory figures of the configured sizes.
+std::string mib_text(size_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / (1024.0 * 1024.0));
+    return buf;
+}
+
 }  // namespace
 
 Daemon::Daemon(std::string config_path) : config_path_(std::move(config_path)) {}
@@ -95,8 +102,13 @@ Result<void> Daemon::start() {
         // out of another port must go back to the pool they came from (a shared pool starved
         // the LAN port's fill ring after a few thousand frames). RX and TX rings of each
         // queue, plus bursts, per-lcore caches and the neighbour queue.
-        auto pool = port::mbuf_pool_create("xvs_mbufs_" + pd.name, nworkers * 4096u + 4095u);
+        const uint32_t nmbufs = config_.netif.mbufs_per_port
+                                    ? config_.netif.mbufs_per_port
+                                    : mbufs_per_port_default(nworkers);
+        auto pool = port::mbuf_pool_create("xvs_mbufs_" + pd.name, nmbufs);
         if (!pool) return make_error(pool.error());
+        log_info("port " + pd.name + ": mbufs per port " + std::to_string(nmbufs) + " = " +
+                 mib_text(port::mempool_memory_bytes(*pool)));
         if (!first_pool) first_pool = *pool;
         auto info = port::port_open_vdev(pd.dev, params, *pool);
         if (!info) return make_error(pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + ": " + info.error());
@@ -118,9 +130,12 @@ Result<void> Daemon::start() {
         lb::WorkerConfig wc;
         wc.id = w;
         wc.pool = first_pool;
-        wc.max_conns = 1u << 20;
+        wc.max_conns = config_.ipvs.conn_table_size;
         auto worker = lb::Worker::create(*director_, wc);
         if (!worker) return make_error(worker.error());
+        log_info("worker " + std::to_string(w) + ": conn table " + std::to_string(wc.max_conns) +
+                 " entries = " +
+                 mib_text((*worker)->conns().memory_bytes() + (*worker)->synproxy_memory_bytes()));
         workers_.push_back(std::move(*worker));
     }
     std::vector<lb::Worker*> raw;

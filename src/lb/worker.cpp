@@ -64,6 +64,24 @@ Worker::Worker(Director& director, const WorkerConfig& cfg)
     ctx_.tx.init(static_cast<uint16_t>(cfg.id));
 }
 
+Worker::~Worker() { release_held(); }
+
+uint64_t Worker::held_frames() const {
+    uint64_t n = ctx_.neigh.pending_total + ctx_.tx.pending();
+    for (const SpPending& p : sp_pending_) n += p.nsaved;
+    return n;
+}
+
+void Worker::release_held() {
+    flush();
+    stack::neigh_drop_all_pending(ctx_);
+    for (SpPending& p : sp_pending_) {
+        for (uint8_t i = 0; i < p.nsaved; ++i)
+            drop(ctx_, p.saved[i], Counter::synproxy_saved_dropped);
+        p.nsaved = 0;
+    }
+}
+
 Result<std::unique_ptr<Worker>> Worker::create(Director& director, const WorkerConfig& cfg) {
     if (cfg.id >= director.workers())
         return make_error("worker id " + std::to_string(cfg.id) + " beyond configured workers");
@@ -336,6 +354,7 @@ void Worker::lb_handle(LbPacket& lp, ConnRef ref) {
         // UOA after the rewrite: fullnat_rewrite finds the ports at lp.l4, which an insert moves.
         if (!is_tcp && c->uoa_left) uoa_inbound(lp, c);
         if (pp_header_segment == PpHeaderSegment::Before) pp_send_header_segment(c, ack_be, window_be);
+        ctx_.counters.inc(Counter::lb_forwarded);
         stack::ipv4_output(ctx_, lp.pkt, c->daddr);
         if (pp_header_segment == PpHeaderSegment::After) pp_send_header_segment(c, ack_be, window_be);
     } else {
@@ -344,6 +363,7 @@ void Worker::lb_handle(LbPacket& lp, ConnRef ref) {
         ++ds.outpkts;
         ds.outbytes += bytes;
         fullnat_rewrite(lp.ip, lp.l4, lp.proto, c->vaddr, c->caddr, c->vport, c->cport);
+        ctx_.counters.inc(Counter::lb_forwarded);
         stack::ipv4_output(ctx_, lp.pkt, c->caddr);
     }
 }
@@ -628,9 +648,11 @@ bool Worker::pp_header_segment_emit(Conn* c, uint32_t ack_be) {
     uint8_t hdr[net::kPpV1MaxLen];
     const size_t hlen = pp_build(c, hdr, sizeof(hdr));
     if (hlen == 0) return false;
+    ctx_.counters.inc(Counter::frames_generated);
     rte_mbuf* m = rte_pktmbuf_alloc(ctx_.pool);
     if (!m) {
         ctx_.counters.inc(Counter::pp_fail_alloc);
+        ctx_.counters.inc(Counter::drop_mbuf_alloc);
         return false;
     }
     const size_t l4_len = sizeof(net::TcpHdr) + hlen;
@@ -638,8 +660,8 @@ bool Worker::pp_header_segment_emit(Conn* c, uint32_t ack_be) {
     auto* eth = reinterpret_cast<net::EtherHdr*>(
         rte_pktmbuf_append(m, static_cast<uint16_t>(sizeof(net::EtherHdr) + ip_len)));
     if (!eth) {
-        rte_pktmbuf_free(m);
         ctx_.counters.inc(Counter::pp_fail_alloc);
+        drop(ctx_, m, Counter::drop_mbuf_alloc);
         return false;
     }
     std::memset(eth, 0, sizeof(net::EtherHdr) + sizeof(net::Ipv4Hdr) + sizeof(net::TcpHdr));
@@ -759,9 +781,11 @@ void Worker::uoa_inbound(LbPacket& lp, Conn* c) {
 
 // LIP:lport -> RS:rport, no payload, UOA in the flow's mode (IP id 0, TTL 64).
 void Worker::uoa_send_empty(const Conn* c) {
+    ctx_.counters.inc(Counter::frames_generated);
     rte_mbuf* m = rte_pktmbuf_alloc(ctx_.pool);
     if (!m) {
         ctx_.counters.inc(Counter::uoa_fail_alloc);
+        ctx_.counters.inc(Counter::drop_mbuf_alloc);
         return;
     }
     const size_t ip_len =
@@ -777,8 +801,8 @@ void Worker::uoa_send_empty(const Conn* c) {
     flow.cport_be = c->cport;
     if (!eth || net::uoa_empty_datagram_build(reinterpret_cast<uint8_t*>(eth + 1), ip_len,
                                               uoa_mode_of(c), flow) != ip_len) {
-        rte_pktmbuf_free(m);
         ctx_.counters.inc(Counter::uoa_fail_alloc);
+        drop(ctx_, m, Counter::drop_mbuf_alloc);
         return;
     }
     ctx_.counters.inc(Counter::uoa_empty_sent);

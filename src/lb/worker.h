@@ -42,6 +42,9 @@ enum class PpHeaderSegment : uint8_t { None, Before, After };
 class Worker {
 public:
     static Result<std::unique_ptr<Worker>> create(Director& director, const WorkerConfig& cfg);
+    ~Worker();  // release_held(): a destroyed worker gives every mbuf back
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
 
     // One iteration: new snapshot, timers, RX every port, packet path, TX flush.
     // Returns the number of packets received.
@@ -71,6 +74,13 @@ public:
     bool admit(const ServiceView& view, uint32_t client_be);
 
     const stack::Counters& counters() const { return ctx_.counters; }
+    // Frames the worker owns between polls (stack/conservation.h): waiting for ARP, saved by
+    // the SYN proxy, or buffered for TX.
+    uint64_t held_frames() const;
+    // Sends what TX buffers hold and frees the rest, each counted (drop_neigh_unresolved,
+    // synproxy_saved_dropped): afterwards held_frames() is 0. Conns stay; a SYN-proxy conn
+    // still waiting for its RS simply has nothing left to replay.
+    void release_held();
     const ConnTable& conns() const { return *conns_; }
     // SYN proxy memory: per-slot translation array, handshake side pool and its free list.
     size_t synproxy_memory_bytes() const;

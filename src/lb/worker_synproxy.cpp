@@ -230,6 +230,7 @@ void Worker::synproxy_open(const SpPacket& sp, Conn* c) {
 // translation), options as the client's SYN asked (from the cookie), TSval = client's.
 void Worker::synproxy_send_rs_syn(Conn* c) {
     const SpPending& p = sp_pending_[sp_slots_[conns_->index_of(c)].pending];
+    ctx_.counters.inc(Counter::frames_generated);
     rte_mbuf* m = rte_pktmbuf_alloc(ctx_.pool);
     if (!m) {
         ctx_.counters.inc(Counter::drop_mbuf_alloc);
@@ -277,6 +278,7 @@ void Worker::synproxy_release(Conn* c) {
     SpSlot& slot = sp_slots_[conns_->index_of(c)];
     SpPending& p = sp_pending_[slot.pending];
     for (uint8_t i = 0; i < p.nsaved; ++i) rte_pktmbuf_free(p.saved[i]);
+    ctx_.counters.inc(Counter::synproxy_saved_dropped, p.nsaved);  // handover empties it first
     p.nsaved = 0;
     sp_free_.push_back(slot.pending);
     c->flags &= static_cast<uint16_t>(~kConnSpWaiting);
@@ -286,9 +288,12 @@ void Worker::synproxy_release(Conn* c) {
 // so it is accepted (RFC 5961 §3.2). Built in `reuse` (an RS packet) or a fresh mbuf.
 void Worker::synproxy_reset_client(rte_mbuf* m, Conn* c) {
     const SpPending& p = sp_pending_[sp_slots_[conns_->index_of(c)].pending];
-    if (!m && !(m = rte_pktmbuf_alloc(ctx_.pool))) {
-        ctx_.counters.inc(Counter::drop_mbuf_alloc);
-        return;
+    if (!m) {
+        ctx_.counters.inc(Counter::frames_generated);
+        if (!(m = rte_pktmbuf_alloc(ctx_.pool))) {
+            ctx_.counters.inc(Counter::drop_mbuf_alloc);
+            return;
+        }
     }
     const TcpSpec spec{c->vaddr, c->caddr, c->vport, c->cport, p.cookie + 1, 0, net::kTcpRst,
                        0,        64,       nullptr,  0};
@@ -371,12 +376,16 @@ bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
         synproxy_release(c);
         return false;
     }
-    const auto* first =
-        rte_pktmbuf_mtod_offset(p.saved[0], const net::Ipv4Hdr*, sizeof(net::EtherHdr));
-    const auto* first_tcp = reinterpret_cast<const net::TcpHdr*>(
-        reinterpret_cast<const uint8_t*>(first) + first->header_len());
-    const bool dup = payload_len(sp.ip, tcp) == 0 && !(flags & net::kTcpFin) &&
-                     tcp->seq == first_tcp->seq && tcp->ack == first_tcp->ack;
+    // Duplicate of the handshake ACK (saved[0]; none left after release_held()).
+    bool dup = false;
+    if (p.nsaved) {
+        const auto* first =
+            rte_pktmbuf_mtod_offset(p.saved[0], const net::Ipv4Hdr*, sizeof(net::EtherHdr));
+        const auto* first_tcp = reinterpret_cast<const net::TcpHdr*>(
+            reinterpret_cast<const uint8_t*>(first) + first->header_len());
+        dup = payload_len(sp.ip, tcp) == 0 && !(flags & net::kTcpFin) &&
+              tcp->seq == first_tcp->seq && tcp->ack == first_tcp->ack;
+    }
     if (dup && ++p.dup_acks > snap_->synproxy.ack_storm_thresh) {
         drop(ctx_, sp.pkt, Counter::synproxy_ack_storm);
         return true;
@@ -433,7 +442,7 @@ void Worker::synproxy_handover(const SpPacket& sp, Conn* c) {
         lb_replay(saved[i], c);
     }
     if (conf.defer_rs_syn) {  // the client was given a window and sent data: the RS acks it
-        rte_pktmbuf_free(sp.pkt);
+        drop(ctx_, sp.pkt, Counter::synproxy_rs_synack_absorbed);
         return;
     }
     uint8_t opts[12] = {net::kTcpOptNop, net::kTcpOptNop, net::kTcpOptTimestamp,

@@ -62,6 +62,10 @@ void eal_stop() {
 
 bool eal_running() { return g_running; }
 
+size_t mempool_memory_bytes(const rte_mempool* mp) {
+    return size_t(mp->header_size + mp->elt_size + mp->trailer_size) * mp->size;
+}
+
 Result<rte_mempool*> mbuf_pool_create(const std::string& name, unsigned n_mbufs,
                                       unsigned cache_size) {
     rte_mempool* mp = rte_pktmbuf_pool_create(name.c_str(), n_mbufs, cache_size, 0,

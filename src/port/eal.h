@@ -19,6 +19,8 @@ bool eal_running();
 std::vector<std::string> split_args(const std::string& text);
 
 // A packet mbuf pool on the caller's NUMA socket; nullptr with an error message on failure.
+// Bytes a pool's objects occupy (header + element + trailer, times its size).
+size_t mempool_memory_bytes(const rte_mempool* mp);
 Result<rte_mempool*> mbuf_pool_create(const std::string& name, unsigned n_mbufs,
                                       unsigned cache_size = 256);
 

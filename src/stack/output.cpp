@@ -86,4 +86,13 @@ void ipv4_output(StackContext& ctx, rte_mbuf* pkt, uint32_t daddr_be) {
     }
 }
 
+void neigh_drop_all_pending(StackContext& ctx) {
+    ctx.neigh.for_each([&](NeighEntry& e) {
+        for (unsigned i = 0; i < e.npending; ++i) rte_pktmbuf_free(e.pending[i]);
+        ctx.counters.inc(Counter::drop_neigh_unresolved, e.npending);
+        ctx.neigh.pending_total -= e.npending;
+        e.npending = 0;
+    });
+}
+
 }  // namespace xvs::stack

@@ -16,5 +16,8 @@ namespace xvs::stack {
 void ipv4_output(StackContext& ctx, rte_mbuf* pkt, uint32_t daddr_be);
 // Sends pkt on port to a resolved neighbour; consumes pkt.
 void ether_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAddr& dst);
+// Frees every packet waiting for resolution, counted as drop_neigh_unresolved (worker
+// shutdown: a stopped worker holds no mbufs).
+void neigh_drop_all_pending(StackContext& ctx);
 
 }  // namespace xvs::stack

@@ -33,6 +33,13 @@ public:
         }
     }
 
+    // Frames enqueued and not yet handed to the port (conservation: held).
+    unsigned pending() const {
+        unsigned n = 0;
+        for (const Buffer& b : ports_) n += b.count;
+        return n;
+    }
+
 private:
     void flush_port(uint8_t port, Counters& counters);
     // An empty TX burst: lets PMDs that transmit lazily (AF_XDP in copy mode sends at most a

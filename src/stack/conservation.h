@@ -1,0 +1,49 @@
+// Frame conservation: the accounting identity every worker keeps. Between polls, every frame a
+// worker received or built is either sent, freed under exactly one drop reason (is_drop),
+// consumed under a named non-drop counter, or still held (neighbour queue, SYN-proxy saves,
+// TX buffers). Packet tests and the pipeline fuzzer check it after every burst:
+//
+//   rx_packets + frames_generated == tx_packets + Σ is_drop counters + Σ consumed + held
+//
+// frames_generated counts every mbuf the stack tried to allocate for a frame of its own; a
+// failed allocation is that frame dropped as drop_mbuf_alloc. A frame turned into another in
+// place (ARP request -> reply, SYN -> cookie SYN-ACK, RS SYN-ACK -> window update) is one frame.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "stack/counters.h"
+
+namespace xvs::stack {
+
+// Non-drop counters that free the frame they count: the frame did its job.
+inline constexpr std::array kConsumedCounters{
+    Counter::arp_replies_received,         // the reply taught us a MAC
+    Counter::synproxy_ack_deferred,        // the cookie ACK proved the handshake (defer_rs_syn)
+    Counter::synproxy_rs_synack_absorbed,  // the RS SYN-ACK completed the RS side (defer_rs_syn)
+};
+
+struct FrameBalance {
+    uint64_t received = 0;   // rx_packets
+    uint64_t generated = 0;  // frames_generated
+    uint64_t sent = 0;       // tx_packets
+    uint64_t dropped = 0;    // Σ is_drop counters
+    uint64_t consumed = 0;   // Σ kConsumedCounters
+    uint64_t held = 0;       // frames the worker still owns
+    bool balanced() const { return received + generated == sent + dropped + consumed + held; }
+};
+
+inline FrameBalance frame_balance(const Counters& c, uint64_t held) {
+    FrameBalance b;
+    b.received = c.get(Counter::rx_packets);
+    b.generated = c.get(Counter::frames_generated);
+    b.sent = c.get(Counter::tx_packets);
+    for (size_t i = 0; i < kCounterCount; ++i)
+        if (kCounterInfo[i].is_drop) b.dropped += c.v[i];
+    for (Counter k : kConsumedCounters) b.consumed += c.get(k);
+    b.held = held;
+    return b;
+}
+
+}  // namespace xvs::stack

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ctl/service_types.h"
 #include "lb/synproxy.h"
 #include "lb/tcp_state.h"
 #include "net/addr.h"
@@ -35,12 +36,8 @@ struct ConfigNode {
 
 enum class LogLevel : uint8_t { Debug, Info, Warning, Error };
 enum class PollMode : uint8_t { Busy, Adaptive };
-enum class Proto : uint8_t { Tcp, Udp };
 // Forwarding method (keepalived lb_kind / lvs_method). xvs default is FullNat (DPVS FNAT).
 enum class FwdMethod : uint8_t { Nat, Dr, Tun, FullNat, Snat };
-enum class ProxyProtocol : uint8_t { Off, V1, V2 };
-// UOA (UDP services): opp = protocol-248 header (DPVS's default mode), ipo = IPv4 option.
-enum class Uoa : uint8_t { Off, Opp, Ipo };
 
 struct GlobalDefs {
     LogLevel log_level = LogLevel::Info;

@@ -76,10 +76,12 @@ class Validator {
                 }
             }
             for (VirtualServer& vs : expanded) {
-                // ipvsadm: "Zero port specified for non-persistent service".
-                if (vs.port == 0 && !vs.persistence.enabled) {
+                // ipvsadm: "Zero port specified for non-persistent service"; xvs has no
+                // persistence yet, so every service needs its port.
+                if (vs.port == 0) {
                     error(vs.loc, "virtual_server " + endpoint_text(vs.vip, vs.port) +
-                                      ": port 0 is only allowed with persistence_timeout");
+                                      ": port 0 needs persistence, which is not supported yet: "
+                                      "give the service's port");
                     continue;
                 }
                 auto key = std::make_tuple(vs.proto, vs.vip.be, vs.port);

@@ -18,6 +18,7 @@
 
 #include "common/clock.h"
 #include "ctl/config_apply.h"
+#include "ctl/config_check.h"
 #include "ctl/config_parser.h"
 #include "ctl/log.h"
 #include "net/syncookie.h"
@@ -76,7 +77,8 @@ Daemon::~Daemon() {
 }
 
 Result<void> Daemon::start() {
-    auto parsed = parse_config_path(config_path_);
+    // The very verdict of `xvsd -t`: nothing below refuses the configuration for what it says.
+    auto parsed = config_load(config_path_);
     for (const auto& w : parsed.warnings) log_warning(w);
     if (!parsed.config) {
         std::string all;
@@ -85,8 +87,6 @@ Result<void> Daemon::start() {
     }
     config_ = std::move(*parsed.config);
     log_set_level(config_.global.log_level);
-    if (auto r = config_supported(config_); !r) return r;
-    if (config_.netif.ports.empty()) return make_error(config_path_ + ": no port defined in netif_defs");
 
     auto args = port::split_args(config_.netif.eal_args);
     log_info("starting EAL: " + config_.netif.eal_args);
@@ -205,7 +205,7 @@ void Daemon::serve_one(int fd) {
 }
 
 Result<void> Daemon::reload() {
-    auto parsed = parse_config_path(config_path_);
+    auto parsed = config_load(config_path_);
     if (!parsed.config) {
         std::string all;
         for (const auto& e : parsed.errors) all += (all.empty() ? "" : "\n") + e;

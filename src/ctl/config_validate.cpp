@@ -96,9 +96,29 @@ class Validator {
             }
         }
         validate_local_addresses();
+        validate_ip();
     }
 
   private:
+    // The Director keys addresses by address and routes by prefix: a second one would be
+    // skipped by config_apply, so it is an error here.
+    void validate_ip() {
+        std::map<uint32_t, SourceLoc> addrs;
+        for (const AddressDef& a : cfg_.ip.addresses) {
+            auto [it, inserted] = addrs.emplace(a.addr.be, a.loc);
+            if (!inserted)
+                error(a.loc, "address " + net::to_string(a.addr) + " already defined at " +
+                                 loc_text(it->second));
+        }
+        std::map<std::pair<uint32_t, uint8_t>, SourceLoc> routes;
+        for (const RouteDef& r : cfg_.ip.routes) {
+            auto [it, inserted] = routes.emplace(std::make_pair(r.prefix.addr.be, r.prefix.len), r.loc);
+            if (!inserted)
+                error(r.loc, "route " + net::to_string(r.prefix) + " already defined at " +
+                                 loc_text(it->second));
+        }
+    }
+
     // A local address belongs to one group and is neither a VIP nor a director address:
     // FULLNAT return traffic is matched by (LIP, lport), so sharing would mix connections.
     void validate_local_addresses() {

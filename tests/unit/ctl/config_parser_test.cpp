@@ -587,6 +587,14 @@ TEST(ConfigParserErrors, BadAddresses) {
                             "t.conf:10: via: bad IPv4 address '10.1.1.300'"));
 }
 
+TEST(ConfigParserErrors, DuplicateAddressesAndRoutes) {
+    EXPECT_THAT(errors_of("ip_defs {\n  address 10.10.1.1/16 dev wan0\n"
+                          "  route 10.20.0.0/16 via 10.10.1.254 dev wan0\n"
+                          "  route 10.20.0.0/16 via 10.10.1.253 dev wan0\n}\n"),
+                ElementsAre("t.conf:8: address 10.10.1.1 already defined at t.conf:5",
+                            "t.conf:10: route 10.20.0.0/16 already defined at t.conf:9"));
+}
+
 TEST(ConfigParserErrors, BadPorts) {
     EXPECT_THAT(errors_of("virtual_server 10.10.1.100 65536 { laddr_group_name lips }\n"
                           "virtual_server 10.10.1.101 http { laddr_group_name lips }\n"),

@@ -347,6 +347,11 @@ json Controller::cmd_list(const json& req) {
     }
     json r = ok();
     r["services"] = services;
+    // xvsadm -L's banner (IPVS prints its conn hash table size): connections the workers'
+    // tables hold in all.
+    uint64_t table_size = 0;
+    for (const lb::Worker* w : workers_) table_size += w->conns().capacity();
+    r["conn_table_size"] = table_size;
     return r;
 }
 

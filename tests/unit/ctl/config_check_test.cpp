@@ -268,3 +268,24 @@ TEST_F(ConfigCheck, MissingFileReturnsOne) {
 
 }  // namespace
 }  // namespace xvs::ctl
+
+namespace xvs::ctl {
+namespace {
+
+// README's configuration section is written from the table: every refused or warned keyword
+// is named there (tests run in tests/, see tests/CMakeLists.txt).
+TEST(ConfigKeywords, ReadmeNamesEveryRefusedAndIgnoredKeyword) {
+    std::ifstream in("../README.md");  // from tests/ (ctest)
+    if (!in) in.open("README.md");     // from the repository root
+    ASSERT_TRUE(in) << "README.md not found from " << std::filesystem::current_path();
+    std::stringstream text;
+    text << in.rdbuf();
+    for (const keywords::Keyword& k : keywords::kKeywords) {
+        if (k.cls == keywords::KeywordClass::Applied) continue;
+        EXPECT_THAT(text.str(), HasSubstr("`" + std::string(k.name) + "`"))
+            << k.block << " " << k.name;
+    }
+}
+
+}  // namespace
+}  // namespace xvs::ctl

@@ -10,8 +10,6 @@
 #include <set>
 
 #include "ctl/ipvsadm_args.h"
-#include "ctl/ipvsadm_format.h"
-#include "lb/worker.h"
 #include "ctl/xvsadm_main.h"
 #include "stack/counters.h"
 
@@ -934,39 +932,3 @@ TEST_F(ControllerTest, UnknownRequestFieldsAreIgnored) {
 }  // namespace
 }  // namespace xvs::ctl
 
-namespace xvs::ctl {
-namespace {
-
-// xvsadm -L's banner shows the real connection table size: the workers' tables in all
-// (IPVS prints its conn hash table's), not a constant.
-TEST(ControllerList, ReportsTheWorkersConnTableSize) {
-    lb::Director director(2);
-    std::vector<std::unique_ptr<lb::Worker>> workers;
-    std::vector<lb::Worker*> raw;
-    for (unsigned id = 0; id < 2; ++id) {
-        lb::WorkerConfig wc;
-        wc.id = id;
-        wc.max_conns = 1u << 14;
-        wc.manual_clock = true;
-        auto w = lb::Worker::create(director, wc);
-        ASSERT_TRUE(w) << w.error();
-        raw.push_back(w->get());
-        workers.push_back(std::move(*w));
-    }
-    Controller ctl(director, raw, {}, [] { return Result<void>{}; });
-    json reply = json::parse(ctl.handle_line(R"({"cmd":"list"})"));
-    ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
-    const uint64_t per_worker = workers[0]->conns().capacity();
-    EXPECT_GE(per_worker, 1u << 14);
-    EXPECT_EQ(reply.at("conn_table_size").get<uint64_t>(), 2 * per_worker);
-
-    auto cmd = parse_ipvsadm_args({"-L", "-n"});
-    ASSERT_TRUE(cmd);
-    auto text = render_reply(*cmd, reply);
-    ASSERT_TRUE(text) << text.error();
-    EXPECT_EQ(text->substr(0, text->find('\n')),
-              "IP Virtual Server version 1.2.1 (size=" + std::to_string(2 * per_worker) + ")");
-}
-
-}  // namespace
-}  // namespace xvs::ctl

@@ -46,7 +46,7 @@ struct NetifDefs {
 };
 
 struct WorkerDefs {
-    uint32_t workers = 1;  // 1..16 parsed; more than 1 is refused by config_check for now
+    uint32_t workers = 1;   // 1..16 parsed; more than 1 is refused by config_check for now
     SourceLoc workers_loc;  // of the `workers` statement, if any
     PollMode poll_mode = PollMode::Adaptive;
 };

@@ -112,7 +112,8 @@ class Validator {
         }
         std::map<std::pair<uint32_t, uint8_t>, SourceLoc> routes;
         for (const RouteDef& r : cfg_.ip.routes) {
-            auto [it, inserted] = routes.emplace(std::make_pair(r.prefix.addr.be, r.prefix.len), r.loc);
+            auto [it, inserted] =
+                routes.emplace(std::make_pair(r.prefix.addr.be, r.prefix.len), r.loc);
             if (!inserted)
                 error(r.loc, "route " + net::to_string(r.prefix) + " already defined at " +
                                  loc_text(it->second));

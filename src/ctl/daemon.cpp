@@ -216,16 +216,19 @@ Result<void> Daemon::reload() {
     // What only a restart can change is named, never dropped without a word.
     std::vector<std::string> restart;
     if (next.netif.eal_args != config_.netif.eal_args) restart.push_back("eal_args");
-    if (next.netif.ports.size() != config_.netif.ports.size()) restart.push_back("the set of ports");
+    if (next.netif.ports.size() != config_.netif.ports.size())
+        restart.push_back("the set of ports");
     for (const auto& pd : next.netif.ports) {
         const PortDef* cur = config_.find_port(pd.name);
         if (cur && (cur->dev != pd.dev || cur->mtu != pd.mtu)) restart.push_back("port " + pd.name);
     }
     if (next.worker.workers != config_.worker.workers) restart.push_back("workers");
     if (next.worker.poll_mode != config_.worker.poll_mode) restart.push_back("poll_mode");
-    if (next.global.control_socket != config_.global.control_socket) restart.push_back("control_socket");
+    if (next.global.control_socket != config_.global.control_socket)
+        restart.push_back("control_socket");
     for (const auto& what : restart)
-        log_warning("reload: " + what + " changed: takes effect at the next restart (running with the old one)");
+        log_warning("reload: " + what +
+                    " changed: takes effect at the next restart (running with the old one)");
     for (const auto& pd : next.netif.ports) {
         bool known = std::any_of(ports_.begin(), ports_.end(), [&](const auto& p) { return p.name == pd.name; });
         if (!known) return make_error(pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + " is new: ports need a restart");

@@ -19,9 +19,9 @@ enum class FwdMode : uint8_t { FullNat, Nat, Dr, Tun, Snat };
 // Written by one worker only; the counters are also read by the control thread (xvsadm -L,
 // retiring removed dests), hence SingleWriter: relaxed atomics, no locked RMW per packet.
 struct alignas(64) DestWorkerStats {
-    SingleWriter<uint64_t> conns;     // connections scheduled to this dest
-    SingleWriter<uint64_t> inpkts;    // client -> RS
-    SingleWriter<uint64_t> outpkts;   // RS -> client
+    SingleWriter<uint64_t> conns;    // connections scheduled to this dest
+    SingleWriter<uint64_t> inpkts;   // client -> RS
+    SingleWriter<uint64_t> outpkts;  // RS -> client
     SingleWriter<uint64_t> inbytes;
     SingleWriter<uint64_t> outbytes;
     SingleWriter<uint32_t> active;    // conns in an active TCP state (ESTABLISHED, SYN_*)

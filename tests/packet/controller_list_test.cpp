@@ -2,10 +2,9 @@
 // real pipeline carries a connection. The banner's size= is the workers' connection table size
 // (IPVS prints its conn hash table's), and the per-worker counters the worker wrote (relaxed
 // atomics, lb/dest.h) reach the listing.
-#include "ctl/controller.h"
-
 #include <nlohmann/json.hpp>
 
+#include "ctl/controller.h"
 #include "ctl/ipvsadm_args.h"
 #include "ctl/ipvsadm_format.h"
 #include "fixture/pipeline.h"

@@ -931,4 +931,3 @@ TEST_F(ControllerTest, UnknownRequestFieldsAreIgnored) {
 
 }  // namespace
 }  // namespace xvs::ctl
-

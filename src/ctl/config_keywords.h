@@ -6,7 +6,9 @@
 //              remove it", so nothing is accepted without effect;
 //   Ignored  - a keepalived setting with no meaning for a userspace director (mail alerts,
 //              keepalived's own processes): warned about once, at its first use, and dropped.
-// When a feature lands, its rows move from Refused to Applied together with the parser code.
+// A keyword without a row is unknown (an error) even if the grammar has code for it, so a new
+// keyword needs its row here. When a feature lands, its rows move from Refused to Applied
+// together with the parser code.
 #pragma once
 
 #include <algorithm>

@@ -163,11 +163,19 @@ class Parser {
         skip_statement(kw);
     }
 
-    // Refused and ignored keywords, from the table: reported and skipped, never stored.
-    // Returns false for applied and unknown keywords (the grammar below handles them).
-    bool classified(const Token& kw, std::string_view block) {
+    // The table decides: refused and ignored keywords are reported and skipped, never
+    // stored; so is a keyword it does not list (unknown), even where the grammar below would
+    // know it, so that a keyword cannot exist without its row. Returns false for applied ones
+    // (the grammar handles them). `entries`: the block holds entries, not only keywords
+    // (virtual_server_group), so an unlisted word is left to the grammar.
+    bool classified(const Token& kw, std::string_view block, bool entries = false) {
         const Keyword* row = keyword_find(block, kw.text);
-        if (!row || row->cls == KeywordClass::Applied) return false;
+        if (!row) {
+            if (entries) return false;
+            unknown(kw, block);
+            return true;
+        }
+        if (row->cls == KeywordClass::Applied) return false;
         if (row->cls == KeywordClass::Refused) {
             error(kw, refusal(kw.text, *row));
         } else if (warned_.insert(kw.text).second) {
@@ -571,7 +579,7 @@ class Parser {
         group.loc = loc(kw);
         if (name) group.name = name->text;
         block(kw, [&](const Token& entry) {
-            if (classified(entry, "virtual_server_group")) return;
+            if (classified(entry, "virtual_server_group", /*entries=*/true)) return;
             auto range = parse_last_octet_range(entry.text);
             if (!range) {
                 error(entry, "virtual_server_group " + quoted(group.name) + ": bad address range " +

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ctl/service_types.h"
 #include "lb/synproxy.h"
 #include "lb/tcp_state.h"
 #include "net/addr.h"
@@ -22,25 +23,10 @@ struct SourceLoc {
     uint32_t line = 0;
 };
 
-// A raw nested key/value tree, kept for blocks xvs does not interpret yet (checkers,
-// ipvs_defs synproxy). `values` are the tokens after the key on its line; `children` is the
-// content of its `{ }` block, if any.
-struct ConfigNode {
-    std::string key;
-    std::vector<std::string> values;
-    std::vector<ConfigNode> children;
-    bool has_block = false;
-    SourceLoc loc;
-};
-
 enum class LogLevel : uint8_t { Debug, Info, Warning, Error };
 enum class PollMode : uint8_t { Busy, Adaptive };
-enum class Proto : uint8_t { Tcp, Udp };
 // Forwarding method (keepalived lb_kind / lvs_method). xvs default is FullNat (DPVS FNAT).
 enum class FwdMethod : uint8_t { Nat, Dr, Tun, FullNat, Snat };
-enum class ProxyProtocol : uint8_t { Off, V1, V2 };
-// UOA (UDP services): opp = protocol-248 header (DPVS's default mode), ipo = IPv4 option.
-enum class Uoa : uint8_t { Off, Opp, Ipo };
 
 struct GlobalDefs {
     LogLevel log_level = LogLevel::Info;
@@ -49,7 +35,6 @@ struct GlobalDefs {
     // root only). Resolved when parsed, so an unknown group is refused at file:line.
     std::string control_socket_group;
     std::optional<uint32_t> control_socket_gid;
-    net::Ipv4Endpoint metrics_listen{net::Ipv4::from_host(0x7f000001), 9469};
 };
 
 struct PortDef {
@@ -80,7 +65,8 @@ struct NetifDefs {
 };
 
 struct WorkerDefs {
-    uint32_t workers = 1;  // 1..16
+    uint32_t workers = 1;   // 1..16 parsed; more than 1 is refused by config_check for now
+    SourceLoc workers_loc;  // of the `workers` statement, if any
     PollMode poll_mode = PollMode::Adaptive;
 };
 
@@ -146,22 +132,12 @@ struct VirtualServerGroup {
     SourceLoc loc;
 };
 
-struct Persistence {
-    bool enabled = false;
-    uint32_t timeout = 360;                                    // seconds, 1..2678400 (ipvsadm -p)
-    net::Ipv4 granularity = net::Ipv4::from_host(0xffffffff);  // ipvsadm -M, default /32
-};
-
 struct RealServer {
     net::Ipv4 addr;
     uint16_t port = 0;
     uint32_t weight = 1;           // 0..65535; 0 = quiescent
     uint32_t upper_threshold = 0;  // 0 = no limit
     uint32_t lower_threshold = 0;
-    bool inhibit_on_failure = false;
-    std::string notify_up;
-    std::string notify_down;
-    std::vector<ConfigNode> checkers;  // HTTP_GET, TCP_CHECK, ... raw (not run yet)
     SourceLoc loc;
 };
 
@@ -185,15 +161,6 @@ struct VirtualServer {
     bool toa = false;
     ProxyProtocol proxy_protocol = ProxyProtocol::Off;
     Uoa uoa = Uoa::Off;
-    Persistence persistence;
-    uint32_t delay_loop = 60;
-    uint32_t quorum = 1;
-    uint32_t hysteresis = 0;
-    std::optional<net::Ipv4Endpoint> sorry_server;
-    bool alpha = false;
-    bool omega = false;
-    std::string quorum_up;
-    std::string quorum_down;
     // Admission control: `blacklist { PREFIX ... }`, `whitelist { PREFIX ... }` and
     // `conn_rate_limit N` (new connections per second, 0 = no cap).
     std::vector<net::Ipv4Prefix> blacklist;
@@ -203,7 +170,10 @@ struct VirtualServer {
     SourceLoc loc;
 };
 
+// Only what xvs acts on is modelled: keywords it refuses or ignores (config_keywords.h) never
+// reach a Config.
 struct Config {
+    std::string file;  // the main configuration file, for messages without a line
     GlobalDefs global;
     NetifDefs netif;
     WorkerDefs worker;

@@ -23,9 +23,10 @@ std::string svc_name(const lb::ServiceKey& k) {
 Result<void> config_supported(const Config& cfg) {
     std::string errors;
     if (cfg.worker.workers != 1) {
-        errors += "worker_defs: workers " + std::to_string(cfg.worker.workers) +
+        errors += (cfg.worker.workers_loc.line ? where(cfg.worker.workers_loc) : "worker_defs: ") +
+                  "workers " + std::to_string(cfg.worker.workers) +
                   ": only 1 worker is supported yet (FULLNAT return traffic needs flow steering "
-                  "by local port to run several)\n";
+                  "by local port to run several): set workers 1\n";
     }
     for (const auto& vs : cfg.virtual_servers) {
         if (vs.fwd != FwdMethod::FullNat) {

@@ -1,66 +1,213 @@
-// Keyword tables of xvs.conf that are data rather than grammar: scheduler names, checker
-// kinds, keepalived keywords accepted-but-ignored, and the "not yet supported" warnings (one
-// place, so a warning goes away with one edit when its feature lands).
+// Every keyword of xvs.conf and what xvs does with it, in one table: the parser dispatches
+// refusals and warnings from it, `xvsd -t` gives the same verdict as start because both run the
+// parser, and README's configuration section is written from it. A keyword is
+//   Applied  - parsed and acted on end to end (its grammar lives in config_parser.cpp);
+//   Refused  - a feature xvs does not have yet: "file:line: 'K' is not supported yet (NOTE):
+//              remove it", so nothing is accepted without effect;
+//   Ignored  - a keepalived setting with no meaning for a userspace director (mail alerts,
+//              keepalived's own processes): warned about once, at its first use, and dropped.
+// A keyword without a row is unknown (an error) even if the grammar has code for it, so a new
+// keyword needs its row here. When a feature lands, its rows move from Refused to Applied
+// together with the parser code.
 #pragma once
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string_view>
 
 namespace xvs::ctl::keywords {
 
 using namespace std::string_view_literals;
 
+enum class KeywordClass : uint8_t { Applied, Refused, Ignored };
+
+struct Keyword {
+    std::string_view block;  // "top", "global_defs", "virtual_server", ...
+    std::string_view name;   // a trailing '*' matches every keyword with that prefix
+    KeywordClass cls;
+    std::string_view note;  // Refused: why (goes in the message); Ignored: why it is meaningless
+};
+
+namespace detail {
+inline constexpr auto A = KeywordClass::Applied;
+inline constexpr auto R = KeywordClass::Refused;
+inline constexpr auto I = KeywordClass::Ignored;
+inline constexpr std::string_view kHealth = "health checking is not implemented";
+inline constexpr std::string_view kPersist = "persistence is not implemented";
+inline constexpr std::string_view kSorry = "sorry servers are not implemented";
+inline constexpr std::string_view kMail = "xvs sends no mail alerts";
+}  // namespace detail
+
+// clang-format off
+inline constexpr std::array kKeywords = {
+    // ---- top level
+    Keyword{"top", "global_defs", detail::A, ""},
+    Keyword{"top", "netif_defs", detail::A, ""},
+    Keyword{"top", "worker_defs", detail::A, ""},
+    Keyword{"top", "ip_defs", detail::A, ""},
+    Keyword{"top", "ipvs_defs", detail::A, ""},
+    Keyword{"top", "local_address_group", detail::A, ""},
+    Keyword{"top", "virtual_server_group", detail::A, ""},
+    Keyword{"top", "deny_address_group", detail::A, ""},
+    Keyword{"top", "virtual_server", detail::A, "fwmark services are refused"},
+    Keyword{"top", "vrrp_*", detail::R, "xvs does not implement VRRP"},
+    // ---- global_defs
+    Keyword{"global_defs", "log_level", detail::A, ""},
+    Keyword{"global_defs", "control_socket", detail::A, ""},
+    Keyword{"global_defs", "control_socket_group", detail::A, "socket 0660 with that group"},
+    Keyword{"global_defs", "lvs_timeouts", detail::A, ""},
+    Keyword{"global_defs", "metrics_listen", detail::R,
+            "metrics export is not implemented; read counters with xvsctl stats"},
+    Keyword{"global_defs", "lvs_sync_daemon", detail::R,
+            "connection synchronisation between directors is not implemented"},
+    Keyword{"global_defs", "router_id", detail::I, "it names the host in mail alerts; xvs sends none"},
+    Keyword{"global_defs", "notification_email", detail::I, detail::kMail},
+    Keyword{"global_defs", "notification_email_from", detail::I, detail::kMail},
+    Keyword{"global_defs", "smtp_server", detail::I, detail::kMail},
+    Keyword{"global_defs", "smtp_connect_timeout", detail::I, detail::kMail},
+    Keyword{"global_defs", "smtp_helo_name", detail::I, detail::kMail},
+    Keyword{"global_defs", "enable_script_security", detail::I, "xvs runs no scripts"},
+    Keyword{"global_defs", "script_user", detail::I, "xvs runs no scripts"},
+    Keyword{"global_defs", "lvs_id", detail::I, "it names keepalived's sync daemon"},
+    Keyword{"global_defs", "lvs_flush", detail::I, "xvsd always starts with an empty table"},
+    Keyword{"global_defs", "lvs_flush_onstop", detail::I, "the table goes when xvsd stops"},
+    Keyword{"global_defs", "max_auto_priority", detail::I, "it tunes keepalived's processes"},
+    Keyword{"global_defs", "dynamic_interfaces", detail::I, "xvs ports are fixed in netif_defs"},
+    Keyword{"global_defs", "vrrp_*", detail::I, "it tunes keepalived's VRRP, which xvs does not run"},
+    Keyword{"global_defs", "checker_*", detail::I, "it tunes keepalived's checker process"},
+    Keyword{"global_defs", "bfd_*", detail::I, "it tunes keepalived's BFD process"},
+    // ---- netif_defs, port
+    Keyword{"netif_defs", "eal_args", detail::A, ""},
+    Keyword{"netif_defs", "port", detail::A, ""},
+    Keyword{"netif_defs", "mbufs_per_port", detail::A, "restart to change"},
+    Keyword{"port", "dev", detail::A, ""},
+    Keyword{"port", "mtu", detail::A, ""},
+    // ---- worker_defs
+    Keyword{"worker_defs", "workers", detail::A, "only 1 for now: more are refused"},
+    Keyword{"worker_defs", "poll_mode", detail::A, ""},
+    // ---- ip_defs
+    Keyword{"ip_defs", "address", detail::A, ""},
+    Keyword{"ip_defs", "route", detail::A, ""},
+    // ---- ipvs_defs and its blocks
+    Keyword{"ipvs_defs", "timeouts", detail::A, ""},
+    Keyword{"ipvs_defs", "uoa_max_trail", detail::A, ""},
+    Keyword{"ipvs_defs", "conn_table_size", detail::A, "restart to change"},
+    Keyword{"ipvs_defs", "synproxy", detail::A, ""},
+    Keyword{"timeouts", "tcp", detail::A, "ESTABLISHED, as ipvsadm --set"},
+    Keyword{"timeouts", "tcpfin", detail::A, "FIN_WAIT, as ipvsadm --set"},
+    Keyword{"timeouts", "udp", detail::A, ""},
+    Keyword{"timeouts", "none", detail::A, ""},
+    Keyword{"timeouts", "established", detail::A, ""},
+    Keyword{"timeouts", "syn_sent", detail::A, ""},
+    Keyword{"timeouts", "syn_recv", detail::A, ""},
+    Keyword{"timeouts", "fin_wait", detail::A, ""},
+    Keyword{"timeouts", "time_wait", detail::A, ""},
+    Keyword{"timeouts", "close", detail::A, ""},
+    Keyword{"timeouts", "close_wait", detail::A, ""},
+    Keyword{"timeouts", "last_ack", detail::A, ""},
+    Keyword{"timeouts", "listen", detail::A, ""},
+    Keyword{"timeouts", "synack", detail::A, ""},
+    Keyword{"synproxy", "synack_options", detail::A, ""},
+    Keyword{"synproxy", "mss", detail::A, ""},
+    Keyword{"synproxy", "ttl", detail::A, ""},
+    Keyword{"synproxy", "sack", detail::A, ""},
+    Keyword{"synproxy", "timestamp", detail::A, ""},
+    Keyword{"synproxy", "wscale", detail::A, ""},
+    Keyword{"synproxy", "defer_rs_syn", detail::A, ""},
+    Keyword{"synproxy", "defer", detail::A, "short for defer_rs_syn"},
+    Keyword{"synproxy", "rs_syn_max_retry", detail::A, ""},
+    Keyword{"synproxy", "syn_retry", detail::A, "short for rs_syn_max_retry"},
+    Keyword{"synproxy", "max_ack_saved", detail::A, ""},
+    Keyword{"synproxy", "ack_storm_thresh", detail::A, ""},
+    // ---- virtual_server_group entries
+    Keyword{"virtual_server_group", "fwmark", detail::R, "firewall-mark services are not implemented"},
+    // ---- virtual_server
+    Keyword{"virtual_server", "protocol", detail::A, "TCP or UDP; SCTP is refused"},
+    Keyword{"virtual_server", "lb_algo", detail::A, "rr, wrr, wlc; other IPVS schedulers are refused"},
+    Keyword{"virtual_server", "lvs_sched", detail::A, "as lb_algo"},
+    Keyword{"virtual_server", "lb_kind", detail::A, "FNAT; NAT, DR, TUN and SNAT are refused"},
+    Keyword{"virtual_server", "lvs_method", detail::A, "as lb_kind"},
+    Keyword{"virtual_server", "laddr_group_name", detail::A, ""},
+    Keyword{"virtual_server", "syn_proxy", detail::A, "TCP only"},
+    Keyword{"virtual_server", "toa", detail::A, "TCP only"},
+    Keyword{"virtual_server", "proxy_protocol", detail::A, ""},
+    Keyword{"virtual_server", "uoa", detail::A, "UDP only"},
+    Keyword{"virtual_server", "blacklist", detail::A, ""},
+    Keyword{"virtual_server", "whitelist", detail::A, ""},
+    Keyword{"virtual_server", "daddr_group_name", detail::A, ""},
+    Keyword{"virtual_server", "conn_rate_limit", detail::A, ""},
+    Keyword{"virtual_server", "real_server", detail::A, ""},
+    Keyword{"virtual_server", "persistence_timeout", detail::R, detail::kPersist},
+    Keyword{"virtual_server", "persistence_granularity", detail::R, detail::kPersist},
+    Keyword{"virtual_server", "persistence_engine", detail::R, detail::kPersist},
+    Keyword{"virtual_server", "ops", detail::R, "one-packet scheduling is not implemented"},
+    Keyword{"virtual_server", "sh-port", detail::R, "scheduler flags are not implemented"},
+    Keyword{"virtual_server", "sh-fallback", detail::R, "scheduler flags are not implemented"},
+    Keyword{"virtual_server", "mh-port", detail::R, "scheduler flags are not implemented"},
+    Keyword{"virtual_server", "mh-fallback", detail::R, "scheduler flags are not implemented"},
+    Keyword{"virtual_server", "sorry_server", detail::R, detail::kSorry},
+    Keyword{"virtual_server", "sorry_server_inhibit", detail::R, detail::kSorry},
+    Keyword{"virtual_server", "sorry_server_lvs_method", detail::R, detail::kSorry},
+    Keyword{"virtual_server", "delay_loop", detail::R, detail::kHealth},
+    Keyword{"virtual_server", "quorum", detail::R, detail::kHealth},
+    Keyword{"virtual_server", "quorum_up", detail::R, detail::kHealth},
+    Keyword{"virtual_server", "quorum_down", detail::R, detail::kHealth},
+    Keyword{"virtual_server", "hysteresis", detail::R, detail::kHealth},
+    Keyword{"virtual_server", "alpha", detail::R, detail::kHealth},
+    Keyword{"virtual_server", "omega", detail::R, detail::kHealth},
+    Keyword{"virtual_server", "ha_suspend", detail::R, detail::kHealth},
+    Keyword{"virtual_server", "virtualhost", detail::R, detail::kHealth},
+    Keyword{"virtual_server", "retry", detail::R, detail::kHealth},
+    Keyword{"virtual_server", "delay_before_retry", detail::R, detail::kHealth},
+    Keyword{"virtual_server", "connect_timeout", detail::R, detail::kHealth},
+    Keyword{"virtual_server", "warmup", detail::R, detail::kHealth},
+    Keyword{"virtual_server", "smtp_alert", detail::I, detail::kMail},
+    // ---- real_server
+    Keyword{"real_server", "weight", detail::A, "0 = quiescent"},
+    Keyword{"real_server", "upper_threshold", detail::A, ""},
+    Keyword{"real_server", "uthreshold", detail::A, "as upper_threshold"},
+    Keyword{"real_server", "lower_threshold", detail::A, ""},
+    Keyword{"real_server", "lthreshold", detail::A, "as lower_threshold"},
+    Keyword{"real_server", "inhibit_on_failure", detail::R, detail::kHealth},
+    Keyword{"real_server", "notify_up", detail::R, detail::kHealth},
+    Keyword{"real_server", "notify_down", detail::R, detail::kHealth},
+    Keyword{"real_server", "delay_loop", detail::R, detail::kHealth},
+    Keyword{"real_server", "retry", detail::R, detail::kHealth},
+    Keyword{"real_server", "delay_before_retry", detail::R, detail::kHealth},
+    Keyword{"real_server", "connect_timeout", detail::R, detail::kHealth},
+    Keyword{"real_server", "warmup", detail::R, detail::kHealth},
+    Keyword{"real_server", "virtualhost", detail::R, detail::kHealth},
+    Keyword{"real_server", "HTTP_GET", detail::R, detail::kHealth},
+    Keyword{"real_server", "SSL_GET", detail::R, detail::kHealth},
+    Keyword{"real_server", "TCP_CHECK", detail::R, detail::kHealth},
+    Keyword{"real_server", "UDP_CHECK", detail::R, detail::kHealth},
+    Keyword{"real_server", "MISC_CHECK", detail::R, detail::kHealth},
+    Keyword{"real_server", "DNS_CHECK", detail::R, detail::kHealth},
+    Keyword{"real_server", "SMTP_CHECK", detail::R, detail::kHealth},
+    Keyword{"real_server", "BFD_CHECK", detail::R, detail::kHealth},
+    Keyword{"real_server", "FILE_CHECK", detail::R, detail::kHealth},
+    Keyword{"real_server", "smtp_alert", detail::I, detail::kMail},
+};
+// clang-format on
+
 inline constexpr std::array kSupportedScheds = {"rr"sv, "wrr"sv, "wlc"sv};
 // IPVS (and DPVS) scheduler names that are recognised but not implemented yet.
 inline constexpr std::array kKnownScheds = {"lc"sv,    "sed"sv, "nq"sv,  "sh"sv, "dh"sv,  "lblc"sv,
                                             "lblcr"sv, "fo"sv,  "ovf"sv, "mh"sv, "twos"sv};
 
-inline constexpr std::array kCheckerKinds = {"HTTP_GET"sv,   "SSL_GET"sv,    "TCP_CHECK"sv,
-                                             "UDP_CHECK"sv,  "MISC_CHECK"sv, "DNS_CHECK"sv,
-                                             "SMTP_CHECK"sv, "BFD_CHECK"sv,  "FILE_CHECK"sv};
+constexpr bool keyword_matches(const Keyword& k, std::string_view block, std::string_view name) {
+    if (k.block != block) return false;
+    if (k.name.ends_with('*')) return name.starts_with(k.name.substr(0, k.name.size() - 1));
+    return k.name == name;
+}
 
-// keepalived keywords that mean nothing to xvs: accepted with a warning so that an existing
-// keepalived.conf loads, but never silently.
-inline constexpr std::array kIgnoredGlobal = {"router_id"sv,
-                                              "notification_email"sv,
-                                              "notification_email_from"sv,
-                                              "smtp_server"sv,
-                                              "smtp_connect_timeout"sv,
-                                              "smtp_helo_name"sv,
-                                              "enable_script_security"sv,
-                                              "script_user"sv,
-                                              "lvs_id"sv,
-                                              "lvs_flush"sv,
-                                              "lvs_flush_onstop"sv,
-                                              "lvs_sync_daemon"sv,
-                                              "max_auto_priority"sv,
-                                              "dynamic_interfaces"sv};
-inline constexpr std::array kIgnoredVs = {"ha_suspend"sv,
-                                          "virtualhost"sv,
-                                          "ops"sv,
-                                          "retry"sv,
-                                          "delay_before_retry"sv,
-                                          "connect_timeout"sv,
-                                          "warmup"sv,
-                                          "smtp_alert"sv,
-                                          "sorry_server_inhibit"sv,
-                                          "sorry_server_lvs_method"sv,
-                                          "sh-port"sv,
-                                          "sh-fallback"sv,
-                                          "mh-port"sv,
-                                          "mh-fallback"sv};
-inline constexpr std::array kIgnoredRs = {"delay_loop"sv,      "retry"sv,  "delay_before_retry"sv,
-                                          "connect_timeout"sv, "warmup"sv, "smtp_alert"sv,
-                                          "virtualhost"sv};
-// Keys of raw (checker/synproxy) blocks that never take a value.
-inline constexpr std::array kRawFlags = {"misc_dynamic"sv, "log_all_failures"sv, "fast_recovery"sv};
-
-// Features parsed into the model that the data plane does not act on yet. One place, so that
-// the warnings go away with one edit when a feature lands.
-inline constexpr std::string_view kWarnChecker =
-    "health checking is not yet supported; real server stays up";
-inline constexpr std::string_view kWarnPersistence = "persistence is not yet supported; ignored";
+// The row for `name` in `block`, or nullptr for a keyword xvs does not know (an error).
+constexpr const Keyword* keyword_find(std::string_view block, std::string_view name) {
+    for (const Keyword& k : kKeywords)
+        if (keyword_matches(k, block, name)) return &k;
+    return nullptr;
+}
 
 template <size_t N>
 bool contains(const std::array<std::string_view, N>& list, std::string_view name) {

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <charconv>
 #include <exception>
+#include <set>
 
 #include "ctl/config_keywords.h"
 #include "ctl/config_lexer.h"
@@ -165,15 +166,45 @@ class Parser {
         if (next && next->kind == TokenKind::LBrace) skip_block();
     }
 
+    static std::string refusal(std::string_view name, const Keyword& row) {
+        return quoted(name) + " is not supported yet (" + std::string(row.note) + "): remove it";
+    }
+
+    // `block` is the keyword table's block name (config_keywords.h).
     void unknown(const Token& kw, std::string_view block) {
-        error(kw, "unknown keyword " + quoted(kw.text) + (block == "top level" ? " at " : " in ") +
-                      std::string(block));
+        const Keyword* row = keyword_find(block, kw.text);
+        if (row && row->cls == KeywordClass::Applied) {
+            // The table and the grammar disagree: a bug of xvs, not of the configuration.
+            error(kw, "internal error: " + quoted(kw.text) + " is listed as applied in " +
+                          std::string(block) + " but the parser does not handle it");
+        } else {
+            error(kw, "unknown keyword " + quoted(kw.text) +
+                          (block == "top" ? " at top level" : " in " + std::string(block)));
+        }
         skip_statement(kw);
     }
 
-    void ignored(const Token& kw) {
-        warning(kw, kw.text + ": ignored (keepalived keyword without meaning in xvs)");
+    // The table decides: refused and ignored keywords are reported and skipped, never
+    // stored; so is a keyword it does not list (unknown), even where the grammar below would
+    // know it, so that a keyword cannot exist without its row. Returns false for applied ones
+    // (the grammar handles them). `entries`: the block holds entries, not only keywords
+    // (virtual_server_group), so an unlisted word is left to the grammar.
+    bool classified(const Token& kw, std::string_view block, bool entries = false) {
+        const Keyword* row = keyword_find(block, kw.text);
+        if (!row) {
+            if (entries) return false;
+            unknown(kw, block);
+            return true;
+        }
+        if (row->cls == KeywordClass::Applied) return false;
+        if (row->cls == KeywordClass::Refused) {
+            error(kw, refusal(kw.text, *row));
+        } else if (warned_.insert(kw.text).second) {
+            warning(kw, quoted(kw.text) + " ignored: " + std::string(row->note) +
+                            " (keepalived setting; warned once)");
+        }
         skip_statement(kw);
+        return true;
     }
 
     bool open_block(const Token& kw) {
@@ -275,31 +306,10 @@ class Parser {
         port_refs_.push_back(PortRef{val.text, std::move(context), loc(val)});
     }
 
-    // ---- raw trees (checkers, synproxy) -------------------------------------------------
-    std::vector<ConfigNode> raw_block(const Token& opener) {
-        std::vector<ConfigNode> nodes;
-        block_body(opener, [&](const Token& kw) { nodes.push_back(raw_node(kw)); });
-        return nodes;
-    }
-
-    ConfigNode raw_node(const Token& kw) {
-        ConfigNode node;
-        node.key = kw.text;
-        node.loc = loc(kw);
-        // One value per key so that one-line blocks like `{ mss 1452 sack on }` pair up.
-        if (!contains(kRawFlags, kw.text) && has_value(kw)) node.values.push_back(take().text);
-        const Token* next = peek();
-        if (next && next->kind == TokenKind::LBrace) {
-            ++pos_;
-            node.has_block = true;
-            node.children = raw_block(kw);
-        }
-        return node;
-    }
-
     // ---- sections -----------------------------------------------------------------------
     void top_level(const Token& kw) {
         const std::string& k = kw.text;
+        if (classified(kw, "top")) return;
         if (k == "global_defs")
             block(kw, [&](const Token& t) { global_defs(t); });
         else if (k == "netif_defs")
@@ -318,15 +328,13 @@ class Parser {
             deny_address_group(kw);
         else if (k == "virtual_server")
             virtual_server(kw);
-        else if (k.starts_with("vrrp_")) {
-            warning(kw, k + ": ignored (xvs does not implement VRRP)");
-            skip_statement(kw);
-        } else
-            unknown(kw, "top level");
+        else
+            unknown(kw, "top");
     }
 
     void global_defs(const Token& kw) {
         const std::string& k = kw.text;
+        if (classified(kw, "global_defs")) return;
         if (k == "log_level") {
             static constexpr std::array<std::pair<std::string_view, LogLevel>, 4> kLevels = {
                 {{"debug", LogLevel::Debug},
@@ -351,26 +359,17 @@ class Parser {
                                     " on this system (getent group lists them)");
                 }
             }
-        } else if (k == "metrics_listen") {
-            if (const Token* val = value(kw)) {
-                if (auto ep = net::parse_ipv4_endpoint(val->text))
-                    cfg_.global.metrics_listen = *ep;
-                else
-                    error(*val, k + ": bad address " + quoted(val->text) + " (A.B.C.D:PORT)");
-            }
         } else if (k == "lvs_timeouts") {
             // keepalived's global form of ipvsadm --set: `lvs_timeouts tcp N tcpfin N udp N`.
             if (!has_value(kw)) error(kw, k + ": missing value");
             while (has_value(kw)) timeout_setting(take());
-        } else if (contains(kIgnoredGlobal, k) || k.starts_with("vrrp_") ||
-                   k.starts_with("checker_") || k.starts_with("bfd_")) {
-            ignored(kw);
         } else {
             unknown(kw, "global_defs");
         }
     }
 
     void netif_defs(const Token& kw) {
+        if (classified(kw, "netif_defs")) return;
         if (kw.text == "eal_args") {
             if (const Token* val = value(kw)) cfg_.netif.eal_args = val->text;
         } else if (kw.text == "mbufs_per_port") {
@@ -386,6 +385,7 @@ class Parser {
             if (name) port.name = name->text;
             bool dev_seen = false;
             block(kw, [&](const Token& t) {
+                if (classified(t, "port")) return;
                 if (t.text == "dev") {
                     if (const Token* val = value(t)) {
                         port.dev = val->text;
@@ -411,8 +411,12 @@ class Parser {
     }
 
     void worker_defs(const Token& kw) {
+        if (classified(kw, "worker_defs")) return;
         if (kw.text == "workers") {
-            if (auto n = number_value(kw, 1, kMaxWorkers)) cfg_.worker.workers = *n;
+            if (auto n = number_value(kw, 1, kMaxWorkers)) {
+                cfg_.worker.workers = *n;
+                cfg_.worker.workers_loc = loc(kw);
+            }
         } else if (kw.text == "poll_mode") {
             static constexpr std::array<std::pair<std::string_view, PollMode>, 2> kModes = {
                 {{"busy", PollMode::Busy}, {"adaptive", PollMode::Adaptive}}};
@@ -451,6 +455,7 @@ class Parser {
 
     void ip_defs(const Token& kw) {
         const std::string& k = kw.text;
+        if (classified(kw, "ip_defs")) return;
         if (k != "address" && k != "route") return unknown(kw, "ip_defs");
         const Token* val = value(kw);
         if (!val) return skip_statement(kw);
@@ -521,6 +526,7 @@ class Parser {
     void synproxy_setting(const Token& t) {
         lb::SynProxyConf& c = cfg_.ipvs.synproxy;
         const std::string& k = t.text;
+        if (classified(t, "synproxy")) return;
         if (k == "synack_options") {
             block(t, [&](const Token& o) { synproxy_setting(o); });
         } else if (k == "mss") {
@@ -552,6 +558,7 @@ class Parser {
     }
 
     void ipvs_defs(const Token& kw) {
+        if (classified(kw, "ipvs_defs")) return;
         if (kw.text == "timeouts") {
             block(kw, [&](const Token& t) { timeout_setting(t); });
         } else if (kw.text == "conn_table_size") {
@@ -612,10 +619,7 @@ class Parser {
         group.loc = loc(kw);
         if (name) group.name = name->text;
         block(kw, [&](const Token& entry) {
-            if (entry.text == "fwmark") {
-                error(entry, "fwmark services not supported yet");
-                return skip_statement(entry);
-            }
+            if (classified(entry, "virtual_server_group", /*entries=*/true)) return;
             auto range = parse_last_octet_range(entry.text);
             if (!range) {
                 error(entry, "virtual_server_group " + quoted(group.name) + ": bad address range " +
@@ -650,7 +654,7 @@ class Parser {
             else
                 p.kind = PendingVs::Kind::Invalid;
         } else if (first->text == "fwmark") {
-            error(kw, "fwmark services not supported yet");
+            error(kw, refusal("fwmark", *keyword_find("virtual_server_group", "fwmark")));
             p.kind = PendingVs::Kind::Invalid;
             (void)number_value(*first, 1, UINT32_MAX);
         } else {
@@ -704,6 +708,7 @@ class Parser {
                     std::optional<SourceLoc>& pp_loc, std::optional<SourceLoc>& uoa_loc) {
         VirtualServer& vs = p.vs;
         const std::string& k = t.text;
+        if (classified(t, "virtual_server")) return;
         if (k == "protocol") {
             const Token* val = value(t);
             if (!val) return;
@@ -743,19 +748,6 @@ class Parser {
                 vs.laddr_group = val->text;
                 p.laddr_loc = loc(*val);
             }
-        } else if (k == "persistence_timeout") {
-            if (!vs.persistence.enabled) warning(t, k + ": " + std::string(kWarnPersistence));
-            vs.persistence.enabled = true;
-            if (has_value(t))
-                if (auto n = number_value(t, 1, kMaxTimeout)) vs.persistence.timeout = *n;
-        } else if (k == "persistence_granularity") {
-            const Token* val = value(t);
-            if (!val) return;
-            auto mask = net::parse_ipv4(val->text);
-            uint32_t inv = mask ? ~mask->host() : 1;
-            if (!mask || (inv & (inv + 1)) != 0)
-                return error(*val, k + ": bad netmask " + quoted(val->text));
-            vs.persistence.granularity = *mask;
         } else if (k == "syn_proxy") {
             vs.syn_proxy = true;
         } else if (k == "toa") {
@@ -781,23 +773,6 @@ class Parser {
                 vs.uoa = *uoa;
                 uoa_loc = loc(t);
             }
-        } else if (k == "delay_loop") {
-            if (auto n = number_value(t, 1, INT32_MAX)) vs.delay_loop = *n;
-        } else if (k == "quorum") {
-            if (auto n = number_value(t, 1, INT32_MAX)) vs.quorum = *n;
-        } else if (k == "hysteresis") {
-            if (auto n = number_value(t, 0, INT32_MAX)) vs.hysteresis = *n;
-        } else if (k == "sorry_server") {
-            auto addr = ipv4_value(t);
-            auto port = addr ? port_value(t) : std::nullopt;
-            if (addr && port) vs.sorry_server = net::Ipv4Endpoint{*addr, *port};
-        } else if (k == "alpha") {
-            vs.alpha = true;
-        } else if (k == "omega") {
-            vs.omega = true;
-        } else if (k == "quorum_up" || k == "quorum_down") {
-            if (const Token* val = value(t))
-                (k == "quorum_up" ? vs.quorum_up : vs.quorum_down) = val->text;
         } else if (k == "blacklist" || k == "whitelist") {
             acl_list(t, k == "blacklist" ? vs.blacklist : vs.whitelist);
         } else if (k == "daddr_group_name") {
@@ -809,8 +784,6 @@ class Parser {
             if (auto n = number_value(t, 0, UINT32_MAX)) vs.conn_rate_limit = *n;
         } else if (k == "real_server") {
             real_server(t, vs);
-        } else if (contains(kIgnoredVs, k)) {
-            ignored(t);
         } else {
             unknown(t, "virtual_server");
         }
@@ -909,28 +882,13 @@ class Parser {
 
     void rs_keyword(const Token& t, RealServer& rs) {
         const std::string& k = t.text;
+        if (classified(t, "real_server")) return;
         if (k == "weight") {
             if (auto n = number_value(t, 0, 65535)) rs.weight = *n;
-        } else if (k == "inhibit_on_failure") {
-            rs.inhibit_on_failure = true;
-        } else if (k == "notify_up" || k == "notify_down") {
-            if (const Token* val = value(t))
-                (k == "notify_up" ? rs.notify_up : rs.notify_down) = val->text;
         } else if (k == "upper_threshold" || k == "uthreshold") {
             if (auto n = number_value(t, 0, UINT32_MAX)) rs.upper_threshold = *n;
         } else if (k == "lower_threshold" || k == "lthreshold") {
             if (auto n = number_value(t, 0, UINT32_MAX)) rs.lower_threshold = *n;
-        } else if (contains(kCheckerKinds, k)) {
-            ConfigNode node;
-            node.key = k;
-            node.loc = loc(t);
-            if (!open_block(t)) return;
-            node.has_block = true;
-            node.children = raw_block(t);
-            rs.checkers.push_back(std::move(node));
-            warning(t, k + ": " + std::string(kWarnChecker));
-        } else if (contains(kIgnoredRs, k)) {
-            ignored(t);
         } else {
             unknown(t, "real_server");
         }
@@ -943,6 +901,7 @@ class Parser {
     std::vector<PendingVs> pending_;
     std::vector<PortRef> port_refs_;
     std::vector<std::vector<SourceLoc>> laddr_locs_;  // parallel to cfg_.laddr_groups[].addrs
+    std::set<std::string> warned_;                    // ignored keywords already warned about
 };
 
 ParseOutcome finish(const TokenStream& ts, Diagnostics& diag) {
@@ -950,6 +909,7 @@ ParseOutcome finish(const TokenStream& ts, Diagnostics& diag) {
     ParsedConfig parsed = Parser(ts, diag).run();
     config_validate(parsed, diag);
     Config cfg = std::move(parsed.cfg);
+    cfg.file = ts.files.empty() ? std::string() : ts.files.front();
     out.errors = std::move(diag.errors);
     out.warnings = std::move(diag.warnings);
     if (out.errors.empty()) {

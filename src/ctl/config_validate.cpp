@@ -83,10 +83,12 @@ class Validator {
                 }
             }
             for (VirtualServer& vs : expanded) {
-                // ipvsadm: "Zero port specified for non-persistent service".
-                if (vs.port == 0 && !vs.persistence.enabled) {
+                // ipvsadm: "Zero port specified for non-persistent service"; xvs has no
+                // persistence yet, so every service needs its port.
+                if (vs.port == 0) {
                     error(vs.loc, "virtual_server " + endpoint_text(vs.vip, vs.port) +
-                                      ": port 0 is only allowed with persistence_timeout");
+                                      ": port 0 needs persistence, which is not supported yet: "
+                                      "give the service's port");
                     continue;
                 }
                 auto key = std::make_tuple(vs.proto, vs.vip.be, vs.port);
@@ -101,9 +103,30 @@ class Validator {
             }
         }
         validate_local_addresses();
+        validate_ip();
     }
 
   private:
+    // The Director keys addresses by address and routes by prefix: a second one would be
+    // skipped by config_apply, so it is an error here.
+    void validate_ip() {
+        std::map<uint32_t, SourceLoc> addrs;
+        for (const AddressDef& a : cfg_.ip.addresses) {
+            auto [it, inserted] = addrs.emplace(a.addr.be, a.loc);
+            if (!inserted)
+                error(a.loc, "address " + net::to_string(a.addr) + " already defined at " +
+                                 loc_text(it->second));
+        }
+        std::map<std::pair<uint32_t, uint8_t>, SourceLoc> routes;
+        for (const RouteDef& r : cfg_.ip.routes) {
+            auto [it, inserted] =
+                routes.emplace(std::make_pair(r.prefix.addr.be, r.prefix.len), r.loc);
+            if (!inserted)
+                error(r.loc, "route " + net::to_string(r.prefix) + " already defined at " +
+                                 loc_text(it->second));
+        }
+    }
+
     // A local address belongs to one group and is neither a VIP nor a director address:
     // FULLNAT return traffic is matched by (LIP, lport), so sharing would mix connections.
     void validate_local_addresses() {

@@ -138,6 +138,17 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
     }
     if (s.contains("ops") && s.at("ops").is_boolean() && s.at("ops").get<bool>())
         return "One-packet scheduling is not supported yet";
+    // The persistence granularity (-M), scheduler flags (-b) and persistence engines (--pe)
+    // would be stored and never used: refused like persistence itself.
+    if (s.contains("netmask") &&
+        (!s.at("netmask").is_string() || s.at("netmask").get<std::string>() != "255.255.255.255"))
+        return "Persistence is not supported yet (-M is the persistence netmask): remove -M";
+    if (s.contains("sched_flags") && !s.at("sched_flags").is_null() &&
+        (!s.at("sched_flags").is_array() || !s.at("sched_flags").empty()))
+        return "Scheduler flags are not supported yet: remove -b";
+    if (s.contains("pe") && !s.at("pe").is_null() &&
+        (!s.at("pe").is_string() || !s.at("pe").get<std::string>().empty()))
+        return "Persistence engines are not supported yet: remove --pe";
     return std::nullopt;
 }
 
@@ -336,6 +347,11 @@ json Controller::cmd_list(const json& req) {
     }
     json r = ok();
     r["services"] = services;
+    // xvsadm -L's banner (IPVS prints its conn hash table size): connections the workers'
+    // tables hold in all.
+    uint64_t table_size = 0;
+    for (const lb::Worker* w : workers_) table_size += w->conns().capacity();
+    r["conn_table_size"] = table_size;
     return r;
 }
 

@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "ctl/config_apply.h"
+#include "ctl/config_check.h"
 #include "ctl/config_parser.h"
 #include "ctl/log.h"
 #include "net/syncookie.h"
@@ -74,7 +75,8 @@ Daemon::~Daemon() {
 }
 
 Result<void> Daemon::start() {
-    auto parsed = parse_config_path(config_path_);
+    // The very verdict of `xvsd -t`: nothing below refuses the configuration for what it says.
+    auto parsed = config_load(config_path_);
     for (const auto& w : parsed.warnings) log_warning(w);
     if (!parsed.config) {
         std::string all;
@@ -83,8 +85,6 @@ Result<void> Daemon::start() {
     }
     config_ = std::move(*parsed.config);
     log_set_level(config_.global.log_level);
-    if (auto r = config_supported(config_); !r) return r;
-    if (config_.netif.ports.empty()) return make_error(config_path_ + ": no port defined in netif_defs");
 
     auto args = port::split_args(config_.netif.eal_args);
     log_info("starting EAL: " + config_.netif.eal_args);
@@ -177,7 +177,7 @@ Result<void> Daemon::open_socket() {
 }
 
 Result<void> Daemon::reload() {
-    auto parsed = parse_config_path(config_path_);
+    auto parsed = config_load(config_path_);
     if (!parsed.config) {
         std::string all;
         for (const auto& e : parsed.errors) all += (all.empty() ? "" : "\n") + e;
@@ -185,24 +185,47 @@ Result<void> Daemon::reload() {
     }
     const Config& next = *parsed.config;
     for (const auto& w : parsed.warnings) log_warning(w);
-    if (next.netif.eal_args != config_.netif.eal_args || next.netif.ports.size() != config_.netif.ports.size() ||
-        next.worker.workers != config_.worker.workers) {
-        log_warning("reload: netif_defs/worker_defs changes need a restart; keeping the running ports");
+    // What only a restart can change is named, never dropped without a word.
+    std::vector<std::string> restart;
+    if (next.netif.eal_args != config_.netif.eal_args) restart.push_back("eal_args");
+    if (next.netif.ports.size() != config_.netif.ports.size())
+        restart.push_back("the set of ports");
+    for (const auto& pd : next.netif.ports) {
+        const PortDef* cur = config_.find_port(pd.name);
+        if (cur && (cur->dev != pd.dev || cur->mtu != pd.mtu)) restart.push_back("port " + pd.name);
     }
-    if (next.global.control_socket != config_.global.control_socket ||
-        next.global.control_socket_gid != config_.global.control_socket_gid)
-        log_warning("reload: control_socket and control_socket_group changes need a restart; "
-                    "serving " +
-                    config_.global.control_socket + " as before");
+    if (next.worker.workers != config_.worker.workers) restart.push_back("workers");
+    if (next.worker.poll_mode != config_.worker.poll_mode) restart.push_back("poll_mode");
+    if (next.global.control_socket != config_.global.control_socket)
+        restart.push_back("control_socket");
+    if (next.global.control_socket_gid != config_.global.control_socket_gid)
+        restart.push_back("control_socket_group");
+    if (next.ipvs.conn_table_size != config_.ipvs.conn_table_size)
+        restart.push_back("conn_table_size");
+    if (next.netif.mbufs_per_port != config_.netif.mbufs_per_port)
+        restart.push_back("mbufs_per_port");
+    for (const auto& what : restart)
+        log_warning("reload: " + what +
+                    " changed: takes effect at the next restart (running with the old one)");
     for (const auto& pd : next.netif.ports) {
         bool known = std::any_of(ports_.begin(), ports_.end(), [&](const auto& p) { return p.name == pd.name; });
         if (!known) return make_error(pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + " is new: ports need a restart");
     }
     auto applied = config_apply(*director_, next);
     if (!applied) return make_error(applied.error());
+    if (next.global.log_level != config_.global.log_level) {
+        log_set_level(next.global.log_level);
+        log_info("reload: log_level " + std::string(to_string(next.global.log_level)));
+    }
     for (const auto& c : applied->changes) log_info("reload: " + c);
     log_info("reload: done, " + std::to_string(applied->changes.size()) + " changes");
-    config_ = next;
+    // The running configuration keeps what needs a restart, so the next reload compares
+    // against what actually runs.
+    Config running = next;
+    running.netif = config_.netif;
+    running.worker = config_.worker;
+    running.global.control_socket = config_.global.control_socket;
+    config_ = std::move(running);
     return {};
 }
 

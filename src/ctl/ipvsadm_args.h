@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "ctl/service_types.h"
 #include "net/addr.h"
 
 namespace xvs::ctl {
@@ -45,8 +46,6 @@ enum class CommandKind {
     Version,      // -v
 };
 
-enum class Proto { Tcp, Udp };
-
 // A virtual service: proto/vip/port, or a firewall mark (fwmark != 0).
 struct ServiceKey {
     Proto proto = Proto::Tcp;
@@ -57,8 +56,6 @@ struct ServiceKey {
 };
 
 enum class Forward { FullNat, Masq, Route, Tunnel, Snat, Local };
-enum class ProxyProtocol { Off, V1, V2 };
-enum class Uoa { Off, Opp, Ipo };  // UDP: client address as a protocol-248 header / IP option
 
 struct ServiceOptions {
     std::string sched = "wlc";

@@ -344,12 +344,19 @@ std::string format_largenum(uint64_t v, bool exact) {
     return sfmt("%8lluT", ull(v / 1000000000000ULL));
 }
 
+uint64_t decode_conn_table_size(const json& reply) {
+    if (!reply.is_object() || !reply.contains("conn_table_size")) return 0;
+    const json& size = reply.at("conn_table_size");
+    return size.is_number_unsigned() ? size.get<uint64_t>() : 0;
+}
+
 std::string format_list(std::vector<ServiceEntry> services, const ListFormat& fmt,
-                        bool with_banner) {
+                        std::optional<uint64_t> banner_size) {
     if (!fmt.nosort) sort_entries(services);
     std::string out;
-    // xvs reports the IPVS interface version it emulates and IPVS's default table size.
-    if (with_banner) out += "IP Virtual Server version 1.2.1 (size=4096)\n";
+    // The IPVS interface version xvs emulates, and its connection table size.
+    if (banner_size)
+        out += "IP Virtual Server version 1.2.1 (size=" + std::to_string(*banner_size) + ")\n";
     out += title(fmt);
     for (const auto& s : services) {
         out += service_line(s, fmt);
@@ -475,7 +482,9 @@ Result<std::string> render_reply(const Command& cmd, const json& reply) {
             auto services = decode_services(reply);
             if (!services) return make_error(services.error());
             if (cmd.kind == CommandKind::Save) return format_save(std::move(*services), cmd.format);
-            return format_list(std::move(*services), cmd.format, !cmd.service.has_value());
+            std::optional<uint64_t> banner;
+            if (!cmd.service) banner = decode_conn_table_size(reply);
+            return format_list(std::move(*services), cmd.format, banner);
         }
         case CommandKind::GetBlacklist:
         case CommandKind::GetWhitelist: {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,10 +60,13 @@ Result<std::vector<LaddrEntry>> decode_laddrs(const nlohmann::json& reply);
 // ipvsadm's print_largenum: %9llu, or K/M/G/T-abbreviated, or exact with a leading space.
 std::string format_largenum(uint64_t value, bool exact);
 
-// -L [service]: with_banner prints "IP Virtual Server version ..." first (whole table only,
-// as ipvsadm's list_all; listing one service omits it).
+// -L [service]: a banner_size prints "IP Virtual Server version 1.2.1 (size=N)" first (whole
+// table only, as ipvsadm's list_all; listing one service omits it). N is the connection table
+// size, as IPVS prints its conn hash table's.
 std::string format_list(std::vector<ServiceEntry> services, const ListFormat& fmt,
-                        bool with_banner);
+                        std::optional<uint64_t> banner_size);
+// The daemon's connection table size (list reply "conn_table_size"); 0 when absent.
+uint64_t decode_conn_table_size(const nlohmann::json& reply);
 // -S: rules in the syntax -R reads.
 std::string format_save(std::vector<ServiceEntry> services, const ListFormat& fmt);
 // -L -c. A "local" column is added when any entry has a local address (FULLNAT/SNAT).

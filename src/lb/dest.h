@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "common/single_writer.h"
 #include "net/addr.h"
 
 namespace xvs::lb {
@@ -15,17 +16,18 @@ inline constexpr unsigned kMaxWorkers = 16;
 
 enum class FwdMode : uint8_t { FullNat, Nat, Dr, Tun, Snat };
 
-// Written by one worker only; read (racy but word-sized) by the control thread.
+// Written by one worker only; the counters are also read by the control thread (xvsadm -L,
+// retiring removed dests), hence SingleWriter: relaxed atomics, no locked RMW per packet.
 struct alignas(64) DestWorkerStats {
-    uint64_t conns = 0;     // connections scheduled to this dest
-    uint64_t inpkts = 0;    // client -> RS
-    uint64_t outpkts = 0;   // RS -> client
-    uint64_t inbytes = 0;
-    uint64_t outbytes = 0;
-    uint32_t active = 0;    // conns in an active TCP state (ESTABLISHED, SYN_*)
-    uint32_t inactive = 0;  // all other conns (incl. UDP)
-    uint32_t refs = 0;      // conns on this worker pointing at this dest
-    bool overloaded = false;  // over its -x share on this worker (lb/admission.h)
+    SingleWriter<uint64_t> conns;    // connections scheduled to this dest
+    SingleWriter<uint64_t> inpkts;   // client -> RS
+    SingleWriter<uint64_t> outpkts;  // RS -> client
+    SingleWriter<uint64_t> inbytes;
+    SingleWriter<uint64_t> outbytes;
+    SingleWriter<uint32_t> active;    // conns in an active TCP state (ESTABLISHED, SYN_*)
+    SingleWriter<uint32_t> inactive;  // all other conns (incl. UDP)
+    SingleWriter<uint32_t> refs;      // conns on this worker pointing at this dest
+    bool overloaded = false;  // over its -x share on this worker (lb/admission.h); worker only
 };
 
 struct Dest {

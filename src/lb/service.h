@@ -31,11 +31,12 @@ inline uint64_t flat_hash(const ServiceKey& k) {
 struct alignas(64) ServiceWorkerState {
     SchedCursor cursor;
     uint32_t laddr_cursor = 0;
-    uint64_t conns = 0;
-    uint64_t inpkts = 0;
-    uint64_t outpkts = 0;
-    uint64_t inbytes = 0;
-    uint64_t outbytes = 0;
+    // Written by this worker, read by the control thread (xvsadm -L --stats).
+    SingleWriter<uint64_t> conns;
+    SingleWriter<uint64_t> inpkts;
+    SingleWriter<uint64_t> outpkts;
+    SingleWriter<uint64_t> inbytes;
+    SingleWriter<uint64_t> outbytes;
     std::atomic<uint32_t> refs{0};  // conns on this worker belonging to this service
     TokenBucket conn_rate_bucket;   // this worker's share of Service::conn_rate
 };

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "common/single_writer.h"
 #include "stack/counters.h"
 #include "stack/neigh.h"
 #include "stack/tx.h"
@@ -18,7 +19,7 @@ struct StackContext {
     TxBuffers tx;
     Neighbours neigh;
     rte_mempool* pool = nullptr;
-    uint64_t now_ms = 0;
+    SingleWriter<uint64_t> now_ms;  // the worker's clock; the control thread reads it too
     const StackView* view = nullptr;
     uint64_t next_neigh_scan_ms = 0;
 };

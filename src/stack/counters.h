@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "common/single_writer.h"
+
 namespace xvs::stack {
 
 // X(name, is_drop, description)
@@ -126,8 +128,9 @@ inline constexpr std::array<CounterInfo, kCounterCount> kCounterInfo{{
 #undef XVS_COUNTER_INFO
 }};
 
+// The worker increments, the control thread sums (xvsctl stats): SingleWriter cells.
 struct alignas(64) Counters {
-    std::array<uint64_t, kCounterCount> v{};
+    std::array<SingleWriter<uint64_t>, kCounterCount> v{};
     void inc(Counter c, uint64_t n = 1) { v[static_cast<size_t>(c)] += n; }
     uint64_t get(Counter c) const { return v[static_cast<size_t>(c)]; }
 };

@@ -19,11 +19,13 @@ net::Ipv4 ip(const char* text) {
     return *net::parse_ipv4(text);
 }
 
-// The example of DESIGN.md "Configuration", verbatim.
+// The example of DESIGN.md "Configuration", with its two not-yet-implemented lines commented
+// out (metrics_listen, TCP_CHECK: refused, see DesignExampleVerbatimRefusesWhatIsNotDone), so
+// that the line numbers are DESIGN.md's.
 constexpr const char* kDesignExample = R"(global_defs {
     log_level info
     control_socket /run/xvs/xvs.sock
-    metrics_listen 127.0.0.1:9469
+    # metrics_listen 127.0.0.1:9469
 }
 netif_defs {
     eal_args "--no-huge -m 512 --no-pci --no-shconf"
@@ -50,7 +52,7 @@ virtual_server 10.10.1.100 80 {
     laddr_group_name lan_lips
     syn_proxy
     toa on                      # or: proxy_protocol v2
-    real_server 10.10.2.2 8080 { weight 1  TCP_CHECK { connect_timeout 3 } }
+    real_server 10.10.2.2 8080 { weight 1 } # TCP_CHECK { connect_timeout 3 } }
     real_server 10.10.2.3 8080 { weight 2 }
 }
 )";
@@ -107,7 +109,6 @@ TEST(ConfigParser, DesignExampleParsesIntoModel) {
 
     EXPECT_EQ(cfg.global.log_level, LogLevel::Info);
     EXPECT_EQ(cfg.global.control_socket, "/run/xvs/xvs.sock");
-    EXPECT_EQ(cfg.global.metrics_listen, (net::Ipv4Endpoint{ip("127.0.0.1"), 9469}));
 
     EXPECT_EQ(cfg.netif.eal_args, "--no-huge -m 512 --no-pci --no-shconf");
     ASSERT_EQ(cfg.netif.ports.size(), 2u);
@@ -166,7 +167,6 @@ TEST(ConfigParser, DesignExampleParsesIntoModel) {
     EXPECT_TRUE(vs.syn_proxy);
     EXPECT_TRUE(vs.toa);
     EXPECT_EQ(vs.proxy_protocol, ProxyProtocol::Off);
-    EXPECT_FALSE(vs.persistence.enabled);
     EXPECT_EQ(vs.loc.file, "t.conf");
     EXPECT_EQ(vs.loc.line, 24u);
     ASSERT_EQ(vs.real_servers.size(), 2u);
@@ -174,19 +174,9 @@ TEST(ConfigParser, DesignExampleParsesIntoModel) {
     EXPECT_EQ(rs0.addr, ip("10.10.2.2"));
     EXPECT_EQ(rs0.port, 8080);
     EXPECT_EQ(rs0.weight, 1u);
-    ASSERT_EQ(rs0.checkers.size(), 1u);
-    EXPECT_EQ(rs0.checkers[0].key, "TCP_CHECK");
-    ASSERT_EQ(rs0.checkers[0].children.size(), 1u);
-    EXPECT_EQ(rs0.checkers[0].children[0].key, "connect_timeout");
-    EXPECT_THAT(rs0.checkers[0].children[0].values, ElementsAre("3"));
     EXPECT_EQ(vs.real_servers[1].addr, ip("10.10.2.3"));
     EXPECT_EQ(vs.real_servers[1].weight, 2u);
-    EXPECT_THAT(vs.real_servers[1].checkers, IsEmpty());
-
-    // Nothing accepted-but-ignored passes silently.
-    EXPECT_THAT(out.warnings,
-                ElementsAre("t.conf:31: TCP_CHECK: health checking is not yet supported; real "
-                            "server stays up"));
+    EXPECT_THAT(out.warnings, IsEmpty());
     EXPECT_EQ(cfg.warnings, out.warnings);
 }
 
@@ -201,6 +191,21 @@ TEST(ConfigParser, InvalidUtf8IsRefusedWithLineAndColumn) {
     EXPECT_EQ(nul.error(), "y.conf:3: NUL byte in the configuration (binary file?)");
     auto ok = parse_config_string("global_defs {\n    log_level info   # caf\xc3\xa9\n}\n", "z.conf");
     EXPECT_TRUE(ok.ok()) << ok.error();
+}
+
+// DESIGN.md's example as written names two features xvs does not have yet: both are refused
+// with file:line and what to do, not accepted without effect.
+TEST(ConfigParser, DesignExampleVerbatimRefusesWhatIsNotDone) {
+    std::string text = kDesignExample;
+    text.replace(text.find("# metrics_listen"), 2, "");
+    text.replace(text.find("} # TCP_CHECK"), 4, "");
+    ParseOutcome out = parse(text);
+    EXPECT_FALSE(out.config);
+    EXPECT_THAT(out.errors,
+                ElementsAre("t.conf:4: 'metrics_listen' is not supported yet (metrics export is "
+                            "not implemented; read counters with xvsctl stats): remove it",
+                            "t.conf:31: 'TCP_CHECK' is not supported yet (health checking is not "
+                            "implemented): remove it"));
 }
 
 TEST(ConfigParser, ResultApiReturnsConfigOrJoinedErrors) {
@@ -219,7 +224,6 @@ TEST(ConfigParser, DefaultsWhenSectionsOmitted) {
     ParseOutcome out = parse("");
     ASSERT_TRUE(out.config);
     EXPECT_EQ(out.config->global.log_level, LogLevel::Info);
-    EXPECT_EQ(out.config->global.metrics_listen, (net::Ipv4Endpoint{ip("127.0.0.1"), 9469}));
     EXPECT_EQ(out.config->worker.workers, 1u);
     EXPECT_EQ(out.config->worker.poll_mode, PollMode::Adaptive);
     EXPECT_EQ(out.config->ipvs.timeouts.of(lb::TcpState::Established),
@@ -232,24 +236,11 @@ TEST(ConfigParser, KeepalivedSynonymsAndVsOptions) {
     lvs_sched rr
     lvs_method FNAT
     laddr_group_name lips
-    persistence_timeout
-    persistence_granularity 255.255.255.0
-    delay_loop 6
-    quorum 2
-    hysteresis 1
-    quorum_up "/bin/up now"
-    quorum_down /bin/down
-    sorry_server 192.0.2.250 80
-    alpha
-    omega
     proxy_protocol v2
     real_server 10.10.2.2 443 {
         weight 100
-        inhibit_on_failure
         uthreshold 1000
         lthreshold 750
-        notify_up "/usr/bin/logger rs up"
-        notify_down /bin/true
     }
     real_server 10.10.2.3 443 {
         upper_threshold 10
@@ -263,32 +254,16 @@ TEST(ConfigParser, KeepalivedSynonymsAndVsOptions) {
     EXPECT_EQ(vs.proto, Proto::Udp);
     EXPECT_EQ(vs.sched, "rr");
     EXPECT_EQ(vs.fwd, FwdMethod::FullNat);
-    EXPECT_TRUE(vs.persistence.enabled);
-    EXPECT_EQ(vs.persistence.timeout, 360u);
-    EXPECT_EQ(vs.persistence.granularity, ip("255.255.255.0"));
-    EXPECT_EQ(vs.delay_loop, 6u);
-    EXPECT_EQ(vs.quorum, 2u);
-    EXPECT_EQ(vs.hysteresis, 1u);
-    EXPECT_EQ(vs.quorum_up, "/bin/up now");
-    EXPECT_EQ(vs.quorum_down, "/bin/down");
-    EXPECT_EQ(vs.sorry_server, (net::Ipv4Endpoint{ip("192.0.2.250"), 80}));
-    EXPECT_TRUE(vs.alpha);
-    EXPECT_TRUE(vs.omega);
     EXPECT_EQ(vs.proxy_protocol, ProxyProtocol::V2);
     ASSERT_EQ(vs.real_servers.size(), 3u);
     EXPECT_EQ(vs.real_servers[0].weight, 100u);
-    EXPECT_TRUE(vs.real_servers[0].inhibit_on_failure);
     EXPECT_EQ(vs.real_servers[0].upper_threshold, 1000u);
     EXPECT_EQ(vs.real_servers[0].lower_threshold, 750u);
-    EXPECT_EQ(vs.real_servers[0].notify_up, "/usr/bin/logger rs up");
-    EXPECT_EQ(vs.real_servers[0].notify_down, "/bin/true");
     EXPECT_EQ(vs.real_servers[1].upper_threshold, 10u);
     EXPECT_EQ(vs.real_servers[1].lower_threshold, 5u);
     EXPECT_EQ(vs.real_servers[2].addr, ip("10.10.2.4"));
     EXPECT_EQ(vs.real_servers[2].weight, 1u);
-    EXPECT_THAT(
-        out.warnings,
-        ElementsAre("t.conf:12: persistence_timeout: persistence is not yet supported; ignored"));
+    EXPECT_THAT(out.warnings, IsEmpty());
 }
 
 TEST(ConfigParser, ProtocolDefaultsToTcpWithWarningAndSchedToWlc) {
@@ -306,7 +281,7 @@ TEST(ConfigParser, CommentsQuotesAndOddLayout) {
 global_defs {   # trailing comment
     log_level debug   ! bang comment
     control_socket "/run/xvs dir/xvs.sock"
-    metrics_listen 0.0.0.0:9100
+    lvs_timeouts tcp 600
 }
 netif_defs
 {
@@ -321,7 +296,7 @@ ip_defs { route 192.168.0.0/16 dev p0
     const Config& cfg = *out.config;
     EXPECT_EQ(cfg.global.log_level, LogLevel::Debug);
     EXPECT_EQ(cfg.global.control_socket, "/run/xvs dir/xvs.sock");
-    EXPECT_EQ(cfg.global.metrics_listen, (net::Ipv4Endpoint{ip("0.0.0.0"), 9100}));
+    EXPECT_EQ(cfg.ipvs.timeouts.of(lb::TcpState::Established), 600u);
     EXPECT_EQ(cfg.netif.eal_args, "-l 0 --file-prefix \"x\" # not a comment");
     ASSERT_EQ(cfg.netif.ports.size(), 1u);
     EXPECT_EQ(cfg.netif.ports[0].mtu, 9000u);
@@ -426,28 +401,39 @@ TEST(ConfigParser, RangesEndingAtBroadcastTerminate) {
     EXPECT_EQ(out.config->virtual_servers.back().vip, ip("255.255.255.255"));
 }
 
-TEST(ConfigParser, IgnoredKeepalivedKeywordsWarn) {
+TEST(ConfigParser, IgnoredKeepalivedKeywordsWarnOnce) {
     ParseOutcome out = parse(R"(global_defs {
     router_id LVS_1
     notification_email {
         ops@example.org
     }
+    router_id LVS_2
+    vrrp_garp_interval 1
 }
-vrrp_instance VI_1 {
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    EXPECT_THAT(out.warnings,
+                ElementsAre("t.conf:2: 'router_id' ignored: it names the host in mail alerts; "
+                            "xvs sends none (keepalived setting; warned once)",
+                            "t.conf:3: 'notification_email' ignored: xvs sends no mail alerts "
+                            "(keepalived setting; warned once)",
+                            "t.conf:7: 'vrrp_garp_interval' ignored: it tunes keepalived's VRRP, "
+                            "which xvs does not run (keepalived setting; warned once)"));
+}
+
+TEST(ConfigParser, VrrpBlocksAreRefused) {
+    ParseOutcome out = parse(R"(vrrp_instance VI_1 {
     state MASTER
     virtual_ipaddress { 10.0.0.1 }
 }
 )");
-    ASSERT_THAT(out.errors, IsEmpty());
-    EXPECT_THAT(
-        out.warnings,
-        ElementsAre("t.conf:2: router_id: ignored (keepalived keyword without meaning in xvs)",
-                    "t.conf:3: notification_email: ignored (keepalived keyword without "
-                    "meaning in xvs)",
-                    "t.conf:7: vrrp_instance: ignored (xvs does not implement VRRP)"));
+    EXPECT_THAT(out.errors, ElementsAre("t.conf:1: 'vrrp_instance' is not supported yet (xvs "
+                                        "does not implement VRRP): remove it"));
 }
 
-TEST(ConfigParser, CheckerBlocksKeptAsTreesWithWarnings) {
+// Health checks are a later issue: a checker block is refused as a whole (its nested blocks
+// skipped, no cascade of errors), not kept and never run.
+TEST(ConfigParser, CheckerBlocksAreRefused) {
     ParseOutcome out = parse_body(R"(virtual_server 10.10.1.100 80 {
     protocol TCP
     laddr_group_name lips
@@ -458,36 +444,15 @@ TEST(ConfigParser, CheckerBlocksKeptAsTreesWithWarnings) {
             retry 3
         }
         MISC_CHECK { misc_path "/usr/local/bin/probe 10.10.2.2" misc_timeout 5 misc_dynamic }
-        DNS_CHECK { type A name example.org }
+        weight 2
     }
 }
 )");
-    ASSERT_THAT(out.errors, IsEmpty());
-    const RealServer& rs = out.config->virtual_servers.at(0).real_servers.at(0);
-    ASSERT_EQ(rs.checkers.size(), 3u);
-    const ConfigNode& http = rs.checkers[0];
-    EXPECT_EQ(http.key, "HTTP_GET");
-    ASSERT_EQ(http.children.size(), 3u);
-    EXPECT_EQ(http.children[0].key, "url");
-    EXPECT_TRUE(http.children[0].has_block);
-    ASSERT_EQ(http.children[0].children.size(), 2u);
-    EXPECT_EQ(http.children[0].children[0].key, "path");
-    EXPECT_THAT(http.children[0].children[0].values, ElementsAre("/healthz"));
-    EXPECT_EQ(http.children[0].children[1].key, "status_code");
-    EXPECT_THAT(http.children[0].children[1].values, ElementsAre("200"));
-    EXPECT_EQ(http.children[2].key, "retry");
-    const ConfigNode& misc = rs.checkers[1];
-    ASSERT_EQ(misc.children.size(), 3u);
-    EXPECT_THAT(misc.children[0].values, ElementsAre("/usr/local/bin/probe 10.10.2.2"));
-    EXPECT_EQ(misc.children[2].key, "misc_dynamic");
-    EXPECT_THAT(misc.children[2].values, IsEmpty());
-    EXPECT_EQ(rs.checkers[2].children.size(), 2u);
-    EXPECT_THAT(
-        out.warnings,
-        ElementsAre(
-            "t.conf:11: HTTP_GET: health checking is not yet supported; real server stays up",
-            "t.conf:16: MISC_CHECK: health checking is not yet supported; real server stays up",
-            "t.conf:17: DNS_CHECK: health checking is not yet supported; real server stays up"));
+    EXPECT_FALSE(out.config);
+    EXPECT_THAT(out.errors, ElementsAre("t.conf:11: 'HTTP_GET' is not supported yet (health "
+                                        "checking is not implemented): remove it",
+                                        "t.conf:16: 'MISC_CHECK' is not supported yet (health "
+                                        "checking is not implemented): remove it"));
 }
 
 TEST(ConfigParser, IncludeGlobRelativeAndNested) {
@@ -648,9 +613,14 @@ TEST(ConfigParserErrors, BadAddresses) {
                 ElementsAre("t.conf:8: address: bad prefix '10.1.1.1/33'",
                             "t.conf:9: route: bad prefix '10.2.0.0/x'",
                             "t.conf:10: via: bad IPv4 address '10.1.1.300'"));
-    EXPECT_THAT(
-        errors_of("global_defs { metrics_listen localhost:9100 }\n"),
-        ElementsAre("t.conf:7: metrics_listen: bad address 'localhost:9100' (A.B.C.D:PORT)"));
+}
+
+TEST(ConfigParserErrors, DuplicateAddressesAndRoutes) {
+    EXPECT_THAT(errors_of("ip_defs {\n  address 10.10.1.1/16 dev wan0\n"
+                          "  route 10.20.0.0/16 via 10.10.1.254 dev wan0\n"
+                          "  route 10.20.0.0/16 via 10.10.1.253 dev wan0\n}\n"),
+                ElementsAre("t.conf:8: address 10.10.1.1 already defined at t.conf:5",
+                            "t.conf:10: route 10.20.0.0/16 already defined at t.conf:9"));
 }
 
 TEST(ConfigParserErrors, BadPorts) {
@@ -660,25 +630,28 @@ TEST(ConfigParserErrors, BadPorts) {
                             "t.conf:8: virtual_server: bad port 'http' (0..65535)"));
 }
 
-TEST(ConfigParserErrors, PortZeroOnlyWithPersistence) {
+// Port 0 means "any port" only for persistent services (ipvsadm); xvs has no persistence yet.
+TEST(ConfigParserErrors, PortZeroNeedsPersistenceWhichIsRefused) {
     EXPECT_THAT(errors_of("virtual_server 10.10.1.100 0 { laddr_group_name lips }\n"),
-                ElementsAre("t.conf:7: virtual_server 10.10.1.100:0: port 0 is only allowed with "
-                            "persistence_timeout"));
-    ParseOutcome ok = parse_body(
-        "virtual_server 10.10.1.100 0 { laddr_group_name lips persistence_timeout 600 }\n");
-    ASSERT_THAT(ok.errors, IsEmpty());
-    EXPECT_EQ(ok.config->virtual_servers.at(0).persistence.timeout, 600u);
+                ElementsAre("t.conf:7: virtual_server 10.10.1.100:0: port 0 needs persistence, "
+                            "which is not supported yet: give the service's port"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 0 { laddr_group_name lips "
+                          "persistence_timeout 600 }\n"),
+                ElementsAre("t.conf:7: 'persistence_timeout' is not supported yet (persistence "
+                            "is not implemented): remove it",
+                            "t.conf:7: virtual_server 10.10.1.100:0: port 0 needs persistence, "
+                            "which is not supported yet: give the service's port"));
 }
 
 TEST(ConfigParserErrors, NumbersOutOfRange) {
     EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
                           "  real_server 10.10.2.2 80 { weight 65536 }\n"
                           "  real_server 10.10.2.3 80 { weight -1 }\n"
-                          "  persistence_timeout 2678401\n}\n"
+                          "  conn_rate_limit 4294967296\n}\n"
                           "netif_defs { port x { dev y mtu 67 } }\n"),
                 ElementsAre("t.conf:8: weight: 65536 out of range 0..65535",
                             "t.conf:9: weight: '-1' is not a number",
-                            "t.conf:10: persistence_timeout: 2678401 out of range 1..2678400",
+                            "t.conf:10: conn_rate_limit: 4294967296 out of range 0..4294967295",
                             "t.conf:12: mtu: 67 out of range 68..9216"));
 }
 
@@ -813,8 +786,10 @@ TEST(ConfigParserErrors, ForwardingMethods) {
 TEST(ConfigParserErrors, FwmarkNotSupported) {
     EXPECT_THAT(errors_of("virtual_server fwmark 5 { laddr_group_name lips }\n"
                           "virtual_server_group F { fwmark 6 }\n"),
-                ElementsAre("t.conf:7: fwmark services not supported yet",
-                            "t.conf:8: fwmark services not supported yet"));
+                ElementsAre("t.conf:7: 'fwmark' is not supported yet (firewall-mark services are "
+                            "not implemented): remove it",
+                            "t.conf:8: 'fwmark' is not supported yet (firewall-mark services are "
+                            "not implemented): remove it"));
 }
 
 TEST(ConfigParserErrors, NoNetifPortForVirtualServer) {
@@ -830,12 +805,13 @@ TEST(ConfigParserErrors, NoNetifPortForVirtualServer) {
 TEST(ConfigParserErrors, ProtocolAndToggles) {
     EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
                           "  protocol SCTP\n  protocol ICMP\n  toa yes\n  proxy_protocol v3\n"
-                          "  persistence_granularity 255.0.255.0\n}\n"),
+                          "  persistence_granularity 255.255.255.0\n}\n"),
                 ElementsAre("t.conf:8: protocol SCTP not supported",
                             "t.conf:9: protocol: bad value 'ICMP' (TCP|UDP)",
                             "t.conf:10: toa: bad value 'yes' (on|off)",
                             "t.conf:11: proxy_protocol: bad value 'v3' (v1|v2|off)",
-                            "t.conf:12: persistence_granularity: bad netmask '255.0.255.0'"));
+                            "t.conf:12: 'persistence_granularity' is not supported yet "
+                            "(persistence is not implemented): remove it"));
 }
 
 TEST(ConfigParserErrors, DuplicateDefinitions) {

@@ -154,6 +154,13 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
               "PROXY protocol v1 has no UDP form: use v2 on UDP services");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "-o"}),
               "One-packet scheduling is not supported yet");
+    // Once accepted and never used: scheduler flags, persistence engines, -M without -p.
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-b", "flag-1"}),
+              "Scheduler flags are not supported yet: remove -b");
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--pe", "sip"}),
+              "Persistence engines are not supported yet: remove --pe");
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-M", "255.255.255.0"}),
+              "Persistence is not supported yet (-M is the persistence netmask): remove -M");
     EXPECT_TRUE(director_.services().empty());
     // The "off" spellings are fine.
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--toa", "off",
@@ -165,6 +172,8 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
     // And edit_service refuses the others the same way, leaving the service as it was.
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "wrr", "-p", "60"}),
               "Persistence is not supported yet");
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "wrr", "-b", "flag-2"}),
+              "Scheduler flags are not supported yet: remove -b");
     EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->sched_name, "rr");
 }
 

@@ -106,9 +106,9 @@ TEST(IpvsadmFormat, OneServiceListHasNoBanner) {
 }
 
 TEST(IpvsadmFormat, EmptyTableStillPrintsHeaders) {
-    auto text = format_list({}, ListFormat{}, true);
+    auto text = format_list({}, ListFormat{}, uint64_t{1} << 20);
     EXPECT_EQ(text,
-              "IP Virtual Server version 1.2.1 (size=4096)\n"
+              "IP Virtual Server version 1.2.1 (size=1048576)\n"
               "Prot LocalAddress:Port Scheduler Flags\n"
               "  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n");
 }

@@ -613,10 +613,21 @@ json Controller::handle(const json& req) {
     }
 }
 
+// No byte of any input may make this throw (issue 10): the parser accepts strings holding
+// invalid UTF-8 and the reply may echo them, so dump() replaces such bytes (U+FFFD) instead of
+// throwing type_error 316; anything else that escapes handle() is answered, not propagated.
 std::string Controller::handle_line(const std::string& line) {
-    json req = json::parse(line, nullptr, false);
-    if (req.is_discarded()) return err("Invalid argument: request is not valid JSON").dump();
-    return handle(req).dump();
+    constexpr auto kReplace = json::error_handler_t::replace;
+    try {
+        json req = json::parse(line, nullptr, false);
+        if (req.is_discarded())
+            return err("Invalid argument: request is not valid JSON").dump(-1, ' ', false, kReplace);
+        return handle(req).dump(-1, ' ', false, kReplace);
+    } catch (const std::exception& e) {
+        return err(std::string("Internal error: ") + e.what()).dump(-1, ' ', false, kReplace);
+    } catch (...) {
+        return err("Internal error").dump();
+    }
 }
 
 }  // namespace xvs::ctl

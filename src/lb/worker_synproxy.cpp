@@ -108,6 +108,12 @@ uint16_t mss_reserve(const ServiceView& view, const net::Ipv4Hdr* ip, const net:
 
 }  // namespace
 
+unsigned Worker::synproxy_saved_count() const {
+    unsigned n = 0;
+    for (const SpPending& p : sp_pending_) n += p.nsaved;  // free entries hold nsaved 0
+    return n;
+}
+
 size_t Worker::synproxy_memory_bytes() const {
     return sp_slots_.capacity() * sizeof(SpSlot) + sp_pending_.capacity() * sizeof(SpPending) +
            sp_free_.capacity() * sizeof(uint16_t);
@@ -277,6 +283,7 @@ void Worker::synproxy_release(Conn* c) {
     SpSlot& slot = sp_slots_[conns_->index_of(c)];
     SpPending& p = sp_pending_[slot.pending];
     for (uint8_t i = 0; i < p.nsaved; ++i) rte_pktmbuf_free(p.saved[i]);
+    ctx_.counters.inc(Counter::synproxy_saved_dropped, p.nsaved);  // handover empties it first
     p.nsaved = 0;
     sp_free_.push_back(slot.pending);
     c->flags &= static_cast<uint16_t>(~kConnSpWaiting);
@@ -433,7 +440,7 @@ void Worker::synproxy_handover(const SpPacket& sp, Conn* c) {
         lb_replay(saved[i], c);
     }
     if (conf.defer_rs_syn) {  // the client was given a window and sent data: the RS acks it
-        rte_pktmbuf_free(sp.pkt);
+        drop(ctx_, sp.pkt, Counter::synproxy_rs_synack_absorbed);
         return;
     }
     uint8_t opts[12] = {net::kTcpOptNop, net::kTcpOptNop, net::kTcpOptTimestamp,

@@ -60,6 +60,7 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     }
 
     if (!is_request) {
+        ctx.counters.inc(Counter::arp_replies_received);
         rte_pktmbuf_free(pkt);
         return;
     }

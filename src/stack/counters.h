@@ -15,6 +15,7 @@ namespace xvs::stack {
     X(tx_packets, false, "frames sent")                                                     \
     X(arp_replies_sent, false, "ARP replies sent for own addresses")                        \
     X(arp_requests_sent, false, "ARP requests sent to resolve next hops")                   \
+    X(arp_replies_received, false, "ARP replies received (sender learned if we asked, freed)") \
     X(icmp_echo_replies, false, "ICMP echo replies sent")                                   \
     X(conns_created, false, "connections created")                                          \
     X(conns_expired, false, "connections expired")                                          \
@@ -53,6 +54,7 @@ namespace xvs::stack {
     X(synproxy_rs_synack_reacked, false, "SYN proxy: retransmitted RS SYN-ACK acked again")  \
     X(synproxy_rs_rst_relayed, false, "SYN proxy: RS RST in the handshake relayed to the client") \
     X(synproxy_rs_timeout, false, "SYN proxy: RS never answered the SYN, client reset")     \
+    X(synproxy_rs_synack_absorbed, false, "SYN proxy (defer_rs_syn): RS SYN-ACK absorbed at handover") \
     X(drop_frame_too_big, true, "frame larger than the port MTU")                           \
     X(drop_frame_truncated, true, "frame shorter than its headers")                         \
     X(drop_not_for_us, true, "destination MAC is neither ours nor broadcast")               \
@@ -92,6 +94,7 @@ namespace xvs::stack {
     X(synproxy_bad_cookie, true, "SYN proxy: ACK without a connection and without a valid cookie") \
     X(synproxy_ack_storm, true, "SYN proxy: duplicate ACK beyond ack_storm_thresh in the handshake") \
     X(synproxy_saved_full, true, "SYN proxy: client packet beyond max_ack_saved in the handshake") \
+    X(synproxy_saved_dropped, true, "SYN proxy: saved client packet freed (RS timeout/RST, client RST)") \
     X(synproxy_pending_full, true, "SYN proxy: handshake side pool exhausted")              \
     X(synproxy_rs_unexpected, true, "SYN proxy: RS packet other than SYN-ACK/RST in the handshake") \
     X(synproxy_syn_in_handshake, true, "SYN proxy: client SYN on a proxied connection still open")

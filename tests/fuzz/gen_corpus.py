@@ -131,6 +131,12 @@ def pipeline_seeds():
     for action in (0x00, 0x10, 0x02, 0x03, 0x05, 0x07):
         seeds[f"control_{action:02x}"] = bytes([0]) + handshake(83) + control(action, 3) + \
             reply(WAN, payload=b"after") + reply(LAN) + control(0x04, 3) + handshake(83, sport=40001)
+    # Every dest gone (drop_no_dest), then TCP 84's one-conn-per-dest threshold (overloaded).
+    seeds["no_dest"] = bytes([0]) + control(0x00, 3) + control(0x10, 3) + \
+        templated(WAN, "client", "vip", 0, tcp(), dport=83)
+    seeds["dest_overloaded"] = bytes([0]) + b"".join(
+        templated(WAN, src, "vip", 0, tcp(seq=5000 + i), sport=40000 + i % 2, dport=84)
+        for i, src in enumerate(("client", "client", "client2", "client2")))
     # ipv4_input_test / defence_test: malformed and martian frames, a burst.
     seeds["martians"] = bytes([0]) + b"".join(
         templated(WAN, src, "vip", 0, tcp(), dport=83, hold=True)

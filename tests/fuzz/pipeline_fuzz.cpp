@@ -253,8 +253,10 @@ void Harness::configure(uint8_t cfg) {
         auto key = lb::make_service_key(s.proto, vip, s.port);
         keys_.push_back(key);
         const uint16_t rport = s.proto == 6 ? 8080 : 5353;
-        ok(director->dest_add(key, lb::DestSpec{rs1, rport, 1}));
-        ok(director->dest_add(key, lb::DestSpec{rs2, rport, 2}));
+        // TCP 84: one conn per dest at most (-x 1), so admission's overload path is reachable.
+        const uint32_t upper = s.port == 84 ? 1 : 0;
+        ok(director->dest_add(key, lb::DestSpec{rs1, rport, 1, lb::FwdMode::FullNat, upper, 0}));
+        ok(director->dest_add(key, lb::DestSpec{rs2, rport, 2, lb::FwdMode::FullNat, upper, 0}));
         ok(director->laddr_add(key, lip1, "lan"));
         if (s.port == 82 || s.port == 53) ok(director->laddr_add(key, lip2, "lan"));
     }

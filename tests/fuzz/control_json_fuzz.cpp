@@ -3,6 +3,7 @@
 // tests/unit/ctl/controller_test.cpp's (two ports, no workers) with one TCP and one UDP service
 // already present, so edits and deletes are reachable. Every reply must be one line of valid
 // JSON (UTF-8 clean) with a boolean "ok" and, when false, a string "error"; nothing may throw.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -69,9 +70,35 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     lb::Director director(1);
     std::vector<ctl::PortInfoForCtl> ports;
     setup(director, ports);
-    ctl::Controller controller(director, {}, ports, []() -> Result<void> { return {}; });
     const std::string input(reinterpret_cast<const char*>(data), size);
     size_t start = 0;
+    // A first line starting with '#' stands for configuration text, which reaches replies
+    // without passing the JSON parser's UTF-8 check (issue 10: a 0xFF byte in the config made
+    // `xvsadm --reload` and `xvsctl addr show` abort xvsd): it names a third port and is the
+    // error text of a failing reload.
+    std::string config_text;
+    if (!input.empty() && input[0] == '#') {
+        const size_t end = std::min(input.find('\n'), input.size());
+        config_text = input.substr(1, end - 1);
+        start = end + 1;
+        lb::PortEntry p;
+        p.name = config_text;
+        p.port_id = 2;
+        if (director.port_add(p)) {
+            ctl::PortInfoForCtl info;
+            info.name = config_text;
+            info.dev = "net_ring2";
+            info.port_id = 2;
+            info.has_stats = false;
+            ports.push_back(info);
+            (void)director.address_add(*net::parse_ipv4("10.10.3.1"), 24, config_text);
+            director.commit();
+        }
+    }
+    ctl::Controller controller(director, {}, ports, [&]() -> Result<void> {
+        if (config_text.empty()) return {};
+        return make_error("xvs.conf:1: unknown keyword '" + config_text + "'");
+    });
     for (int n = 0; n < 32 && start <= input.size(); ++n) {
         size_t end = input.find('\n', start);
         if (end == std::string::npos) end = input.size();

@@ -190,6 +190,9 @@ def json_seeds():
         '{"cmd":"list"}', '{"cmd":"get_laddr","service":{"proto":"udp","vip":"10.10.1.101","port":53}}',
         '{"cmd":"del_laddr","service":{"proto":"udp","vip":"10.10.1.101","port":53},"laddr":"10.10.2.101"}',
     ]).encode()
+    # Configuration text with a 0xFF byte (first line '#'): a third port's name and the reload
+    # error; the replies of reload, addr_show and link_show carry it (issue 10's abort).
+    seeds["config_bad_utf8"] = b'#prot\xffocol TCP\n{"cmd":"reload"}\n{"cmd":"addr_show"}\n{"cmd":"link_show"}'
     return seeds
 
 

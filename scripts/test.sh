@@ -12,6 +12,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "$(nproc)"
 
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L 'unit|packet'
+[[ -n "${XVS_SKIP_FUZZ:-}" ]] || scripts/fuzz.sh  # libFuzzer targets, XVS_FUZZ_SECONDS each (60)
 
 if [[ -z "${XVS_SKIP_E2E:-}" && -d tests/e2e ]] && compgen -G "tests/e2e/test_*.sh" >/dev/null; then
     if [[ $(id -u) -ne 0 ]]; then

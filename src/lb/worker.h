@@ -84,6 +84,8 @@ public:
     const ConnTable& conns() const { return *conns_; }
     // SYN proxy memory: per-slot translation array, handshake side pool and its free list.
     size_t synproxy_memory_bytes() const;
+    // Client packets held by SYN proxy handshakes (conservation: frames held). O(side pool).
+    unsigned synproxy_saved_count() const;
     stack::Neighbours& neighbours() { return ctx_.neigh; }
     unsigned id() const { return cfg_.id; }
 

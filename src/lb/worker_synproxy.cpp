@@ -108,6 +108,12 @@ uint16_t mss_reserve(const ServiceView& view, const net::Ipv4Hdr* ip, const net:
 
 }  // namespace
 
+unsigned Worker::synproxy_saved_count() const {
+    unsigned n = 0;
+    for (const SpPending& p : sp_pending_) n += p.nsaved;  // free entries hold nsaved 0
+    return n;
+}
+
 size_t Worker::synproxy_memory_bytes() const {
     return sp_slots_.capacity() * sizeof(SpSlot) + sp_pending_.capacity() * sizeof(SpPending) +
            sp_free_.capacity() * sizeof(uint16_t);

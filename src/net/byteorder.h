@@ -45,7 +45,11 @@ inline uint32_t load_wire32(const void* p) {
     std::memcpy(&v, p, sizeof v);
     return v;
 }
-inline void store_wire16(void* p, uint16_t v) { std::memcpy(p, &v, sizeof v); }
-inline void store_wire32(void* p, uint32_t v) { std::memcpy(p, &v, sizeof v); }
+inline void store_wire16(void* p, uint16_t v) {
+    std::memcpy(p, &v, sizeof v);
+}
+inline void store_wire32(void* p, uint32_t v) {
+    std::memcpy(p, &v, sizeof v);
+}
 
 }  // namespace xvs::net

@@ -28,9 +28,14 @@ failed=()
 counts=()
 t_all=$SECONDS
 
-# CPU seconds (user + sys) used so far by the processes this shell waited for.
-child_cpu() {
-    times | awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); t += a[1] * 60 + a[2] } printf "%d", t }'
+# cpu_now: sets cpu to the CPU seconds (user + sys) used so far by the processes this shell
+# waited for. `times` must run in this shell, not in a $(...) subshell (which has no children).
+cpu_file=$(mktemp)
+trap 'rm -f "$cpu_file"' EXIT
+cpu_now() {
+    times >"$cpu_file"
+    cpu=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); t += a[1] * 60 + a[2] }
+        printf "%d", t }' "$cpu_file")
 }
 
 # stage NAME CMD...: runs CMD and prints its wall time and CPU time (machine-independent: on
@@ -38,11 +43,13 @@ child_cpu() {
 # returned so a test stage can be skipped after its build failed).
 stage() {
     local name=$1 t0=$SECONDS c0 rc=0
-    c0=$(child_cpu)
+    cpu_now
+    c0=$cpu
     shift
     echo "== $name"
     "$@" || rc=$?
-    local took="$((SECONDS - t0))s (cpu $(($(child_cpu) - c0))s)"
+    cpu_now
+    local took="$((SECONDS - t0))s (cpu $((cpu - c0))s)"
     if ((rc)); then
         failed+=("$name")
         echo "stage $name: $took FAILED (exit $rc)"
@@ -180,7 +187,8 @@ fi
 
 echo "== summary"
 for c in "${counts[@]}"; do echo "unit+packet $c"; done
-echo "total: $((SECONDS - t_all))s (cpu $(child_cpu)s)"
+cpu_now
+echo "total: $((SECONDS - t_all))s (cpu ${cpu}s)"
 if ((${#failed[@]})); then
     echo "FAILED stages: ${failed[*]}"
     exit 1

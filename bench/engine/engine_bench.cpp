@@ -84,13 +84,15 @@ Template make_frame(const net::MacAddr& src, const net::MacAddr& dst, uint32_t s
 // every scenario, including the baseline).
 inline void patch_source(uint8_t* f, uint32_t saddr, uint16_t sport_be) {
     auto* ip = reinterpret_cast<net::Ipv4Hdr*>(f + 14);
-    auto* ports = reinterpret_cast<uint16_t*>(f + 34);
-    uint16_t* l4csum = reinterpret_cast<uint16_t*>(f + 34 + (ip->protocol == 6 ? 16 : 6));
+    uint8_t* l4 = f + 34;
+    uint16_t* l4csum = ip->protocol == net::kIpProtoTcp
+                           ? &reinterpret_cast<net::TcpHdr*>(l4)->checksum
+                           : &reinterpret_cast<net::UdpHdr*>(l4)->checksum;
     net::csum_replace4(&ip->checksum, ip->saddr, saddr);
     net::csum_replace4(l4csum, ip->saddr, saddr);
-    net::csum_replace2(l4csum, ports[0], sport_be);
+    net::csum_replace2(l4csum, net::load_wire16(l4), sport_be);  // sport leads TCP and UDP
     ip->saddr = saddr;
-    ports[0] = sport_be;
+    net::store_wire16(l4, sport_be);
 }
 
 struct FlowSrc {

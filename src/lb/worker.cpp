@@ -245,10 +245,9 @@ void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
             continue;
         }
         LbPacket& lp = lbp[nlb++];
-        const auto* ports16 = reinterpret_cast<const uint16_t*>(v.l4);
-        lp = LbPacket{m,     v.ip,      v.l4, port,
-                      v.ip->protocol, flags, own->kind,
-                      conn_key(v.ip->protocol, v.ip->saddr, v.ip->daddr, ports16[0], ports16[1])};
+        const ConnKey key = conn_key(v.ip->protocol, v.ip->saddr, v.ip->daddr,
+                                     net::load_wire16(v.l4), net::load_wire16(v.l4 + 2));
+        lp = LbPacket{m, v.ip, v.l4, port, v.ip->protocol, flags, own->kind, key};
     }
     if (nlb == 0) return;
 
@@ -828,10 +827,10 @@ void Worker::conn_set_state(Conn* c, TcpState state) {
 void Worker::lb_replay(rte_mbuf* m, Conn* c) {
     auto* ip = rte_pktmbuf_mtod_offset(m, net::Ipv4Hdr*, sizeof(net::EtherHdr));
     uint8_t* l4 = reinterpret_cast<uint8_t*>(ip) + ip->header_len();
-    const auto* ports16 = reinterpret_cast<const uint16_t*>(l4);
-    LbPacket lp{m, ip, l4, 0, net::kIpProtoTcp, reinterpret_cast<net::TcpHdr*>(l4)->flags,
-                stack::AddrKind::Vip,
-                conn_key(net::kIpProtoTcp, ip->saddr, ip->daddr, ports16[0], ports16[1])};
+    const ConnKey key = conn_key(net::kIpProtoTcp, ip->saddr, ip->daddr, net::load_wire16(l4),
+                                 net::load_wire16(l4 + 2));
+    const uint8_t flags = reinterpret_cast<net::TcpHdr*>(l4)->flags;
+    LbPacket lp{m, ip, l4, 0, net::kIpProtoTcp, flags, stack::AddrKind::Vip, key};
     lb_handle(lp, ConnRef{c, ConnDir::In});
 }
 

@@ -4,6 +4,7 @@
 
 #include <rte_mbuf.h>
 
+#include "net/byteorder.h"
 #include "net/checksum.h"
 
 namespace xvs::stack {
@@ -89,9 +90,10 @@ void icmp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv4View& 
     const uint32_t saddr = ip->saddr;  // swapping is order-independent for the checksum
     ip->saddr = ip->daddr;
     ip->daddr = saddr;
-    const uint16_t old_ttl_word = *reinterpret_cast<uint16_t*>(&ip->ttl);
+    // TTL and protocol share one 16-bit checksum word.
+    const uint16_t old_ttl_word = net::load_wire16(&ip->ttl);
     ip->ttl = 64;
-    net::csum_replace2(&ip->checksum, old_ttl_word, *reinterpret_cast<uint16_t*>(&ip->ttl));
+    net::csum_replace2(&ip->checksum, old_ttl_word, net::load_wire16(&ip->ttl));
 
     auto* eth = rte_pktmbuf_mtod(pkt, net::EtherHdr*);
     eth->dst = eth->src;

@@ -2,6 +2,7 @@
 // packet (toa_insert_ipv4) in an exactly sized buffer, so ASan flags any access past capacity.
 // Whenever TOA is inserted the result must walk cleanly, start with our TOA, hold no other
 // kind-254 option, keep the payload, and carry checksums equal to a full recompute.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -130,8 +131,8 @@ void fuzz_packet(const uint8_t* data, size_t size) {
     FUZZ_CHECK(ihl + doff <= r.new_pkt_len);
     check_new_options(tcp + 20, doff - 20);
     FUZZ_CHECK(r.new_pkt_len - ihl - doff == payload.size());
-    // memcmp on an empty vector's data() (possibly null) is undefined: compare only bytes.
-    FUZZ_CHECK(payload.empty() || std::memcmp(tcp + doff, payload.data(), payload.size()) == 0);
+    // std::equal, not memcmp: an empty payload's data() may be null (memcmp on null is UB).
+    FUZZ_CHECK(std::equal(payload.begin(), payload.end(), tcp + doff));
     // Everything before the TCP options is unchanged except total length and IP checksum.
     FUZZ_CHECK(std::memcmp(ip + 4, before.data() + 4, 6) == 0);
     // Addresses, IPv4 options and the TCP header up to the data offset byte are contiguous.

@@ -126,7 +126,8 @@ TEST_F(ArpIcmpTest, FrameForAnotherMacOrUnknownEthertypeDropped) {
     EXPECT_TRUE(roundtrip(kWan, req, kWan).empty());
     EXPECT_EQ(counter(Counter::drop_not_for_us), 1u);
     Bytes v6 = req;
-    std::copy(wan_mac().b, wan_mac().b + 6, v6.begin());
+    const net::MacAddr wan = wan_mac();  // one object: begin and end must point into it
+    std::copy(wan.b, wan.b + 6, v6.begin());
     v6[12] = 0x86;
     v6[13] = 0xdd;
     EXPECT_TRUE(roundtrip(kWan, v6, kWan).empty());

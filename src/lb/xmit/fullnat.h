@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "net/byteorder.h"
 #include "net/checksum.h"
 #include "net/headers.h"
 
@@ -25,11 +26,13 @@ inline void fullnat_rewrite(net::Ipv4Hdr* ip, uint8_t* l4, uint8_t proto, uint32
     ip->daddr = daddr;
     ip->checksum = net::csum_fold(static_cast<uint16_t>(~ip->checksum) + addr_delta);
 
-    auto* ports = reinterpret_cast<uint16_t*>(l4);  // sport, dport lead both TCP and UDP
-    uint32_t l4_delta = addr_delta + static_cast<uint16_t>(~ports[0]) + sport +
-                        static_cast<uint16_t>(~ports[1]) + dport;
-    ports[0] = sport;
-    ports[1] = dport;
+    // sport, dport lead both TCP and UDP.
+    const uint16_t old_sport = net::load_wire16(l4);
+    const uint16_t old_dport = net::load_wire16(l4 + 2);
+    uint32_t l4_delta = addr_delta + static_cast<uint16_t>(~old_sport) + sport +
+                        static_cast<uint16_t>(~old_dport) + dport;
+    net::store_wire16(l4, sport);
+    net::store_wire16(l4 + 2, dport);
     if (proto == net::kIpProtoTcp) {
         auto* tcp = reinterpret_cast<net::TcpHdr*>(l4);
         tcp->checksum = net::csum_fold(static_cast<uint16_t>(~tcp->checksum) + l4_delta);

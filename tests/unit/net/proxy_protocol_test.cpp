@@ -373,7 +373,7 @@ struct Segment {
         std::memcpy(&bytes[16], &c, 2);
     }
     std::span<uint8_t> opts() { return {bytes.data() + 20, (bytes[12] >> 4) * 4u - 20}; }
-    uint16_t* csum() { return reinterpret_cast<uint16_t*>(&bytes[16]); }
+    uint16_t* csum() { return &reinterpret_cast<TcpHdr*>(bytes.data())->checksum; }
     uint32_t edge(size_t offset_in_opts) const { return load_be32(&bytes[20 + offset_in_opts]); }
     bool checksum_valid() const {
         Bytes copy = bytes;

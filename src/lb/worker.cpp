@@ -272,6 +272,12 @@ void Worker::lb_handle(LbPacket& lp, ConnRef ref) {
         c = nullptr;
     }
     if (!c) {
+        // A packet "from" one of our own addresses would make a conn, a cookie SYN-ACK and ARP
+        // for ourselves.
+        if (stack::ipv4_source_own(*ctx_.view, lp.key.saddr)) {
+            drop(ctx_, lp.pkt, Counter::drop_martian_source);
+            return;
+        }
         if (lp.kind == stack::AddrKind::Lip) {
             drop(ctx_, lp.pkt, Counter::drop_lip_no_conn);
             return;

@@ -19,8 +19,11 @@ struct Ipv4View {
 };
 
 // Sources no packet may come from: 0/8, 127/8, 224/4 (multicast), 240/4 (reserved and the
-// limited broadcast) and every address the director owns (VIPs, LIPs, its own).
-bool ipv4_source_martian(const StackView& view, uint32_t saddr_be);
+// limited broadcast). Checked by ipv4_validate for every packet.
+bool ipv4_source_martian(uint32_t saddr_be);
+// A source that is one of the director's own addresses (VIP, LIP, its own): refused where
+// state would start (a new conn, a cookie SYN-ACK, an echo reply), not per packet.
+bool ipv4_source_own(const StackView& view, uint32_t saddr_be);
 // Validates the IPv4 packet after the Ethernet header; trims Ethernet padding. On failure the
 // reason is counted and false returned (the caller frees the packet).
 bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out);

@@ -18,6 +18,8 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kVersion = "0.1.0";
+// How long a dump waits for a worker's poll loop to copy its table (lb/command.h).
+constexpr uint64_t kWorkerCommandTimeoutMs = 2000;
 
 json ok() { return json{{"ok", true}}; }
 json err(const std::string& text) { return json{{"ok", false}, {"error", text}}; }
@@ -399,28 +401,30 @@ json Controller::cmd_conns(const json& req, bool filtered) {
     };
     json conns = json::array();
     for (lb::Worker* w : workers_) {
-        const uint64_t now = w->now_ms();
-        w->conns().for_each([&](const lb::Conn& c) {
-            if (conns.size() >= limit) return;
-            lb::Conn copy = c;  // racy snapshot of a live entry: copy before reading
-            if (copy.proto == 0) return;
-            std::string proto = copy.proto == 6 ? "tcp" : "udp";
-            std::string state = copy.proto == 6 ? std::string(lb::tcp_state_name(copy.state)) : "UDP";
-            std::string client = ip_port(copy.caddr, copy.cport);
-            std::string vip = ip_port(copy.vaddr, copy.vport);
-            std::string dest = ip_port(copy.daddr, copy.dport);
-            if (!f_proto.empty() && f_proto != proto) return;
-            if (!f_state.empty() && f_state != state) return;
-            if (!match(f_client, client) || !match(f_vip, vip) || !match(f_dest, dest)) return;
-            uint64_t left = copy.expires_ms > now ? (copy.expires_ms - now + 999) / 1000 : 0;
-            conns.push_back({{"proto", proto},
-                             {"expire_seconds", left},
-                             {"state", state},
-                             {"client", client},
-                             {"vip", vip},
-                             {"dest", dest},
-                             {"lip", ip_port(copy.laddr_ip, copy.lport)}});
-        });
+        auto done = w->command(
+            lb::Command::dump_conns, kWorkerCommandTimeoutMs, [&](const lb::Command& cmd) {
+                for (const lb::ConnDumpEntry& c : cmd.conns) {
+                    if (conns.size() >= limit) return;
+                    std::string proto = c.proto == 6 ? "tcp" : "udp";
+                    std::string state =
+                        c.proto == 6 ? std::string(lb::tcp_state_name(c.state)) : "UDP";
+                    std::string client = ip_port(c.caddr, c.cport);
+                    std::string vip = ip_port(c.vaddr, c.vport);
+                    std::string dest = ip_port(c.daddr, c.dport);
+                    if (!f_proto.empty() && f_proto != proto) continue;
+                    if (!f_state.empty() && f_state != state) continue;
+                    if (!match(f_client, client) || !match(f_vip, vip) || !match(f_dest, dest))
+                        continue;
+                    conns.push_back({{"proto", proto},
+                                     {"expire_seconds", c.expire_s},
+                                     {"state", state},
+                                     {"client", client},
+                                     {"vip", vip},
+                                     {"dest", dest},
+                                     {"lip", ip_port(c.laddr_ip, c.lport)}});
+                }
+            });
+        if (!done) return err(done.error());
     }
     json r = ok();
     r["conns"] = conns;
@@ -596,15 +600,18 @@ json Controller::handle(const json& req) {
         if (cmd == "neigh_show") {
             json out = json::array();
             for (lb::Worker* w : workers_) {
-                w->neighbours().for_each([&](const stack::NeighEntry& e) {
-                    stack::NeighEntry copy = e;
-                    if (copy.state == stack::NeighState::Empty) return;
-                    out.push_back({{"addr", net::to_string(net::Ipv4{copy.addr})},
-                                   {"mac", mac_string(copy.mac)},
-                                   {"ifname", copy.port < ports_.size() ? ports_[copy.port].name : "?"},
-                                   {"state", neigh_state_name(copy.state)},
-                                   {"worker", w->id()}});
-                });
+                auto done = w->command(
+                    lb::Command::dump_neighbours, kWorkerCommandTimeoutMs,
+                    [&](const lb::Command& cmd) {
+                        for (const lb::NeighDumpEntry& e : cmd.neighbours)
+                            out.push_back(
+                                {{"addr", net::to_string(net::Ipv4{e.addr})},
+                                 {"mac", mac_string(e.mac)},
+                                 {"ifname", e.port < ports_.size() ? ports_[e.port].name : "?"},
+                                 {"state", neigh_state_name(e.state)},
+                                 {"worker", w->id()}});
+                    });
+                if (!done) return err(done.error());
             }
             return json{{"ok", true}, {"neighbours", out}};
         }

@@ -57,6 +57,9 @@ public:
     // Bytes held by buckets, Conn pool and free list (bench's bytes-per-connection figure).
     size_t memory_bytes() const { return memory_bytes_; }
 
+    // Pool slot i (0..capacity-1), live when proto != 0: the worker's own dumps (lb/command.h).
+    const Conn& slot(uint32_t i) const { return pool_[i]; }
+
     template <typename F>
     void for_each(F&& f) const {
         for (uint32_t i = 0; i < capacity_; ++i)

@@ -9,7 +9,9 @@
 #include <rte_pause.h>
 #include <rte_prefetch.h>
 
+#include <chrono>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include "lb/laddr.h"
@@ -131,6 +133,8 @@ unsigned Worker::poll_once() {
         },
         4096);
     stack::neigh_tick(ctx_);
+    if (Command* cmd = commands_.pending())
+        if (command_serve_chunk(*cmd, *conns_, ctx_.neigh, now)) commands_.answer();
 
     unsigned total = 0;
     const auto& ports = snap_->stack.ports;
@@ -147,10 +151,60 @@ unsigned Worker::poll_once() {
     return total;
 }
 
+Worker::Polling::Polling(Worker& w) : w_(w) {
+    w_.polling_.store(true);
+    // The control thread may be serving a command inline, having seen no poller: the tables
+    // are its until it answers (it checks polling_ after claiming, so one of us sees the other).
+    while (w_.commands_.state_seq_cst() == CommandChannel::Inline) rte_pause();
+}
+
+Worker::Polling::~Polling() {
+    w_.polling_.store(false);
+}
+
+Result<void> Worker::command(Command::Kind kind, uint64_t timeout_ms,
+                             const std::function<void(const Command&)>& use) {
+    using Clock = std::chrono::steady_clock;
+    const std::string late = "worker " + std::to_string(cfg_.id) + " did not answer";
+    if (commands_.state() == CommandChannel::Posted)  // an earlier command timed out
+        return make_error(late + " (still busy with an earlier command)");
+    Command& cmd = commands_.command();  // Free, or Answered late: ours again
+    cmd.kind = kind;
+    cmd.cursor = 0;
+    cmd.truncated = false;
+    cmd.conns.clear();
+    cmd.neighbours.clear();
+    if (kind == Command::dump_conns)
+        cmd.conns.reserve(conns_->capacity());
+    else
+        cmd.neighbours.reserve(ctx_.neigh.slot_count());
+    commands_.post();
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (commands_.state() != CommandChannel::Answered) {
+        if (!polling_.load() && commands_.claim_inline()) {
+            if (!polling_.load()) {
+                while (!command_serve_chunk(cmd, *conns_, ctx_.neigh, ctx_.now_ms)) {
+                }
+                commands_.answer();
+                break;
+            }
+            commands_.unclaim_inline();
+        }
+        if (Clock::now() >= deadline) return make_error(late);
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    use(cmd);
+    cmd.conns = {};  // a 1M-conn dump holds tens of MB: give them back
+    cmd.neighbours = {};
+    commands_.release();
+    return {};
+}
+
 void Worker::run(const std::atomic<bool>& stop, PollMode mode) {
+    Polling polling(*this);
     unsigned idle = 0;
     while (!stop.load(std::memory_order_relaxed)) {
-        if (poll_once() || mode == PollMode::Busy) {
+        if (poll_once() || mode == PollMode::Busy || commands_.pending()) {
             idle = 0;
             continue;
         }

@@ -6,11 +6,13 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "lb/command.h"
 #include "lb/conn_table.h"
 #include "lb/director.h"
 #include "lb/synproxy.h"
@@ -57,6 +59,27 @@ public:
 
     // Runs poll_once until stop is set. Adaptive: an idle worker backs off to short sleeps.
     void run(const std::atomic<bool>& stop, PollMode mode);
+
+    // Control thread: runs a command on this worker and calls use() with the complete answer
+    // (still on the control thread). A thread polling the worker (run(), or a Polling scope)
+    // serves it from poll_once; when none does, this thread serves it, as then nothing else
+    // touches the tables. An error when the worker does not answer within timeout_ms; it keeps
+    // that command and a later call discards the late answer.
+    Result<void> command(Command::Kind kind, uint64_t timeout_ms,
+                         const std::function<void(const Command&)>& use);
+
+    // Declares that the current thread polls this worker (run() holds one). A test calling
+    // poll_once on one thread while another calls command() holds one around its loop.
+    class Polling {
+      public:
+        explicit Polling(Worker& w);
+        ~Polling();
+        Polling(const Polling&) = delete;
+        Polling& operator=(const Polling&) = delete;
+
+      private:
+        Worker& w_;
+    };
 
     void advance_clock(uint64_t ms) { ctx_.now_ms += ms; }
     uint64_t now_ms() const { return ctx_.now_ms; }
@@ -190,6 +213,8 @@ private:
     std::vector<SpPending> sp_pending_;
     std::vector<uint16_t> sp_free_;
     SpOpen sp_open_{};
+    CommandChannel commands_;
+    std::atomic<bool> polling_{false};  // a Polling scope is open (seq_cst: command handshake)
 };
 
 }  // namespace xvs::lb

@@ -61,6 +61,9 @@ public:
     size_t size() const { return size_; }
     size_t capacity() const { return table_.size() * 3 / 4; }
     uint64_t evictions() const { return evictions_; }
+    // Hash slots (live when state != Empty), for dumps that resume at a slot (lb/command.h).
+    size_t slot_count() const { return table_.size(); }
+    const NeighEntry& slot(size_t i) const { return table_[i]; }
     template <typename F>
     void for_each(F&& f) {
         for (auto& e : table_)

@@ -1,0 +1,43 @@
+#include "lb/command.h"
+
+#include <algorithm>
+
+#include "lb/conn_table.h"
+
+namespace xvs::lb {
+
+namespace {
+
+template <typename T>
+bool push_bounded(std::vector<T>& v, const T& e) {
+    if (v.size() == v.capacity()) return false;  // never grow: the worker does not allocate
+    v.push_back(e);
+    return true;
+}
+
+}  // namespace
+
+bool command_serve_chunk(Command& cmd, const ConnTable& conns, const stack::Neighbours& neigh,
+                         uint64_t now_ms) {
+    const size_t total = cmd.kind == Command::dump_conns ? conns.capacity() : neigh.slot_count();
+    const size_t end = std::min<size_t>(total, size_t(cmd.cursor) + kCommandChunk);
+    for (size_t i = cmd.cursor; i < end; ++i) {
+        if (cmd.kind == Command::dump_conns) {
+            const Conn& c = conns.slot(static_cast<uint32_t>(i));
+            if (!c.proto) continue;
+            const uint64_t left = c.expires_ms > now_ms ? (c.expires_ms - now_ms + 999) / 1000 : 0;
+            ConnDumpEntry e{c.caddr, c.vaddr, c.laddr_ip, c.daddr, c.cport, c.vport,
+                            c.lport, c.dport, c.proto,    c.state, left};
+            if (!push_bounded(cmd.conns, e)) cmd.truncated = true;
+        } else {
+            const stack::NeighEntry& n = neigh.slot(i);
+            if (n.state == stack::NeighState::Empty) continue;
+            if (!push_bounded(cmd.neighbours, NeighDumpEntry{n.addr, n.mac, n.port, n.state}))
+                cmd.truncated = true;
+        }
+    }
+    cmd.cursor = static_cast<uint32_t>(end);
+    return end == total;
+}
+
+}  // namespace xvs::lb

@@ -215,6 +215,9 @@ cpu_now
 echo "total: $((SECONDS - t_all))s (cpu ${cpu}s)"
 if ((${#failed[@]})); then
     echo "FAILED stages: ${failed[*]}"
+    # A failed build, lint or fuzz stage fails no test of its own: count it, so the closing
+    # line never reads "0 failed" for a red run.
+    ((nfailed > 0)) || nfailed=${#failed[@]}
     echo "$passed passed, $nfailed failed"
     exit 1
 fi

@@ -9,7 +9,7 @@ namespace xvs::lb {
 namespace {
 
 using S = TcpState;
-constexpr S NO = S::None, ES = S::Established, SS = S::SynSent, SR = S::SynRecv,
+constexpr S ES = S::Established, SS = S::SynSent, SR = S::SynRecv,
             FW = S::FinWait, TW = S::TimeWait, CL = S::Close, CW = S::CloseWait,
             LA = S::LastAck, LI = S::Listen, SA = S::SynAck;
 

@@ -289,6 +289,12 @@ start_rs_echo() {
 # ---- xvsd --------------------------------------------------------------------------------
 
 xvsadm_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsadm" "$@"; }
+xvsctl_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsctl" "$@"; }
+# counter NAME : the value of one `xvsctl stats -a` counter now (tests that read several from
+# one snapshot define their own counter() over a saved copy).
+counter() {
+    xvsctl_ns stats -a | awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k || $i == k ":") { print $(i + 1); exit } }'
+}
 
 # config_head : prints the base config (global, netif, worker, ip, laddrs); tests append
 # their virtual_server blocks. net_af_xdp by default; XE_PMD=af_packet selects net_af_packet

@@ -11,10 +11,6 @@
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 [[ -x $BUILD/xvsctl ]] || fail "$BUILD/xvsctl not built"
-xvsctl_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsctl" "$@"; }
-counter() {
-    xvsctl_ns stats -a | awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k || $i == k ":") { print $(i + 1); exit } }'
-}
 
 topo_up 2
 start_rs_http 1

@@ -9,10 +9,6 @@ source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools hping3
 [[ -x $BUILD/xvsctl ]] || fail "$BUILD/xvsctl not built"
-xvsctl_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsctl" "$@"; }
-counter() {
-    xvsctl_ns stats -a | awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k || $i == k ":") { print $(i + 1); exit } }'
-}
 conns() { xvsadm_ns -L -n -c | grep -c '^TCP' || true; }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$XVSD_PID/status"; }
 TABLE=4096

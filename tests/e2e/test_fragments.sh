@@ -11,10 +11,6 @@
 #     (IpReasmFails) and xvsd does not warn. Without it xvsd warns at startup (checked here).
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
-xvsctl_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsctl" "$@"; }
-counter() {
-    xvsctl_ns stats -a | awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k || $i == k ":") { print $(i + 1); exit } }'
-}
 reasm_fails() { in_ns "$NS_LB" nstat -az IpReasmFails | awk '$1 == "IpReasmFails" { print $2 }'; }
 send_dgram() { # SIZE FRAGSIZE -> bytes answered
     in_ns "$NS_CL" timeout 20 "$XE_PY" "$XE_LIB_DIR/frag_client.py" cl0 "$CLIENT_IP" "$VIP" 53 "$1" "$2" 1.5 |

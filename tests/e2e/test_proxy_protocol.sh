@@ -102,7 +102,6 @@ conf=$XE_TMP/xvs.conf
 } >"$conf"
 [[ $(grep -c "proxy_protocol $(pp_mode v)" "$conf") -eq 5 ]] || fail "proxy_protocol lines missing from $conf"
 start_xvsd "$conf"
-xvsctl_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsctl" "$@"; }
 
 # Capture of the HTTP services at the RS: bounded in packets and time.
 pcap=$XE_TMP/rs1.pcap

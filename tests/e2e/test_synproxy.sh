@@ -13,7 +13,6 @@ source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools sha256sum tcpdump hping3
 [[ -x $BUILD/xvsctl ]] || fail "$BUILD/xvsctl not built"
-xvsctl_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsctl" "$@"; }
 
 topo_up 2
 start_rs_http 1

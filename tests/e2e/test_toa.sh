@@ -28,7 +28,6 @@ conf=$XE_TMP/xvs.conf
 } >"$conf"
 grep -q "toa ${XE_TOA:-on}" "$conf" || fail "toa line missing from $conf"
 start_xvsd "$conf"
-xvsctl_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsctl" "$@"; }
 
 # Capture at the RS before any traffic: headers only, bounded in packets and time.
 pcap=$XE_TMP/rs1.pcap

@@ -35,7 +35,6 @@ conf=$XE_TMP/xvs.conf
 } >"$conf"
 grep -q "uoa $UOA_OPP" "$conf" || fail "uoa line missing from $conf"
 start_xvsd "$conf"
-xvsctl_ns() { XVS_SOCKET=$XE_SOCK "$BUILD/xvsctl" "$@"; }
 
 # Warm-up on the plain VIP:55: xvsd resolves the RS (ARP) before the measured flows.
 for _ in 1 2 3; do

@@ -707,11 +707,9 @@ bool Worker::pp_header_segment_emit(Conn* c, uint32_t ack_be) {
     uint8_t hdr[net::kPpV1MaxLen];
     const size_t hlen = pp_build(c, hdr, sizeof(hdr));
     if (hlen == 0) return false;
-    ctx_.counters.inc(Counter::frames_generated);
-    rte_mbuf* m = rte_pktmbuf_alloc(ctx_.pool);
+    rte_mbuf* m = stack::frame_alloc(ctx_);
     if (!m) {
         ctx_.counters.inc(Counter::pp_fail_alloc);
-        ctx_.counters.inc(Counter::drop_mbuf_alloc);
         return false;
     }
     const size_t l4_len = sizeof(net::TcpHdr) + hlen;
@@ -840,11 +838,9 @@ void Worker::uoa_inbound(LbPacket& lp, Conn* c) {
 
 // LIP:lport -> RS:rport, no payload, UOA in the flow's mode (IP id 0, TTL 64).
 void Worker::uoa_send_empty(const Conn* c) {
-    ctx_.counters.inc(Counter::frames_generated);
-    rte_mbuf* m = rte_pktmbuf_alloc(ctx_.pool);
+    rte_mbuf* m = stack::frame_alloc(ctx_);
     if (!m) {
         ctx_.counters.inc(Counter::uoa_fail_alloc);
-        ctx_.counters.inc(Counter::drop_mbuf_alloc);
         return;
     }
     const size_t ip_len =

@@ -236,12 +236,8 @@ void Worker::synproxy_open(const SpPacket& sp, Conn* c) {
 // translation), options as the client's SYN asked (from the cookie), TSval = client's.
 void Worker::synproxy_send_rs_syn(Conn* c) {
     const SpPending& p = sp_pending_[sp_slots_[conns_->index_of(c)].pending];
-    ctx_.counters.inc(Counter::frames_generated);
-    rte_mbuf* m = rte_pktmbuf_alloc(ctx_.pool);
-    if (!m) {
-        ctx_.counters.inc(Counter::drop_mbuf_alloc);
-        return;  // the retry timer tries again
-    }
+    rte_mbuf* m = stack::frame_alloc(ctx_);
+    if (!m) return;  // counted; the retry timer tries again
     uint8_t opts[20];
     net::CookieOptions o = p.opts;
     o.timestamps = p.have_ts;
@@ -295,11 +291,7 @@ void Worker::synproxy_release(Conn* c) {
 void Worker::synproxy_reset_client(rte_mbuf* m, Conn* c) {
     const SpPending& p = sp_pending_[sp_slots_[conns_->index_of(c)].pending];
     if (!m) {
-        ctx_.counters.inc(Counter::frames_generated);
-        if (!(m = rte_pktmbuf_alloc(ctx_.pool))) {
-            ctx_.counters.inc(Counter::drop_mbuf_alloc);
-            return;
-        }
+        if (!(m = stack::frame_alloc(ctx_))) return;  // counted
     }
     const TcpSpec spec{c->vaddr, c->caddr, c->vport, c->cport, p.cookie + 1, 0, net::kTcpRst,
                        0,        64,       nullptr,  0};

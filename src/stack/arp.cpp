@@ -101,12 +101,8 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
 }
 
 void arp_send_request(StackContext& ctx, uint8_t port, uint32_t target) {
-    ctx.counters.inc(Counter::frames_generated);
-    rte_mbuf* m = rte_pktmbuf_alloc(ctx.pool);
-    if (!m) {
-        ctx.counters.inc(Counter::drop_mbuf_alloc);
-        return;
-    }
+    rte_mbuf* m = frame_alloc(ctx);
+    if (!m) return;
     auto* eth = reinterpret_cast<EtherHdr*>(
         rte_pktmbuf_append(m, sizeof(EtherHdr) + sizeof(ArpHdr)));
     auto* arp = reinterpret_cast<ArpHdr*>(eth + 1);

@@ -12,6 +12,13 @@ namespace {
 constexpr uint32_t kMaxPendingTotal = 256;
 }
 
+rte_mbuf* frame_alloc(StackContext& ctx) {
+    ctx.counters.inc(Counter::frames_generated);
+    rte_mbuf* m = rte_pktmbuf_alloc(ctx.pool);
+    if (!m) ctx.counters.inc(Counter::drop_mbuf_alloc);
+    return m;
+}
+
 void ether_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAddr& dst) {
     auto* eth = rte_pktmbuf_mtod(pkt, net::EtherHdr*);
     eth->dst = dst;

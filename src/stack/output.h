@@ -16,6 +16,10 @@ namespace xvs::stack {
 void ipv4_output(StackContext& ctx, rte_mbuf* pkt, uint32_t daddr_be);
 // Sends pkt on port to a resolved neighbour; consumes pkt.
 void ether_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAddr& dst);
+// An mbuf for a frame the stack builds itself (ARP request, PROXY header segment, RS SYN...):
+// counted as frames_generated, and on an empty pool as drop_mbuf_alloc, so frame conservation
+// (stack/conservation.h) holds whether or not the allocation succeeds. nullptr when empty.
+rte_mbuf* frame_alloc(StackContext& ctx);
 // Frees every packet waiting for resolution, counted as drop_neigh_unresolved (worker
 // shutdown: a stopped worker holds no mbufs).
 void neigh_drop_all_pending(StackContext& ctx);

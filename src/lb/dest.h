@@ -8,13 +8,12 @@
 #include <cstdint>
 
 #include "common/single_writer.h"
+#include "lb/fwd_mode.h"
 #include "net/addr.h"
 
 namespace xvs::lb {
 
 inline constexpr unsigned kMaxWorkers = 16;
-
-enum class FwdMode : uint8_t { FullNat, Nat, Dr, Tun, Snat };
 
 // Written by one worker only; the counters are also read by the control thread (xvsadm -L,
 // retiring removed dests), hence SingleWriter: relaxed atomics, no locked RMW per packet.

@@ -19,22 +19,6 @@ std::string_view to_string(Proto proto) {
     return proto == Proto::Tcp ? "TCP" : "UDP";
 }
 
-std::string_view to_string(FwdMethod fwd) {
-    switch (fwd) {
-        case FwdMethod::Nat:
-            return "NAT";
-        case FwdMethod::Dr:
-            return "DR";
-        case FwdMethod::Tun:
-            return "TUN";
-        case FwdMethod::FullNat:
-            return "FNAT";
-        case FwdMethod::Snat:
-            return "SNAT";
-    }
-    return "?";
-}
-
 std::string_view to_string(LogLevel level) {
     switch (level) {
         case LogLevel::Debug:

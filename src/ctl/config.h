@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ctl/service_types.h"
+#include "lb/fwd_mode.h"
 #include "lb/synproxy.h"
 #include "lb/tcp_state.h"
 #include "net/addr.h"
@@ -25,8 +26,6 @@ struct SourceLoc {
 
 enum class LogLevel : uint8_t { Debug, Info, Warning, Error };
 enum class PollMode : uint8_t { Busy, Adaptive };
-// Forwarding method (keepalived lb_kind / lvs_method). xvs default is FullNat (DPVS FNAT).
-enum class FwdMethod : uint8_t { Nat, Dr, Tun, FullNat, Snat };
 
 struct GlobalDefs {
     LogLevel log_level = LogLevel::Info;
@@ -155,7 +154,11 @@ struct VirtualServer {
     uint16_t port = 0;
     std::string group;  // virtual_server_group this service was expanded from, else empty
     std::string sched = "wlc";
-    FwdMethod fwd = FwdMethod::FullNat;
+    // keepalived lb_kind / lvs_method, for every real server of this virtual server; xvs's
+    // default is FULLNAT (DPVS FNAT). TUN: `lvs_method TUN [type ipip|gue] [port N]`.
+    lb::FwdMode fwd = lb::FwdMode::FullNat;
+    lb::TunType tun_type = lb::TunType::Ipip;
+    uint16_t tun_port = 0;  // GUE destination port
     std::string laddr_group;
     bool syn_proxy = false;
     bool toa = false;
@@ -191,7 +194,6 @@ struct Config {
 };
 
 std::string_view to_string(Proto proto);       // "TCP", "UDP"
-std::string_view to_string(FwdMethod fwd);     // "NAT", "DR", "TUN", "FNAT", "SNAT"
 std::string_view to_string(LogLevel level);    // "debug", ...
 std::string_view to_string(ProxyProtocol pp);  // "off", "v1", "v2"
 std::string_view to_string(Uoa uoa);           // "off", "opp", "ipo"

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "lb/service_check.h"
+
 namespace xvs::ctl {
 
 namespace {
@@ -18,6 +20,18 @@ std::string svc_name(const lb::ServiceKey& k) {
            std::to_string(net::ntoh16(k.port));
 }
 
+// The kSvcFlag* bits of a virtual server's options.
+uint32_t service_flags(const VirtualServer& vs) {
+    uint32_t flags = 0;
+    if (vs.toa) flags |= lb::kSvcFlagToa;
+    if (vs.syn_proxy) flags |= lb::kSvcFlagSynProxy;
+    if (vs.proxy_protocol == ProxyProtocol::V1) flags |= lb::kSvcFlagPpV1;
+    if (vs.proxy_protocol == ProxyProtocol::V2) flags |= lb::kSvcFlagPpV2;
+    if (vs.uoa == Uoa::Opp) flags |= lb::kSvcFlagUoaOpp;
+    if (vs.uoa == Uoa::Ipo) flags |= lb::kSvcFlagUoaIpo;
+    return flags;
+}
+
 }  // namespace
 
 Result<void> config_supported(const Config& cfg) {
@@ -29,33 +43,9 @@ Result<void> config_supported(const Config& cfg) {
                   "by local port to run several): set workers 1\n";
     }
     for (const auto& vs : cfg.virtual_servers) {
-        if (vs.fwd != FwdMethod::FullNat) {
-            errors += where(vs.loc) + "lb_kind " + std::string(to_string(vs.fwd)) +
-                      " is not supported yet (only FNAT)\n";
-        }
-        if (vs.toa && vs.proto != Proto::Tcp) {
-            errors += where(vs.loc) + "toa on needs protocol TCP (UDP clients get UOA)\n";
-        }
-        if (vs.toa && vs.proxy_protocol != ProxyProtocol::Off) {
-            errors += where(vs.loc) + "toa on cannot be combined with proxy_protocol " +
-                      std::string(to_string(vs.proxy_protocol)) + "\n";
-        }
-        if (vs.proxy_protocol == ProxyProtocol::V1 && vs.proto != Proto::Tcp) {
-            errors += where(vs.loc) + "proxy_protocol v1 has no UDP form (use v2)\n";
-        }
-        if (vs.uoa != Uoa::Off && vs.proto != Proto::Udp) {
-            errors += where(vs.loc) + "uoa " + std::string(to_string(vs.uoa)) +
-                      " needs protocol UDP (TCP clients get toa or proxy_protocol)\n";
-        }
-        if (vs.uoa != Uoa::Off && vs.proxy_protocol != ProxyProtocol::Off) {
-            errors += where(vs.loc) + "uoa " + std::string(to_string(vs.uoa)) +
-                      " cannot be combined with proxy_protocol " +
-                      std::string(to_string(vs.proxy_protocol)) + "\n";
-        }
-        if (vs.syn_proxy && vs.proto != Proto::Tcp) {
-            errors += where(vs.loc) + "syn_proxy needs protocol TCP (SYN cookies are a TCP handshake)\n";
-        }
-        if (vs.laddr_group.empty()) {
+        if (auto r = lb::service_check(proto_num(vs.proto), vs.fwd, service_flags(vs)); !r)
+            errors += where(vs.loc) + r.error() + "\n";
+        if (vs.fwd == lb::FwdMode::FullNat && vs.laddr_group.empty()) {
             errors += where(vs.loc) + "FNAT virtual server needs laddr_group_name\n";
         }
     }
@@ -150,13 +140,8 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         spec.vip = vs.vip;
         spec.port = vs.port;
         spec.sched = vs.sched;
-        spec.fwd = lb::FwdMode::FullNat;
-        if (vs.toa) spec.flags |= lb::kSvcFlagToa;
-        if (vs.syn_proxy) spec.flags |= lb::kSvcFlagSynProxy;
-        if (vs.proxy_protocol == ProxyProtocol::V1) spec.flags |= lb::kSvcFlagPpV1;
-        if (vs.proxy_protocol == ProxyProtocol::V2) spec.flags |= lb::kSvcFlagPpV2;
-        if (vs.uoa == Uoa::Opp) spec.flags |= lb::kSvcFlagUoaOpp;
-        if (vs.uoa == Uoa::Ipo) spec.flags |= lb::kSvcFlagUoaIpo;
+        spec.fwd = vs.fwd;
+        spec.flags = service_flags(vs);
         spec.conn_rate = vs.conn_rate_limit;
         const lb::ServiceKey key = lb::make_service_key(spec.proto, spec.vip, spec.port);
         auto svc = d.service_find(key);
@@ -225,6 +210,9 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
             ds.weight = static_cast<int32_t>(rs.weight);
             ds.upper_threshold = rs.upper_threshold;
             ds.lower_threshold = rs.lower_threshold;
+            ds.fwd = vs.fwd;
+            ds.tun_type = vs.tun_type;
+            ds.tun_port = vs.tun_port;
             auto it = std::find_if(svc->dests.begin(), svc->dests.end(), [&](const auto& x) {
                 return x->addr == rs.addr && x->port == rs.port;
             });
@@ -233,7 +221,8 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
                 rep.changes.push_back("added real server " + net::to_string(rs.addr) + ":" +
                                       std::to_string(rs.port) + " to " + svc_name(key));
             } else if ((*it)->weight != ds.weight || (*it)->upper_threshold != ds.upper_threshold ||
-                       (*it)->lower_threshold != ds.lower_threshold) {
+                       (*it)->lower_threshold != ds.lower_threshold || (*it)->fwd != ds.fwd ||
+                       (*it)->tun_type != ds.tun_type || (*it)->tun_port != ds.tun_port) {
                 if (auto r = d.dest_edit(key, ds); !r) return fail(rs.loc, "real_server", r.error());
                 rep.changes.push_back("real server " + net::to_string(rs.addr) + ":" +
                                       std::to_string(rs.port) + " weight " + std::to_string(rs.weight));

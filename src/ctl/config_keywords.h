@@ -126,7 +126,7 @@ inline constexpr std::array kKeywords = {
     Keyword{"virtual_server", "protocol", detail::A, "TCP or UDP; SCTP is refused"},
     Keyword{"virtual_server", "lb_algo", detail::A, "rr, wrr, wlc; other IPVS schedulers are refused"},
     Keyword{"virtual_server", "lvs_sched", detail::A, "as lb_algo"},
-    Keyword{"virtual_server", "lb_kind", detail::A, "FNAT; NAT, DR, TUN and SNAT are refused"},
+    Keyword{"virtual_server", "lb_kind", detail::A, "FNAT NAT DR TUN [type ipip|gue] [port N] SNAT"},
     Keyword{"virtual_server", "lvs_method", detail::A, "as lb_kind"},
     Keyword{"virtual_server", "laddr_group_name", detail::A, ""},
     Keyword{"virtual_server", "syn_proxy", detail::A, "TCP only"},

@@ -699,9 +699,58 @@ class Parser {
                           " cannot be combined with proxy_protocol " +
                           std::string(to_string(vs.proxy_protocol)));
         }
-        if (vs.fwd == FwdMethod::FullNat && vs.laddr_group.empty() && !p.laddr_loc)
+        if (vs.fwd == lb::FwdMode::FullNat && vs.laddr_group.empty() && !p.laddr_loc)
             error(kw, "virtual_server: laddr_group_name missing (required for lb_kind FNAT)");
         pending_.push_back(std::move(p));
+    }
+
+    // `lb_kind|lvs_method NAT|DR|TUN|FNAT|SNAT`, TUN with `[type ipip|gue] [port N]` after it
+    // (keepalived's syntax; GUE needs the port, as IPVS does).
+    void lb_kind(const Token& t, VirtualServer& vs) {
+        static constexpr auto kMethods = [] {
+            std::array<std::pair<std::string_view, lb::FwdMode>, lb::kFwdModeCount> a{};
+            for (unsigned i = 0; i < lb::kFwdModeCount; ++i)
+                a[i] = {lb::kFwdModeNames[i].keepalived, lb::kFwdModeNames[i].mode};
+            return a;
+        }();
+        auto fwd = choice(t, kMethods, /*ignore_case=*/true);
+        if (!fwd) return;
+        vs.fwd = *fwd;
+        bool port_given = false;
+        while (has_value(t)) {
+            const Token& opt = take();
+            if (vs.fwd != lb::FwdMode::Tun) {
+                error(opt, t.text + " " + std::string(lb::fwd_names(vs.fwd).keepalived) +
+                               ": unexpected " + quoted(opt.text) + " (type and port are for TUN)");
+                continue;
+            }
+            if (opt.text == "type") {
+                static constexpr std::array<std::pair<std::string_view, lb::TunType>, 2> kTypes = {
+                    {{"ipip", lb::TunType::Ipip}, {"gue", lb::TunType::Gue}}};
+                const Token* val = peek();
+                if (val && same_line(*val, t) && val->text == "gre") {
+                    ++pos_;
+                    error(*val, t.text + " TUN type gre is not supported: use type ipip or gue");
+                    continue;
+                }
+                if (auto ty = choice(opt, kTypes)) vs.tun_type = *ty;
+            } else if (opt.text == "port") {
+                if (auto n = number_value(opt, 1, 65535)) {
+                    vs.tun_port = static_cast<uint16_t>(*n);
+                    port_given = true;
+                }
+            } else if (opt.text == "nocsum" || opt.text == "csum" || opt.text == "remcsum") {
+                error(opt, t.text + " TUN " + opt.text +
+                               " is not supported: xvs sends GUE with UDP checksum 0; remove it");
+            } else {
+                error(opt, t.text + " TUN: unexpected " + quoted(opt.text) +
+                               " (type ipip|gue, port N)");
+            }
+        }
+        if (vs.fwd == lb::FwdMode::Tun && vs.tun_type == lb::TunType::Gue && !port_given)
+            error(t, t.text + " TUN type gue needs a port (keepalived: `port 6080`)");
+        if (port_given && vs.tun_type != lb::TunType::Gue)
+            error(t, t.text + " TUN: port is only for type gue");
     }
 
     void vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& toa_loc,
@@ -732,17 +781,7 @@ class Parser {
             else
                 error(*val, k + ": unknown scheduler " + quoted(val->text));
         } else if (k == "lb_kind" || k == "lvs_method") {
-            static constexpr std::array<std::pair<std::string_view, FwdMethod>, 5> kMethods = {
-                {{"NAT", FwdMethod::Nat},
-                 {"DR", FwdMethod::Dr},
-                 {"TUN", FwdMethod::Tun},
-                 {"FNAT", FwdMethod::FullNat},
-                 {"SNAT", FwdMethod::Snat}}};
-            auto fwd = choice(t, kMethods, /*ignore_case=*/true);
-            if (!fwd) return;
-            vs.fwd = *fwd;
-            if (*fwd != FwdMethod::FullNat)
-                error(t, "lb_kind " + std::string(to_string(*fwd)) + " not supported yet");
+            lb_kind(t, vs);
         } else if (k == "laddr_group_name") {
             if (const Token* val = value(t)) {
                 vs.laddr_group = val->text;

@@ -84,59 +84,33 @@ std::string mac_string(const net::MacAddr& m) {
     return buf;
 }
 
-const char* fwd_string(lb::FwdMode m) {
-    switch (m) {
-        case lb::FwdMode::FullNat: return "fullnat";
-        case lb::FwdMode::Nat: return "masq";
-        case lb::FwdMode::Dr: return "dr";
-        case lb::FwdMode::Tun: return "tunnel";
-        case lb::FwdMode::Snat: return "snat";
-    }
-    return "fullnat";
-}
+std::string fwd_string(lb::FwdMode m) { return std::string(lb::fwd_names(m).api); }
 
 lb::FwdMode parse_fwd(const std::string& s) {
-    if (s == "fullnat") return lb::FwdMode::FullNat;
-    if (s == "masq") return lb::FwdMode::Nat;
-    if (s == "dr") return lb::FwdMode::Dr;
-    if (s == "tunnel") return lb::FwdMode::Tun;
-    if (s == "snat") return lb::FwdMode::Snat;
-    throw BadRequest{"unknown 'fwd' " + s};
+    if (auto m = lb::fwd_from_api(s)) return *m;
+    throw BadRequest{"unknown 'fwd' " + s + " (fullnat, masq, dr, tunnel or snat)"};
+}
+
+lb::TunType parse_tun_type(const std::string& s) {
+    if (s == "ipip" || s.empty()) return lb::TunType::Ipip;
+    if (s == "gue") return lb::TunType::Gue;
+    throw BadRequest{"unknown 'tun_type' " + s + " (ipip or gue; GRE is not supported)"};
 }
 
 // Features the protocol carries but the data plane does not do yet: refused, never ignored.
 std::optional<std::string> unsupported_service_attrs(const json& s) {
     if (opt_uint(s, "persistent", 2678400, 0) != 0) return "Persistence is not supported yet";
-    if (s.contains("synproxy") && s.at("synproxy").is_boolean() && s.at("synproxy").get<bool>() &&
-        s.contains("proto") && s.at("proto") == "udp")
-        return "SYN proxy is a TCP handshake: use it on TCP services";
-    if (s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>() &&
-        s.contains("proto") && s.at("proto") == "udp")
-        return "TOA is a TCP option: use it on TCP services (UDP gets UOA)";
+    // Which options combine is lb::service_check's call (Director::service_add/edit); here
+    // only the shape of the values.
     if (s.contains("proxy_protocol")) {
-        if (!s.at("proxy_protocol").is_string()) return "'proxy_protocol' must be \"v1\", \"v2\" or \"off\"";
-        const std::string pp = s.at("proxy_protocol").get<std::string>();
-        if (pp != "off" && pp != "v1" && pp != "v2")
+        const json& pp = s.at("proxy_protocol");
+        if (!pp.is_string() || (pp != "off" && pp != "v1" && pp != "v2"))
             return "'proxy_protocol' must be \"v1\", \"v2\" or \"off\"";
-        const bool toa = s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>();
-        if (pp != "off" && toa)
-            return "TOA and PROXY protocol " + pp + " cannot be combined on one service";
-        if (pp == "v1" && s.contains("proto") && s.at("proto") == "udp")
-            return "PROXY protocol v1 has no UDP form: use v2 on UDP services";
     }
     if (s.contains("uoa")) {
-        if (!s.at("uoa").is_string()) return "'uoa' must be \"opp\", \"ipo\" or \"off\"";
-        const std::string uoa = s.at("uoa").get<std::string>();
-        if (uoa != "off" && uoa != "opp" && uoa != "ipo")
+        const json& uoa = s.at("uoa");
+        if (!uoa.is_string() || (uoa != "off" && uoa != "opp" && uoa != "ipo"))
             return "'uoa' must be \"opp\", \"ipo\" or \"off\"";
-        const bool udp = s.contains("proto") && s.at("proto") == "udp";
-        if (uoa != "off" && !udp) return "UOA is for UDP services (TCP gets TOA or PROXY protocol)";
-        const std::string pp = s.contains("proxy_protocol") && s.at("proxy_protocol").is_string()
-                                   ? s.at("proxy_protocol").get<std::string>()
-                                   : "off";
-        if (uoa != "off" && pp != "off")
-            return "UOA " + uoa + " and PROXY protocol " + pp +
-                   " cannot be combined on one service";
     }
     if (s.contains("ops") && s.at("ops").is_boolean() && s.at("ops").get<bool>())
         return "One-packet scheduling is not supported yet";
@@ -186,6 +160,12 @@ lb::DestSpec dest_spec(const json& d) {
     spec.fwd = d.contains("fwd") ? parse_fwd(get_str(d, "fwd")) : lb::FwdMode::FullNat;
     spec.upper_threshold = static_cast<uint32_t>(opt_uint(d, "u_threshold", UINT32_MAX, 0));
     spec.lower_threshold = static_cast<uint32_t>(opt_uint(d, "l_threshold", UINT32_MAX, 0));
+    if (spec.fwd == lb::FwdMode::Tun) {
+        spec.tun_type = parse_tun_type(d.contains("tun_type") ? get_str(d, "tun_type") : "");
+        spec.tun_port = static_cast<uint16_t>(opt_uint(d, "tun_port", 65535, 0));
+        if (spec.tun_type == lb::TunType::Gue && spec.tun_port == 0)
+            throw BadRequest{"GUE tunnels need a destination port ('tun_port')"};
+    }
     return spec;
 }
 
@@ -278,12 +258,14 @@ json Controller::service_json(const lb::Service& s) const {
     for (const auto& d : s.dests) {
         dests.push_back({{"addr", net::to_string(d->addr)},
                          {"port", d->port},
-                         {"fwd", fwd_string(d->fwd)},
+                         {"fwd", fwd_string(d->fwd.load())},
                          {"weight", d->weight.load()},
                          {"u_threshold", d->upper_threshold},
                          {"l_threshold", d->lower_threshold},
-                         {"tun_type", ""},
-                         {"tun_port", 0},
+                         {"tun_type", d->fwd != lb::FwdMode::Tun          ? ""
+                                      : d->tun_type == lb::TunType::Gue ? "gue"
+                                                                        : "ipip"},
+                         {"tun_port", d->fwd == lb::FwdMode::Tun ? d->tun_port.load() : uint16_t{0}},
                          {"active", d->sum_active()},
                          {"inactive", d->sum_inactive()},
                          {"persistconns", 0},

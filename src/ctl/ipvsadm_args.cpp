@@ -289,26 +289,6 @@ struct Occurrence {
 
 std::string_view proto_name(Proto proto) { return proto == Proto::Tcp ? "tcp" : "udp"; }
 
-std::string_view forward_name(Forward fwd) {
-    switch (fwd) {
-        case Forward::FullNat: return "fullnat";
-        case Forward::Masq: return "masq";
-        case Forward::Route: return "dr";
-        case Forward::Tunnel: return "tunnel";
-        case Forward::Snat: return "snat";
-        case Forward::Local: return "local";
-    }
-    return "dr";
-}
-
-std::optional<Forward> parse_forward_name(std::string_view name) {
-    for (Forward f : {Forward::FullNat, Forward::Masq, Forward::Route, Forward::Tunnel,
-                      Forward::Snat, Forward::Local}) {
-        if (forward_name(f) == name) return f;
-    }
-    return std::nullopt;
-}
-
 std::string_view uoa_name(Uoa uoa) {
     switch (uoa) {
         case Uoa::Off: return "off";
@@ -472,11 +452,11 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
             case kFwdFullNat:
             case kFwdSnat:
                 if (!(r = set_option(kOptForward))) return fail(r.error());
-                c.dest.fwd = o.id == kFwdDr        ? Forward::Route
-                             : o.id == kFwdTun     ? Forward::Tunnel
-                             : o.id == kFwdMasq    ? Forward::Masq
-                             : o.id == kFwdFullNat ? Forward::FullNat
-                                                   : Forward::Snat;
+                c.dest.fwd = o.id == kFwdDr        ? lb::FwdMode::Dr
+                             : o.id == kFwdTun     ? lb::FwdMode::Tun
+                             : o.id == kFwdMasq    ? lb::FwdMode::Nat
+                             : o.id == kFwdFullNat ? lb::FwdMode::FullNat
+                                                   : lb::FwdMode::Snat;
                 break;
             case kOptWeight: {
                 if (!(r = set_option(kOptWeight))) return fail(r.error());
@@ -505,7 +485,9 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
                 break;
             case kOptTunType:
                 if (!(r = set_option(kOptTunType))) return fail(r.error());
-                if (arg != "ipip" && arg != "gue" && arg != "gre")
+                if (arg == "gre")
+                    return fail("GRE tunnels are not supported: use --tun-type ipip or gue");
+                if (arg != "ipip" && arg != "gue")
                     return fail("illegal tunnel type `" + arg + "' specified");
                 c.dest.tun_type = arg;
                 break;
@@ -635,12 +617,12 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
     if (c.kind == CommandKind::DelDest && !dest_port_given) c.dest.addr.port = c.service->port;
     if (c.kind == CommandKind::AddDest || c.kind == CommandKind::EditDest) {
         // Port omitted = service port; DR and tunnels cannot map ports (ipvsadm forces it).
-        bool no_port_mapping = c.dest.fwd == Forward::Route || c.dest.fwd == Forward::Tunnel;
+        bool no_port_mapping = c.dest.fwd == lb::FwdMode::Dr || c.dest.fwd == lb::FwdMode::Tun;
         if (!c.service->fwmark && (!dest_port_given || no_port_mapping))
             c.dest.addr.port = c.service->port;
-        if (has(kOptTunType) && c.dest.fwd != Forward::Tunnel)
+        if (has(kOptTunType) && c.dest.fwd != lb::FwdMode::Tun)
             return fail("--tun-type is only for the tunneling (-i) forwarding method");
-        if (c.dest.fwd == Forward::Tunnel && c.dest.tun_type.empty()) c.dest.tun_type = "ipip";
+        if (c.dest.fwd == lb::FwdMode::Tun && c.dest.tun_type.empty()) c.dest.tun_type = "ipip";
         if (has(kOptTunPort) && c.dest.tun_type != "gue")
             return fail("--tun-port is only for GUE tunnels (--tun-type gue)");
         if (c.dest.tun_type == "gue" && c.dest.tun_port == 0)

@@ -12,6 +12,7 @@
 
 #include "common/result.h"
 #include "ctl/service_types.h"
+#include "lb/fwd_mode.h"
 #include "net/addr.h"
 
 namespace xvs::ctl {
@@ -55,8 +56,6 @@ struct ServiceKey {
     bool operator==(const ServiceKey&) const = default;
 };
 
-enum class Forward { FullNat, Masq, Route, Tunnel, Snat, Local };
-
 struct ServiceOptions {
     std::string sched = "wlc";
     uint32_t persistent = 0;  // seconds; 0 = not persistent
@@ -76,11 +75,11 @@ struct ServiceOptions {
 
 struct DestOptions {
     net::Ipv4Endpoint addr;
-    Forward fwd = Forward::Route;  // ipvsadm's default (-g)
+    lb::FwdMode fwd = lb::FwdMode::Dr;  // ipvsadm's default (-g)
     uint32_t weight = 1;
     uint32_t u_threshold = 0;
     uint32_t l_threshold = 0;
-    std::string tun_type;  // "ipip" | "gue" | "gre" for Tunnel, else ""
+    std::string tun_type;  // "ipip" | "gue" for Tunnel, else ""
     uint16_t tun_port = 0;
 };
 
@@ -131,9 +130,7 @@ std::string usage_text(std::string_view program);
 
 // Names used on the wire and in messages.
 std::string_view proto_name(Proto proto);      // "tcp" / "udp"
-std::string_view forward_name(Forward fwd);    // "fullnat", "masq", "dr", ...
 std::string_view proxy_protocol_name(ProxyProtocol pp);  // "off" / "v1" / "v2"
 std::string_view uoa_name(Uoa uoa);                      // "off" / "opp" / "ipo"
-std::optional<Forward> parse_forward_name(std::string_view name);
 
 }  // namespace xvs::ctl

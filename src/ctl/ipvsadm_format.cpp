@@ -124,7 +124,7 @@ ServiceEntry get_service(const json& j) {
             DestEntry e;
             e.opts.addr = net::Ipv4Endpoint{get_ipv4(d, "addr"), d.at("port").get<uint16_t>()};
             std::string fwd = d.value("fwd", std::string("dr"));
-            auto f = parse_forward_name(fwd);
+            auto f = lb::fwd_from_api(fwd);
             if (!f) throw DecodeError{"bad fwd '" + fwd + "'"};
             e.opts.fwd = *f;
             e.opts.weight = d.value("weight", uint32_t{0});
@@ -160,30 +160,6 @@ std::string service_name(const ServiceKey& k, bool rule) {
     if (rule) return std::string(k.proto == Proto::Tcp ? "-t " : "-u ") + addr;
     std::string name = std::string(k.proto == Proto::Tcp ? "TCP" : "UDP") + "  " + addr;
     return name.substr(0, 33);  // ipvsadm truncates IPv4 names at 33 characters
-}
-
-const char* forward_label(Forward f) {
-    switch (f) {
-        case Forward::Masq: return "Masq";
-        case Forward::Route: return "Route";
-        case Forward::Tunnel: return "Tunnel";
-        case Forward::Local: return "Local";
-        case Forward::FullNat: return "FullNat";
-        case Forward::Snat: return "Snat";
-    }
-    return "Route";
-}
-
-const char* forward_switch(Forward f) {
-    switch (f) {
-        case Forward::Masq: return "-m";
-        case Forward::Tunnel: return "-i";
-        case Forward::Local:
-        case Forward::Route: return "-g";
-        case Forward::FullNat: return "--fullnat";
-        case Forward::Snat: return "--snat";
-    }
-    return "-g";
 }
 
 std::string join_flags(const std::vector<std::string>& flags) {
@@ -282,7 +258,7 @@ std::string dest_line(const DestEntry& d, const ListFormat& fmt) {
     if (fmt.persistent_conn)
         return sfmt("  -> %-28s %-9u %-11llu %-10llu %-10llu\n", n, d.opts.weight,
                     ull(d.persistconns), ull(d.active), ull(d.inactive));
-    return sfmt("  -> %-28s %-7s %-6u %-10llu %-10llu\n", n, forward_label(d.opts.fwd),
+    return sfmt("  -> %-28s %-7s %-6u %-10llu %-10llu\n", n, std::string(lb::fwd_names(d.opts.fwd).label).c_str(),
                 d.opts.weight, ull(d.active), ull(d.inactive));
 }
 
@@ -387,8 +363,8 @@ std::string format_save(std::vector<ServiceEntry> services, const ListFormat& fm
         out += "\n";
         for (const auto& d : s.dests) {
             out += "-a " + name + " -r " + net::to_string(d.opts.addr) + " " +
-                   forward_switch(d.opts.fwd) + sfmt(" -w %u", d.opts.weight);
-            if (d.opts.fwd == Forward::Tunnel) {
+                   std::string(lb::fwd_names(d.opts.fwd).ipvsadm) + sfmt(" -w %u", d.opts.weight);
+            if (d.opts.fwd == lb::FwdMode::Tun) {
                 out += " --tun-type " + (d.opts.tun_type.empty() ? "ipip" : d.opts.tun_type);
                 if (d.opts.tun_port) out += sfmt(" --tun-port %u", unsigned(d.opts.tun_port));
             }

@@ -46,7 +46,7 @@ json service_json(const Command& c) {
 json dest_json(const DestOptions& d) {
     return json{{"addr", net::to_string(d.addr.addr)},
                 {"port", d.addr.port},
-                {"fwd", std::string(forward_name(d.fwd))},
+                {"fwd", std::string(lb::fwd_names(d.fwd).api)},
                 {"weight", d.weight},
                 {"u_threshold", d.u_threshold},
                 {"l_threshold", d.l_threshold},

@@ -32,7 +32,11 @@ struct alignas(64) DestWorkerStats {
 struct Dest {
     net::Ipv4 addr;
     uint16_t port = 0;  // host order
-    FwdMode fwd = FwdMode::FullNat;
+    // ipvsadm -e changes these while workers read them when they create a conn (a conn keeps
+    // the mode it was created with): atomics, relaxed.
+    std::atomic<FwdMode> fwd{FwdMode::FullNat};
+    std::atomic<TunType> tun_type{TunType::Ipip};  // TUN only
+    std::atomic<uint16_t> tun_port{0};             // GUE destination port, host order
     std::atomic<int32_t> weight{1};
     std::atomic<bool> removed{false};  // no longer in any service; awaiting refs == 0
     uint32_t upper_threshold = 0;      // -x, 0 = none

@@ -2,6 +2,7 @@
 // exists ("Service already exists", "No such destination", ...), so xvsadm prints what an
 // LVS operator expects.
 #include "lb/director.h"
+#include "lb/service_check.h"
 
 #include <sys/random.h>
 
@@ -15,19 +16,6 @@ namespace xvs::lb {
 namespace {
 
 std::string addr_str(net::Ipv4 a) { return net::to_string(a); }
-
-bool fwd_supported(FwdMode m) { return m == FwdMode::FullNat; }
-
-const char* fwd_name(FwdMode m) {
-    switch (m) {
-        case FwdMode::FullNat: return "FULLNAT";
-        case FwdMode::Nat: return "NAT (masquerading)";
-        case FwdMode::Dr: return "DR (gatewaying)";
-        case FwdMode::Tun: return "TUN (ipip)";
-        case FwdMode::Snat: return "SNAT";
-    }
-    return "?";
-}
 
 // Fills buf from the kernel CSPRNG. getrandom(2) blocks only until the pool is first seeded.
 // Without it there is no safe fallback (predictable cookie keys let anyone forge handshakes),
@@ -165,9 +153,7 @@ Result<void> Director::service_add(const ServiceSpec& spec) {
     ServiceKey key = make_service_key(spec.proto, spec.vip, spec.port);
     if (service_find(key)) return make_error("Service already exists");
     if (!sched_find(spec.sched)) return make_error("Scheduler not found");
-    if (!fwd_supported(spec.fwd))
-        return make_error(std::string("forwarding method ") + fwd_name(spec.fwd) +
-                          " is not supported yet (use FULLNAT)");
+    if (auto r = service_check(spec.proto, spec.fwd, spec.flags); !r) return r;
     if (auto r = check_address_free(spec.vip, "virtual address"); !r) return r;
     if (is_lip(spec.vip)) return make_error("virtual address " + addr_str(spec.vip) + " is a local address");
     auto svc = std::make_shared<Service>();
@@ -184,9 +170,10 @@ Result<void> Director::service_edit(const ServiceSpec& spec) {
     auto svc = service_find(make_service_key(spec.proto, spec.vip, spec.port));
     if (!svc) return make_error("No such service");
     if (!sched_find(spec.sched)) return make_error("Scheduler not found");
-    if (!fwd_supported(spec.fwd))
-        return make_error(std::string("forwarding method ") + fwd_name(spec.fwd) +
-                          " is not supported yet (use FULLNAT)");
+    if (auto r = service_check(spec.proto, spec.fwd, spec.flags); !r) return r;
+    for (const auto& d : svc->dests)
+        if (auto r = service_check(spec.proto, d->fwd, spec.flags); !r)
+            return make_error("real server " + addr_str(d->addr) + ": " + r.error());
     // Scheduler and flags change for new connections; existing ones keep their dest.
     svc->sched_name = spec.sched;
     svc->flags = spec.flags;
@@ -214,23 +201,22 @@ void Director::services_clear() {
 
 // What dest_add and dest_edit both refuse. An edit replaces every attribute (ipvsadm -e), the
 // method included: refuse what the data plane cannot do rather than keep the old method.
-Result<void> Director::dest_check(const DestSpec& spec) const {
+Result<void> Director::dest_check(const Service& svc, const DestSpec& spec) const {
     if (spec.weight < 0 || spec.weight > 65535) return make_error("Illegal weight specified");
     // IPVS refuses this too (ERANGE), whether or not an upper threshold is set.
     if (spec.lower_threshold > spec.upper_threshold)
         return make_error("lower threshold " + std::to_string(spec.lower_threshold) +
                           " is higher than upper threshold " +
                           std::to_string(spec.upper_threshold));
-    if (!fwd_supported(spec.fwd))
-        return make_error(std::string("forwarding method ") + fwd_name(spec.fwd) +
-                          " is not supported yet (use FULLNAT)");
-    return {};
+    if (spec.fwd == FwdMode::Tun && spec.tun_type == TunType::Gue && spec.tun_port == 0)
+        return make_error("GUE tunnels need a destination port");
+    return service_check(svc.key.proto, spec.fwd, svc.flags);
 }
 
 Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
-    if (auto r = dest_check(spec); !r) return r;
+    if (auto r = dest_check(*svc, spec); !r) return r;
     for (const auto& d : svc->dests)
         if (d->addr == spec.addr && d->port == spec.port)
             return make_error("Destination already exists");
@@ -238,6 +224,8 @@ Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
     dest->addr = spec.addr;
     dest->port = spec.port;
     dest->fwd = spec.fwd;
+    dest->tun_type = spec.tun_type;
+    dest->tun_port = spec.tun_port;
     dest->weight = spec.weight;
     dest->upper_threshold = spec.upper_threshold;
     dest->lower_threshold = spec.lower_threshold;
@@ -248,12 +236,15 @@ Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
 Result<void> Director::dest_edit(const ServiceKey& key, const DestSpec& spec) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
-    if (auto r = dest_check(spec); !r) return r;
+    if (auto r = dest_check(*svc, spec); !r) return r;
     for (auto& d : svc->dests) {
         if (d->addr == spec.addr && d->port == spec.port) {
             d->weight = spec.weight;
             d->upper_threshold = spec.upper_threshold;
             d->lower_threshold = spec.lower_threshold;
+            d->fwd = spec.fwd;  // new conns only: a conn keeps the mode it was created with
+            d->tun_type = spec.tun_type;
+            d->tun_port = spec.tun_port;
             return {};
         }
     }

@@ -33,6 +33,8 @@ struct DestSpec {
     uint16_t port = 0;  // host order
     int32_t weight = 1;
     FwdMode fwd = FwdMode::FullNat;
+    TunType tun_type = TunType::Ipip;  // TUN only
+    uint16_t tun_port = 0;             // GUE destination port, host order (TUN GUE only)
     uint32_t upper_threshold = 0;
     uint32_t lower_threshold = 0;
 };
@@ -135,7 +137,7 @@ public:
 private:
     std::optional<uint8_t> port_index(const std::string& name) const;
     Result<void> check_address_free(net::Ipv4 addr, const char* what) const;
-    Result<void> dest_check(const DestSpec& spec) const;
+    Result<void> dest_check(const Service& svc, const DestSpec& spec) const;
     bool is_vip(net::Ipv4 addr) const;
     bool is_lip(net::Ipv4 addr) const;
     void laddrs_prune();

@@ -162,7 +162,7 @@ TEST(ConfigParser, DesignExampleParsesIntoModel) {
     EXPECT_EQ(vs.port, 80);
     EXPECT_EQ(vs.group, "");
     EXPECT_EQ(vs.sched, "wrr");
-    EXPECT_EQ(vs.fwd, FwdMethod::FullNat);
+    EXPECT_EQ(vs.fwd, lb::FwdMode::FullNat);
     EXPECT_EQ(vs.laddr_group, "lan_lips");
     EXPECT_TRUE(vs.syn_proxy);
     EXPECT_TRUE(vs.toa);
@@ -253,7 +253,7 @@ TEST(ConfigParser, KeepalivedSynonymsAndVsOptions) {
     const VirtualServer& vs = out.config->virtual_servers.at(0);
     EXPECT_EQ(vs.proto, Proto::Udp);
     EXPECT_EQ(vs.sched, "rr");
-    EXPECT_EQ(vs.fwd, FwdMethod::FullNat);
+    EXPECT_EQ(vs.fwd, lb::FwdMode::FullNat);
     EXPECT_EQ(vs.proxy_protocol, ProxyProtocol::V2);
     ASSERT_EQ(vs.real_servers.size(), 3u);
     EXPECT_EQ(vs.real_servers[0].weight, 100u);
@@ -271,7 +271,7 @@ TEST(ConfigParser, ProtocolDefaultsToTcpWithWarningAndSchedToWlc) {
     ASSERT_THAT(out.errors, IsEmpty());
     EXPECT_EQ(out.config->virtual_servers.at(0).proto, Proto::Tcp);
     EXPECT_EQ(out.config->virtual_servers.at(0).sched, "wlc");
-    EXPECT_EQ(out.config->virtual_servers.at(0).fwd, FwdMethod::FullNat);
+    EXPECT_EQ(out.config->virtual_servers.at(0).fwd, lb::FwdMode::FullNat);
     EXPECT_THAT(out.warnings, ElementsAre("t.conf:7: protocol not set, using TCP"));
 }
 
@@ -776,11 +776,39 @@ TEST(ConfigParserErrors, ForwardingMethods) {
     EXPECT_THAT(
         errors_of("virtual_server 10.10.1.100 80 { lb_kind DR }\n"
                   "virtual_server 10.10.1.101 80 { lvs_method NAT }\n"
-                  "virtual_server 10.10.1.102 80 { lb_kind BRIDGE }\n"),
+                  "virtual_server 10.10.1.102 80 { lb_kind BRIDGE }\n"
+                  "virtual_server 10.10.1.103 80 { lb_kind TUN type gre }\n"
+                  "virtual_server 10.10.1.104 80 { lb_kind TUN type gue }\n"
+                  "virtual_server 10.10.1.105 80 { lb_kind DR port 80 }\n"
+                  "virtual_server 10.10.1.106 80 { lb_kind TUN port 6080 }\n"
+                  "virtual_server 10.10.1.107 80 { lvs_method TUN type gue port 6080 csum }\n"),
         ElementsAre(
-            "t.conf:7: lb_kind DR not supported yet", "t.conf:8: lb_kind NAT not supported yet",
-            "t.conf:9: lb_kind: bad value 'BRIDGE' (NAT|DR|TUN|FNAT|SNAT)",
-            "t.conf:9: virtual_server: laddr_group_name missing (required for lb_kind FNAT)"));
+            "t.conf:9: lb_kind: bad value 'BRIDGE' (FNAT|NAT|DR|TUN|SNAT)",
+            "t.conf:9: virtual_server: laddr_group_name missing (required for lb_kind FNAT)",
+            "t.conf:10: lb_kind TUN type gre is not supported: use type ipip or gue",
+            "t.conf:11: lb_kind TUN type gue needs a port (keepalived: `port 6080`)",
+            "t.conf:12: lb_kind DR: unexpected 'port' (type and port are for TUN)",
+            "t.conf:12: lb_kind DR: unexpected '80' (type and port are for TUN)",
+            "t.conf:13: lb_kind TUN: port is only for type gue",
+            "t.conf:14: lvs_method TUN csum is not supported: xvs sends GUE with UDP checksum 0; "
+            "remove it"));
+}
+
+TEST(ConfigParser, ForwardingMethodsAndTunnelType) {
+    ParseOutcome out = parse_body(
+        "virtual_server 10.10.1.100 80 { lb_kind NAT }\n"
+        "virtual_server 10.10.1.101 80 { lvs_method dr }\n"
+        "virtual_server 10.10.1.102 80 { lb_kind TUN }\n"
+        "virtual_server 10.10.1.103 80 { lvs_method TUN type gue port 6080 }\n");
+    ASSERT_TRUE(out.config) << ::testing::PrintToString(out.errors);
+    const auto& v = out.config->virtual_servers;
+    ASSERT_EQ(v.size(), 4u);
+    EXPECT_EQ(v[0].fwd, lb::FwdMode::Nat);
+    EXPECT_EQ(v[1].fwd, lb::FwdMode::Dr);
+    EXPECT_EQ(v[2].fwd, lb::FwdMode::Tun);
+    EXPECT_EQ(v[2].tun_type, lb::TunType::Ipip);
+    EXPECT_EQ(v[3].tun_type, lb::TunType::Gue);
+    EXPECT_EQ(v[3].tun_port, 6080);
 }
 
 TEST(ConfigParserErrors, FwmarkNotSupported) {

@@ -144,14 +144,14 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-p", "300"}),
               "Persistence is not supported yet");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "-j"}),
-              "SYN proxy is a TCP handshake: use it on TCP services");
+              "syn_proxy needs protocol TCP (SYN cookies are a TCP handshake)");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "--toa", "on"}),
-              "TOA is a TCP option: use it on TCP services (UDP gets UOA)");
+              "toa on needs protocol TCP (UDP clients get UOA)");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--toa", "on", "--proxy-protocol",
                            "v2"}),
-              "TOA and PROXY protocol v2 cannot be combined on one service");
+              "toa on cannot be combined with proxy_protocol v2");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "--proxy-protocol", "v1"}),
-              "PROXY protocol v1 has no UDP form: use v2 on UDP services");
+              "proxy_protocol v1 has no UDP form (use v2)");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "-o"}),
               "One-packet scheduling is not supported yet");
     // Once accepted and never used: scheduler flags, persistence engines, -M without -p.
@@ -221,10 +221,10 @@ TEST_F(ControllerTest, UoaIsAcceptedOnUdpAndListed) {
 
 TEST_F(ControllerTest, UoaRefusals) {
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--uoa", "opp"}),
-              "UOA is for UDP services (TCP gets TOA or PROXY protocol)");
+              "uoa opp needs protocol UDP (TCP clients get toa or proxy_protocol)");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "--uoa", "ipo",
                            "--proxy-protocol", "v2"}),
-              "UOA ipo and PROXY protocol v2 cannot be combined on one service");
+              "uoa ipo cannot be combined with proxy_protocol v2");
     json req = xvsadm({"-A", "-u", "10.0.0.1:53", "-s", "rr"});
     req["service"]["uoa"] = "yes";
     EXPECT_EQ(outcome(send(req)), "'uoa' must be \"opp\", \"ipo\" or \"off\"");
@@ -333,9 +333,9 @@ TEST_F(ControllerTest, NonFullnatForwardingIsRefused) {
     // xvsadm's default is -g (DR), as ipvsadm's.
     json req = xvsadm({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2"});
     ASSERT_EQ(req["dest"]["fwd"], "dr");
-    EXPECT_THAT(outcome(send(req)), HasSubstr("not supported yet (use FULLNAT)"));
+    EXPECT_THAT(outcome(send(req)), HasSubstr("is not supported yet (only FNAT)"));
     EXPECT_THAT(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2", "-m"}),
-                HasSubstr("NAT (masquerading) is not supported yet"));
+                HasSubstr("lb_kind NAT is not supported yet"));
     EXPECT_THAT(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2", "-i"}),
                 HasSubstr("not supported yet"));
     EXPECT_TRUE(director_.service_find(key(6, "10.0.0.1", 80))->dests.empty());
@@ -344,7 +344,7 @@ TEST_F(ControllerTest, NonFullnatForwardingIsRefused) {
     // too instead of being dropped silently.
     ASSERT_EQ(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2", "--fullnat"}), "ok");
     EXPECT_THAT(run_outcome({"-e", "-t", "10.0.0.1:80", "-r", "192.168.1.2", "-w", "5"}),
-                HasSubstr("not supported yet (use FULLNAT)"));
+                HasSubstr("is not supported yet (only FNAT)"));
     EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->dests[0]->weight.load(), 1);
 }
 

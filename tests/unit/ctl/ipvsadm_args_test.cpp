@@ -169,7 +169,7 @@ TEST(IpvsadmArgs, AddServerDefaultsToRouteWeightOneAndServicePort) {
     auto r = parse("-a -t 10.0.0.1:80 -r 192.168.10.1");
     ASSERT_TRUE(r.ok()) << r.error();
     EXPECT_EQ(r->kind, CommandKind::AddDest);
-    EXPECT_EQ(r->dest.fwd, Forward::Route);
+    EXPECT_EQ(r->dest.fwd, lb::FwdMode::Dr);
     EXPECT_EQ(r->dest.weight, 1u);
     EXPECT_EQ(r->dest.addr, (net::Ipv4Endpoint{ip("192.168.10.1"), 80}));
 }
@@ -177,7 +177,7 @@ TEST(IpvsadmArgs, AddServerDefaultsToRouteWeightOneAndServicePort) {
 TEST(IpvsadmArgs, MasqueradingKeepsTheMappedPort) {
     auto r = parse("-a -t 10.0.0.1:80 -r 192.168.10.1:8080 -m -w 5 -x 100 -y 50");
     ASSERT_TRUE(r.ok()) << r.error();
-    EXPECT_EQ(r->dest.fwd, Forward::Masq);
+    EXPECT_EQ(r->dest.fwd, lb::FwdMode::Nat);
     EXPECT_EQ(r->dest.addr.port, 8080);
     EXPECT_EQ(r->dest.weight, 5u);
     EXPECT_EQ(r->dest.u_threshold, 100u);
@@ -192,18 +192,18 @@ TEST(IpvsadmArgs, RouteAndTunnelForceTheServicePort) {
     ASSERT_TRUE(i.ok());
     EXPECT_EQ(i->kind, CommandKind::EditDest);
     EXPECT_EQ(i->dest.addr.port, 53);
-    EXPECT_EQ(i->dest.fwd, Forward::Tunnel);
+    EXPECT_EQ(i->dest.fwd, lb::FwdMode::Tun);
     EXPECT_EQ(i->dest.tun_type, "ipip");
 }
 
 TEST(IpvsadmArgs, FullNatAndSnatMapPorts) {
     auto f = parse("-a -t 10.0.0.1:80 -r 192.168.10.1:8080 --fullnat");
     ASSERT_TRUE(f.ok());
-    EXPECT_EQ(f->dest.fwd, Forward::FullNat);
+    EXPECT_EQ(f->dest.fwd, lb::FwdMode::FullNat);
     EXPECT_EQ(f->dest.addr.port, 8080);
     auto s = parse("-a -t 10.0.0.1:80 -r 192.168.10.1 --snat");
     ASSERT_TRUE(s.ok());
-    EXPECT_EQ(s->dest.fwd, Forward::Snat);
+    EXPECT_EQ(s->dest.fwd, lb::FwdMode::Snat);
 }
 
 TEST(IpvsadmArgs, GueTunnelNeedsPort) {

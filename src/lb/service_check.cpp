@@ -1,0 +1,44 @@
+#include "lb/service_check.h"
+
+#include <string>
+
+#include "lb/service.h"
+
+namespace xvs::lb {
+
+bool fwd_mode_implemented(FwdMode mode) { return mode == FwdMode::FullNat; }
+
+Result<void> service_check(uint8_t proto, FwdMode mode, uint32_t flags) {
+    const std::string m(fwd_names(mode).keepalived);
+    if (!fwd_mode_implemented(mode))
+        return make_error("lb_kind " + m + " is not supported yet (only FNAT)");
+    const bool tcp = proto == 6;
+    const bool pp = flags & (kSvcFlagPpV1 | kSvcFlagPpV2);
+    const bool uoa = flags & (kSvcFlagUoaOpp | kSvcFlagUoaIpo);
+    if ((flags & kSvcFlagSynProxy) && !tcp)
+        return make_error("syn_proxy needs protocol TCP (SYN cookies are a TCP handshake)");
+    if ((flags & kSvcFlagSynProxy) && mode != FwdMode::FullNat && mode != FwdMode::Nat)
+        return make_error("syn_proxy needs lb_kind FNAT or NAT (with " + m +
+                          " the real server's SYN-ACK does not pass the director)");
+    if ((flags & kSvcFlagToa) && !tcp)
+        return make_error("toa on needs protocol TCP (UDP clients get UOA)");
+    if ((flags & kSvcFlagToa) && pp)
+        return make_error(std::string("toa on cannot be combined with proxy_protocol ") +
+                          ((flags & kSvcFlagPpV1) ? "v1" : "v2"));
+    if ((flags & kSvcFlagPpV1) && !tcp) return make_error("proxy_protocol v1 has no UDP form (use v2)");
+    if (uoa && tcp)
+        return make_error(std::string("uoa ") + ((flags & kSvcFlagUoaOpp) ? "opp" : "ipo") +
+                          " needs protocol UDP (TCP clients get toa or proxy_protocol)");
+    if (uoa && pp)
+        return make_error(std::string("uoa ") + ((flags & kSvcFlagUoaOpp) ? "opp" : "ipo") +
+                          " cannot be combined with proxy_protocol v2");
+    if ((flags & (kSvcFlagToa | kSvcFlagPpV1 | kSvcFlagPpV2 | kSvcFlagUoaOpp | kSvcFlagUoaIpo)) &&
+        mode != FwdMode::FullNat) {
+        const char* what = (flags & kSvcFlagToa) ? "toa" : pp ? "proxy_protocol" : "uoa";
+        return make_error(std::string(what) + " needs lb_kind FNAT (with " + m +
+                          " the real server sees the client's own address)");
+    }
+    return {};
+}
+
+}  // namespace xvs::lb

@@ -208,6 +208,40 @@ topo_up() {
     log "topology up: $NS_CL $NS_LB $NS_SW + $n RS"
 }
 
+# direct_return_up : DR/TUN return path that bypasses the director. The client gets a second
+# leg on the RS LAN (cl-lan 10.10.2.50/24, rp_filter off, so it accepts the VIP's replies
+# there) and every RS routes the client subnet through it. The RS side (VIP on lo, ARP
+# sysctls) is the test's: by hand for DR, with `xvs-rs sysctl` for TUN.
+direct_return_up() {
+    local i ns
+    ip link add cl-lan netns "$NS_CL" type veth peer name sw-cl netns "$NS_SW" || fail "veth cl-lan"
+    ip -n "$NS_SW" link set sw-cl master br0 up
+    no_offloads "$NS_SW" sw-cl
+    ip -n "$NS_CL" addr add 10.10.2.50/24 dev cl-lan
+    ip -n "$NS_CL" link set cl-lan up
+    no_offloads "$NS_CL" cl-lan
+    in_ns "$NS_CL" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.cl-lan.rp_filter=0 \
+        net.ipv4.conf.cl0.rp_filter=0
+    for ((i = 1; i <= XE_RS_COUNT; i++)); do
+        ns=$(ns_rs "$i")
+        ip -n "$ns" route add 10.10.1.0/24 via 10.10.2.50 dev rs0 || fail "rs$i route to clients"
+    done
+}
+
+# rs_vip_by_hand I : VIP on RS I's lo with the DR sysctls (arp_ignore=1, arp_announce=2,
+# rp_filter=0), as an operator does it without xvs-rs.
+rs_vip_by_hand() {
+    local ns
+    ns=$(ns_rs "$1")
+    ip -n "$ns" addr add "$VIP/32" dev lo
+    in_ns "$ns" sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 \
+        net.ipv4.conf.rs0.arp_ignore=1 net.ipv4.conf.rs0.arp_announce=2 \
+        net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.rs0.rp_filter=0 net.ipv4.conf.lo.rp_filter=0
+}
+
+# peers_of I : the distinct peer addresses RS I's nginx logged, one per line.
+peers_of() { sort -u "$XE_TMP/rs$1/access.log" 2>/dev/null; }
+
 topo_down() {
     local ns
     for ns in "${XE_NAMESPACES[@]}"; do ip netns del "$ns" 2>/dev/null; done
@@ -228,13 +262,15 @@ lb_kernel_drop_off() { in_ns "$NS_LB" nft delete table netdev xe_drop 2>/dev/nul
 
 # ---- servers on the RS -------------------------------------------------------------------
 
-# start_rs_http I : nginx on RS I :8080 answering "rsI\n" on /, a 20 MB random file on
+# start_rs_http I : nginx on RS I :8080 (XE_RS_LISTEN overrides: "$VIP:80" for DR/TUN, where
+# the RS serves the VIP itself) answering "rsI\n" on /, a 20 MB random file on
 # /big.bin ($XE_TMP/big.bin, the same for every RS), and /upload proxied to a loopback Python
 # server that replies "<sha256> <length>" of the body it received.
 start_rs_http() {
-    local i=$1 ns dir
+    local i=$1 ns dir listen
     ns=$(ns_rs "$i")
     dir=$XE_TMP/rs$i
+    listen=${XE_RS_LISTEN:-$(rs_ip "$i"):8080}
     mkdir -p "$dir"/tmp
     # One random file shared by every RS, so a download compares with it whoever served it.
     [[ -f $XE_TMP/big.bin ]] || head -c $((20 * 1024 * 1024)) /dev/urandom >"$XE_TMP/big.bin"
@@ -246,7 +282,10 @@ pid $dir/nginx.pid;
 error_log $dir/error.log warn;
 events { worker_connections 4096; }
 http {
-    access_log off;
+    # The peer address of every request ($dir/access.log): NAT/DR/TUN tests check that the RS
+    # sees the client's own address.
+    log_format peer '\$remote_addr';
+    access_log $dir/access.log peer;
     client_body_temp_path $dir/tmp/body;
     proxy_temp_path $dir/tmp/proxy;
     fastcgi_temp_path $dir/tmp/fastcgi;
@@ -254,7 +293,7 @@ http {
     scgi_temp_path $dir/tmp/scgi;
     keepalive_requests 100000;
     server {
-        listen $(rs_ip "$i"):8080 backlog=4096;
+        listen $listen backlog=4096;
         location = / { default_type text/plain; return 200 "rs$i\n"; }
         location = /big.bin { alias $XE_TMP/big.bin; }
         location = /upload {
@@ -267,16 +306,17 @@ http {
 EOF
     bg_ns "$ns" "$dir/nginx.out" nginx -c "$dir/nginx.conf"
     bg_ns "$ns" "$dir/upload.out" "$XE_PY" "$XE_LIB_DIR/upload_server.py" 127.0.0.1 8081
-    wait_until 10 in_ns "$ns" curl -s --max-time 1 -o /dev/null "http://$(rs_ip "$i"):8080/" ||
+    wait_until 10 in_ns "$ns" curl -s --max-time 1 -o /dev/null "http://$listen/" ||
         fail "nginx on rs$i did not start: $(cat "$dir/nginx.out" "$dir/error.log" 2>/dev/null)"
+    : >"$dir/access.log" # forget the readiness probe: the log holds client requests only
 }
 
-# start_rs_udp I : UDP echo on RS I :5353 that prefixes each reply with "rsI " (so a test can
+# start_rs_udp I [ADDR=RS address] : UDP echo on RS I ADDR:5353 that prefixes each reply with "rsI " (so a test can
 # tell which RS answered).
 start_rs_udp() {
     local i=$1
     bg_ns "$(ns_rs "$i")" "$XE_TMP/udp$i.out" \
-        "$XE_PY" "$XE_LIB_DIR/udp_echo.py" "$(rs_ip "$i")" 5353 "rs$i "
+        "$XE_PY" "$XE_LIB_DIR/udp_echo.py" "${2:-$(rs_ip "$i")}" 5353 "rs$i "
 }
 
 # start_rs_echo I [PORT=7000] : TCP line echo (socat) for long-lived connections.
@@ -330,14 +370,15 @@ local_address_group lips {
 EOF
 }
 
-# vs_block PROTO VIP PORT "RS_I:PORT:WEIGHT ..." [SCHED=wrr]
+# vs_block PROTO VIP PORT "RS_I:PORT:WEIGHT ..." [SCHED=wrr] [LB_KIND=FNAT (e.g. "TUN type
+# gue port 6080")]; local addresses only for FNAT.
 vs_block() {
-    local proto=$1 vip=$2 port=$3 rss=$4 sched=${5:-wrr} r i p w
+    local proto=$1 vip=$2 port=$3 rss=$4 sched=${5:-wrr} kind=${6:-FNAT} r i p w
     echo "virtual_server $vip $port {"
     echo "    protocol $proto"
     echo "    lb_algo $sched"
-    echo "    lb_kind FNAT"
-    echo "    laddr_group_name lips"
+    echo "    lb_kind $kind"
+    [[ $kind == FNAT ]] && echo "    laddr_group_name lips"
     for r in $rss; do
         IFS=: read -r i p w <<<"$r"
         echo "    real_server $(rs_ip "$i") $p { weight $w }"

@@ -339,7 +339,8 @@ counter() {
 # config_head : prints the base config (global, netif, worker, ip, laddrs); tests append
 # their virtual_server blocks. net_af_xdp by default; XE_PMD=af_packet selects net_af_packet
 # (start_xvsd then adds the nft netdev ingress drop so the lb kernel stays out).
-# XE_LIPS overrides the local address range (FULLNAT source addresses toward the RS).
+# XE_LIPS overrides the local address range (FULLNAT source addresses toward the RS);
+# XE_IP_EXTRA adds lines to ip_defs (routes).
 config_head() {
     local pmd=${XE_PMD:-af_xdp} wan lan
     if [[ $pmd == af_packet ]]; then
@@ -363,6 +364,7 @@ worker_defs { workers 1${XE_POLL:+ poll_mode $XE_POLL} }
 ip_defs {
     address 10.10.1.1/24 dev wan0
     address 10.10.2.1/24 dev lan0
+${XE_IP_EXTRA:-}
 }
 local_address_group lips {
     ${XE_LIPS:-10.10.2.100-10.10.2.103} lan0

@@ -85,7 +85,9 @@ void fuzz_translate(const uint8_t* data, size_t size) {
 // buffer and 576 bytes, and carries valid checksums.
 void fuzz_build(const uint8_t* data, size_t size) {
     std::vector<uint8_t> orig(data, data + size);
-    const size_t cap = size ? 28 + (data[0] * 3u) % 560 : 576;
+    // Capacity from the last byte (the first is an IPv4 version/IHL): odd means the full 576.
+    const uint8_t last = size ? data[size - 1] : 1;
+    const size_t cap = (last & 1) ? kIcmpErrorMaxLen : 28 + last * 2u;
     std::vector<uint8_t> out(cap);
     const size_t n =
         build_frag_needed(out.data(), out.size(), orig.data(), orig.size(), 0x0100000a, 1400, 7);

@@ -3,7 +3,9 @@
 // and sets the ARP and rp_filter sysctls. Exit status: 0 done, 1 failed, 2 bad usage.
 #include <arpa/inet.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -199,12 +201,10 @@ int run_sysctl(const Args& a) {
     return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int xvs_rs_main(int argc, char** argv) {
     auto args = parse(argc, argv);
     if (!args) {
-        std::cerr << "xvs-rs: " << args.error() << "\n" << kUsage;
+        std::cerr << "xvs-rs: " << args.error() << " (xvs-rs --help for usage)\n";
         return 2;
     }
     if (args->help) {
@@ -214,4 +214,19 @@ int main(int argc, char** argv) {
     if (args->cmd == "decap") return run_decap(*args);
     if (args->cmd == "stats") return run_stats(*args);
     return run_sysctl(*args);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return xvs_rs_main(argc, argv);
+    } catch (const std::exception& e) {  // out of memory in the control path: say so, exit 1
+        std::fputs("xvs-rs: ", stderr);
+        std::fputs(e.what(), stderr);
+        std::fputs("\n", stderr);
+        return 1;
+    } catch (...) {
+        return 1;
+    }
 }

@@ -6,7 +6,8 @@
 # scapy sends UDP datagrams and TCP SYNs to the VIP inside IPIP, GUE v0 and GUE v1: the UDP
 # echo bound to the VIP gets each payload and answers, the TCP listener on the VIP answers each
 # SYN, both straight from the VIP; an IPIP packet to another outer address is not decapsulated;
-# `xvs-rs stats` counts exactly that. Also: a foreign XDP program is refused, --detach detaches.
+# `xvs-rs stats` counts exactly that; before decap is attached nothing is answered. Also: a
+# foreign XDP program is refused, --detach detaches.
 # Needs no xvsd ("e2e: once" above: run.sh runs it for one PMD only).
 source "$(dirname "$0")/lib.sh"
 XE_TEST=$(basename "${0%.sh}")
@@ -70,6 +71,22 @@ out=$(in_ns "$NS_RS" "$BUILD/xvs-rs" sysctl --vip "$TUN_VIP" --dev rs0) || fail 
 assert_contains "$out" "lo: $TUN_VIP/32 (already)" "second run: VIP already there"
 assert_not_contains "$out" "(was" "second run changes nothing"
 
+# ---- the listeners on the VIP; without the decapsulator the tunnelled packets go unanswered ----
+bg_ns "$NS_RS" "$XE_TMP/udp_echo.out" "$XE_PY" "$XE_LIB_DIR/udp_echo.py" "$TUN_VIP" 5353 "vip "
+bg_ns "$NS_RS" "$XE_TMP/tcp.out" socat "TCP4-LISTEN:8080,bind=$TUN_VIP,reuseaddr,fork" PIPE
+wait_until 10 bash -c "ip netns exec '$NS_RS' ss -Huln 'sport = :5353' | grep -q '$TUN_VIP'" ||
+    fail "UDP echo on $TUN_VIP:5353 did not start"
+wait_until 10 bash -c "ip netns exec '$NS_RS' ss -Hltn 'sport = :8080' | grep -q '$TUN_VIP'" ||
+    fail "TCP listener on $TUN_VIP:8080 did not start"
+
+rs_mac=$(ip -n "$NS_RS" -br link show rs0 | awk '{ print $3 }')
+tunnel_traffic() {
+    in_ns "$NS_DIR" timeout 30 "$XE_PY" "$XE_LIB_DIR/xvs_rs_client.py" dir0 "$rs_mac" \
+        "$DIR_IP" "$RS_IP" "$TUN_CLIENT" "$TUN_VIP" 5353 8080 "$GUE_PORT" "$WRONG_RS"
+}
+res=$(tunnel_traffic) || fail "xvs_rs_client.py failed: $res"
+assert_eq "" "$res" "no answer to IPIP/GUE before xvs-rs decap (this kernel has no ipip/fou)"
+
 # ---- decap ----
 mkdir -p "$BPFFS" && mount -t bpf bpf "$BPFFS" || fail "mount -t bpf on $BPFFS"
 out=$(rs_bpf decap --dev rs0 --gue-port "$GUE_PORT") || fail "xvs-rs decap: $out"
@@ -79,17 +96,7 @@ assert_contains "$(ip -n "$NS_RS" link show rs0)" "prog/xdp" "XDP program on rs0
 out=$(rs_bpf stats --dev rs0) || fail "xvs-rs stats: $out"
 assert_contains "$out" "attached gue_port $GUE_PORT addrs $RS_IP" "stats: attached, port, address"
 
-bg_ns "$NS_RS" "$XE_TMP/udp_echo.out" "$XE_PY" "$XE_LIB_DIR/udp_echo.py" "$TUN_VIP" 5353 "vip "
-bg_ns "$NS_RS" "$XE_TMP/tcp.out" socat "TCP4-LISTEN:8080,bind=$TUN_VIP,reuseaddr,fork" PIPE
-wait_until 10 bash -c "ip netns exec '$NS_RS' ss -Huln 'sport = :5353' | grep -q '$TUN_VIP'" ||
-    fail "UDP echo on $TUN_VIP:5353 did not start"
-wait_until 10 bash -c "ip netns exec '$NS_RS' ss -Hltn 'sport = :8080' | grep -q '$TUN_VIP'" ||
-    fail "TCP listener on $TUN_VIP:8080 did not start"
-
-rs_mac=$(ip -n "$NS_RS" -br link show rs0 | awk '{ print $3 }')
-res=$(in_ns "$NS_DIR" timeout 30 "$XE_PY" "$XE_LIB_DIR/xvs_rs_client.py" dir0 "$rs_mac" \
-    "$DIR_IP" "$RS_IP" "$TUN_CLIENT" "$TUN_VIP" 5353 8080 "$GUE_PORT" "$WRONG_RS") ||
-    fail "xvs_rs_client.py failed: $res"
+res=$(tunnel_traffic) || fail "xvs_rs_client.py failed: $res"
 echo "$res" >&2
 for k in ipip gue0 gue1; do
     assert_contains "$res" "udp $k vip xvs-rs $k" "UDP over $k reached the VIP's echo, answered from the VIP"

@@ -88,7 +88,8 @@ res=$(tunnel_traffic) || fail "xvs_rs_client.py failed: $res"
 assert_eq "" "$res" "no answer to IPIP/GUE before xvs-rs decap (this kernel has no ipip/fou)"
 
 # ---- decap ----
-mkdir -p "$BPFFS" && mount -t bpf bpf "$BPFFS" || fail "mount -t bpf on $BPFFS"
+mkdir -p "$BPFFS"
+mount -t bpf bpf "$BPFFS" || fail "mount -t bpf on $BPFFS"
 out=$(rs_bpf decap --dev rs0 --gue-port "$GUE_PORT") || fail "xvs-rs decap: $out"
 echo "$out" >&2
 assert_contains "$out" "for $RS_IP" "decap defaults to the device's address"

@@ -151,6 +151,14 @@ TEST_F(DecapTest, IpipToOurAddressLeavesEthernetAndInner) {
     expect_decap(ipip(kRs, inner()), XVS_RS_ipip_decap);
 }
 
+TEST_F(DecapTest, IpipWithOuterOptionsStripsTheWholeOuterHeader) {
+    Bytes f = ipip(kRs, inner());
+    f.insert(f.begin() + 14 + 20, {0x01, 0x01, 0x01, 0x01});  // four NOP options: ihl 6
+    f[14] = 0x46;
+    put16(f, 14 + 2, uint16_t(f.size() - 14));
+    expect_decap(f, XVS_RS_ipip_decap);
+}
+
 TEST_F(DecapTest, IpipToAnotherAddressPassesUnchanged) {
     expect_untouched(ipip(kOtherRs, inner()), XVS_RS_ipip_pass);
 }

@@ -96,6 +96,8 @@ assert_contains "$out" "for $RS_IP" "decap defaults to the device's address"
 assert_contains "$(ip -n "$NS_RS" link show rs0)" "prog/xdp" "XDP program on rs0"
 out=$(rs_bpf stats --dev rs0) || fail "xvs-rs stats: $out"
 assert_contains "$out" "attached gue_port $GUE_PORT addrs $RS_IP" "stats: attached, port, address"
+[[ -e $BPFFS/xvs-rs/rs0/xvs_rs_stats ]] || fail "no pins under $BPFFS/xvs-rs/rs0"
+pass "maps pinned under $BPFFS/xvs-rs/rs0"
 
 res=$(tunnel_traffic) || fail "xvs_rs_client.py failed: $res"
 echo "$res" >&2
@@ -114,13 +116,21 @@ assert_eq 1 "$(stat ipip_pass)" "ipip_pass (the datagram to $WRONG_RS)"
 assert_eq 0 "$(stat ipip_malformed)" "ipip_malformed"
 assert_eq 0 "$(stat gue_malformed)" "gue_malformed"
 assert_eq 0 "$(stat outer_malformed)" "outer_malformed"
+# Under `ip netns exec` (/sys remounted, no BPF filesystem) xvs-rs finds it through the device.
+out=$(in_ns "$NS_RS" "$BUILD/xvs-rs" stats --dev rs0) || fail "xvs-rs stats under ip netns exec: $out"
+assert_eq "$(grep -v '^other ' <<<"$stats")" "$(grep -v '^other ' <<<"$out")" "stats through the device = stats through the pins"
 
 # ---- detach, and a program that is not ours ----
 out=$(rs_bpf decap --dev rs0 --detach) || fail "xvs-rs decap --detach: $out"
 assert_not_contains "$(ip -n "$NS_RS" link show rs0)" "prog/xdp" "no XDP program after --detach"
 [[ ! -e $BPFFS/xvs-rs/rs0 ]] || fail "pins left under $BPFFS/xvs-rs/rs0 after --detach"
 pass "pins removed by --detach"
-ip -n "$NS_RS" link set dev rs0 xdpgeneric obj "$BUILD/src/tools/xvs-rs/decap.bpf.o" sec xdp ||
+# Another XDP program (a bare XDP_PASS, built here) that xvs-rs must leave alone.
+need_tools clang
+printf '%s\n' '__attribute__((section("xdp"), used)) int foreign(void* ctx) { return 2; }' \
+    'char foreign_license[] __attribute__((section("license"), used)) = "GPL";' >"$XE_TMP/foreign.c"
+clang -O2 -target bpf -c "$XE_TMP/foreign.c" -o "$XE_TMP/foreign.o" || fail "clang -target bpf"
+ip -n "$NS_RS" link set dev rs0 xdpgeneric obj "$XE_TMP/foreign.o" sec xdp ||
     fail "attaching a foreign XDP program with ip link"
 out=$(rs_bpf decap --dev rs0 2>&1) && fail "xvs-rs decap replaced a foreign XDP program: $out"
 assert_contains "$out" "that xvs-rs did not attach is on rs0" "a foreign XDP program is refused"

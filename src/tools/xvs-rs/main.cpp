@@ -33,7 +33,8 @@ constexpr const char* kUsage = R"(usage:
       Put each VIP on lo (/32) and set arp_ignore=1, arp_announce=2 (all, lo, IF) and
       rp_filter=0 (all, IF), as a DR or TUN real server needs; prints what changed.
 
-The maps are pinned under DIR/xvs-rs/IF/ (DIR default /sys/fs/bpf, a BPF filesystem).
+The program and its maps are pinned under DIR/xvs-rs/IF/ when DIR (default /sys/fs/bpf) is a
+BPF filesystem; stats and --detach find the program through IF either way.
 )";
 
 struct Args {
@@ -170,6 +171,9 @@ int run_decap(const Args& a) {
               << a.dev << " (prog id " << res->prog_id << "), GUE port " << cfg.gue_port << ", for";
     for (uint32_t addr : cfg.addrs_be) std::cout << " " << ip_text(addr);
     std::cout << "\n";
+    if (!res->pin_note.empty())
+        std::cerr << "xvs-rs: note: maps not pinned (" << res->pin_note
+                  << "); stats and --detach find the program through " << a.dev << "\n";
     return 0;
 }
 

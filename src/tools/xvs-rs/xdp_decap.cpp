@@ -14,6 +14,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -88,27 +89,73 @@ uint32_t prog_id_of(int fd) {
     return info.id;
 }
 
-struct Attached {
-    uint32_t id = 0;     // whatever is attached, in any mode
-    uint32_t flags = 0;  // the mode flag it was attached with
+// What is attached to a device, and whether it is xvs-rs's decapsulator: found through the
+// device itself (program name and its three maps by name and shape), so stats, --detach and a
+// reconfigure work with or without the pins (`ip netns exec` hides /sys/fs/bpf).
+struct DeviceXdp {
+    uint32_t id = 0;     // whatever is attached, in any mode; 0: nothing
+    uint32_t flags = 0;  // the mode flag it is attached with
+    bool ours = false;
+    Fd prog, addrs, config, stats;
 };
 
-Result<Attached> xdp_query(unsigned ifindex, const std::string& dev) {
+void map_match(uint32_t map_id, DeviceXdp& d) {
+    Fd fd(bpf_map_get_fd_by_id(map_id));
+    if (fd.get() < 0) return;
+    bpf_map_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) != 0) return;
+    const std::string name = info.name;
+    if (name == "xvs_rs_addrs" && info.key_size == 4 && info.value_size == 1) {
+        d.addrs = std::move(fd);
+    } else if (name == "xvs_rs_config" && info.key_size == 4 &&
+               info.value_size == sizeof(xvs_rs_config)) {
+        d.config = std::move(fd);
+    } else if (name == "xvs_rs_stats" && info.key_size == 4 && info.value_size == 8 &&
+               info.max_entries == XVS_RS_COUNTER_MAX) {
+        d.stats = std::move(fd);
+    }
+}
+
+Result<DeviceXdp> device_xdp(unsigned ifindex, const std::string& dev) {
     bpf_xdp_query_opts q{};
     q.sz = sizeof(q);
     int err = bpf_xdp_query(static_cast<int>(ifindex), 0, &q);
     if (err) return make_error("cannot query the XDP program of " + dev + ": " + errno_text(err));
-    Attached a;
+    DeviceXdp d;
     if (q.drv_prog_id) {
-        a = {q.drv_prog_id, XDP_FLAGS_DRV_MODE};
+        d.id = q.drv_prog_id;
+        d.flags = XDP_FLAGS_DRV_MODE;
     } else if (q.skb_prog_id) {
-        a = {q.skb_prog_id, XDP_FLAGS_SKB_MODE};
+        d.id = q.skb_prog_id;
+        d.flags = XDP_FLAGS_SKB_MODE;
     } else if (q.hw_prog_id) {
-        a = {q.hw_prog_id, XDP_FLAGS_HW_MODE};
-    } else if (q.prog_id) {
-        a = {q.prog_id, 0};
+        d.id = q.hw_prog_id;
+        d.flags = XDP_FLAGS_HW_MODE;
+    } else {
+        d.id = q.prog_id;
     }
-    return a;
+    if (d.id == 0) return d;
+    d.prog = Fd(bpf_prog_get_fd_by_id(d.id));
+    if (d.prog.get() < 0)
+        return make_error("cannot open XDP program id " + std::to_string(d.id) + " on " + dev +
+                          ": " + errno_text(errno));
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(d.prog.get(), &info, &len) != 0)
+        return make_error("cannot read XDP program id " + std::to_string(d.id) + ": " +
+                          errno_text(errno));
+    if (std::string(info.name) != "xvs_rs_decap" || info.nr_map_ids == 0) return d;
+    std::vector<uint32_t> map_ids(info.nr_map_ids);
+    bpf_prog_info with_maps{};
+    with_maps.nr_map_ids = static_cast<uint32_t>(map_ids.size());
+    with_maps.map_ids = reinterpret_cast<uintptr_t>(map_ids.data());  // the kernel's ABI: a u64
+    len = sizeof(with_maps);
+    if (bpf_obj_get_info_by_fd(d.prog.get(), &with_maps, &len) != 0) return d;
+    map_ids.resize(std::min<size_t>(map_ids.size(), with_maps.nr_map_ids));
+    for (uint32_t id : map_ids) map_match(id, d);
+    d.ours = d.addrs.get() >= 0 && d.config.get() >= 0 && d.stats.get() >= 0;
+    return d;
 }
 
 // Our pins for a device, opened; missing ones stay -1.
@@ -137,6 +184,23 @@ Result<void> pin(int fd, const std::string& path) {
     if (bpf_obj_pin(fd, path.c_str()) != 0)
         return make_error("cannot pin " + path + ": " + errno_text(errno));
     return {};
+}
+
+// Pins the program and its maps under <bpffs>/xvs-rs/<dev>/, replacing what was there.
+Result<void> pins_create(const std::string& bpffs, const std::string& dev, int prog, int addrs,
+                         int config, int stats) {
+    if (auto ok = bpffs_check(bpffs); !ok) return ok;
+    pins_remove(bpffs, dev);
+    const std::string dir = pin_dir(bpffs, dev);
+    mkdir((bpffs + "/xvs-rs").c_str(), 0700);
+    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        return make_error("cannot create " + dir + ": " + errno_text(errno));
+    Result<void> pinned = pin(prog, dir + "/prog");
+    if (pinned) pinned = pin(addrs, dir + "/xvs_rs_addrs");
+    if (pinned) pinned = pin(config, dir + "/xvs_rs_config");
+    if (pinned) pinned = pin(stats, dir + "/xvs_rs_stats");
+    if (!pinned) pins_remove(bpffs, dev);
+    return pinned;
 }
 
 }  // namespace
@@ -267,99 +331,105 @@ Result<AttachResult> decap_attach(const std::string& dev, const DecapConfig& cfg
                                   const std::string& bpffs) {
     auto ifindex = ifindex_of(dev);
     if (!ifindex) return make_error(ifindex.error());
-    if (auto ok = bpffs_check(bpffs); !ok) return make_error(ok.error());
-    auto attached = xdp_query(*ifindex, dev);
-    if (!attached) return make_error(attached.error());
-    const std::string dir = pin_dir(bpffs, dev);
-    Pins pins = pins_open(dir);
-    const uint32_t ours = pins.prog.get() >= 0 ? prog_id_of(pins.prog.get()) : 0;
-
-    if (attached->id != 0) {
-        if (attached->id != ours)
-            return make_error("an XDP program (id " + std::to_string(attached->id) +
+    auto cur = device_xdp(*ifindex, dev);
+    if (!cur) return make_error(cur.error());
+    AttachResult res;
+    if (cur->id != 0) {
+        if (!cur->ours)
+            return make_error("an XDP program (id " + std::to_string(cur->id) +
                               ") that xvs-rs did not attach is on " + dev +
                               "; xvs-rs does not replace it (remove it first, e.g. `ip link "
                               "set dev " +
                               dev + " xdp off`, if it is not needed)");
-        if (pins.addrs.get() < 0 || pins.config.get() < 0)
-            return make_error("xvs-rs's program is on " + dev + " but its maps under " + dir +
-                              " are gone; run `xvs-rs decap --dev " + dev + " --detach` first");
-        if (auto ok = decap_configure(pins.addrs.get(), pins.config.get(), cfg); !ok)
+        if (auto ok = decap_configure(cur->addrs.get(), cur->config.get(), cfg); !ok)
             return make_error(ok.error());
-        return AttachResult{true, ours};
+        res.updated = true;
+        res.prog_id = cur->id;
+        if (pins_open(pin_dir(bpffs, dev)).prog.get() < 0) {
+            auto pinned = pins_create(bpffs, dev, cur->prog.get(), cur->addrs.get(),
+                                      cur->config.get(), cur->stats.get());
+            if (!pinned) res.pin_note = pinned.error();
+        }
+        return res;
     }
-    if (pins.any()) pins_remove(bpffs, dev);  // left over from a device that went away
 
     auto prog = DecapProgram::load();
     if (!prog) return make_error(prog.error());
     if (auto ok = decap_configure(prog->addrs_fd(), prog->config_fd(), cfg); !ok)
         return make_error(ok.error());
-    mkdir((bpffs + "/xvs-rs").c_str(), 0700);
-    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-        return make_error("cannot create " + dir + ": " + errno_text(errno));
-    Result<void> pinned = pin(prog->prog_fd(), dir + "/prog");
-    if (pinned) pinned = pin(prog->addrs_fd(), dir + "/xvs_rs_addrs");
-    if (pinned) pinned = pin(prog->config_fd(), dir + "/xvs_rs_config");
-    if (pinned) pinned = pin(prog->stats_fd(), dir + "/xvs_rs_stats");
-    if (!pinned) {
-        pins_remove(bpffs, dev);
-        return make_error(pinned.error());
-    }
     uint32_t flags = XDP_FLAGS_UPDATE_IF_NOEXIST;
     if (mode == XdpMode::skb) flags |= XDP_FLAGS_SKB_MODE;
     if (mode == XdpMode::native) flags |= XDP_FLAGS_DRV_MODE;
     int err = bpf_xdp_attach(static_cast<int>(*ifindex), prog->prog_fd(), flags, nullptr);
     if (err) {
-        pins_remove(bpffs, dev);
         std::string hint = mode == XdpMode::native
                                ? " (the driver may not support native XDP: try --mode skb)"
                                : "";
         return make_error("cannot attach XDP to " + dev + ": " + errno_text(err) + hint);
     }
-    return AttachResult{false, prog_id_of(prog->prog_fd())};
+    res.prog_id = prog_id_of(prog->prog_fd());
+    // The pins are a convenience (bpftool, scripts); xvs-rs itself finds the program through
+    // the device, so a missing BPF filesystem is a note, not a failure.
+    auto pinned = pins_create(bpffs, dev, prog->prog_fd(), prog->addrs_fd(), prog->config_fd(),
+                              prog->stats_fd());
+    if (!pinned) res.pin_note = pinned.error();
+    return res;
 }
 
 Result<void> decap_detach(const std::string& dev, const std::string& bpffs) {
     auto ifindex = ifindex_of(dev);
     if (!ifindex) return make_error(ifindex.error());
-    if (auto ok = bpffs_check(bpffs); !ok) return make_error(ok.error());
-    auto attached = xdp_query(*ifindex, dev);
-    if (!attached) return make_error(attached.error());
-    const std::string dir = pin_dir(bpffs, dev);
-    Pins pins = pins_open(dir);
-    const uint32_t ours = pins.prog.get() >= 0 ? prog_id_of(pins.prog.get()) : 0;
-    if (ours == 0 || attached->id != ours) {
-        if (pins.any()) pins_remove(bpffs, dev);
-        if (attached->id == 0) return make_error("no XDP program is attached to " + dev);
-        return make_error("the XDP program on " + dev + " (id " + std::to_string(attached->id) +
-                          ") was not attached by xvs-rs; not detaching it");
+    auto cur = device_xdp(*ifindex, dev);
+    if (!cur) return make_error(cur.error());
+    const bool bpffs_ok = bpffs_check(bpffs).ok();
+    if (cur->id == 0) {
+        if (bpffs_ok) pins_remove(bpffs, dev);  // left over, if any
+        return make_error("no XDP program is attached to " + dev);
     }
+    if (!cur->ours)
+        return make_error("the XDP program on " + dev + " (id " + std::to_string(cur->id) +
+                          ") was not attached by xvs-rs; not detaching it");
     bpf_xdp_attach_opts opts{};
     opts.sz = sizeof(opts);
-    opts.old_prog_fd = pins.prog.get();  // detach only if it is still ours (XDP_FLAGS_REPLACE)
-    int err = bpf_xdp_detach(static_cast<int>(*ifindex), attached->flags, &opts);
+    opts.old_prog_fd = cur->prog.get();  // detach only if it is still ours (XDP_FLAGS_REPLACE)
+    int err = bpf_xdp_detach(static_cast<int>(*ifindex), cur->flags, &opts);
     if (err) return make_error("cannot detach XDP from " + dev + ": " + errno_text(err));
-    pins_remove(bpffs, dev);
+    if (bpffs_ok) pins_remove(bpffs, dev);
     return {};
 }
 
 Result<DecapStatus> decap_status(const std::string& dev, const std::string& bpffs) {
-    if (auto ok = bpffs_check(bpffs); !ok) return make_error(ok.error());
-    const std::string dir = pin_dir(bpffs, dev);
-    Pins pins = pins_open(dir);
-    if (pins.stats.get() < 0 || pins.addrs.get() < 0 || pins.config.get() < 0)
-        return make_error("no xvs-rs decap pinned for " + dev + " under " + dir +
-                          ": run `xvs-rs decap --dev " + dev + "` first");
     DecapStatus st;
-    st.prog_id = pins.prog.get() >= 0 ? prog_id_of(pins.prog.get()) : 0;
-    if (auto ifindex = ifindex_of(dev)) {
-        if (auto attached = xdp_query(*ifindex, dev))
-            st.attached = st.prog_id != 0 && attached->id == st.prog_id;
+    int addrs = -1, config = -1, stats = -1;
+    Result<DeviceXdp> cur = make_error("");
+    Pins pins;
+    if (auto ifindex = ifindex_of(dev)) cur = device_xdp(*ifindex, dev);
+    if (cur && cur->ours) {
+        st.attached = true;
+        st.prog_id = cur->id;
+        addrs = cur->addrs.get();
+        config = cur->config.get();
+        stats = cur->stats.get();
+    } else {
+        // Not on the device (any more): the pins keep the counters of a detached program.
+        auto bpffs_ok = bpffs_check(bpffs);
+        if (bpffs_ok) pins = pins_open(pin_dir(bpffs, dev));
+        if (pins.stats.get() < 0 || pins.addrs.get() < 0 || pins.config.get() < 0) {
+            std::string why = !cur      ? cur.error()
+                              : cur->id ? "the XDP program on " + dev + " is not xvs-rs's"
+                                        : "no XDP program is attached to " + dev;
+            return make_error(why + ", and no xvs-rs maps are pinned under " + pin_dir(bpffs, dev) +
+                              ": run `xvs-rs decap --dev " + dev + "` first");
+        }
+        st.prog_id = pins.prog.get() >= 0 ? prog_id_of(pins.prog.get()) : 0;
+        addrs = pins.addrs.get();
+        config = pins.config.get();
+        stats = pins.stats.get();
     }
-    auto cfg = decap_config_read(pins.addrs.get(), pins.config.get());
+    auto cfg = decap_config_read(addrs, config);
     if (!cfg) return make_error(cfg.error());
     st.cfg = std::move(*cfg);
-    auto counters = decap_counters_read(pins.stats.get());
+    auto counters = decap_counters_read(stats);
     if (!counters) return make_error(counters.error());
     st.counters = *counters;
     return st;

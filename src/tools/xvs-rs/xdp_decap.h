@@ -1,6 +1,8 @@
 // The xvs-rs XDP decapsulator seen from user space: load the embedded BPF object, fill its
-// maps, attach it to a device and pin it under <bpffs>/xvs-rs/<dev>/ so later runs (stats,
-// detach) find it. Invariant: xvs-rs never replaces or detaches an XDP program it did not pin.
+// maps, attach it to a device and pin it under <bpffs>/xvs-rs/<dev>/. Later runs (stats,
+// detach, a reconfigure) find it through the device (program and map names), the pins serve
+// when it is detached or for other tools. Invariant: xvs-rs never replaces or detaches an XDP
+// program that is not its decapsulator.
 #pragma once
 
 #include <array>
@@ -74,6 +76,7 @@ enum class XdpMode { auto_, skb, native };
 struct AttachResult {
     bool updated = false;  // our program was attached already: maps updated in place
     uint32_t prog_id = 0;
+    std::string pin_note;  // why the maps are not pinned (attached all the same), or empty
 };
 Result<AttachResult> decap_attach(const std::string& dev, const DecapConfig& cfg, XdpMode mode,
                                   const std::string& bpffs);

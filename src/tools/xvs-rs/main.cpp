@@ -171,9 +171,7 @@ int run_decap(const Args& a) {
               << a.dev << " (prog id " << res->prog_id << "), GUE port " << cfg.gue_port << ", for";
     for (uint32_t addr : cfg.addrs_be) std::cout << " " << ip_text(addr);
     std::cout << "\n";
-    if (!res->pin_note.empty())
-        std::cerr << "xvs-rs: note: maps not pinned (" << res->pin_note
-                  << "); stats and --detach find the program through " << a.dev << "\n";
+    if (!res->pin_note.empty()) std::cerr << "xvs-rs: note: not pinned: " << res->pin_note << "\n";
     return 0;
 }
 

@@ -68,10 +68,8 @@ Result<void> bpffs_check(const std::string& bpffs) {
                           " (xvs-rs pins its maps on a BPF filesystem: mount -t bpf bpf " + bpffs +
                           ")");
     if (static_cast<unsigned long>(st.f_type) != BPF_FS_MAGIC)
-        return make_error(bpffs +
-                          " is not a BPF filesystem: mount it (mount -t bpf bpf /sys/fs/bpf) or "
-                          "give --bpffs DIR on one. Note `ip netns exec` remounts /sys without "
-                          "it; use nsenter --net=/run/netns/NAME there.");
+        return make_error(bpffs + " is not a BPF filesystem (mount -t bpf bpf " + bpffs +
+                          " to pin there)");
     return {};
 }
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "ctl/service_types.h"
-#include "lb/synproxy.h"
-#include "lb/tcp_state.h"
+#include "lb/synproxy/synproxy.h"
+#include "lb/proto/tcp.h"
 #include "net/addr.h"
 #include "net/uoa.h"
 

@@ -10,13 +10,16 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "lb/xmit/xmit.h"
+
 namespace xvs::lb {
 
 namespace {
 
 std::string addr_str(net::Ipv4 a) { return net::to_string(a); }
 
-bool fwd_supported(FwdMode m) { return m == FwdMode::FullNat; }
+// A mode is accepted once it has an xmit entry (lb/xmit/xmit.h).
+bool fwd_supported(FwdMode m) { return xmit_supported(m); }
 
 const char* fwd_name(FwdMode m) {
     switch (m) {

@@ -156,7 +156,7 @@ void lb_replay(WorkerCtx& w, rte_mbuf* m, Conn* c) {
     const ConnKey key = conn_key(net::kIpProtoTcp, ip->saddr, ip->daddr, net::load_wire16(l4),
                                  net::load_wire16(l4 + 2));
     const uint8_t flags = reinterpret_cast<net::TcpHdr*>(l4)->flags;
-    LbPacket lp;
+    LbPacket lp{};
     lp.pkt = m;
     lp.ip = ip;
     lp.l4 = l4;
@@ -167,6 +167,7 @@ void lb_replay(WorkerCtx& w, rte_mbuf* m, Conn* c) {
     lp.proto = net::kIpProtoTcp;
     lp.tcp_flags = flags;
     lp.kind = stack::AddrKind::Vip;
+    lp.local = true;
     lp.key = key;
     lb_handle(w, lp, ConnRef{c, ConnDir::In});
 }

@@ -13,18 +13,20 @@ namespace xvs::stack {
 
 // One validated IPv4 TCP/UDP packet. ip and l4 point into pkt's data (offsets l3_off and
 // l4_off from its start); l4_len counts from the L4 header to the end of the IP packet.
+// No default member initializers: a burst array of them is not zeroed per burst (eth_input
+// writes every field).
 struct PktMeta {
-    rte_mbuf* pkt = nullptr;
-    net::Ipv4Hdr* ip = nullptr;
-    uint8_t* l4 = nullptr;
-    uint16_t l3_off = 0;
-    uint16_t l4_off = 0;
-    uint16_t l4_len = 0;
-    uint8_t port = 0;               // receiving port index
-    uint8_t proto = 0;              // IPPROTO_TCP or IPPROTO_UDP
-    uint8_t tcp_flags = 0;          // 0 for UDP
-    AddrKind kind = AddrKind::Vip;  // what the destination is, when local
-    bool local = true;              // destination is an address the director owns
+    rte_mbuf* pkt;
+    net::Ipv4Hdr* ip;
+    uint8_t* l4;
+    uint16_t l3_off;
+    uint16_t l4_off;
+    uint16_t l4_len;
+    uint8_t port;       // receiving port index
+    uint8_t proto;      // IPPROTO_TCP or IPPROTO_UDP
+    uint8_t tcp_flags;  // 0 for UDP
+    AddrKind kind;      // what the destination is, when local
+    bool local;         // destination is an address the director owns
 };
 
 // What a hook did with a packet: Accept (continue: the caller forwards it), Drop (freed and

@@ -55,6 +55,7 @@ inline constexpr uint8_t kConnPpV2 = 1u << 4;        // PROXY v2 header (TCP str
 inline constexpr uint8_t kConnPpSent = 1u << 5;      // header sent (TCP: at least once; UDP: 1st datagram)
 inline constexpr uint8_t kConnPpHdrSeg = 1u << 6;    // ... as its own segment (retransmitted by timer)
 inline constexpr uint8_t kConnPpHdrAcked = 1u << 7;  // RS acked past client ISN + 1 (the header)
+inline constexpr uint16_t kConnUoa = 1u << 10;       // UDP: ConnFeatSlot::uoa_left > 0
 inline constexpr uint16_t kConnActive = 1u << 14;    // counted in dest active (else inactive)
 inline constexpr uint16_t kConnUoaIpo = 1u << 15;    // UOA as IPv4 option 31 (else opp header)
 // SYN proxy (bits 8+): the conn was opened by a cookie-validated ACK; its seq/TS translation

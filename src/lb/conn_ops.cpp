@@ -79,7 +79,6 @@ Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
         drop(w.stack, lp.pkt, Counter::drop_conn_pool_full);
         return nullptr;
     }
-    w.feat_of(c) = ConnFeatSlot{};
     c->svc = svc;
     c->dest = dest;
     c->laddr = laddr;
@@ -113,20 +112,25 @@ Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
     ++svc->workers[wid].conns;
     w.stack.counters.inc(Counter::conns_created);
     c->state = TcpState::None;
-    if ((view->flags & kSvcFlagToa) && lp.proto == net::kIpProtoTcp) c->flags |= kConnToa;
-    if (lp.proto == net::kIpProtoTcp) {
-        if (view->flags & kSvcFlagPpV1)
-            c->flags |= kConnPpV1;
-        else if (view->flags & kSvcFlagPpV2)
-            c->flags |= kConnPpV2;
-        w.feat_of(c).client_isn = net::ntoh32(reinterpret_cast<const net::TcpHdr*>(lp.l4)->seq);
-        if (c->flags & (kConnPpV1 | kConnPpV2)) pp_conn_init(w, c);
-    } else if (view->flags & kSvcFlagPpV2) {
+    const bool is_tcp = lp.proto == net::kIpProtoTcp;
+    if ((view->flags & kSvcFlagToa) && is_tcp) c->flags |= kConnToa;
+    if (is_tcp && (view->flags & kSvcFlagPpV1))
+        c->flags |= kConnPpV1;
+    else if (view->flags & kSvcFlagPpV2)
         c->flags |= kConnPpV2;  // v1 has no UDP form: the control plane refuses it
-    }
-    if (lp.proto == net::kIpProtoUdp && (view->flags & (kSvcFlagUoaOpp | kSvcFlagUoaIpo))) {
-        if (view->flags & kSvcFlagUoaIpo) c->flags |= kConnUoaIpo;
-        w.feat_of(c).uoa_left = w.snap->uoa_max_trail;
+    const bool uoa = !is_tcp && (view->flags & (kSvcFlagUoaOpp | kSvcFlagUoaIpo));
+    // The side slot is touched only for a conn that has a feature using it: a plain conn costs
+    // no extra cache line (the SYN proxy writes the fields it uses itself).
+    if ((c->flags & (kConnToa | kConnPpV1 | kConnPpV2)) || uoa) {
+        ConnFeatSlot& f = w.feat_of(c);
+        f = ConnFeatSlot{};
+        if (is_tcp) f.client_isn = net::ntoh32(reinterpret_cast<const net::TcpHdr*>(lp.l4)->seq);
+        if (is_tcp && (c->flags & (kConnPpV1 | kConnPpV2))) pp_conn_init(w, c);
+        if (uoa) {
+            if (view->flags & kSvcFlagUoaIpo) c->flags |= kConnUoaIpo;
+            f.uoa_left = w.snap->uoa_max_trail;
+            if (f.uoa_left) c->flags |= kConnUoa;
+        }
     }
     c->expires_ms = w.stack.now_ms + uint64_t(w.snap->timeouts.of(TcpState::None)) * 1000;
     w.timers.arm(&c->timer, c->expires_ms);

@@ -29,7 +29,7 @@ net::UoaMode uoa_mode_of(const Conn* c) {
 static void uoa_send_empty(WorkerCtx& w, const Conn* c);
 
 void uoa_inbound(WorkerCtx& w, LbPacket& lp, Conn* c) {
-    --w.feat_of(c).uoa_left;
+    if (--w.feat_of(c).uoa_left == 0) c->flags &= static_cast<uint16_t>(~kConnUoa);
     const net::UoaMode mode = uoa_mode_of(c);
     const size_t grow = net::uoa_insert_len(mode);
     const size_t ip_len = net::ntoh16(lp.ip->total_length);

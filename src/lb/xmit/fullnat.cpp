@@ -10,7 +10,8 @@ namespace xvs::lb {
 stack::Verdict fullnat_in(WorkerCtx& w, LbPacket& lp, Conn& c) {
     fullnat_rewrite(lp.ip, lp.l4, lp.proto, c.laddr_ip, c.daddr, c.lport, c.dport);
     // UOA after the rewrite: fullnat_rewrite finds the ports at lp.l4, which an insert moves.
-    if (lp.proto == net::kIpProtoUdp && w.feat_of(&c).uoa_left) uoa_inbound(w, lp, &c);
+    // kConnUoa (UDP only) keeps the side slot out of the way of every other packet.
+    if (c.flags & kConnUoa) uoa_inbound(w, lp, &c);
     return stack::Verdict::Accept;
 }
 

@@ -214,6 +214,23 @@ Result<void> Director::dest_check(const Service& svc, const DestSpec& spec) cons
                           std::to_string(spec.upper_threshold));
     if (spec.fwd == FwdMode::Tun && spec.tun_type == TunType::Gue && spec.tun_port == 0)
         return make_error("GUE tunnels need a destination port");
+    // DR and TUN leave the packet's destination (VIP:port) as it is: the RS serves the VIP's
+    // own port. ipvsadm forces the port silently; xvs refuses a port it would not use.
+    if ((spec.fwd == FwdMode::Dr || spec.fwd == FwdMode::Tun) && spec.port != net::ntoh16(svc.key.port))
+        return make_error(std::string(fwd_names(spec.fwd).keepalived) + " real server " +
+                          addr_str(spec.addr) + ":" + std::to_string(spec.port) +
+                          " cannot map ports: give the service's port " +
+                          std::to_string(net::ntoh16(svc.key.port)));
+    // DR changes only the MAC: the RS must be on a link of the director, not behind a gateway.
+    if (spec.fwd == FwdMode::Dr) {
+        const bool on_link = std::any_of(routes_.begin(), routes_.end(), [&](const RouteSpec& r) {
+            return !r.gateway && r.prefix.contains(spec.addr);
+        });
+        if (!on_link)
+            return make_error("DR real server " + addr_str(spec.addr) +
+                              " is not on a directly connected network of the director (DR "
+                              "changes only the MAC address): use TUN or NAT to reach it");
+    }
     return service_check(svc.key.proto, spec.fwd, svc.flags);
 }
 

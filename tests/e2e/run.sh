@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every tests/e2e/test_*.sh against BUILD_DIR once per PMD (xvsd on net_af_xdp and on
-# net_af_packet; XE_PMDS="af_xdp" narrows it), each with a time limit, and prints
+# net_af_packet; XE_PMDS="af_xdp" narrows it; a test marked "# e2e: once", which starts no
+# xvsd, runs only with the first PMD), each with a time limit, and prints
 # "PASS name[pmd]" / "FAIL name[pmd]" and finally "N passed, M failed" (CI parses that line).
 #   tests/e2e/run.sh [BUILD_DIR=build] [NAME_FILTER]
 # Installs nothing (scripts/test.sh does); says what is missing instead.
@@ -37,9 +38,15 @@ passed=0
 failed=0
 failed_names=()
 start=$SECONDS
-for pmd in ${XE_PMDS:-af_xdp af_packet}; do
+pmds=${XE_PMDS:-af_xdp af_packet}
+for pmd in $pmds; do
 for t in "$here"/test_*.sh; do
     name="$(basename "$t" .sh)[$pmd]"
+    # A test whose header says "# e2e: once" starts no xvsd: it runs once, not per PMD.
+    if grep -q '^# e2e: once$' "$t"; then
+        [[ $pmd == "${pmds%% *}" ]] || continue
+        name=$(basename "$t" .sh)
+    fi
     [[ -n $filter && $name != *$filter* ]] && continue
     t0=$SECONDS
     # --kill-after: a test ignoring SIGTERM still ends; its own trap removes its namespaces.

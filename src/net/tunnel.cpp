@@ -1,0 +1,63 @@
+// IPIP and GUE outer headers: every field written explicitly, byte by byte in wire order.
+#include "net/tunnel.h"
+
+#include <cstring>
+
+#include "net/byteorder.h"
+#include "net/checksum.h"
+
+namespace xvs::net {
+
+namespace {
+
+// Outer IPv4 header without options; flags/offset keep only the inner DF bit.
+void outer_ipv4(uint8_t* out, uint32_t saddr, uint32_t daddr, const Ipv4Hdr& inner, uint16_t id,
+                uint8_t ttl, uint8_t proto, size_t overhead) {
+    out[0] = 0x45;
+    // RFC 6040 normal mode: DSCP and ECN copied from the inner header.
+    out[1] = inner.tos;
+    store_be16(out + 2, static_cast<uint16_t>(ntoh16(inner.total_length) + overhead));
+    store_wire16(out + 4, id);
+    store_wire16(out + 6, static_cast<uint16_t>(inner.frag_off & hton16(kIpv4DontFragment)));
+    out[8] = ttl;
+    out[9] = proto;
+    out[10] = out[11] = 0;
+    store_wire32(out + 12, saddr);
+    store_wire32(out + 16, daddr);
+    const uint16_t csum = csum_fold(csum_partial(out, 20, 0));
+    store_wire16(out + 10, csum);
+}
+
+}  // namespace
+
+void ipip_outer(uint8_t* out20, uint32_t saddr, uint32_t daddr, const Ipv4Hdr& inner, uint16_t id,
+                uint8_t ttl) {
+    outer_ipv4(out20, saddr, daddr, inner, id, ttl, kIpProtoIpip, kIpipOverhead);
+}
+
+void gue_outer(uint8_t* out32, uint32_t saddr, uint32_t daddr, const Ipv4Hdr& inner, uint16_t id,
+               uint16_t sport, uint16_t dport, uint8_t ttl) {
+    outer_ipv4(out32, saddr, daddr, inner, id, ttl, kIpProtoUdp, kGueOverhead);
+    uint8_t* udp = out32 + 20;
+    store_wire16(udp, sport);
+    store_wire16(udp + 2, dport);
+    store_be16(udp + 4, static_cast<uint16_t>(ntoh16(inner.total_length) + 8 + kGueHdrLen));
+    store_wire16(udp + 6, 0);  // no UDP checksum (see header)
+    uint8_t* gue = udp + 8;
+    gue[0] = 0;             // variant 0, C = 0 (data), hlen 0 (no optional fields)
+    gue[1] = kIpProtoIpip;  // proto_ctype: the payload is an IPv4 packet
+    gue[2] = gue[3] = 0;    // flags
+}
+
+TunnelMtuVerdict tunnel_mtu_check(const Ipv4Hdr& inner, size_t inner_len, size_t overhead,
+                                  size_t mtu) {
+    if (tunnel_fits(inner_len, overhead, mtu)) return {TunnelMtuAction::Fits, 0};
+    if (mtu < overhead + kIpv4MinMtu) return {TunnelMtuAction::MtuTooSmall, 0};
+    if ((ntoh16(inner.frag_off) & kIpv4DontFragment) == 0) {
+        return {TunnelMtuAction::Fragment, 0};
+    }
+    const size_t hop = mtu - overhead;
+    return {TunnelMtuAction::FragNeeded, static_cast<uint16_t>(hop > 0xffff ? 0xffff : hop)};
+}
+
+}  // namespace xvs::net

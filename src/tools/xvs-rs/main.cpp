@@ -1,0 +1,234 @@
+// xvs-rs: the real-server side of xvs's DR and TUN modes. `decap` attaches an XDP program that
+// strips IPIP/GUE for servers whose kernel has no ipip/fou module; `sysctl` puts the VIPs on lo
+// and sets the ARP and rp_filter sysctls. Exit status: 0 done, 1 failed, 2 bad usage.
+#include <arpa/inet.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "rs_sysctl.h"
+#include "xdp_decap.h"
+
+namespace {
+
+using namespace xvs;
+using namespace xvs::rs;
+
+constexpr const char* kUsage = R"(usage:
+  xvs-rs decap --dev IF [--gue-port N] [--addr A ...] [--mode skb|native] [--bpffs DIR]
+      Attach the IPIP/GUE decapsulator to IF (it stays attached after xvs-rs exits). Only
+      packets whose outer destination is one of the --addr addresses (default: every IPv4
+      address of IF) are decapsulated; GUE is recognised on UDP port N (default 6080).
+      Run again to change the addresses or port in place. Refuses if another XDP program
+      is on IF.
+  xvs-rs decap --dev IF --detach [--bpffs DIR]
+      Detach it and remove its pinned maps.
+  xvs-rs stats --dev IF [--bpffs DIR]
+      Print the decapsulator's counters, addresses and port.
+  xvs-rs sysctl --vip A [--vip B ...] [--dev IF] [--dry-run]
+      Put each VIP on lo (/32) and set arp_ignore=1, arp_announce=2 (all, lo, IF) and
+      rp_filter=0 (all, IF), as a DR or TUN real server needs; prints what changed.
+
+The program and its maps are pinned under DIR/xvs-rs/IF/ when DIR (default /sys/fs/bpf) is a
+BPF filesystem; stats and --detach find the program through IF either way.
+)";
+
+struct Args {
+    std::string cmd;
+    std::string dev;
+    std::string bpffs = "/sys/fs/bpf";
+    std::vector<uint32_t> addrs;
+    std::vector<uint32_t> vips;
+    uint16_t gue_port = XVS_RS_GUE_PORT_DEFAULT;
+    XdpMode mode = XdpMode::auto_;
+    bool detach = false;
+    bool dry_run = false;
+    bool help = false;
+};
+
+Result<uint32_t> parse_ipv4(const std::string& opt, const std::string& text) {
+    in_addr a{};
+    if (inet_pton(AF_INET, text.c_str(), &a) != 1)
+        return make_error(opt + " '" + text + "' is not an IPv4 address");
+    return a.s_addr;
+}
+
+Result<Args> parse(int argc, char** argv) {
+    Args a;
+    std::vector<std::string> v(argv + 1, argv + argc);
+    if (v.empty()) return make_error("no command given");
+    size_t i = 0;
+    if (v[0] == "--help" || v[0] == "-h") {
+        a.help = true;
+        return a;
+    }
+    a.cmd = v[i++];
+    if (a.cmd != "decap" && a.cmd != "stats" && a.cmd != "sysctl")
+        return make_error("unknown command '" + a.cmd + "'");
+    auto value = [&](const std::string& opt) -> Result<std::string> {
+        if (i >= v.size()) return make_error(opt + " needs a value");
+        return v[i++];
+    };
+    while (i < v.size()) {
+        const std::string opt = v[i++];
+        if (opt == "--help" || opt == "-h") {
+            a.help = true;
+        } else if (opt == "--dev") {
+            auto s = value(opt);
+            if (!s) return make_error(s.error());
+            a.dev = *s;
+        } else if (opt == "--bpffs") {
+            auto s = value(opt);
+            if (!s) return make_error(s.error());
+            a.bpffs = *s;
+        } else if (opt == "--addr" && a.cmd == "decap") {
+            auto s = value(opt);
+            if (!s) return make_error(s.error());
+            auto ip = parse_ipv4(opt, *s);
+            if (!ip) return make_error(ip.error());
+            a.addrs.push_back(*ip);
+        } else if (opt == "--vip" && a.cmd == "sysctl") {
+            auto s = value(opt);
+            if (!s) return make_error(s.error());
+            auto ip = parse_ipv4(opt, *s);
+            if (!ip) return make_error(ip.error());
+            a.vips.push_back(*ip);
+        } else if (opt == "--gue-port" && a.cmd == "decap") {
+            auto s = value(opt);
+            if (!s) return make_error(s.error());
+            char* end = nullptr;
+            unsigned long port = std::strtoul(s->c_str(), &end, 10);
+            if (s->empty() || *end != '\0' || port == 0 || port > 65535)
+                return make_error("--gue-port '" + *s + "' is not a port (1-65535)");
+            a.gue_port = static_cast<uint16_t>(port);
+        } else if (opt == "--mode" && a.cmd == "decap") {
+            auto s = value(opt);
+            if (!s) return make_error(s.error());
+            if (*s == "skb") {
+                a.mode = XdpMode::skb;
+            } else if (*s == "native") {
+                a.mode = XdpMode::native;
+            } else {
+                return make_error("--mode '" + *s + "': use skb or native");
+            }
+        } else if (opt == "--detach" && a.cmd == "decap") {
+            a.detach = true;
+        } else if (opt == "--dry-run" && a.cmd == "sysctl") {
+            a.dry_run = true;
+        } else {
+            return make_error("unknown option '" + opt + "' for " + a.cmd);
+        }
+    }
+    if (a.help) return a;
+    if (a.cmd != "sysctl" && a.dev.empty()) return make_error(a.cmd + " needs --dev IF");
+    if (a.cmd == "sysctl" && a.vips.empty()) return make_error("sysctl needs at least one --vip");
+    if (a.detach && !a.addrs.empty()) return make_error("--detach takes no --addr");
+    return a;
+}
+
+std::string ip_text(uint32_t be) {
+    char buf[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &be, buf, sizeof(buf));
+    return buf;
+}
+
+int run_decap(const Args& a) {
+    if (a.detach) {
+        if (auto ok = decap_detach(a.dev, a.bpffs); !ok) {
+            std::cerr << "xvs-rs: " << ok.error() << "\n";
+            return 1;
+        }
+        std::cout << "detached the decapsulator from " << a.dev << "\n";
+        return 0;
+    }
+    DecapConfig cfg;
+    cfg.gue_port = a.gue_port;
+    cfg.addrs_be = a.addrs;
+    if (cfg.addrs_be.empty()) {
+        auto own = device_ipv4_addrs(a.dev);
+        if (!own) {
+            std::cerr << "xvs-rs: " << own.error() << "\n";
+            return 1;
+        }
+        if (own->empty()) {
+            std::cerr << "xvs-rs: " << a.dev
+                      << " has no IPv4 address; give the addresses to decapsulate for with "
+                         "--addr A\n";
+            return 1;
+        }
+        cfg.addrs_be = *own;
+    }
+    auto res = decap_attach(a.dev, cfg, a.mode, a.bpffs);
+    if (!res) {
+        std::cerr << "xvs-rs: " << res.error() << "\n";
+        return 1;
+    }
+    std::cout << (res->updated ? "updated the decapsulator on " : "attached the decapsulator to ")
+              << a.dev << " (prog id " << res->prog_id << "), GUE port " << cfg.gue_port << ", for";
+    for (uint32_t addr : cfg.addrs_be) std::cout << " " << ip_text(addr);
+    std::cout << "\n";
+    if (!res->pin_note.empty()) std::cerr << "xvs-rs: note: not pinned: " << res->pin_note << "\n";
+    return 0;
+}
+
+int run_stats(const Args& a) {
+    auto st = decap_status(a.dev, a.bpffs);
+    if (!st) {
+        std::cerr << "xvs-rs: " << st.error() << "\n";
+        return 1;
+    }
+    std::cout << "dev " << a.dev << " prog id " << st->prog_id
+              << (st->attached ? " attached" : " NOT attached") << " gue_port " << st->cfg.gue_port
+              << " addrs";
+    for (uint32_t addr : st->cfg.addrs_be) std::cout << " " << ip_text(addr);
+    std::cout << "\n";
+    for (int i = 0; i < XVS_RS_COUNTER_MAX; ++i)
+        std::cout << decap_counter_name(i) << " " << st->counters[static_cast<size_t>(i)] << "\n";
+    return 0;
+}
+
+int run_sysctl(const Args& a) {
+    RsSysctlRequest req;
+    req.vips_be = a.vips;
+    req.dev = a.dev;
+    req.dry_run = a.dry_run;
+    if (auto ok = rs_sysctl_apply(req, std::cout); !ok) {
+        std::cerr << "xvs-rs: " << ok.error() << "\n";
+        return 1;
+    }
+    return 0;
+}
+
+int xvs_rs_main(int argc, char** argv) {
+    auto args = parse(argc, argv);
+    if (!args) {
+        std::cerr << "xvs-rs: " << args.error() << " (xvs-rs --help for usage)\n";
+        return 2;
+    }
+    if (args->help) {
+        std::cout << kUsage;
+        return 0;
+    }
+    if (args->cmd == "decap") return run_decap(*args);
+    if (args->cmd == "stats") return run_stats(*args);
+    return run_sysctl(*args);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return xvs_rs_main(argc, argv);
+    } catch (const std::exception& e) {  // out of memory in the control path: say so, exit 1
+        std::fputs("xvs-rs: ", stderr);
+        std::fputs(e.what(), stderr);
+        std::fputs("\n", stderr);
+        return 1;
+    } catch (...) {
+        return 1;
+    }
+}

@@ -102,10 +102,12 @@ assert_contains "$res" "out " "UDP answers from the outside echo"
 
 # Ping from both inside hosts at once (their echo identifiers may collide: the director maps
 # them to its own).
+pings=()
 for i in 1 2; do
-    in_ns "$(ns_rs "$i")" ping -c 5 -i 0.2 -W 1 "$OUT_IP" >"$XE_TMP/ping$i" 2>&1 &
+    in_ns "$(ns_rs "$i")" timeout 10 ping -c 5 -i 0.2 -W 1 "$OUT_IP" >"$XE_TMP/ping$i" 2>&1 &
+    pings+=($!)
 done
-wait
+wait "${pings[@]}"
 for i in 1 2; do
     assert_contains "$(cat "$XE_TMP/ping$i")" "5 packets transmitted, 5 received" "ping from rs$i"
 done

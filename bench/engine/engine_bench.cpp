@@ -164,7 +164,9 @@ struct Lb {
 };
 
 // tcp_flags: kSvcFlag* for the TCP service (TOA, PROXY protocol); the UDP service has none.
-Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0) {
+// fwd: every dest's forwarding mode (local addresses only for FULLNAT; DR/TUN keep the port).
+Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0,
+           lb::FwdMode fwd = lb::FwdMode::FullNat, lb::TunType tun = lb::TunType::Ipip) {
     Lb lb;
     lb.director = std::make_unique<lb::Director>(1);
     auto& d = *lb.director;
@@ -182,13 +184,18 @@ Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0)
     const auto vip = *net::parse_ipv4("10.10.1.100");
     for (uint8_t proto : {uint8_t(6), uint8_t(17)}) {
         uint16_t port = proto == 6 ? 80 : 53;
-        must(d.service_add({proto, vip, port, "wrr", lb::FwdMode::FullNat, proto == 6 ? tcp_flags : 0}));
+        must(d.service_add({proto, vip, port, "wrr", fwd, proto == 6 ? tcp_flags : 0}));
         auto key = lb::make_service_key(proto, vip, port);
+        const bool same_port = fwd == lb::FwdMode::Dr || fwd == lb::FwdMode::Tun;
         for (int r = 0; r < 8; ++r) {
-            must(d.dest_add(key, {net::Ipv4::from_host(net::parse_ipv4("10.10.2.10")->host() + r),
-                                  8080, 1 + r % 3}));
+            lb::DestSpec ds{net::Ipv4::from_host(net::parse_ipv4("10.10.2.10")->host() + r),
+                            uint16_t(same_port ? port : 8080), 1 + r % 3};
+            ds.fwd = fwd;
+            ds.tun_type = tun;
+            ds.tun_port = tun == lb::TunType::Gue ? 6080 : 0;
+            must(d.dest_add(key, ds));
         }
-        for (unsigned l = 0; l < nlips; ++l) {
+        for (unsigned l = 0; l < nlips && fwd == lb::FwdMode::FullNat; ++l) {
             must(d.laddr_add(key, net::Ipv4::from_host(net::parse_ipv4("10.10.3.1")->host() + l), "lan"));
         }
     }
@@ -500,6 +507,28 @@ int main(int argc, char** argv) {
                          [&](rte_mbuf** b) { process_into(lb, b); });
         print_row("fullnat tcp established", lb.worker->conns().in_use(), res, base,
                   double(lb.worker->conns().memory_bytes()) / lb.worker->conns().capacity());
+    }
+    // The other forwarding modes, same flows and packets as the FULLNAT row above (client ->
+    // RS direction: DR and TUN never see the other one).
+    struct ModeRow {
+        const char* name;
+        lb::FwdMode fwd;
+        lb::TunType tun;
+        uint8_t proto;
+    };
+    for (const ModeRow& m : {ModeRow{"nat tcp established", lb::FwdMode::Nat, lb::TunType::Ipip, 6},
+                             ModeRow{"dr tcp established", lb::FwdMode::Dr, lb::TunType::Ipip, 6},
+                             ModeRow{"tun ipip tcp established", lb::FwdMode::Tun, lb::TunType::Ipip, 6},
+                             ModeRow{"tun gue udp established", lb::FwdMode::Tun, lb::TunType::Gue, 17}}) {
+        Lb lb = make_lb(env, 4096, 1, 0, m.fwd, m.tun);
+        open_flows(env, lb, small_flows, m.proto);
+        Figures res = run(env, packets, m.proto == 6 ? ack : udp,
+                         [&](uint64_t i, uint8_t* f) {
+                             const FlowSrc& s = small_flows[i % small_flows.size()];
+                             patch_source(f, s.saddr, s.sport);
+                         },
+                         [&](rte_mbuf** b) { process_into(lb, b); });
+        print_row(m.name, lb.worker->conns().in_use(), res, base, 0);
     }
     {
         Lb lb = make_lb(env, uint32_t(big + 1024), unsigned(big / 60000 + 1));

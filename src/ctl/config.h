@@ -12,8 +12,8 @@
 #include "ctl/service_types.h"
 #include "lb/fwd_mode.h"
 #include "lb/match.h"
-#include "lb/synproxy.h"
-#include "lb/tcp_state.h"
+#include "lb/proto/tcp.h"
+#include "lb/synproxy/synproxy.h"
 #include "net/addr.h"
 #include "net/uoa.h"
 

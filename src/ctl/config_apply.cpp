@@ -125,6 +125,11 @@ Result<void> config_supported(const Config& cfg) {
     for (const auto& vs : cfg.virtual_servers) {
         if (auto r = lb::service_check(proto_num(vs.proto), vs.fwd, service_flags(vs)); !r)
             errors += where(vs.loc) + r.error() + "\n";
+        if (vs.fwd != lb::FwdMode::FullNat && !vs.laddr_group.empty()) {
+            errors += where(vs.loc) + "laddr_group_name is for lb_kind FNAT only (" +
+                      std::string(lb::fwd_names(vs.fwd).keepalived) +
+                      " uses no local addresses): remove it\n";
+        }
         if (vs.fwd == lb::FwdMode::FullNat && vs.laddr_group.empty()) {
             errors += where(vs.loc) + "FNAT virtual server needs laddr_group_name\n";
         }
@@ -164,7 +169,11 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         const lb::ServiceKey key = lb::make_service_key(proto_num(vs.proto), vs.vip, vs.port);
         auto svc = d.service_find(key);
         if (!svc) continue;
-        const LocalAddressGroup* group = cfg.find_laddr_group(vs.laddr_group);
+        // Only FNAT has local addresses (config_supported refuses a group elsewhere): none
+        // is an empty group, so a service that changed mode loses the ones it had.
+        static const LocalAddressGroup kNoGroup;
+        const LocalAddressGroup* group =
+            vs.laddr_group.empty() ? &kNoGroup : cfg.find_laddr_group(vs.laddr_group);
         if (!group) return fail(vs.loc, "laddr_group_name", "unknown local_address_group '" + vs.laddr_group + "'");
         std::vector<net::Ipv4> stale;
         for (const auto& l : svc->laddrs) {
@@ -317,6 +326,7 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         }
 
         // Local addresses of the service's group (stale ones were removed above).
+        if (vs.laddr_group.empty()) continue;
         const LocalAddressGroup* group = cfg.find_laddr_group(vs.laddr_group);
         if (!group) return fail(vs.loc, "laddr_group_name", "unknown local_address_group '" + vs.laddr_group + "'");
         for (const auto& g : group->addrs) {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "lb/tcp_state.h"
+#include "lb/proto/tcp.h"
 #include "net/headers.h"
 #include "stack/neigh.h"
 

@@ -1,12 +1,13 @@
 // A load-balanced connection: both tuples, its dest and local address, TCP state and timer.
-// Lives in a per-worker preallocated pool; found through two hash entries (inbound tuple
-// client->VIP and outbound tuple RS->LIP), each tagged with its direction.
+// Lives in a per-worker preallocated pool; found through one or two hash entries (inbound
+// tuple client->VIP, and the outbound tuple when the mode has one), each tagged with its direction.
 #pragma once
 
 #include <cstdint>
 
 #include "lb/dest.h"
-#include "lb/tcp_state.h"
+#include "lb/fwd_mode.h"
+#include "lb/proto/tcp.h"
 #include "lb/timer_wheel.h"
 
 namespace xvs::lb {
@@ -14,28 +15,38 @@ namespace xvs::lb {
 struct Service;
 struct LocalAddr;
 
+// The hot part only: what every packet of every mode reads. Feature state lives in per-slot
+// side arrays (ConnFeatSlot below, the SYN proxy's SpSlot) indexed by ConnTable::index_of.
 struct Conn {
     TimerNode timer;          // must stay first: timer callbacks cast back to Conn
     uint64_t expires_ms = 0;  // lazily re-armed: packets only move this stamp
     Service* svc = nullptr;
     Dest* dest = nullptr;
-    LocalAddr* laddr = nullptr;
-    // All addresses and ports in network order.
+    LocalAddr* laddr = nullptr;  // nullptr when the mode needs none (XmitOps::needs_laddr)
+    // All addresses and ports in network order. The outbound tuple is daddr:dport ->
+    // laddr_ip:lport: the local address for FULLNAT; NAT sets the client's, SNAT the WAN's.
     uint32_t caddr = 0, vaddr = 0, laddr_ip = 0, daddr = 0;
     uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
     uint8_t proto = 0;
     TcpState state = TcpState::None;
-    uint8_t pp_len = 0;  // PROXY header length: TCP seq delta from conn creation on
+    FwdMode mode = FwdMode::FullNat;  // bound at creation from the dest (kXmit[mode])
+    uint16_t flags = 0;               // kConn*
+    uint16_t tun_dport = 0;           // TUN GUE: the dest's GUE port (network order)
+};
+
+// Per conn slot, beside the table (WorkerCtx::feat): TOA, PROXY protocol and UOA state.
+struct ConnFeatSlot {
+    uint32_t rs_isn = 0;      // host order: the real server's SYN-ACK sequence number
+    uint32_t client_isn = 0;  // host order: the client's SYN sequence number (PROXY protocol)
+    uint16_t pp_window = 0;   // network order: the header segment's window, for retransmission
+    uint8_t pp_len = 0;       // PROXY header length: TCP seq delta from conn creation on
     // TCP and UDP need different small counters; one byte serves both.
     union {
         uint8_t pp_rexmits = 0;  // TCP: header segment retransmissions so far (server speaks first)
         uint8_t uoa_left;        // UDP: client datagrams still to carry UOA; 0 = none
     };
-    uint32_t rs_isn = 0;      // host order: the real server's SYN-ACK sequence number
-    uint32_t client_isn = 0;  // host order: the client's SYN sequence number (PROXY protocol)
-    uint16_t flags = 0;       // kConn*
-    uint16_t pp_window = 0;   // network order: the header segment's window, for retransmission
 };
+static_assert(sizeof(ConnFeatSlot) == 12, "per-conn feature bytes (bench memory figure)");
 
 inline constexpr uint8_t kConnToa = 1u << 0;          // insert TOA (service had toa on)
 inline constexpr uint8_t kConnSynAckSeen = 1u << 1;   // rs_isn is valid
@@ -45,14 +56,17 @@ inline constexpr uint8_t kConnPpV2 = 1u << 4;        // PROXY v2 header (TCP str
 inline constexpr uint8_t kConnPpSent = 1u << 5;      // header sent (TCP: at least once; UDP: 1st datagram)
 inline constexpr uint8_t kConnPpHdrSeg = 1u << 6;    // ... as its own segment (retransmitted by timer)
 inline constexpr uint8_t kConnPpHdrAcked = 1u << 7;  // RS acked past client ISN + 1 (the header)
+inline constexpr uint16_t kConnUoa = 1u << 10;       // UDP: ConnFeatSlot::uoa_left > 0
 inline constexpr uint16_t kConnActive = 1u << 14;    // counted in dest active (else inactive)
 inline constexpr uint16_t kConnUoaIpo = 1u << 15;    // UOA as IPv4 option 31 (else opp header)
 // SYN proxy (bits 8+): the conn was opened by a cookie-validated ACK; its seq/TS translation
 // lives in the worker's per-slot SynProxySeq array (Conn has no room for 9 more bytes).
 inline constexpr uint16_t kConnSynProxy = 1u << 8;
 inline constexpr uint16_t kConnSpWaiting = 1u << 9;  // RS SYN sent, its SYN-ACK not yet seen
+inline constexpr uint16_t kConnTunGue = 1u << 10;   // TUN: GUE outer header (else IPIP)
 static_assert(offsetof(Conn, timer) == 0);
-static_assert(sizeof(Conn) <= 96);
+// The hot part fits two cache lines (today 88 bytes).
+static_assert(sizeof(Conn) <= 128);
 
 // The 5-tuple exactly as it appears in a packet (network order), 16 bytes (two 64-bit loads).
 struct ConnKey {

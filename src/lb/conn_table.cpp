@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/flat_map.h"
+#include "lb/xmit/xmit.h"
 #include "port/eal.h"
 
 namespace xvs::lb {
@@ -199,7 +200,7 @@ bool ConnTable::insert(Conn* conn) {
     const uint32_t out_ref = idx << 1 | uint32_t(ConnDir::Out);
     const ConnKey in = in_key(*conn);
     if (!add(in, in_ref)) return false;
-    if (!add(out_key(*conn), out_ref)) {
+    if (xmit_of(conn->mode).inserts_out_tuple && !add(out_key(*conn), out_ref)) {
         erase(in, in_ref);
         return false;
     }
@@ -209,7 +210,8 @@ bool ConnTable::insert(Conn* conn) {
 void ConnTable::remove(Conn* conn) {
     const uint32_t idx = static_cast<uint32_t>(conn - pool_);
     erase(in_key(*conn), idx << 1 | uint32_t(ConnDir::In));
-    erase(out_key(*conn), idx << 1 | uint32_t(ConnDir::Out));
+    if (xmit_of(conn->mode).inserts_out_tuple)  // mode is fixed for the conn's life
+        erase(out_key(*conn), idx << 1 | uint32_t(ConnDir::Out));
 }
 
 }  // namespace xvs::lb

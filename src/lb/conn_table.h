@@ -40,7 +40,8 @@ public:
     Conn* alloc();             // nullptr when the pool is exhausted
     void release(Conn* conn);  // back to the pool (remove() it first)
 
-    // Inserts both tuples of conn (from its address/port fields). False if a bucket pair is
+    // Inserts the inbound tuple of conn and, when its mode has one (XmitOps::inserts_out_tuple),
+    // the outbound tuple (from its address/port fields). False if a bucket pair is
     // full; then nothing stays inserted.
     bool insert(Conn* conn);
     void remove(Conn* conn);

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "lb/xmit/xmit.h"
+
 namespace xvs::lb {
 
 namespace {

@@ -33,10 +33,10 @@ struct DestSpec {
     uint16_t port = 0;  // host order
     int32_t weight = 1;
     FwdMode fwd = FwdMode::FullNat;
-    TunType tun_type = TunType::Ipip;  // TUN only
-    uint16_t tun_port = 0;             // GUE destination port, host order (TUN GUE only)
     uint32_t upper_threshold = 0;
     uint32_t lower_threshold = 0;
+    TunType tun_type = TunType::Ipip;  // TUN only
+    uint16_t tun_port = 0;             // GUE destination port, host order (TUN GUE only)
 };
 
 // A SNAT match service (DPVS's `-A -H MATCH`): selected by `key`, dests are WAN addresses.

@@ -3,12 +3,11 @@
 #include <string>
 
 #include "lb/service.h"
+#include "lb/xmit/xmit.h"
 
 namespace xvs::lb {
 
-bool fwd_mode_implemented(FwdMode mode) {
-    return mode == FwdMode::FullNat || mode == FwdMode::Snat;
-}
+bool fwd_mode_implemented(FwdMode mode) { return xmit_supported(mode); }
 
 Result<void> service_check(uint8_t proto, FwdMode mode, uint32_t flags) {
     const std::string m(fwd_names(mode).keepalived);
@@ -17,16 +16,22 @@ Result<void> service_check(uint8_t proto, FwdMode mode, uint32_t flags) {
             "lb_kind SNAT is only for match services: write `virtual_server match NAME { "
             "protocol ...; lb_kind SNAT; src-range A-B; oif PORT; real_server WAN_IP 0 }` "
             "(xvsadm -A -H proto=tcp,src-range=A-B,oif=PORT)");
-    if (!fwd_mode_implemented(mode))
-        return make_error("lb_kind " + m + " is not supported yet (only FNAT)");
+    if (!fwd_mode_implemented(mode)) {
+        std::string have;
+        for (const auto& n : kFwdModeNames)
+            if (n.mode != FwdMode::Snat && fwd_mode_implemented(n.mode))
+                have += (have.empty() ? "" : ", ") + std::string(n.keepalived);
+        return make_error("lb_kind " + m + " is not supported yet (use " + have + ")");
+    }
     const bool tcp = proto == 6;
     const bool pp = flags & (kSvcFlagPpV1 | kSvcFlagPpV2);
     const bool uoa = flags & (kSvcFlagUoaOpp | kSvcFlagUoaIpo);
     if ((flags & kSvcFlagSynProxy) && !tcp)
         return make_error("syn_proxy needs protocol TCP (SYN cookies are a TCP handshake)");
-    if ((flags & kSvcFlagSynProxy) && mode != FwdMode::FullNat && mode != FwdMode::Nat)
-        return make_error("syn_proxy needs lb_kind FNAT or NAT (with " + m +
-                          " the real server's SYN-ACK does not pass the director)");
+    // NAT would work in principle (both directions pass the director); the SYN proxy's RS
+    // handshake is written and tested for FULLNAT only.
+    if ((flags & kSvcFlagSynProxy) && mode != FwdMode::FullNat)
+        return make_error("syn_proxy needs lb_kind FNAT (not done yet for " + m + ")");
     if ((flags & kSvcFlagToa) && !tcp)
         return make_error("toa on needs protocol TCP (UDP clients get UOA)");
     if ((flags & kSvcFlagToa) && pp)

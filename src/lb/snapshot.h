@@ -8,8 +8,8 @@
 
 #include "common/flat_map.h"
 #include "lb/service.h"
-#include "lb/synproxy.h"
-#include "lb/tcp_state.h"
+#include "lb/synproxy/synproxy.h"
+#include "lb/proto/tcp.h"
 #include "net/uoa.h"
 #include "net/syncookie.h"
 #include "stack/view.h"

@@ -22,6 +22,8 @@ namespace xvs::stack {
     X(neigh_evicted, false, "neighbour entries evicted to make room (table full)")           \
     X(lb_forwarded, false, "load-balanced packets handed to output (client->RS, RS->client)") \
     X(frames_generated, false, "frames the stack built itself, incl. those lost to drop_mbuf_alloc") \
+    X(icmp_related_forwarded, false, "ICMP errors of a conn translated and forwarded (PMTU etc.)") \
+    X(icmp_frag_needed_sent, false, "ICMP frag-needed sent to a client (TUN packet too big)") \
     X(conns_created, false, "connections created")                                          \
     X(conns_expired, false, "connections expired")                                          \
     X(neigh_queued, false, "packets queued waiting for ARP resolution")                     \
@@ -80,7 +82,11 @@ namespace xvs::stack {
     X(drop_to_director, true, "TCP/UDP to a director address (no exception path yet)")      \
     X(drop_ip_proto, true, "IP protocol not handled for this address")                      \
     X(drop_icmp_malformed, true, "ICMP truncated or bad checksum")                          \
-    X(drop_icmp_unhandled, true, "ICMP type not handled (only echo request)")               \
+    X(drop_icmp_unhandled, true, "ICMP type not handled (only echo request)")                \
+    X(drop_icmp_unrelated, true, "ICMP error quoting a packet of no conn of ours")          \
+    X(drop_icmp_not_sent, true, "frag-needed built but not sent (RFC 1122: no error for it)") \
+    X(drop_tunnel_too_big, true, "TUN: the packet with the outer header exceeds the MTU")   \
+    X(drop_no_headroom, true, "no mbuf headroom for an outer header")               \
     X(drop_tcp_header, true, "TCP header truncated or bad data offset")                     \
     X(drop_udp_header, true, "UDP header truncated or bad length")                          \
     X(drop_no_service, true, "TCP/UDP to a VIP port with no virtual service")               \
@@ -89,6 +95,7 @@ namespace xvs::stack {
     X(drop_no_dest, true, "scheduler found no available real server")                       \
     X(drop_laddr_exhausted, true, "no free local port on any local address")                \
     X(drop_no_laddr, true, "FULLNAT service without local addresses")                       \
+    X(drop_fwd_mode_unsupported, true, "new conn to a dest whose forwarding mode has no xmit yet") \
     X(drop_conn_pool_full, true, "connection pool exhausted")                               \
     X(drop_conn_table_full, true, "connection hash table insert failed")                    \
     X(drop_no_route, true, "no route to the destination")                                  \

@@ -37,4 +37,4 @@ wait "$cap" 2>/dev/null
 seen=$(tcpdump -n -r "$XE_TMP/cl0.pcap" 2>/dev/null | wc -l)
 assert_eq 0 "$seen" "frames from the VIP on the director-facing client interface"
 list=$(xvsadm_ns -L -n)
-assert_contains "$list" "-> $(rs_ip 1):80                Route   3" "xvsadm -L shows Route"
+assert_contains "$list" "$(printf -- '-> %-28s %-7s %-6s' "$(rs_ip 1):80" Route 3)" "xvsadm -L shows Route"

@@ -27,5 +27,5 @@ mode_check_download
 mode_check_udp
 list=$(xvsadm_ns -L -n)
 echo "$list" >&2
-assert_contains "$list" "-> $(rs_ip 1):8080              Masq    3" "xvsadm -L shows Masq"
+assert_contains "$list" "$(printf -- '-> %-28s %-7s %-6s' "$(rs_ip 1):8080" Masq 3)" "xvsadm -L shows Masq"
 assert_eq 0 "$(counter drop_not_local)" "drop_not_local (every reply matched its conn)"

@@ -39,5 +39,7 @@ wait "$cap" 2>/dev/null
 assert_eq 0 "$(tcpdump -n -r "$XE_TMP/cl0.pcap" 2>/dev/null | wc -l)" "frames from the VIP on cl0"
 stats=$(in_ns "$(ns_rs 1)" "$BUILD/xvs-rs" stats --dev rs0)
 echo "$stats" >&2
+assert_ge "$(awk '$1 == "ipip_decap" { print $2 }' <<<"$stats")" 40 "IPIP packets rs1 decapsulated"
+assert_ge "$(awk '$1 == "gue_decap" { print $2 }' <<<"$stats")" 1 "GUE packets rs1 decapsulated"
 list=$(xvsadm_ns -L -n)
-assert_contains "$list" "-> $(rs_ip 1):80                Tunnel  3" "xvsadm -L shows Tunnel"
+assert_contains "$list" "$(printf -- '-> %-28s %-7s %-6s' "$(rs_ip 1):80" Tunnel 3)" "xvsadm -L shows Tunnel"

@@ -232,6 +232,8 @@ void Harness::configure(uint8_t cfg) {
         uint16_t port;
         const char* sched;
         uint32_t flags;
+        lb::FwdMode fwd = lb::FwdMode::FullNat;
+        lb::TunType tun = lb::TunType::Ipip;
     };
     const Svc svcs[] = {
         {6, 80, "rr", lb::kSvcFlagSynProxy | lb::kSvcFlagToa},
@@ -244,6 +246,12 @@ void Harness::configure(uint8_t cfg) {
         {17, 54, "wrr", lb::kSvcFlagUoaIpo},
         {17, 55, "rr", lb::kSvcFlagPpV2},
         {17, 56, "rr", 0},
+        // The other modes: NAT maps the port, DR and TUN keep it (and have no local address).
+        {6, 86, "rr", 0, lb::FwdMode::Nat},
+        {17, 57, "wrr", 0, lb::FwdMode::Nat},
+        {6, 87, "rr", 0, lb::FwdMode::Dr},
+        {6, 88, "rr", 0, lb::FwdMode::Tun},
+        {17, 58, "rr", 0, lb::FwdMode::Tun, lb::TunType::Gue},
     };
     for (const Svc& s : svcs) {
         lb::ServiceSpec spec{s.proto, vip, s.port, s.sched};
@@ -252,11 +260,14 @@ void Harness::configure(uint8_t cfg) {
         ok(director->service_add(spec));
         auto key = lb::make_service_key(s.proto, vip, s.port);
         keys_.push_back(key);
-        const uint16_t rport = s.proto == 6 ? 8080 : 5353;
+        const bool same_port = s.fwd == lb::FwdMode::Dr || s.fwd == lb::FwdMode::Tun;
+        const uint16_t rport = same_port ? s.port : s.proto == 6 ? 8080 : 5353;
         // TCP 84: one conn per dest at most (-x 1), so admission's overload path is reachable.
         const uint32_t upper = s.port == 84 ? 1 : 0;
-        ok(director->dest_add(key, lb::DestSpec{rs1, rport, 1, lb::FwdMode::FullNat, upper, 0}));
-        ok(director->dest_add(key, lb::DestSpec{rs2, rport, 2, lb::FwdMode::FullNat, upper, 0}));
+        const uint16_t gue_port = s.tun == lb::TunType::Gue ? 6080 : 0;
+        ok(director->dest_add(key, lb::DestSpec{rs1, rport, 1, s.fwd, upper, 0, s.tun, gue_port}));
+        ok(director->dest_add(key, lb::DestSpec{rs2, rport, 2, s.fwd, upper, 0, s.tun, gue_port}));
+        if (s.fwd != lb::FwdMode::FullNat) continue;
         ok(director->laddr_add(key, lip1, "lan"));
         if (s.port == 82 || s.port == 53) ok(director->laddr_add(key, lip2, "lan"));
     }

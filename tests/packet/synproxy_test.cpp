@@ -4,7 +4,7 @@
 // translated), a window update to the client, never the RS SYN-ACK itself; then every packet
 // both ways translated (seq, ack, SACK, TSval/TSecr, window scale, FIN, RST); RS SYN
 // retransmission and give-up; RS RST relayed; defer_rs_syn; ack storm; bad cookie; SYN flood.
-#include "lb/synproxy.h"
+#include "lb/synproxy/synproxy.h"
 
 #include "fixture/pipeline.h"
 #include "lb/service.h"

@@ -10,8 +10,19 @@
 #include "net/byteorder.h"
 #include "net/checksum.h"
 #include "net/headers.h"
+#include "stack/pkt.h"
 
 namespace xvs::lb {
+
+struct WorkerCtx;
+struct LbPacket;
+struct Conn;
+
+// The FULLNAT xmit entry (lb/xmit/xmit.h). in: client:cport -> VIP:vport becomes
+// LIP:lport -> RS:dport, then UOA for a UDP flow that carries it (lb/conserve/uoa.h).
+// out: RS:dport -> LIP:lport becomes VIP:vport -> client:cport.
+stack::Verdict fullnat_in(WorkerCtx& w, LbPacket& lp, Conn& c);
+stack::Verdict fullnat_out(WorkerCtx& w, LbPacket& lp, Conn& c);
 
 // All arguments in network order. l4 points at the TCP or UDP header.
 inline void fullnat_rewrite(net::Ipv4Hdr* ip, uint8_t* l4, uint8_t proto, uint32_t saddr,

@@ -567,7 +567,7 @@ std::string one_service(const std::string& workers, const std::string& kind,
     return t;
 }
 
-// The parser already refuses lb_kind NAT/DR and a missing laddr_group_name with file:line;
+// The parser already refuses a missing laddr_group_name (FNAT) with file:line;
 // config_supported() is the apply-side guard for Configs that did not come through it (and the
 // only one for `workers 2`), so both layers are checked.
 class ConfigRefusalTest : public ::testing::Test {
@@ -605,20 +605,54 @@ TEST_F(ConfigRefusalTest, SupportedConfigIsAccepted) {
     EXPECT_EQ(director.services().size(), 1u);
 }
 
-TEST_F(ConfigRefusalTest, NatIsRefusedWithFileAndLine) {
-    ParseOutcome nat = parse_config(one_service("1", "NAT", "laddr_group_name lips"), "x.conf");
-    ASSERT_TRUE(nat.config);  // valid syntax; the data plane decides
-    Config cfg = good();
-    cfg.virtual_servers[0].fwd = lb::FwdMode::Nat;
-    EXPECT_EQ(refusal(cfg), "/etc/xvs/xvs.conf:8: lb_kind NAT is not supported yet (only FNAT)");
+// NAT, DR and TUN services need no local addresses; the DR real server 10.10.2.2 must be on a
+// connected network (10.10.2.0/24 here), and DR/TUN keep the service's port.
+TEST_F(ConfigRefusalTest, NatDrTunAreAppliedWithTheirDests) {
+    for (const char* kind : {"NAT", "DR", "TUN", "TUN type gue port 6080"}) {
+        std::string text = one_service("1", kind, "");
+        text.replace(text.find("ip_defs { address 10.10.1.1/24 dev wan0 }"), 41,
+                     "ip_defs { address 10.10.1.1/24 dev wan0\n address 10.10.2.1/24 dev lan0 }");
+        ParseOutcome out = parse_config(text, "/etc/xvs/xvs.conf");
+        ASSERT_TRUE(out.config) << kind << ": " << ::testing::PrintToString(out.errors);
+        EXPECT_TRUE(config_supported(*out.config)) << kind;
+        lb::Director director;
+        add_ports(director, *out.config);
+        auto r = config_apply(director, *out.config);
+        ASSERT_TRUE(r) << kind << ": " << r.error();
+        ASSERT_EQ(director.services().size(), 1u);
+        const auto& dests = director.services()[0]->dests;
+        ASSERT_EQ(dests.size(), 1u);
+        EXPECT_EQ(std::string(lb::fwd_names(dests[0]->fwd).keepalived), std::string(kind).substr(0, std::string(kind).find(' ')));
+        if (std::string(kind).find("gue") != std::string::npos) {
+            EXPECT_EQ(dests[0]->tun_type.load(), lb::TunType::Gue);
+            EXPECT_EQ(dests[0]->tun_port.load(), 6080);
+        }
+    }
 }
 
-TEST_F(ConfigRefusalTest, DrAndTunAreRefused) {
-    ParseOutcome dr = parse_config(one_service("1", "DR", "laddr_group_name lips"), "x.conf");
-    ASSERT_TRUE(dr.config);
+TEST_F(ConfigRefusalTest, DrRealServerOffLinkOrWithAnotherPortIsRefusedAtItsLine) {
+    // No address on lan0: 10.10.2.2 is not on a connected network of the director.
+    auto r = [&](const std::string& text) {
+        ParseOutcome out = parse_config(text, "/etc/xvs/xvs.conf");
+        EXPECT_TRUE(out.config) << ::testing::PrintToString(out.errors);
+        lb::Director director;
+        add_ports(director, *out.config);
+        auto res = config_apply(director, *out.config);
+        return res ? std::string("<accepted>") : res.error();
+    };
+    EXPECT_THAT(r(one_service("1", "DR", "")),
+                HasSubstr("xvs.conf:11: real_server: DR real server 10.10.2.2 is not on a directly "
+                          "connected network"));
+    std::string mapped = one_service("1", "TUN", "");
+    mapped.replace(mapped.find("10.10.2.2 80"), 12, "10.10.2.2 8080");
+    EXPECT_THAT(r(mapped), HasSubstr("TUN real server 10.10.2.2:8080 cannot map ports: give the "
+                                     "service's port 80"));
+}
+
+TEST_F(ConfigRefusalTest, SnatOnAVipServiceIsRefused) {
     Config cfg = good();
-    cfg.virtual_servers[0].fwd = lb::FwdMode::Tun;
-    EXPECT_EQ(refusal(cfg), "/etc/xvs/xvs.conf:8: lb_kind TUN is not supported yet (only FNAT)");
+    cfg.virtual_servers[0].fwd = lb::FwdMode::Snat;
+    EXPECT_THAT(refusal(cfg), HasSubstr("/etc/xvs/xvs.conf:8: lb_kind SNAT is only for match services: write `virtual_server match NAME {"));
 }
 
 TEST_F(ConfigRefusalTest, TwoWorkersAreRefused) {
@@ -639,12 +673,12 @@ TEST_F(ConfigRefusalTest, FnatWithoutLaddrGroupIsRefusedWithFileAndLine) {
 TEST_F(ConfigRefusalTest, EveryProblemIsReportedOnItsOwnLine) {
     Config cfg = good();
     cfg.worker.workers = 2;
-    cfg.virtual_servers[0].fwd = lb::FwdMode::Nat;
+    cfg.virtual_servers[0].fwd = lb::FwdMode::Snat;
     cfg.virtual_servers[0].laddr_group.clear();
     std::string err = refusal(cfg);
     EXPECT_THAT(err, HasSubstr("workers 2"));
-    EXPECT_THAT(err, HasSubstr("xvs.conf:8: lb_kind NAT"));
-    // A NAT service needs no local addresses: two problems, not three.
+    EXPECT_THAT(err, HasSubstr("xvs.conf:8: lb_kind SNAT"));
+    // Only FNAT needs local addresses: two problems, not three.
     EXPECT_THAT(err, Not(HasSubstr("laddr_group_name")));
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1);
 }

@@ -328,24 +328,33 @@ TEST_F(ControllerTest, AddEditDelDest) {
     EXPECT_EQ(v->plan.dests[0], svc->dests[0].get());
 }
 
-TEST_F(ControllerTest, NonFullnatForwardingIsRefused) {
+TEST_F(ControllerTest, ForwardingMethodsPerDest) {
     ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80"}), "ok");
-    // xvsadm's default is -g (DR), as ipvsadm's.
+    // xvsadm's default is -g (DR), as ipvsadm's; a DR server must be on a connected network.
     json req = xvsadm({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2"});
     ASSERT_EQ(req["dest"]["fwd"], "dr");
-    EXPECT_THAT(outcome(send(req)), HasSubstr("is not supported yet (only FNAT)"));
-    EXPECT_THAT(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2", "-m"}),
-                HasSubstr("lb_kind NAT is not supported yet"));
-    EXPECT_THAT(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2", "-i"}),
-                HasSubstr("not supported yet"));
-    EXPECT_TRUE(director_.service_find(key(6, "10.0.0.1", 80))->dests.empty());
-
-    // edit_dest replaces all attributes, fwd included: a non-FULLNAT method is refused there
-    // too instead of being dropped silently.
-    ASSERT_EQ(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2", "--fullnat"}), "ok");
-    EXPECT_THAT(run_outcome({"-e", "-t", "10.0.0.1:80", "-r", "192.168.1.2", "-w", "5"}),
-                HasSubstr("is not supported yet (only FNAT)"));
-    EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->dests[0]->weight.load(), 1);
+    EXPECT_THAT(outcome(send(req)), HasSubstr("is not on a directly connected network"));
+    EXPECT_EQ(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2:8080", "-m"}), "ok");
+    EXPECT_EQ(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.3", "-i", "--tun-type",
+                           "gue", "--tun-port", "6080"}),
+              "ok");
+    const auto& dests = director_.service_find(key(6, "10.0.0.1", 80))->dests;
+    ASSERT_EQ(dests.size(), 2u);
+    EXPECT_EQ(dests[0]->fwd.load(), lb::FwdMode::Nat);
+    EXPECT_EQ(dests[0]->port, 8080);  // NAT maps ports
+    EXPECT_EQ(dests[1]->fwd.load(), lb::FwdMode::Tun);
+    EXPECT_EQ(dests[1]->tun_type.load(), lb::TunType::Gue);
+    EXPECT_EQ(dests[1]->tun_port.load(), 6080);
+    // The listing carries the method and the tunnel (xvsadm -L / -S read these).
+    const json list = send(xvsadm({"-L", "-n"}));
+    const std::string text = list.dump();
+    EXPECT_NE(text.find("\"fwd\":\"masq\""), std::string::npos) << text;
+    EXPECT_NE(text.find("\"tun_type\":\"gue\""), std::string::npos) << text;
+    // edit_dest replaces all attributes, the method included (for new conns).
+    EXPECT_EQ(run_outcome({"-e", "-t", "10.0.0.1:80", "-r", "192.168.1.2:8080", "--fullnat"}), "ok");
+    EXPECT_EQ(dests[0]->fwd.load(), lb::FwdMode::FullNat);
+    EXPECT_THAT(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.9", "--snat"}),
+                HasSubstr("lb_kind SNAT is only for match services"));
 }
 
 TEST_F(ControllerTest, IllegalWeightIsInvalidArgument) {

@@ -9,6 +9,8 @@
 #include <random>
 #include <tuple>
 
+#include "lb/xmit/xmit.h"
+
 namespace xvs::lb {
 namespace {
 
@@ -48,6 +50,28 @@ TEST(ConnTable, FindsBothDirections) {
     // Reversed tuple is not the outbound key.
     ConnKey rev = conn_key(6, c->vaddr, c->caddr, c->vport, c->cport);
     EXPECT_EQ((*t)->lookup(rev).conn, nullptr);
+}
+
+// The xmit decides the tuples: a mode without an outbound tuple (DR, TUN: the director never
+// sees RS -> client) puts only the inbound one in the table, and remove() takes out just that.
+TEST(ConnTable, ModeWithoutOutTupleInsertsInboundOnly) {
+    static_assert(xmit_of(FwdMode::FullNat).inserts_out_tuple);
+    static_assert(!xmit_of(FwdMode::Dr).inserts_out_tuple && !xmit_of(FwdMode::Tun).inserts_out_tuple);
+    auto t = ConnTable::create("t_in_only", 16);
+    ASSERT_TRUE(t.ok()) << t.error();
+    Conn* c = make(**t, 0x0201010a, 1234, 5000);
+    c->mode = FwdMode::Dr;
+    ASSERT_TRUE((*t)->insert(c));
+    EXPECT_EQ((*t)->lookup(key_in(*c)).conn, c);
+    EXPECT_EQ((*t)->lookup(key_out(*c)).conn, nullptr);
+    (*t)->remove(c);
+    EXPECT_EQ((*t)->lookup(key_in(*c)).conn, nullptr);
+    // A FULLNAT conn on the same outbound tuple is unaffected by the DR conn's removal.
+    (*t)->release(c);
+    Conn* f = make(**t, 0x0301010a, 1234, 5000);
+    ASSERT_TRUE((*t)->insert(f));
+    EXPECT_EQ((*t)->lookup(key_out(*f)).conn, f);
+    EXPECT_EQ((*t)->lookup(key_out(*f)).dir, ConnDir::Out);
 }
 
 TEST(ConnTable, RemoveAndReuse) {

@@ -1,6 +1,6 @@
 // Unit tests for the SYN proxy's header work: SYN-ACK planning and option blocks, and the
 // seq/ack/SACK/TS/window translation, with checksums checked by full recomputation.
-#include "lb/synproxy.h"
+#include "lb/synproxy/synproxy.h"
 
 #include <gtest/gtest.h>
 

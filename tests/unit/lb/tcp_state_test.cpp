@@ -1,7 +1,7 @@
 // Tests lb/tcp_state.{h,cpp} against shared/reference/lvs-conventions.md: the transition table
 // is pasted below exactly as the reference prints it and every one of its 3x4x11 cells is
 // checked, under every flag combination that selects that row.
-#include "lb/tcp_state.h"
+#include "lb/proto/tcp.h"
 
 #include <gtest/gtest.h>
 

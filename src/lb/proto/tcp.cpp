@@ -1,6 +1,6 @@
 // The IPVS TCP transition table, transcribed from shared/reference/lvs-conventions.md
 // (columns: current state NO ES SS SR FW TW CL CW LA LI SA).
-#include "lb/tcp_state.h"
+#include "lb/proto/tcp.h"
 
 #include "net/headers.h"
 

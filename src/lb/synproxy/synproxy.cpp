@@ -1,6 +1,6 @@
 // SYN proxy header work: option blocks for the cookie SYN-ACK and the RS SYN, and the
 // per-packet seq/SACK/timestamp/window translation (see synproxy.h for the invariant).
-#include "lb/synproxy.h"
+#include "lb/synproxy/synproxy.h"
 
 #include <algorithm>
 #include <cstring>

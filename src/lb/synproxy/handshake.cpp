@@ -15,9 +15,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "lb/synproxy/handshake.h"
+
+#include "lb/conn_ops.h"
 #include "lb/laddr.h"
+#include "lb/pipeline.h"
 #include "lb/service.h"
-#include "lb/worker.h"
+#include "lb/worker_ctx.h"
 #include "net/checksum.h"
 #include "net/proxy_protocol.h"
 #include "net/tcp_options.h"
@@ -108,26 +112,47 @@ uint16_t mss_reserve(const ServiceView& view, const net::Ipv4Hdr* ip, const net:
 
 }  // namespace
 
-unsigned Worker::synproxy_saved_count() const {
+// Internal steps (defined below, in packet order).
+static void synproxy_send_syncookie(WorkerCtx& w, const SpPacket& sp, const ServiceView& view);
+static void synproxy_send_rs_syn(WorkerCtx& w, Conn* c);
+static void synproxy_handover(WorkerCtx& w, const SpPacket& sp, Conn* c);
+static void synproxy_reset_client(WorkerCtx& w, rte_mbuf* reuse, Conn* c);
+
+void synproxy_init(SynProxyState& sp, uint32_t max_conns, uint16_t max_pending) {
+    sp.slots.resize(max_conns);
+    sp.pending.resize(max_pending);
+    sp.free.reserve(max_pending);
+    for (uint32_t i = max_pending; i > 0; --i) sp.free.push_back(static_cast<uint16_t>(i - 1));
+}
+
+unsigned synproxy_saved_count(const SynProxyState& sp) {
     unsigned n = 0;
-    for (const SpPending& p : sp_pending_) n += p.nsaved;  // free entries hold nsaved 0
+    for (const SpPending& p : sp.pending) n += p.nsaved;  // free entries hold nsaved 0
     return n;
 }
 
-size_t Worker::synproxy_memory_bytes() const {
-    return sp_slots_.capacity() * sizeof(SpSlot) + sp_pending_.capacity() * sizeof(SpPending) +
-           sp_free_.capacity() * sizeof(uint16_t);
+size_t synproxy_memory_bytes(const SynProxyState& sp) {
+    return sp.slots.capacity() * sizeof(SpSlot) + sp.pending.capacity() * sizeof(SpPending) +
+           sp.free.capacity() * sizeof(uint16_t);
 }
 
-Worker::SpVerdict Worker::synproxy_no_conn(const SpPacket& sp, bool pure_syn) {
+void synproxy_drop_saved(WorkerCtx& w) {
+    for (SpPending& p : w.sp.pending) {
+        for (uint8_t i = 0; i < p.nsaved; ++i)
+            drop(w.stack, p.saved[i], Counter::synproxy_saved_dropped);
+        p.nsaved = 0;
+    }
+}
+
+SpVerdict synproxy_no_conn(WorkerCtx& w, const SpPacket& sp, bool pure_syn) {
     const net::TcpHdr* tcp = sp.tcp;
-    const ServiceView* view = snap_->service(net::kIpProtoTcp, sp.ip->daddr, tcp->dport);
+    const ServiceView* view = w.snap->service(net::kIpProtoTcp, sp.ip->daddr, tcp->dport);
     if (!view || !(view->flags & kSvcFlagSynProxy) || view->fwd != FwdMode::FullNat)
         return SpVerdict::Pass;
     if (pure_syn) {
         // Admission: a listed-out client never gets a cookie (nothing is kept either way).
-        if (admit_source(*view, sp.ip->saddr))
-            synproxy_send_syncookie(sp, *view);
+        if (admit_source(w, *view, sp.ip->saddr))
+            synproxy_send_syncookie(w, sp, *view);
         else
             rte_pktmbuf_free(sp.pkt);  // counted by admit_source
         return SpVerdict::Consumed;
@@ -138,49 +163,49 @@ Worker::SpVerdict Worker::synproxy_no_conn(const SpPacket& sp, bool pure_syn) {
     const uint32_t isn = net::ntoh32(tcp->seq) - 1;
     const uint32_t cookie = net::ntoh32(tcp->ack) - 1;
     const auto opts =
-        net::syncookie_check(snap_->cookie, tuple, isn, cookie, net::cookie_count(ctx_.now_ms));
+        net::syncookie_check(w.snap->cookie, tuple, isn, cookie, net::cookie_count(w.stack.now_ms));
     if (!opts) {
-        drop(ctx_, sp.pkt, Counter::synproxy_bad_cookie);
+        drop(w.stack, sp.pkt, Counter::synproxy_bad_cookie);
         return SpVerdict::Consumed;
     }
-    if (snap_->synproxy.defer_rs_syn && payload_len(sp.ip, tcp) == 0 &&
+    if (w.snap->synproxy.defer_rs_syn && payload_len(sp.ip, tcp) == 0 &&
         !(tcp->flags & net::kTcpFin)) {
-        drop(ctx_, sp.pkt, Counter::synproxy_ack_deferred);
+        drop(w.stack, sp.pkt, Counter::synproxy_ack_deferred);
         return SpVerdict::Consumed;
     }
     const auto parsed = net::parse_tcp_options(net::tcp_options_span(tcp, tcp_avail(sp.ip)));
-    sp_open_ = SpOpen{};
-    sp_open_.cookie = cookie;
-    sp_open_.isn = isn;
-    sp_open_.opts = *opts;
-    sp_open_.have_ts = opts->timestamps && parsed.timestamp.has_value();
-    if (sp_open_.have_ts) {
-        sp_open_.client_tsval = parsed.timestamp->first;
-        sp_open_.our_tsval = parsed.timestamp->second;
+    w.sp.open = SpOpen{};
+    w.sp.open.cookie = cookie;
+    w.sp.open.isn = isn;
+    w.sp.open.opts = *opts;
+    w.sp.open.have_ts = opts->timestamps && parsed.timestamp.has_value();
+    if (w.sp.open.have_ts) {
+        w.sp.open.client_tsval = parsed.timestamp->first;
+        w.sp.open.our_tsval = parsed.timestamp->second;
     }
     const unsigned ws = opts->wscale == net::kCookieWscaleNone ? 0 : opts->wscale;
-    sp_open_.window_bytes = uint32_t(net::ntoh16(tcp->window)) << ws;
-    ctx_.counters.inc(Counter::synproxy_ack_valid);
+    w.sp.open.window_bytes = uint32_t(net::ntoh16(tcp->window)) << ws;
+    w.stack.counters.inc(Counter::synproxy_ack_valid);
     return SpVerdict::Open;
 }
 
 // The client SYN becomes our SYN-ACK in place: addresses and ports swapped, seq = cookie,
 // ack = ISN + 1, options rebuilt, any SYN payload (TFO) dropped, checksums recomputed, and it
 // leaves through the port it came in on, to the MAC it came from.
-void Worker::synproxy_send_syncookie(const SpPacket& sp, const ServiceView& view) {
+void synproxy_send_syncookie(WorkerCtx& w, const SpPacket& sp, const ServiceView& view) {
     // The caller (synproxy_no_conn) has admitted the source (admit_source).
-    const SynProxyConf& conf = snap_->synproxy;
+    const SynProxyConf& conf = w.snap->synproxy;
     net::TcpHdr* tcp = sp.tcp;
     const uint32_t isn = net::ntoh32(tcp->seq);
     const SynAckPlan plan = synproxy_plan_synack(net::tcp_options_span(tcp, tcp_avail(sp.ip)), conf,
                                                  mss_reserve(view, sp.ip, tcp));
     const net::CookieTuple tuple{sp.ip->saddr, sp.ip->daddr, tcp->sport, tcp->dport};
     const uint32_t cookie =
-        net::syncookie_make(snap_->cookie, tuple, isn, net::cookie_count(ctx_.now_ms), plan.cookie);
+        net::syncookie_make(w.snap->cookie, tuple, isn, net::cookie_count(w.stack.now_ms), plan.cookie);
     // TSval: the worker's millisecond clock (RFC 7323 §5.4: 1 ms..1 s per tick).
     uint8_t opts[20];
     const size_t opts_len =
-        synproxy_write_synack_options(opts, plan, static_cast<uint32_t>(ctx_.now_ms));
+        synproxy_write_synack_options(opts, plan, static_cast<uint32_t>(w.stack.now_ms));
     const TcpSpec spec{sp.ip->daddr,
                        sp.ip->saddr,
                        tcp->dport,
@@ -193,50 +218,50 @@ void Worker::synproxy_send_syncookie(const SpPacket& sp, const ServiceView& view
                        opts,
                        opts_len};
     if (!tcp_write(sp.pkt, spec)) {
-        drop(ctx_, sp.pkt, Counter::drop_mbuf_alloc);
+        drop(w.stack, sp.pkt, Counter::drop_mbuf_alloc);
         return;
     }
     auto* eth = rte_pktmbuf_mtod(sp.pkt, net::EtherHdr*);
     eth->dst = eth->src;
-    eth->src = ctx_.view->ports[sp.port].mac;
-    ctx_.counters.inc(Counter::synproxy_syn_cookie_sent);
-    ctx_.tx.enqueue(sp.port, sp.pkt, ctx_.counters);
+    eth->src = w.stack.view->ports[sp.port].mac;
+    w.stack.counters.inc(Counter::synproxy_syn_cookie_sent);
+    w.stack.tx.enqueue(sp.port, sp.pkt, w.stack.counters);
 }
 
-void Worker::synproxy_open(const SpPacket& sp, Conn* c) {
-    if (sp_free_.empty()) {
-        conn_expire(c);
-        drop(ctx_, sp.pkt, Counter::synproxy_pending_full);
+void synproxy_open(WorkerCtx& w, const SpPacket& sp, Conn* c) {
+    if (w.sp.free.empty()) {
+        conn_expire(w, c);
+        drop(w.stack, sp.pkt, Counter::synproxy_pending_full);
         return;
     }
-    const uint16_t idx = sp_free_.back();
-    sp_free_.pop_back();
-    SpPending& p = sp_pending_[idx];
+    const uint16_t idx = w.sp.free.back();
+    w.sp.free.pop_back();
+    SpPending& p = w.sp.pending[idx];
     p = SpPending{};
-    p.cookie = sp_open_.cookie;
-    p.our_tsval = sp_open_.our_tsval;
-    p.client_tsval = sp_open_.client_tsval;
-    p.window_bytes = sp_open_.window_bytes;
-    p.opts = sp_open_.opts;
-    p.have_ts = sp_open_.have_ts;
+    p.cookie = w.sp.open.cookie;
+    p.our_tsval = w.sp.open.our_tsval;
+    p.client_tsval = w.sp.open.client_tsval;
+    p.window_bytes = w.sp.open.window_bytes;
+    p.opts = w.sp.open.opts;
+    p.have_ts = w.sp.open.have_ts;
     p.saved[0] = sp.pkt;
     p.nsaved = 1;
-    SpSlot& slot = sp_slots_[conns_->index_of(c)];
+    SpSlot& slot = w.sp.slots[w.conns->index_of(c)];
     slot = SpSlot{};
     slot.pending = idx;
     c->flags |= kConnSynProxy | kConnSpWaiting;
-    c->client_isn = sp_open_.isn;
-    conn_set_state(c, TcpState::SynSent);
-    synproxy_send_rs_syn(c);
-    c->expires_ms = ctx_.now_ms + kRsSynFirstRetryMs;
-    timers_.arm(&c->timer, c->expires_ms);
+    w.feat_of(c).client_isn = w.sp.open.isn;
+    conn_set_state(w, c, TcpState::SynSent);
+    synproxy_send_rs_syn(w, c);
+    c->expires_ms = w.stack.now_ms + kRsSynFirstRetryMs;
+    w.timers.arm(&c->timer, c->expires_ms);
 }
 
 // LIP:lport -> RS:dport, seq = the client's ISN (so the client's own seq needs no
 // translation), options as the client's SYN asked (from the cookie), TSval = client's.
-void Worker::synproxy_send_rs_syn(Conn* c) {
-    const SpPending& p = sp_pending_[sp_slots_[conns_->index_of(c)].pending];
-    rte_mbuf* m = stack::frame_alloc(ctx_);
+void synproxy_send_rs_syn(WorkerCtx& w, Conn* c) {
+    const SpPending& p = w.sp.pending[w.sp.slots[w.conns->index_of(c)].pending];
+    rte_mbuf* m = stack::frame_alloc(w.stack);
     if (!m) return;  // counted; the retry timer tries again
     uint8_t opts[20];
     net::CookieOptions o = p.opts;
@@ -246,7 +271,7 @@ void Worker::synproxy_send_rs_syn(Conn* c) {
                        c->daddr,
                        c->lport,
                        c->dport,
-                       c->client_isn,
+                       w.feat_of(c).client_isn,
                        0,
                        net::kTcpSyn,
                        static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, p.window_bytes)),
@@ -254,62 +279,62 @@ void Worker::synproxy_send_rs_syn(Conn* c) {
                        opts,
                        opts_len};
     if (!tcp_write(m, spec)) {
-        drop(ctx_, m, Counter::drop_mbuf_alloc);
+        drop(w.stack, m, Counter::drop_mbuf_alloc);
         return;
     }
-    ctx_.counters.inc(Counter::synproxy_rs_syn_sent);
-    stack::ipv4_output(ctx_, m, c->daddr);
+    w.stack.counters.inc(Counter::synproxy_rs_syn_sent);
+    stack::ipv4_output(w.stack, m, c->daddr);
 }
 
-bool Worker::synproxy_rs_syn_timer(Conn* c) {
-    SpPending& p = sp_pending_[sp_slots_[conns_->index_of(c)].pending];
-    if (p.retries < snap_->synproxy.rs_syn_max_retry) {
+bool synproxy_rs_syn_timer(WorkerCtx& w, Conn* c) {
+    SpPending& p = w.sp.pending[w.sp.slots[w.conns->index_of(c)].pending];
+    if (p.retries < w.snap->synproxy.rs_syn_max_retry) {
         ++p.retries;
-        ctx_.counters.inc(Counter::synproxy_rs_syn_retransmit);
-        synproxy_send_rs_syn(c);
-        c->expires_ms = ctx_.now_ms + (uint64_t(kRsSynFirstRetryMs) << p.retries);
-        timers_.arm(&c->timer, c->expires_ms);
+        w.stack.counters.inc(Counter::synproxy_rs_syn_retransmit);
+        synproxy_send_rs_syn(w, c);
+        c->expires_ms = w.stack.now_ms + (uint64_t(kRsSynFirstRetryMs) << p.retries);
+        w.timers.arm(&c->timer, c->expires_ms);
         return true;
     }
-    ctx_.counters.inc(Counter::synproxy_rs_timeout);
-    synproxy_reset_client(nullptr, c);
+    w.stack.counters.inc(Counter::synproxy_rs_timeout);
+    synproxy_reset_client(w, nullptr, c);
     return false;
 }
 
-void Worker::synproxy_release(Conn* c) {
-    SpSlot& slot = sp_slots_[conns_->index_of(c)];
-    SpPending& p = sp_pending_[slot.pending];
+void synproxy_release(WorkerCtx& w, Conn* c) {
+    SpSlot& slot = w.sp.slots[w.conns->index_of(c)];
+    SpPending& p = w.sp.pending[slot.pending];
     for (uint8_t i = 0; i < p.nsaved; ++i) rte_pktmbuf_free(p.saved[i]);
-    ctx_.counters.inc(Counter::synproxy_saved_dropped, p.nsaved);  // handover empties it first
+    w.stack.counters.inc(Counter::synproxy_saved_dropped, p.nsaved);  // handover empties it first
     p.nsaved = 0;
-    sp_free_.push_back(slot.pending);
+    w.sp.free.push_back(slot.pending);
     c->flags &= static_cast<uint16_t>(~kConnSpWaiting);
 }
 
 // RST to the client from VIP:vport, seq = cookie + 1: exactly what the client expects next,
 // so it is accepted (RFC 5961 §3.2). Built in `reuse` (an RS packet) or a fresh mbuf.
-void Worker::synproxy_reset_client(rte_mbuf* m, Conn* c) {
-    const SpPending& p = sp_pending_[sp_slots_[conns_->index_of(c)].pending];
+void synproxy_reset_client(WorkerCtx& w, rte_mbuf* m, Conn* c) {
+    const SpPending& p = w.sp.pending[w.sp.slots[w.conns->index_of(c)].pending];
     if (!m) {
-        if (!(m = stack::frame_alloc(ctx_))) return;  // counted
+        if (!(m = stack::frame_alloc(w.stack))) return;  // counted
     }
     const TcpSpec spec{c->vaddr, c->caddr, c->vport, c->cport, p.cookie + 1, 0, net::kTcpRst,
                        0,        64,       nullptr,  0};
     if (!tcp_write(m, spec)) {
-        drop(ctx_, m, Counter::drop_mbuf_alloc);
+        drop(w.stack, m, Counter::drop_mbuf_alloc);
         return;
     }
-    stack::ipv4_output(ctx_, m, c->caddr);
+    stack::ipv4_output(w.stack, m, c->caddr);
 }
 
-bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
+bool synproxy_conn(WorkerCtx& w, const SpPacket& sp, Conn* c, bool inbound) {
     net::TcpHdr* tcp = sp.tcp;
-    SpSlot& slot = sp_slots_[conns_->index_of(c)];
+    SpSlot& slot = w.sp.slots[w.conns->index_of(c)];
     const uint8_t flags = tcp->flags;
     if (!(c->flags & kConnSpWaiting)) {
         if (inbound) {
             if (flags & net::kTcpSyn) {
-                drop(ctx_, sp.pkt, Counter::synproxy_syn_in_handshake);
+                drop(w.stack, sp.pkt, Counter::synproxy_syn_in_handshake);
                 return true;
             }
             synproxy_translate_in(tcp, tcp_avail(sp.ip), slot.seq());
@@ -317,7 +342,7 @@ bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
         }
         if ((flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck)) {
             if (!(c->flags & kConnSynAckSeen)) {  // the client reset the handshake first
-                drop(ctx_, sp.pkt, Counter::synproxy_rs_unexpected);
+                drop(w.stack, sp.pkt, Counter::synproxy_rs_unexpected);
                 return true;
             }
             // The RS retransmits its SYN-ACK: our replayed ACK was lost. Ack it again (the
@@ -327,7 +352,7 @@ bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
                                c->daddr,
                                c->lport,
                                c->dport,
-                               c->client_isn + 1,
+                               w.feat_of(c).client_isn + 1,
                                net::ntoh32(tcp->seq) + 1,
                                net::kTcpAck,
                                kReAckWindow,
@@ -335,11 +360,11 @@ bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
                                nullptr,
                                0};
             if (!tcp_write(sp.pkt, spec)) {
-                drop(ctx_, sp.pkt, Counter::drop_mbuf_alloc);
+                drop(w.stack, sp.pkt, Counter::drop_mbuf_alloc);
                 return true;
             }
-            ctx_.counters.inc(Counter::synproxy_rs_synack_reacked);
-            stack::ipv4_output(ctx_, sp.pkt, c->daddr);
+            w.stack.counters.inc(Counter::synproxy_rs_synack_reacked);
+            stack::ipv4_output(w.stack, sp.pkt, c->daddr);
             return true;
         }
         synproxy_translate_out(tcp, tcp_avail(sp.ip), slot.seq());
@@ -347,31 +372,31 @@ bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
     }
 
     // Waiting for the RS SYN-ACK.
-    SpPending& p = sp_pending_[slot.pending];
+    SpPending& p = w.sp.pending[slot.pending];
     if (!inbound) {
         if ((flags & (net::kTcpSyn | net::kTcpAck | net::kTcpRst)) ==
                 (net::kTcpSyn | net::kTcpAck) &&
-            net::ntoh32(tcp->ack) == c->client_isn + 1) {
-            synproxy_handover(sp, c);
+            net::ntoh32(tcp->ack) == w.feat_of(c).client_isn + 1) {
+            synproxy_handover(w, sp, c);
         } else if ((flags & net::kTcpRst) &&
-                   (!(flags & net::kTcpAck) || net::ntoh32(tcp->ack) == c->client_isn + 1)) {
-            ctx_.counters.inc(Counter::synproxy_rs_rst_relayed);
-            synproxy_reset_client(sp.pkt, c);
-            conn_set_state(c, TcpState::Close);
-            conn_expire(c);
+                   (!(flags & net::kTcpAck) || net::ntoh32(tcp->ack) == w.feat_of(c).client_isn + 1)) {
+            w.stack.counters.inc(Counter::synproxy_rs_rst_relayed);
+            synproxy_reset_client(w, sp.pkt, c);
+            conn_set_state(w, c, TcpState::Close);
+            conn_expire(w, c);
         } else {
-            drop(ctx_, sp.pkt, Counter::synproxy_rs_unexpected);
+            drop(w.stack, sp.pkt, Counter::synproxy_rs_unexpected);
         }
         return true;
     }
     if (flags & net::kTcpSyn) {
-        drop(ctx_, sp.pkt, Counter::synproxy_syn_in_handshake);
+        drop(w.stack, sp.pkt, Counter::synproxy_syn_in_handshake);
         return true;
     }
     if (flags & net::kTcpRst) {
         // The client gives up: let the RST reach the RS (its seq is in the client's space,
         // which the RS shares) and close; nothing to translate yet.
-        synproxy_release(c);
+        synproxy_release(w, c);
         return false;
     }
     // Duplicate of the handshake ACK (saved[0]; none left after release_held()).
@@ -384,12 +409,12 @@ bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
         dup = payload_len(sp.ip, tcp) == 0 && !(flags & net::kTcpFin) &&
               tcp->seq == first_tcp->seq && tcp->ack == first_tcp->ack;
     }
-    if (dup && ++p.dup_acks > snap_->synproxy.ack_storm_thresh) {
-        drop(ctx_, sp.pkt, Counter::synproxy_ack_storm);
+    if (dup && ++p.dup_acks > w.snap->synproxy.ack_storm_thresh) {
+        drop(w.stack, sp.pkt, Counter::synproxy_ack_storm);
         return true;
     }
-    if (p.nsaved >= std::min<uint8_t>(snap_->synproxy.max_ack_saved, kSynProxyMaxAckSaved)) {
-        drop(ctx_, sp.pkt, Counter::synproxy_saved_full);
+    if (p.nsaved >= std::min<uint8_t>(w.snap->synproxy.max_ack_saved, kSynProxyMaxAckSaved)) {
+        drop(w.stack, sp.pkt, Counter::synproxy_saved_full);
         return true;
     }
     if (p.have_ts) {
@@ -403,11 +428,11 @@ bool Worker::synproxy_conn(const SpPacket& sp, Conn* c, bool inbound) {
 // The RS SYN-ACK: fix the deltas, go ESTABLISHED, replay the saved client packets through the
 // normal path (translation, TOA/PROXY, FULLNAT), and reuse the SYN-ACK's mbuf for a window
 // update to the client, which was told window 0.
-void Worker::synproxy_handover(const SpPacket& sp, Conn* c) {
+void synproxy_handover(WorkerCtx& w, const SpPacket& sp, Conn* c) {
     net::TcpHdr* tcp = sp.tcp;
-    SpSlot& slot = sp_slots_[conns_->index_of(c)];
-    SpPending& p = sp_pending_[slot.pending];
-    const SynProxyConf& conf = snap_->synproxy;
+    SpSlot& slot = w.sp.slots[w.conns->index_of(c)];
+    SpPending& p = w.sp.pending[slot.pending];
+    const SynProxyConf& conf = w.snap->synproxy;
     const uint32_t rs_isn = net::ntoh32(tcp->seq);
     const auto rs_opts = net::parse_tcp_options(net::tcp_options_span(tcp, tcp_avail(sp.ip)));
     slot.seq_delta = p.cookie - rs_isn;
@@ -416,10 +441,10 @@ void Worker::synproxy_handover(const SpPacket& sp, Conn* c) {
         slot.rs_wscale = std::min<uint8_t>(rs_opts.wscale.value_or(0), 14);
         slot.our_wscale = conf.wscale;
     }
-    c->rs_isn = rs_isn;
+    w.feat_of(c).rs_isn = rs_isn;
     c->flags |= kConnSynAckSeen;
     const uint32_t rs_window = net::ntoh16(tcp->window);  // unscaled in a SYN-ACK
-    ctx_.counters.inc(Counter::synproxy_handover);
+    w.stack.counters.inc(Counter::synproxy_handover);
 
     // Take the saved packets out before the pending entry goes back to the pool.
     rte_mbuf* saved[kSynProxyMaxAckSaved];
@@ -430,17 +455,17 @@ void Worker::synproxy_handover(const SpPacket& sp, Conn* c) {
     const uint32_t client_tsval = p.client_tsval;
     const bool have_ts = p.have_ts && rs_opts.timestamp;
     p.nsaved = 0;
-    synproxy_release(c);
-    conn_set_state(c, TcpState::Established);
-    c->expires_ms = ctx_.now_ms + uint64_t(snap_->timeouts.of(TcpState::Established)) * 1000;
-    timers_.arm(&c->timer, c->expires_ms);
+    synproxy_release(w, c);
+    conn_set_state(w, c, TcpState::Established);
+    c->expires_ms = w.stack.now_ms + uint64_t(w.snap->timeouts.of(TcpState::Established)) * 1000;
+    w.timers.arm(&c->timer, c->expires_ms);
 
     for (uint8_t i = 0; i < nsaved; ++i) {
-        ctx_.counters.inc(Counter::synproxy_saved_replayed);
-        lb_replay(saved[i], c);
+        w.stack.counters.inc(Counter::synproxy_saved_replayed);
+        lb_replay(w, saved[i], c);
     }
     if (conf.defer_rs_syn) {  // the client was given a window and sent data: the RS acks it
-        drop(ctx_, sp.pkt, Counter::synproxy_rs_synack_absorbed);
+        drop(w.stack, sp.pkt, Counter::synproxy_rs_synack_absorbed);
         return;
     }
     uint8_t opts[12] = {net::kTcpOptNop, net::kTcpOptNop, net::kTcpOptTimestamp,
@@ -452,14 +477,14 @@ void Worker::synproxy_handover(const SpPacket& sp, Conn* c) {
         static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, rs_window >> slot.our_wscale));
     const TcpSpec spec{
         c->vaddr,          c->caddr,     c->vport, c->cport, cookie + 1,
-        c->client_isn + 1, net::kTcpAck, window,   64,       have_ts ? opts : nullptr,
+        w.feat_of(c).client_isn + 1, net::kTcpAck, window,   64,       have_ts ? opts : nullptr,
         have_ts ? 12u : 0u};
     if (!tcp_write(sp.pkt, spec)) {
-        drop(ctx_, sp.pkt, Counter::drop_mbuf_alloc);
+        drop(w.stack, sp.pkt, Counter::drop_mbuf_alloc);
         return;
     }
-    ctx_.counters.inc(Counter::synproxy_window_update);
-    stack::ipv4_output(ctx_, sp.pkt, c->caddr);
+    w.stack.counters.inc(Counter::synproxy_window_update);
+    stack::ipv4_output(w.stack, sp.pkt, c->caddr);
 }
 
 }  // namespace xvs::lb

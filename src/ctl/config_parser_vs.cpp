@@ -1,0 +1,363 @@
+// Parser sections of xvs.conf for services: local_address_group, virtual_server_group,
+// virtual_server (with real_server and the client lists), deny_address_group. The Parser
+// class and the other sections are in config_parser_impl.h / config_parser.cpp.
+#include "ctl/config_parser_impl.h"
+
+namespace xvs::ctl::parser_detail {
+
+void Parser::local_address_group(const Token& kw) {
+    const Token* name = value(kw);
+    LocalAddressGroup group;
+    group.loc = loc(kw);
+    if (name) group.name = name->text;
+    std::string context = "local_address_group " + quoted(group.name);
+    std::vector<SourceLoc> locs;
+    block(kw, [&](const Token& entry) {
+        // Several `RANGE PORT` pairs may share a line.
+        const Token* port = has_value(entry) ? &take() : nullptr;
+        auto range = parse_last_octet_range(entry.text);
+        if (!range) {
+            error(entry, context + ": bad address range " + quoted(entry.text) +
+                             " (A.B.C.D or A.B.C.D-E within one /24)");
+        }
+        if (port)
+            ref_port(*port, context);
+        else
+            error(entry, context + ": missing port name after " + quoted(entry.text));
+        if (!range || !port) return;
+        // uint64_t: a range ending at 255.255.255.255 must not wrap around.
+        for (uint64_t h = range->first.host(); h <= range->second.host(); ++h) {
+            group.addrs.push_back(
+                LocalAddress{net::Ipv4::from_host(static_cast<uint32_t>(h)), port->text});
+            locs.push_back(loc(entry));
+        }
+    });
+    if (!name) return;
+    if (const LocalAddressGroup* prev = cfg_.find_laddr_group(group.name)) {
+        error(kw, "local_address_group " + quoted(group.name) + " already defined at " +
+                      prev->loc.file + ":" + std::to_string(prev->loc.line));
+        return;
+    }
+    if (group.addrs.empty()) error(kw, context + ": no address");
+    cfg_.laddr_groups.push_back(std::move(group));
+    laddr_locs_.push_back(std::move(locs));
+}
+
+void Parser::virtual_server_group(const Token& kw) {
+    const Token* name = value(kw);
+    VirtualServerGroup group;
+    group.loc = loc(kw);
+    if (name) group.name = name->text;
+    block(kw, [&](const Token& entry) {
+        if (classified(entry, "virtual_server_group", /*entries=*/true)) return;
+        auto range = parse_last_octet_range(entry.text);
+        if (!range) {
+            error(entry, "virtual_server_group " + quoted(group.name) + ": bad address range " +
+                             quoted(entry.text) + " (A.B.C.D or A.B.C.D-E within one /24)");
+        }
+        auto port = port_value(entry);  // several `RANGE PORT` pairs may share a line
+        if (range && port)
+            group.entries.push_back(VsGroupEntry{range->first, range->second, *port, loc(entry)});
+    });
+    if (!name) return;
+    for (const VirtualServerGroup& prev : cfg_.vs_groups) {
+        if (prev.name == group.name) {
+            error(kw, "virtual_server_group " + quoted(group.name) + " already defined at " +
+                          prev.loc.file + ":" + std::to_string(prev.loc.line));
+            return;
+        }
+    }
+    cfg_.vs_groups.push_back(std::move(group));
+}
+
+void Parser::virtual_server(const Token& kw) {
+    PendingVs p;
+    p.vs.loc = loc(kw);
+    const Token* first = value(kw);
+    if (!first) {
+        p.kind = PendingVs::Kind::Invalid;
+    } else if (first->text == "group") {
+        p.kind = PendingVs::Kind::Group;
+        if (const Token* name = value(*first))
+            p.group_name = name->text;
+        else
+            p.kind = PendingVs::Kind::Invalid;
+    } else if (first->text == "match") {
+        return match_server(kw, *first);
+    } else if (first->text == "fwmark") {
+        error(kw, refusal("fwmark", *keyword_find("virtual_server_group", "fwmark")));
+        p.kind = PendingVs::Kind::Invalid;
+        (void)number_value(*first, 1, UINT32_MAX);
+    } else {
+        auto vip = net::parse_ipv4(first->text);
+        if (!vip) error(*first, "virtual_server: bad IPv4 address " + quoted(first->text));
+        auto port = port_value(kw);
+        if (vip && port) {
+            p.vs.vip = *vip;
+            p.vs.port = *port;
+        } else {
+            p.kind = PendingVs::Kind::Invalid;
+        }
+    }
+    if (has_value(kw)) {
+        error(peek() ? *peek() : kw, "virtual_server: unexpected " + quoted(peek()->text));
+        while (has_value(kw)) ++pos_;
+    }
+    std::optional<SourceLoc> toa_loc;
+    std::optional<SourceLoc> pp_loc;
+    std::optional<SourceLoc> uoa_loc;
+    block(kw, [&](const Token& t) { vs_keyword(t, p, toa_loc, pp_loc, uoa_loc); });
+
+    VirtualServer& vs = p.vs;
+    if (!p.proto_set) warning(kw, "protocol not set, using TCP");
+    if (vs.toa && vs.proxy_protocol != ProxyProtocol::Off) {
+        SourceLoc at = std::max(*toa_loc, *pp_loc, [](const SourceLoc& a, const SourceLoc& b) {
+            return a.line < b.line;
+        });
+        error(at, "toa on cannot be combined with proxy_protocol " +
+                      std::string(to_string(vs.proxy_protocol)));
+    }
+    if (vs.proxy_protocol == ProxyProtocol::V1 && p.proto_set && vs.proto != Proto::Tcp)
+        error(*pp_loc, "proxy_protocol v1 has no UDP form (use v2)");
+    if (vs.uoa != Uoa::Off && vs.proto != Proto::Udp) {
+        error(*uoa_loc, "uoa " + std::string(to_string(vs.uoa)) +
+                            " needs protocol UDP (TCP clients get toa or proxy_protocol)");
+    } else if (vs.uoa != Uoa::Off && vs.proxy_protocol != ProxyProtocol::Off) {
+        SourceLoc at = std::max(*uoa_loc, *pp_loc, [](const SourceLoc& a, const SourceLoc& b) {
+            return a.line < b.line;
+        });
+        error(at, "uoa " + std::string(to_string(vs.uoa)) +
+                      " cannot be combined with proxy_protocol " +
+                      std::string(to_string(vs.proxy_protocol)));
+    }
+    if (vs.fwd == lb::FwdMode::FullNat && vs.laddr_group.empty() && !p.laddr_loc)
+        error(kw, "virtual_server: laddr_group_name missing (required for lb_kind FNAT)");
+    pending_.push_back(std::move(p));
+}
+
+// `lb_kind|lvs_method NAT|DR|TUN|FNAT|SNAT`, TUN with `[type ipip|gue] [port N]` after it
+// (keepalived's syntax; GUE needs the port, as IPVS does).
+void Parser::lb_kind(const Token& t, VirtualServer& vs) {
+    static constexpr auto kMethods = [] {
+        std::array<std::pair<std::string_view, lb::FwdMode>, lb::kFwdModeCount> a{};
+        for (unsigned i = 0; i < lb::kFwdModeCount; ++i)
+            a[i] = {lb::kFwdModeNames[i].keepalived, lb::kFwdModeNames[i].mode};
+        return a;
+    }();
+    auto fwd = choice(t, kMethods, /*ignore_case=*/true);
+    if (!fwd) return;
+    vs.fwd = *fwd;
+    bool port_given = false;
+    while (has_value(t)) {
+        const Token& opt = take();
+        if (vs.fwd != lb::FwdMode::Tun) {
+            error(opt, t.text + " " + std::string(lb::fwd_names(vs.fwd).keepalived) +
+                           ": unexpected " + quoted(opt.text) + " (type and port are for TUN)");
+            continue;
+        }
+        if (opt.text == "type") {
+            static constexpr std::array<std::pair<std::string_view, lb::TunType>, 2> kTypes = {
+                {{"ipip", lb::TunType::Ipip}, {"gue", lb::TunType::Gue}}};
+            const Token* val = peek();
+            if (val && same_line(*val, t) && val->text == "gre") {
+                ++pos_;
+                error(*val, t.text + " TUN type gre is not supported: use type ipip or gue");
+                continue;
+            }
+            if (auto ty = choice(opt, kTypes)) vs.tun_type = *ty;
+        } else if (opt.text == "port") {
+            if (auto n = number_value(opt, 1, 65535)) {
+                vs.tun_port = static_cast<uint16_t>(*n);
+                port_given = true;
+            }
+        } else if (opt.text == "nocsum" || opt.text == "csum" || opt.text == "remcsum") {
+            error(opt, t.text + " TUN " + opt.text +
+                           " is not supported: xvs sends GUE with UDP checksum 0; remove it");
+        } else {
+            error(opt, t.text + " TUN: unexpected " + quoted(opt.text) +
+                           " (type ipip|gue, port N)");
+        }
+    }
+    if (vs.fwd == lb::FwdMode::Tun && vs.tun_type == lb::TunType::Gue && !port_given)
+        error(t, t.text + " TUN type gue needs a port (keepalived: `port 6080`)");
+    if (port_given && vs.tun_type != lb::TunType::Gue)
+        error(t, t.text + " TUN: port is only for type gue");
+}
+
+void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& toa_loc,
+                        std::optional<SourceLoc>& pp_loc, std::optional<SourceLoc>& uoa_loc) {
+    VirtualServer& vs = p.vs;
+    const std::string& k = t.text;
+    if (classified(t, "virtual_server")) return;
+    if (k == "protocol") {
+        const Token* val = value(t);
+        if (!val) return;
+        std::string proto = upper(val->text);
+        if (proto == "TCP")
+            vs.proto = Proto::Tcp;
+        else if (proto == "UDP")
+            vs.proto = Proto::Udp;
+        else if (proto == "SCTP")
+            return error(*val, "protocol SCTP not supported");
+        else if (proto == "ICMP")
+            return error(*val, "protocol ICMP is only for SNAT match services "
+                               "(`virtual_server match NAME`)");
+        else
+            return error(*val, "protocol: bad value " + quoted(val->text) + " (TCP|UDP)");
+        p.proto_set = true;
+    } else if (k == "lb_algo" || k == "lvs_sched") {
+        sched_value(t, vs.sched);
+    } else if (k == "src-range" || k == "dst-range" || k == "oif" || k == "iif") {
+        error(t, quoted(k) + " is only for SNAT match services (`virtual_server match NAME`)");
+        skip_statement(t);
+    } else if (k == "lb_kind" || k == "lvs_method") {
+        lb_kind(t, vs);
+    } else if (k == "laddr_group_name") {
+        if (const Token* val = value(t)) {
+            vs.laddr_group = val->text;
+            p.laddr_loc = loc(*val);
+        }
+    } else if (k == "syn_proxy") {
+        vs.syn_proxy = true;
+    } else if (k == "toa") {
+        static constexpr std::array<std::pair<std::string_view, bool>, 2> kOnOff = {
+            {{"on", true}, {"off", false}}};
+        if (auto on = choice(t, kOnOff)) {
+            vs.toa = *on;
+            toa_loc = loc(t);
+        }
+    } else if (k == "proxy_protocol") {
+        static constexpr std::array<std::pair<std::string_view, ProxyProtocol>, 3> kPp = {
+            {{"v1", ProxyProtocol::V1}, {"v2", ProxyProtocol::V2}, {"off", ProxyProtocol::Off}}};
+        if (auto pp = choice(t, kPp)) {
+            vs.proxy_protocol = *pp;
+            pp_loc = loc(t);
+        }
+    } else if (k == "uoa") {
+        static constexpr std::array<std::pair<std::string_view, Uoa>, 3> kUoa = {
+            {{"opp", Uoa::Opp}, {"ipo", Uoa::Ipo}, {"off", Uoa::Off}}};
+        if (auto uoa = choice(t, kUoa)) {
+            vs.uoa = *uoa;
+            uoa_loc = loc(t);
+        }
+    } else if (k == "blacklist" || k == "whitelist") {
+        acl_list(t, k == "blacklist" ? vs.blacklist : vs.whitelist);
+    } else if (k == "daddr_group_name") {
+        if (const Token* val = value(t)) {
+            p.deny_group = val->text;
+            p.deny_loc = loc(*val);
+        }
+    } else if (k == "conn_rate_limit") {
+        if (auto n = number_value(t, 0, UINT32_MAX)) vs.conn_rate_limit = *n;
+    } else if (k == "real_server") {
+        real_server(t, vs);
+    } else {
+        unknown(t, "virtual_server");
+    }
+}
+
+// `blacklist { 10.0.0.0/8 192.0.2.7 }` (entries may share lines) or, for short lists,
+// `blacklist 10.0.0.0/8 192.0.2.7`. Each entry is A.B.C.D or A.B.C.D/LEN without host bits.
+void Parser::acl_list(const Token& kw, std::vector<net::Ipv4Prefix>& list) {
+    bool given = false;
+    while (has_value(kw)) {
+        acl_entry(kw, take(), list);
+        given = true;
+    }
+    const Token* next = peek();
+    if (next && next->kind == TokenKind::LBrace) {
+        acl_block(kw, list);
+        given = true;
+    }
+    if (!given) error(kw, kw.text + ": expected addresses or prefixes, or a '{ }' block of them");
+}
+
+void Parser::acl_entry(const Token& kw, const Token& tok, std::vector<net::Ipv4Prefix>& list) {
+    auto prefix = net::parse_acl_prefix(tok.text);
+    if (!prefix) return error(tok, kw.text + ": " + prefix.error());
+    if (std::find(list.begin(), list.end(), *prefix) != list.end())
+        return warning(tok, kw.text + ": " + tok.text + " listed twice");
+    list.push_back(*prefix);
+}
+
+// The `{ ... }` of a list, at the current `{`.
+void Parser::acl_block(const Token& kw, std::vector<net::Ipv4Prefix>& list) {
+    ++pos_;
+    block_body(kw, [&](const Token& entry) {
+        acl_entry(kw, entry, list);
+        while (has_value(entry)) acl_entry(kw, take(), list);
+    });
+}
+
+// DPVS keepalived: `deny_address_group NAME { PREFIX ... }`.
+void Parser::deny_address_group(const Token& kw) {
+    DenyAddressGroup group;
+    group.loc = loc(kw);
+    const Token* name = value(kw);
+    if (name) group.name = name->text;
+    if (!open_block_at(kw)) return;
+    acl_block(kw, group.prefixes);
+    if (!name) return;
+    for (const DenyAddressGroup& prev : cfg_.deny_groups) {
+        if (prev.name == group.name) {
+            error(kw, "deny_address_group " + quoted(group.name) + " already defined at " +
+                          prev.loc.file + ":" + std::to_string(prev.loc.line));
+            return;
+        }
+    }
+    cfg_.deny_groups.push_back(std::move(group));
+}
+
+// Like open_block, without consuming the `{` (acl_block does).
+bool Parser::open_block_at(const Token& kw) {
+    const Token* next = peek();
+    if (next && next->kind == TokenKind::LBrace) return true;
+    error(kw, kw.text + ": expected '{'");
+    skip_statement(kw);
+    return false;
+}
+
+void Parser::real_server(const Token& kw, VirtualServer& vs) {
+    RealServer rs;
+    rs.loc = loc(kw);
+    auto addr = ipv4_value(kw);
+    auto port = addr ? port_value(kw) : std::nullopt;
+    const Token* next = peek();
+    if (next && next->kind == TokenKind::LBrace) {
+        block(kw, [&](const Token& t) { rs_keyword(t, rs); });
+    } else {
+        skip_statement(kw);
+    }
+    if (!addr || !port) return;
+    rs.addr = *addr;
+    rs.port = *port;
+    // IPVS refuses this (ERANGE) whether or not an upper threshold is set.
+    if (rs.lower_threshold > rs.upper_threshold)
+        error(kw, "real_server " + endpoint_text(rs.addr, rs.port) + ": lthreshold " +
+                      std::to_string(rs.lower_threshold) + " is higher than uthreshold " +
+                      std::to_string(rs.upper_threshold));
+    for (const RealServer& prev : vs.real_servers) {
+        if (prev.addr == rs.addr && prev.port == rs.port) {
+            error(kw, "duplicate real_server " + endpoint_text(rs.addr, rs.port) + " (first at " +
+                          prev.loc.file + ":" + std::to_string(prev.loc.line) + ")");
+            return;
+        }
+    }
+    vs.real_servers.push_back(std::move(rs));
+}
+
+void Parser::rs_keyword(const Token& t, RealServer& rs) {
+    const std::string& k = t.text;
+    if (classified(t, "real_server")) return;
+    if (k == "weight") {
+        if (auto n = number_value(t, 0, 65535)) rs.weight = *n;
+    } else if (k == "upper_threshold" || k == "uthreshold") {
+        if (auto n = number_value(t, 0, UINT32_MAX)) rs.upper_threshold = *n;
+    } else if (k == "lower_threshold" || k == "lthreshold") {
+        if (auto n = number_value(t, 0, UINT32_MAX)) rs.lower_threshold = *n;
+    } else {
+        unknown(t, "real_server");
+    }
+}
+
+}  // namespace xvs::ctl::parser_detail

@@ -1,0 +1,196 @@
+// Connection life cycle on a worker, see lb/conn_ops.h.
+#include "lb/conn_ops.h"
+
+#include <rte_mbuf.h>
+
+#include "lb/conserve/proxy_protocol.h"
+#include "lb/laddr.h"
+#include "lb/service.h"
+#include "lb/snapshot.h"
+#include "lb/synproxy/handshake.h"
+#include "lb/worker_ctx.h"
+#include "lb/xmit/xmit.h"
+
+namespace xvs::lb {
+
+using stack::Counter;
+
+namespace {
+void drop(stack::StackContext& ctx, rte_mbuf* m, Counter reason) {
+    ctx.counters.inc(reason);
+    rte_pktmbuf_free(m);
+}
+}  // namespace
+
+Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
+    const unsigned wid = w.id;
+    const ServiceView* view = w.snap->service(lp.proto, lp.key.daddr, lp.key.dport);
+    if (!view) {
+        drop(w.stack, lp.pkt, Counter::drop_no_service);
+        return nullptr;
+    }
+    if (!admit(w, *view, lp.key.saddr)) {
+        rte_pktmbuf_free(lp.pkt);  // counted by admit
+        return nullptr;
+    }
+    Service* svc = view->svc;
+    FlowKey flow{lp.key.saddr, lp.key.daddr, lp.key.sport, lp.key.dport, lp.proto};
+    Dest* dest = view->sched->pick(view->plan, svc->workers[wid].cursor, wid, flow);
+    if (!dest) {
+        drop(w.stack, lp.pkt, sched_fail_reason(view->plan));
+        return nullptr;
+    }
+    // The xmit is bound here, once, from the dest's mode (IPVS ip_vs_bind_xmit).
+    const FwdMode mode = dest->fwd.load(std::memory_order_relaxed);
+    const XmitOps& ops = xmit_of(mode);
+    if (!ops.in) {
+        drop(w.stack, lp.pkt, Counter::drop_fwd_mode_unsupported);
+        return nullptr;
+    }
+    LocalAddr* laddr = nullptr;
+    uint16_t lport = 0;
+    if (ops.needs_laddr) {
+        const size_t nl = view->laddrs.size();
+        if (nl == 0) {
+            drop(w.stack, lp.pkt, Counter::drop_no_laddr);
+            return nullptr;
+        }
+        // Round-robin over the service's local addresses; fall through to the next when one
+        // is out of ports.
+        uint32_t& cursor = svc->workers[wid].laddr_cursor;
+        for (size_t tries = 0; tries < nl && !laddr; ++tries) {
+            LocalAddr* cand = view->laddrs[cursor++ % nl];
+            if (auto p = cand->workers[wid].pool->alloc()) {
+                laddr = cand;
+                lport = *p;
+            }
+        }
+        if (!laddr) {
+            drop(w.stack, lp.pkt, Counter::drop_laddr_exhausted);
+            return nullptr;
+        }
+    }
+    auto free_lport = [&] {
+        if (laddr) laddr->workers[wid].pool->free(lport);
+    };
+    Conn* c = w.conns->alloc();
+    if (!c) {
+        free_lport();
+        drop(w.stack, lp.pkt, Counter::drop_conn_pool_full);
+        return nullptr;
+    }
+    c->svc = svc;
+    c->dest = dest;
+    c->laddr = laddr;
+    c->mode = mode;
+    c->proto = lp.proto;
+    c->caddr = lp.key.saddr;
+    c->vaddr = lp.key.daddr;
+    c->cport = lp.key.sport;
+    c->vport = lp.key.dport;
+    if (laddr) {
+        c->laddr_ip = laddr->addr.be;
+        c->lport = net::hton16(lport);
+    } else {
+        // No local address: the outbound tuple (NAT's; DR and TUN insert none) ends at the
+        // client itself.
+        c->laddr_ip = lp.key.saddr;
+        c->lport = lp.key.sport;
+    }
+    c->daddr = dest->addr.be;
+    c->dport = net::hton16(dest->port);
+    if (mode == FwdMode::Tun && dest->tun_type.load(std::memory_order_relaxed) == TunType::Gue) {
+        c->flags |= kConnTunGue;
+        c->tun_dport = net::hton16(dest->tun_port.load(std::memory_order_relaxed));
+    }
+    if (!w.conns->insert(c)) {
+        w.conns->release(c);
+        free_lport();
+        drop(w.stack, lp.pkt, Counter::drop_conn_table_full);
+        return nullptr;
+    }
+    auto bump = [](std::atomic<uint32_t>& a, int d) {  // single writer: no locked RMW needed
+        a.store(a.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
+    };
+    bump(svc->workers[wid].refs, 1);
+    if (laddr) bump(laddr->workers[wid].refs, 1);
+    DestWorkerStats& ds = dest->stats[wid];
+    ++ds.refs;
+    ++ds.conns;
+    ++ds.inactive;  // NONE is inactive; the first transition moves it
+    ++svc->workers[wid].conns;
+    w.stack.counters.inc(Counter::conns_created);
+    c->state = TcpState::None;
+    const bool is_tcp = lp.proto == net::kIpProtoTcp;
+    if ((view->flags & kSvcFlagToa) && is_tcp) c->flags |= kConnToa;
+    if (is_tcp && (view->flags & kSvcFlagPpV1))
+        c->flags |= kConnPpV1;
+    else if (view->flags & kSvcFlagPpV2)
+        c->flags |= kConnPpV2;  // v1 has no UDP form: the control plane refuses it
+    const bool uoa = !is_tcp && (view->flags & (kSvcFlagUoaOpp | kSvcFlagUoaIpo));
+    // The side slot is touched only for a conn that has a feature using it: a plain conn costs
+    // no extra cache line (the SYN proxy writes the fields it uses itself).
+    if ((c->flags & (kConnToa | kConnPpV1 | kConnPpV2)) || uoa) {
+        ConnFeatSlot& f = w.feat_of(c);
+        f = ConnFeatSlot{};
+        if (is_tcp) f.client_isn = net::ntoh32(reinterpret_cast<const net::TcpHdr*>(lp.l4)->seq);
+        if (is_tcp && (c->flags & (kConnPpV1 | kConnPpV2))) pp_conn_init(w, c);
+        if (uoa) {
+            if (view->flags & kSvcFlagUoaIpo) c->flags |= kConnUoaIpo;
+            f.uoa_left = w.snap->uoa_max_trail;
+            if (f.uoa_left) c->flags |= kConnUoa;
+        }
+    }
+    c->expires_ms = w.stack.now_ms + uint64_t(w.snap->timeouts.of(TcpState::None)) * 1000;
+    w.timers.arm(&c->timer, c->expires_ms);
+    return c;
+}
+
+// RS SYN-ACK: remember the RS's ISN (TOA goes into client packets acking exactly it + 1) and
+
+void conn_set_state(WorkerCtx& w, Conn* c, TcpState state) {
+    c->state = state;
+    const bool active = c->proto == net::kIpProtoTcp && tcp_state_is_active(state);
+    if (active != bool(c->flags & kConnActive)) {
+        DestWorkerStats& ds = c->dest->stats[w.id];
+        if (active) {
+            ++ds.active;
+            --ds.inactive;
+        } else {
+            --ds.active;
+            ++ds.inactive;
+        }
+        c->flags ^= kConnActive;
+    }
+}
+
+void conn_timer(WorkerCtx& w, TimerNode* node, uint64_t now) {
+    Conn* c = reinterpret_cast<Conn*>(node);  // the timer is Conn's first member
+    if (c->expires_ms > now)                  // traffic moved the deadline: lazy re-arm
+        w.timers.arm(node, (c->flags & kConnPpHdrSeg) ? pp_header_timer(w, c, now) : c->expires_ms);
+    else if (!(c->flags & kConnSpWaiting) || !synproxy_rs_syn_timer(w, c))
+        conn_expire(w, c);
+}
+
+void conn_expire(WorkerCtx& w, Conn* c) {
+    const unsigned wid = w.id;
+    if (c->flags & kConnSpWaiting) synproxy_release(w, c);
+    w.timers.cancel(&c->timer);
+    w.conns->remove(c);
+    if (c->laddr) c->laddr->workers[wid].pool->free(net::ntoh16(c->lport));
+    auto drop_ref = [](std::atomic<uint32_t>& a) {
+        a.store(a.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    };
+    if (c->laddr) drop_ref(c->laddr->workers[wid].refs);
+    drop_ref(c->svc->workers[wid].refs);
+    DestWorkerStats& ds = c->dest->stats[wid];
+    if (c->flags & kConnActive)
+        --ds.active;
+    else
+        --ds.inactive;
+    --ds.refs;
+    w.conns->release(c);
+    w.stack.counters.inc(Counter::conns_expired);
+}
+
+}  // namespace xvs::lb

@@ -1,0 +1,45 @@
+// Connection life cycle on a worker (lb/conn_ops.cpp): admission, scheduling and creation of a
+// conn for the first packet of a flow, its TCP state bookkeeping, its timer and its expiry.
+#pragma once
+
+#include <cstdint>
+
+#include "lb/conn.h"
+#include "stack/counters.h"
+
+namespace xvs::lb {
+
+struct WorkerCtx;
+struct LbPacket;
+struct ServiceView;
+struct SchedPlan;
+struct TimerNode;
+
+// Admission control for a new connection from client_be (network order) to `view`'s
+// service, before any state is made: admit_source checks the blacklist and whitelist;
+// admit does that and then takes one token of this worker's share of the service's
+// new-connection rate. On refusal the drop reason is counted (drop_blacklisted,
+// drop_not_whitelisted, drop_conn_rate) and false returned; the caller frees the packet
+// without counting it again. conn_create calls admit. The SYN proxy calls admit_source
+// before it answers a SYN, so a listed-out client never gets a cookie; the rate token is
+// taken only when a cookie-valid ACK creates the connection, so a spoofed SYN flood cannot
+// use up the tokens real clients need. Allocation-free, O(log n) in the list sizes.
+// (lb/admission.cpp)
+bool admit_source(WorkerCtx& w, const ServiceView& view, uint32_t client_be);
+bool admit(WorkerCtx& w, const ServiceView& view, uint32_t client_be);
+// Why a scheduler found no dest: drop_dest_overloaded when some dest had a weight (so the
+// thresholds kept them all out), else drop_no_dest.
+stack::Counter sched_fail_reason(const SchedPlan& plan);
+
+// The first packet of a flow: service, admission, scheduling, the dest's forwarding mode
+// (refused, drop_fwd_mode_unsupported, when it has no xmit), a local address when the mode
+// needs one, the conn and its tuples in the table. nullptr when refused: the packet is then
+// freed and counted.
+Conn* conn_create(WorkerCtx& w, LbPacket& lp);
+void conn_expire(WorkerCtx& w, Conn* conn);
+void conn_set_state(WorkerCtx& w, Conn* conn, TcpState state);
+// The conn's timer fired at `now`: re-armed (traffic moved the deadline; PROXY header
+// retransmission; SYN proxy RS SYN retry) or expired.
+void conn_timer(WorkerCtx& w, TimerNode* node, uint64_t now);
+
+}  // namespace xvs::lb

@@ -1,0 +1,15 @@
+// UOA (FULLNAT UDP) on the packet path (lb/conserve/uoa.cpp; the wire code is net/uoa.h).
+// State: ConnFeatSlot::uoa_left and kConnUoaIpo.
+#pragma once
+
+namespace xvs::lb {
+
+struct WorkerCtx;
+struct LbPacket;
+struct Conn;
+
+// After the FULLNAT rewrite of a client datagram: inserted in place, or sent ahead in an empty
+// datagram when it does not fit.
+void uoa_inbound(WorkerCtx& w, LbPacket& lp, Conn* conn);
+
+}  // namespace xvs::lb

@@ -1,0 +1,178 @@
+// The per-connection packet path, see lb/pipeline.h.
+#include "lb/pipeline.h"
+
+#include <rte_mbuf.h>
+
+#include "lb/conn_ops.h"
+#include "lb/conserve/proxy_protocol.h"
+#include "lb/conserve/toa.h"
+#include "lb/proto/icmp.h"
+#include "lb/service.h"
+#include "lb/snapshot.h"
+#include "lb/synproxy/handshake.h"
+#include "lb/worker_ctx.h"
+#include "lb/xmit/xmit.h"
+#include "stack/ipv4.h"
+#include "stack/output.h"
+
+namespace xvs::lb {
+
+using stack::Counter;
+
+namespace {
+void drop(stack::StackContext& ctx, rte_mbuf* m, Counter reason) {
+    ctx.counters.inc(reason);
+    rte_pktmbuf_free(m);
+}
+}  // namespace
+
+void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
+    constexpr uint8_t kHandshakeFlags = net::kTcpSyn | net::kTcpAck | net::kTcpRst | net::kTcpFin;
+    const bool is_tcp = lp.proto == net::kIpProtoTcp;
+    const bool pure_syn = is_tcp && (lp.tcp_flags & kHandshakeFlags) == net::kTcpSyn;
+    // A miss may have been created by an earlier packet of this very burst.
+    if (!ref.conn) ref = w.conns->lookup(lp.key);
+    if (lp.related) return icmp_related(w, lp, ref);
+    Conn* c = ref.conn;
+    // conn_reuse_mode: a new SYN on a closing connection starts a new connection.
+    if (c && pure_syn && ref.dir == ConnDir::In &&
+        (c->state == TcpState::TimeWait || c->state == TcpState::Close)) {
+        conn_expire(w, c);
+        c = nullptr;
+    }
+    if (!c) {
+        // Not addressed to the director and no conn of ours: nothing to forward it to.
+        if (!lp.local) {
+            drop(w.stack, lp.pkt, Counter::drop_not_local);
+            return;
+        }
+        // A packet "from" one of our own addresses would make a conn, a cookie SYN-ACK and ARP
+        // for ourselves.
+        if (stack::ipv4_source_own(*w.stack.view, lp.key.saddr)) {
+            drop(w.stack, lp.pkt, Counter::drop_martian_source);
+            return;
+        }
+        if (lp.kind == stack::AddrKind::Lip) {
+            drop(w.stack, lp.pkt, Counter::drop_lip_no_conn);
+            return;
+        }
+        if (is_tcp) {
+            const SpPacket sp{lp.pkt, lp.ip, reinterpret_cast<net::TcpHdr*>(lp.l4), lp.port};
+            switch (synproxy_no_conn(w, sp, pure_syn)) {
+                case SpVerdict::Consumed:
+                    return;
+                case SpVerdict::Open:
+                    if ((c = conn_create(w, lp))) synproxy_open(w, sp, c);
+                    return;
+                case SpVerdict::Pass:
+                    break;
+            }
+        }
+        if (is_tcp && !pure_syn) {
+            drop(w.stack, lp.pkt, Counter::drop_tcp_no_conn);
+            return;
+        }
+        c = conn_create(w, lp);
+        if (!c) return;  // counted and freed
+        ref.dir = ConnDir::In;
+    }
+    if ((c->flags & kConnSynProxy) &&
+        synproxy_conn(w, SpPacket{lp.pkt, lp.ip, reinterpret_cast<net::TcpHdr*>(lp.l4), lp.port}, c,
+                      ref.dir == ConnDir::In))
+        return;
+
+    const unsigned wid = w.id;
+    const bool inbound = ref.dir == ConnDir::In;
+    uint32_t timeout_s;
+    if (is_tcp) {
+        TcpState next =
+            tcp_state_next(c->state, inbound ? FlowDir::Input : FlowDir::Output, lp.tcp_flags);
+        if (next != c->state) conn_set_state(w, c, next);
+        timeout_s = w.snap->timeouts.of(c->state);
+    } else {
+        timeout_s = w.snap->timeouts.udp;
+    }
+    c->expires_ms = w.stack.now_ms + uint64_t(timeout_s) * 1000;
+    // Lazy timers only move deadlines later; a shorter one (FIN, RST) is re-armed now.
+    if (c->expires_ms < c->timer.expires_tick * w.timers.tick_ms())
+        w.timers.arm(&c->timer, c->expires_ms);
+
+    if (c->flags & kConnToa) {
+        if (inbound)
+            toa_inbound(w, lp, c);
+        else if ((lp.tcp_flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck))
+            toa_synack(w, lp, c);
+    }
+    PpHeaderSegment pp_header_segment = PpHeaderSegment::None;
+    if (c->flags & (kConnPpV1 | kConnPpV2)) {
+        if (is_tcp) {
+            if (inbound)
+                pp_header_segment = pp_inbound(w, lp, c);
+            else
+                pp_outbound(w, lp, c);
+        } else if (inbound && !(c->flags & kConnPpSent)) {
+            // UDP (v2): the header goes in front of the flow's first datagram only.
+            c->flags |= kConnPpSent;
+            pp_insert(w, lp, c, sizeof(net::UdpHdr));
+        }
+    }
+
+    const uint32_t bytes = net::ntoh16(lp.ip->total_length);
+    ServiceWorkerState& ss = c->svc->workers[wid];
+    DestWorkerStats& ds = c->dest->stats[wid];
+    const XmitOps& ops = xmit_of(c->mode);
+    if (inbound) {
+        ++ss.inpkts;
+        ss.inbytes += bytes;
+        ++ds.inpkts;
+        ds.inbytes += bytes;
+        uint32_t ack_be = 0;
+        uint16_t window_be = 0;
+        if (pp_header_segment != PpHeaderSegment::None) {
+            const auto* tcp = reinterpret_cast<const net::TcpHdr*>(lp.l4);
+            ack_be = tcp->ack;
+            window_be = tcp->window;
+        }
+        if (ops.in(w, lp, *c) != stack::Verdict::Accept) return;  // freed or kept, counted
+        if (pp_header_segment == PpHeaderSegment::Before)
+            pp_send_header_segment(w, c, ack_be, window_be);
+        w.stack.counters.inc(Counter::lb_forwarded);
+        stack::ipv4_output(w.stack, lp.pkt, c->daddr);
+        if (pp_header_segment == PpHeaderSegment::After)
+            pp_send_header_segment(w, c, ack_be, window_be);
+    } else {
+        ++ss.outpkts;
+        ss.outbytes += bytes;
+        ++ds.outpkts;
+        ds.outbytes += bytes;
+        // Only modes with an outbound tuple see this direction, and they all have out.
+        if (ops.out(w, lp, *c) != stack::Verdict::Accept) return;
+        w.stack.counters.inc(Counter::lb_forwarded);
+        stack::ipv4_output(w.stack, lp.pkt, c->caddr);
+    }
+}
+
+void lb_replay(WorkerCtx& w, rte_mbuf* m, Conn* c) {
+    auto* ip = rte_pktmbuf_mtod_offset(m, net::Ipv4Hdr*, sizeof(net::EtherHdr));
+    uint8_t* l4 = reinterpret_cast<uint8_t*>(ip) + ip->header_len();
+    const ConnKey key = conn_key(net::kIpProtoTcp, ip->saddr, ip->daddr, net::load_wire16(l4),
+                                 net::load_wire16(l4 + 2));
+    const uint8_t flags = reinterpret_cast<net::TcpHdr*>(l4)->flags;
+    LbPacket lp{};
+    lp.pkt = m;
+    lp.ip = ip;
+    lp.l4 = l4;
+    lp.l3_off = sizeof(net::EtherHdr);
+    lp.l4_off = static_cast<uint16_t>(sizeof(net::EtherHdr) + ip->header_len());
+    lp.l4_len = static_cast<uint16_t>(net::ntoh16(ip->total_length) - ip->header_len());
+    lp.port = 0;
+    lp.proto = net::kIpProtoTcp;
+    lp.tcp_flags = flags;
+    lp.kind = stack::AddrKind::Vip;
+    lp.local = true;
+    lp.related = false;
+    lp.key = key;
+    lb_handle(w, lp, ConnRef{c, ConnDir::In});
+}
+
+}  // namespace xvs::lb

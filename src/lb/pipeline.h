@@ -1,0 +1,19 @@
+// The per-connection part of the packet path (lb/pipeline.cpp), after classification and the
+// bulk conn lookup in lb/worker.cpp: conn_reuse, SYN proxy, new conns, the TCP state machine,
+// conserve stages (TOA, PROXY protocol), the conn's xmit (kXmit[conn->mode]), stats and TX.
+#pragma once
+
+#include "lb/conn_table.h"
+
+struct rte_mbuf;
+
+namespace xvs::lb {
+
+struct WorkerCtx;
+struct LbPacket;
+
+void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref);
+// Runs a stored client packet of conn through the inbound packet path (SYN proxy replay).
+void lb_replay(WorkerCtx& w, rte_mbuf* pkt, Conn* conn);
+
+}  // namespace xvs::lb

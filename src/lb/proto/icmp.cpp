@@ -1,0 +1,58 @@
+#include "lb/proto/icmp.h"
+
+#include <rte_mbuf.h>
+
+#include "lb/worker_ctx.h"
+#include "lb/xmit/xmit.h"
+#include "net/icmp_related.h"
+#include "stack/output.h"
+
+namespace xvs::lb {
+
+using stack::Counter;
+
+bool icmp_related_key(const LbPacket& lp, ConnKey& key) {
+    net::IcmpQuote q;
+    if (!net::parse_icmp_error(lp.l4, lp.l4_len, q)) return false;
+    if (q.inner_proto != net::kIpProtoTcp && q.inner_proto != net::kIpProtoUdp) return false;
+    key = conn_key(q.inner_proto, q.inner_daddr, q.inner_saddr, q.inner_dport, q.inner_sport);
+    return true;
+}
+
+void icmp_related(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
+    auto drop = [&](Counter reason) {
+        w.stack.counters.inc(reason);
+        rte_pktmbuf_free(lp.pkt);
+    };
+    if (!ref.conn) return drop(Counter::drop_icmp_unrelated);
+    Conn& c = *ref.conn;
+    net::IcmpQuote q;
+    if (!net::parse_icmp_error(lp.l4, lp.l4_len, q)) return drop(Counter::drop_icmp_malformed);
+    if (ref.dir == ConnDir::In) {
+        // The quote is a packet to the client (VIP:vport -> client:cport); the error came from
+        // the client's side and goes to the RS, about the packet the RS sent.
+        if (c.mode == FwdMode::Dr || c.mode == FwdMode::Tun) {
+            // The RS sent it as VIP -> client itself: forward unchanged, the way the conn's
+            // client packets go (DR: to the RS's MAC; TUN: encapsulated).
+            if (xmit_of(c.mode).in(w, lp, c) != stack::Verdict::Accept) return;
+        } else {
+            const net::IcmpTranslation t{
+                c.mode == FwdMode::FullNat ? c.laddr_ip : lp.ip->saddr, c.daddr,
+                c.daddr, c.laddr_ip, c.dport, c.lport};
+            if (!net::translate_icmp_error(lp.ip, lp.l4, lp.l4_len, q, t))
+                return drop(Counter::drop_icmp_malformed);
+        }
+        w.stack.counters.inc(Counter::icmp_related_forwarded);
+        stack::ipv4_output(w.stack, lp.pkt, c.daddr);
+        return;
+    }
+    // The quote is a packet to the RS (LIP:lport or client:cport -> RS:rport); the error goes
+    // to the client, about the packet it sent to the VIP.
+    const net::IcmpTranslation t{c.vaddr, c.caddr, c.caddr, c.vaddr, c.cport, c.vport};
+    if (!net::translate_icmp_error(lp.ip, lp.l4, lp.l4_len, q, t))
+        return drop(Counter::drop_icmp_malformed);
+    w.stack.counters.inc(Counter::icmp_related_forwarded);
+    stack::ipv4_output(w.stack, lp.pkt, c.caddr);
+}
+
+}  // namespace xvs::lb

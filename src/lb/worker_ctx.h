@@ -1,0 +1,60 @@
+// Everything one worker's packet path touches, in one struct: the snapshot it reads, the stack
+// context (counters, TX buffers, neighbours, clock), its connection table and timer wheel, and
+// the state of each feature (SYN proxy handshakes; per-conn-slot side data). The features are
+// free functions on a WorkerCtx, each in its folder (lb/conserve, lb/synproxy, lb/xmit, ...);
+// lb/worker.{h,cpp} is only the loop around them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "lb/conn_table.h"
+#include "lb/snapshot.h"
+#include "lb/synproxy/handshake.h"
+#include "lb/timer_wheel.h"
+#include "stack/context.h"
+#include "stack/pkt.h"
+
+struct rte_mempool;
+
+namespace xvs::lb {
+
+class Director;
+
+struct WorkerConfig {
+    unsigned id = 0;
+    uint32_t max_conns = 1 << 16;
+    rte_mempool* pool = nullptr;  // for packets the worker builds (ARP)
+    uint16_t rx_burst = 32;
+    bool manual_clock = false;     // tests drive time with advance_clock()
+    size_t timer_slots = 1 << 12;  // 100 ms ticks: one revolution = 409.6 s
+    uint64_t timer_tick_ms = 100;
+    stack::NeighTimes neigh_times{};
+    uint16_t synproxy_pending = 4096;  // SYN proxy handshakes in flight (side pool, <= 65535)
+};
+
+// A load-balanced packet: what the stack classified, plus its connection key.
+struct LbPacket : stack::PktMeta {
+    ConnKey key;
+};
+
+struct WorkerCtx {
+    WorkerCtx(Director& d, const WorkerConfig& c, uint64_t now_ms)
+        : director(&d), cfg(c), id(c.id), timers(c.timer_slots, c.timer_tick_ms, now_ms) {}
+
+    Director* director;
+    WorkerConfig cfg;
+    unsigned id;
+    const Snapshot* snap = nullptr;
+    stack::StackContext stack;
+    std::unique_ptr<ConnTable> conns;
+    TimerWheel timers;
+    SynProxyState sp;                // lb/synproxy/handshake.h
+    uint16_t ip_id = 0;              // IPv4 id of headers this worker writes (TUN outer, ICMP)
+    std::vector<ConnFeatSlot> feat;  // per conn slot (ConnTable::index_of): lb/conn.h
+
+    ConnFeatSlot& feat_of(const Conn* c) { return feat[conns->index_of(c)]; }
+};
+
+}  // namespace xvs::lb

@@ -1,0 +1,18 @@
+// NAT (masquerading, LVS/NAT): the destination VIP:vport becomes RS:rport on the way in, and the
+// source RS:rport becomes VIP:vport on the way back. The client's address reaches the RS
+// untouched, so the RS's default route must be the director (its replies go to the client).
+// The conn's outbound tuple is RS:rport -> client:cport (laddr_ip:lport hold the client's).
+#pragma once
+
+#include "stack/pkt.h"
+
+namespace xvs::lb {
+
+struct WorkerCtx;
+struct LbPacket;
+struct Conn;
+
+stack::Verdict nat_in(WorkerCtx& w, LbPacket& lp, Conn& c);
+stack::Verdict nat_out(WorkerCtx& w, LbPacket& lp, Conn& c);
+
+}  // namespace xvs::lb

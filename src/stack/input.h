@@ -1,0 +1,23 @@
+// The stack stage of the packet path for one received frame: Ethernet checks, ARP, IPv4
+// validation, ICMP for own addresses, TCP/UDP header checks, and classification into a
+// PktMeta for the lb hooks.
+#pragma once
+
+#include <cstdint>
+
+#include "stack/context.h"
+#include "stack/pkt.h"
+
+struct rte_mbuf;
+
+namespace xvs::stack {
+
+// Returns true when the frame is a well-formed TCP/UDP packet for lb: addressed to a VIP or
+// LIP (meta.local, meta.kind), or to an address the director does not own (!meta.local: lb
+// looks for a conn, e.g. NAT return traffic, and counts drop_not_local when there is none).
+// Otherwise the frame was consumed (ARP, ICMP) or freed and counted. max_frame is the
+// receiving port's MTU plus the Ethernet header.
+bool eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max_frame, rte_mbuf* m,
+               PktMeta& meta);
+
+}  // namespace xvs::stack

@@ -423,9 +423,10 @@ json Controller::cmd_conns(const json& req, bool filtered) {
             lb::Command::dump_conns, kWorkerCommandTimeoutMs, [&](const lb::Command& cmd) {
                 for (const lb::ConnDumpEntry& c : cmd.conns) {
                     if (conns.size() >= limit) return;
-                    std::string proto = c.proto == 6 ? "tcp" : "udp";
-                    std::string state =
-                        c.proto == 6 ? std::string(lb::tcp_state_name(c.state)) : "UDP";
+                    std::string proto = c.proto == 6 ? "tcp" : c.proto == 1 ? "icmp" : "udp";
+                    std::string state = c.proto == 6   ? std::string(lb::tcp_state_name(c.state))
+                                        : c.proto == 1 ? "ICMP"
+                                                       : "UDP";
                     std::string client = ip_port(c.caddr, c.cport);
                     std::string vip = ip_port(c.vaddr, c.vport);
                     std::string dest = ip_port(c.daddr, c.dport);

@@ -200,8 +200,9 @@ void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& 
         else if (proto == "SCTP")
             return error(*val, "protocol SCTP not supported");
         else if (proto == "ICMP")
-            return error(*val, "protocol ICMP is only for SNAT match services "
-                               "(`virtual_server match NAME`)");
+            return error(*val,
+                         "protocol ICMP is only for SNAT match services "
+                         "(`virtual_server match NAME`)");
         else
             return error(*val, "protocol: bad value " + quoted(val->text) + " (TCP|UDP)");
         p.proto_set = true;

@@ -27,8 +27,8 @@ Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
     const unsigned wid = w.id;
     // Addressed to a VIP: its service. Not addressed to the director: an inside host's flow
     // for a SNAT match service (lb/xmit/snat.h), if one matches.
-    const ServiceView* view = lp.local ? w.snap->service(lp.proto, lp.key.daddr, lp.key.dport)
-                                       : snat_match(*w.snap, lp);
+    const ServiceView* view =
+        lp.local ? w.snap->service(lp.proto, lp.key.daddr, lp.key.dport) : snat_match(*w.snap, lp);
     if (!view) {
         drop(w.stack, lp.pkt, lp.local ? Counter::drop_no_service : Counter::drop_not_local);
         return nullptr;

@@ -46,8 +46,9 @@ void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
         // request; conn_create matches), else nothing to forward it to.
         if (!lp.local) {
             const bool snat = !w.snap->matches.empty();
-            if (!snat || (lp.proto == net::kIpProtoIcmp &&
-                          reinterpret_cast<const net::IcmpHdr*>(lp.l4)->type != net::kIcmpEchoRequest)) {
+            if (!snat ||
+                (lp.proto == net::kIpProtoIcmp &&
+                 reinterpret_cast<const net::IcmpHdr*>(lp.l4)->type != net::kIcmpEchoRequest)) {
                 drop(w.stack, lp.pkt, Counter::drop_not_local);
                 return;
             }
@@ -79,7 +80,8 @@ void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
         // SNAT, an ICMP echo reply is an unhandled ICMP and TCP/UDP has no exception path.
         if (lp.kind == stack::AddrKind::Director) {
             drop(w.stack, lp.pkt,
-                 lp.proto == net::kIpProtoIcmp ? Counter::drop_icmp_unhandled : Counter::drop_to_director);
+                 lp.proto == net::kIpProtoIcmp ? Counter::drop_icmp_unhandled
+                                               : Counter::drop_to_director);
             return;
         }
         if (is_tcp) {

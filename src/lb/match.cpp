@@ -106,13 +106,17 @@ Result<MatchKey> parse_match(std::string_view text) {
             auto r = parse_addr_range(val);
             if (!r) return make_error(std::string(key) + ": " + r.error());
             (key == "src-range" ? k.src : k.dst) = *r;
+        } else if (key == "af") {
+            // DPVS's address family key: IPv4 is the only family wired.
+            if (val != "ipv4")
+                return make_error("af=" + std::string(val) + " is not supported (only af=ipv4)");
         } else if (key == "iif") {
             k.iif = std::string(val);
         } else if (key == "oif") {
             k.oif = std::string(val);
         } else {
             return make_error("unknown match key '" + std::string(key) +
-                              "' (proto, src-range, dst-range, iif, oif)");
+                              "' (proto, af, src-range, dst-range, iif, oif)");
         }
     }
     if (!proto) return make_error("proto=tcp|udp|icmp missing");

@@ -57,8 +57,8 @@ std::optional<uint8_t> match_proto_from_name(std::string_view name);
 // ipvsadm -H text: "proto=tcp,src-range=A-B,oif=wan0" with empty parts left out (the form
 // -L and -S print and -H reads back).
 std::string to_string(const MatchKey& k);
-// Parses DPVS's -H value: comma-separated key=value, keys proto (required), src-range,
-// dst-range, iif, oif; an empty value (as DPVS's -S writes "iif=") is "not set".
+// Parses DPVS's -H value: comma-separated key=value, keys proto (required), af (ipv4 only),
+// src-range, dst-range, iif, oif; an empty value (as DPVS's -S writes "iif=") is "not set".
 Result<MatchKey> parse_match(std::string_view text);
 
 }  // namespace xvs::lb

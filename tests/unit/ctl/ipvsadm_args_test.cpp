@@ -241,8 +241,11 @@ TEST(IpvsadmArgs, MatchServicesAsDpvsWritesThem) {
     EXPECT_EQ(error_of("-A -H src-range=10.0.0.1,oif=wan0"),
               "illegal match specified: proto=tcp|udp|icmp missing");
     EXPECT_EQ(error_of("-A -H proto=tcp,color=red"),
-              "illegal match specified: unknown match key 'color' (proto, src-range, dst-range, "
-              "iif, oif)");
+              "illegal match specified: unknown match key 'color' (proto, af, src-range, "
+              "dst-range, iif, oif)");
+    EXPECT_TRUE(parse("-A -H af=ipv4,proto=udp,oif=wan0").ok());
+    EXPECT_EQ(error_of("-A -H af=ipv6,proto=udp,oif=wan0"),
+              "illegal match specified: af=ipv6 is not supported (only af=ipv4)");
     EXPECT_EQ(error_of("-A -H proto=tcp,src-range=10.0.0.9-10.0.0.1"),
               "illegal match specified: src-range: bad address range '10.0.0.9-10.0.0.1': the last "
               "address is below the first");

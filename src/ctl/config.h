@@ -11,6 +11,7 @@
 
 #include "ctl/service_types.h"
 #include "lb/fwd_mode.h"
+#include "lb/match.h"
 #include "lb/proto/tcp.h"
 #include "lb/synproxy/synproxy.h"
 #include "net/addr.h"
@@ -173,6 +174,19 @@ struct VirtualServer {
     SourceLoc loc;
 };
 
+// DPVS keepalived's SNAT service: `virtual_server match NAME { protocol TCP|UDP|ICMP;
+// lb_algo ...; lb_kind SNAT; src-range A-B; [dst-range C-D;] oif PORT; [iif PORT;]
+// real_server WAN_IP 0 { weight N } }`. The real servers are WAN addresses (director
+// addresses on the oif port) that inside hosts' connections leave from.
+struct MatchServer {
+    std::string name;
+    lb::MatchKey key;
+    std::string sched = "wlc";
+    lb::FwdMode fwd = lb::FwdMode::Snat;
+    std::vector<RealServer> real_servers;
+    SourceLoc loc;
+};
+
 // Only what xvs acts on is modelled: keywords it refuses or ignores (config_keywords.h) never
 // reach a Config.
 struct Config {
@@ -186,6 +200,7 @@ struct Config {
     std::vector<VirtualServerGroup> vs_groups;
     std::vector<DenyAddressGroup> deny_groups;
     std::vector<VirtualServer> virtual_servers;  // groups expanded: one per VIP/port
+    std::vector<MatchServer> match_servers;      // SNAT, in file order (first match wins)
     // "file:line: what is accepted but not acted on" lines for xvsd to print at startup.
     std::vector<std::string> warnings;
 

@@ -32,6 +32,86 @@ uint32_t service_flags(const VirtualServer& vs) {
     return flags;
 }
 
+std::string match_name(const MatchServer& m) {
+    return "SNAT service '" + m.name + "' (" + lb::to_string(m.key) + ")";
+}
+
+std::string match_name(const lb::Service& s) {
+    return "SNAT service " + lb::to_string(*s.match);
+}
+
+const MatchServer* match_wanted(const Config& cfg, const lb::MatchKey& key) {
+    for (const auto& m : cfg.match_servers)
+        if (m.key == key) return &m;
+    return nullptr;
+}
+
+void match_remove_stale(lb::Director& d, const Config& cfg, ApplyReport& rep) {
+    std::vector<lb::MatchKey> gone;
+    for (const auto& s : d.matches())
+        if (!match_wanted(cfg, *s->match)) gone.push_back(*s->match);
+    for (const auto& k : gone) {
+        rep.changes.push_back("removed " + match_name(*d.match_find(k)));
+        (void)d.match_del(k);
+    }
+    for (const auto& s : d.matches()) {
+        const MatchServer* m = match_wanted(cfg, *s->match);
+        std::vector<net::Ipv4> drop;
+        for (const auto& dest : s->dests)
+            if (std::none_of(m->real_servers.begin(), m->real_servers.end(),
+                             [&](const auto& rs) { return rs.addr == dest->addr; }))
+                drop.push_back(dest->addr);
+        for (auto a : drop) {
+            (void)d.match_dest_del(*s->match, a);
+            rep.changes.push_back("removed WAN address " + net::to_string(a) + " from " +
+                                  match_name(*m));
+        }
+    }
+}
+
+Result<void> match_apply(lb::Director& d, const Config& cfg, ApplyReport& rep) {
+    auto fail = [](const SourceLoc& loc, const std::string& what, const std::string& err) {
+        return make_error(where(loc) + what + ": " + err);
+    };
+    for (const auto& m : cfg.match_servers) {
+        lb::MatchSpec spec{m.key, m.name, m.sched};
+        auto svc = d.match_find(m.key);
+        if (!svc) {
+            if (auto r = d.match_add(spec); !r)
+                return fail(m.loc, "virtual_server match", r.error());
+            rep.changes.push_back("added " + match_name(m));
+            svc = d.match_find(m.key);
+        } else if (svc->sched_name != m.sched || svc->match_name != m.name) {
+            if (auto r = d.match_edit(spec); !r)
+                return fail(m.loc, "virtual_server match", r.error());
+            rep.changes.push_back(match_name(m) + " scheduler " + m.sched);
+        }
+        for (const auto& rs : m.real_servers) {
+            lb::DestSpec ds;
+            ds.addr = rs.addr;
+            ds.port = rs.port;
+            ds.weight = static_cast<int32_t>(rs.weight);
+            ds.upper_threshold = rs.upper_threshold;
+            ds.lower_threshold = rs.lower_threshold;
+            ds.fwd = m.fwd;
+            auto it = std::find_if(svc->dests.begin(), svc->dests.end(),
+                                   [&](const auto& x) { return x->addr == rs.addr; });
+            const std::string wan = "WAN address " + net::to_string(rs.addr);
+            if (it == svc->dests.end()) {
+                if (auto r = d.match_dest_add(m.key, ds); !r)
+                    return fail(rs.loc, "real_server", r.error());
+                rep.changes.push_back("added " + wan + " to " + match_name(m));
+            } else if ((*it)->weight != ds.weight || (*it)->upper_threshold != ds.upper_threshold ||
+                       (*it)->lower_threshold != ds.lower_threshold) {
+                if (auto r = d.match_dest_edit(m.key, ds); !r)
+                    return fail(rs.loc, "real_server", r.error());
+                rep.changes.push_back(wan + " weight " + std::to_string(rs.weight));
+            }
+        }
+    }
+    return {};
+}
+
 }  // namespace
 
 Result<void> config_supported(const Config& cfg) {
@@ -54,6 +134,9 @@ Result<void> config_supported(const Config& cfg) {
             errors += where(vs.loc) + "FNAT virtual server needs laddr_group_name\n";
         }
     }
+    for (const auto& m : cfg.match_servers)
+        if (auto r = lb::match_service_check(m.key.proto, m.fwd, 0); !r)
+            errors += where(m.loc) + r.error() + "\n";
     if (!errors.empty()) {
         errors.pop_back();
         return make_error(errors);
@@ -103,6 +186,10 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
             rep.changes.push_back("removed local address " + net::to_string(a) + " from " + svc_name(key));
         }
     }
+
+    // --- SNAT match services and WAN addresses leaving, before any address goes (a WAN
+    // address in use cannot be removed).
+    match_remove_stale(d, cfg, rep);
 
     // --- addresses and routes.
     for (const auto& a : std::vector<lb::AddressEntry>(d.addresses())) {
@@ -251,6 +338,8 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
             rep.changes.push_back("added local address " + net::to_string(g.addr) + " to " + svc_name(key));
         }
     }
+
+    if (auto r = match_apply(d, cfg, rep); !r) return make_error(r.error());
 
     const lb::Timeouts& old_t = d.timeouts();
     const lb::Timeouts& new_t = cfg.ipvs.timeouts;

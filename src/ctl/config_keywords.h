@@ -50,7 +50,8 @@ inline constexpr std::array kKeywords = {
     Keyword{"top", "local_address_group", detail::A, ""},
     Keyword{"top", "virtual_server_group", detail::A, ""},
     Keyword{"top", "deny_address_group", detail::A, ""},
-    Keyword{"top", "virtual_server", detail::A, "fwmark services are refused"},
+    Keyword{"top", "virtual_server", detail::A,
+            "VIP PORT, group NAME, or match NAME (SNAT); fwmark services are refused"},
     Keyword{"top", "vrrp_*", detail::R, "xvs does not implement VRRP"},
     // ---- global_defs
     Keyword{"global_defs", "log_level", detail::A, ""},
@@ -123,7 +124,8 @@ inline constexpr std::array kKeywords = {
     // ---- virtual_server_group entries
     Keyword{"virtual_server_group", "fwmark", detail::R, "firewall-mark services are not implemented"},
     // ---- virtual_server
-    Keyword{"virtual_server", "protocol", detail::A, "TCP or UDP; SCTP is refused"},
+    Keyword{"virtual_server", "protocol", detail::A,
+            "TCP or UDP (match services also ICMP); SCTP is refused"},
     Keyword{"virtual_server", "lb_algo", detail::A, "rr, wrr, wlc; other IPVS schedulers are refused"},
     Keyword{"virtual_server", "lvs_sched", detail::A, "as lb_algo"},
     Keyword{"virtual_server", "lb_kind", detail::A, "FNAT NAT DR TUN [type ipip|gue] [port N] SNAT"},
@@ -137,7 +139,11 @@ inline constexpr std::array kKeywords = {
     Keyword{"virtual_server", "whitelist", detail::A, ""},
     Keyword{"virtual_server", "daddr_group_name", detail::A, ""},
     Keyword{"virtual_server", "conn_rate_limit", detail::A, ""},
-    Keyword{"virtual_server", "real_server", detail::A, ""},
+    Keyword{"virtual_server", "real_server", detail::A, "match services: the WAN address, port 0"},
+    Keyword{"virtual_server", "src-range", detail::A, "match services only: A.B.C.D[-A.B.C.D][:P[-Q]]"},
+    Keyword{"virtual_server", "dst-range", detail::A, "match services only, as src-range"},
+    Keyword{"virtual_server", "oif", detail::A, "match services only: the WAN port (required)"},
+    Keyword{"virtual_server", "iif", detail::A, "match services only: the inside port"},
     Keyword{"virtual_server", "persistence_timeout", detail::R, detail::kPersist},
     Keyword{"virtual_server", "persistence_granularity", detail::R, detail::kPersist},
     Keyword{"virtual_server", "persistence_engine", detail::R, detail::kPersist},

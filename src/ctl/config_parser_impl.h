@@ -34,6 +34,13 @@ inline std::string upper(std::string_view text) {
     return out;
 }
 
+inline std::string lower(std::string_view text) {
+    std::string out(text);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
 inline std::string quoted(std::string_view text) {
     return "'" + std::string(text) + "'";
 }
@@ -322,6 +329,9 @@ class Parser {
     void virtual_server_group(const Token& kw);
     void virtual_server(const Token& kw);
     void lb_kind(const Token& t, VirtualServer& vs);
+    void sched_value(const Token& t, std::string& sched);
+    // `virtual_server match NAME { ... }`: SNAT (config_parser_match.cpp).
+    void match_server(const Token& kw, const Token& match_tok);
     void vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& toa_loc,
                     std::optional<SourceLoc>& pp_loc, std::optional<SourceLoc>& uoa_loc);
     void acl_list(const Token& kw, std::vector<net::Ipv4Prefix>& list);

@@ -82,6 +82,8 @@ void Parser::virtual_server(const Token& kw) {
             p.group_name = name->text;
         else
             p.kind = PendingVs::Kind::Invalid;
+    } else if (first->text == "match") {
+        return match_server(kw, *first);
     } else if (first->text == "fwmark") {
         error(kw, refusal("fwmark", *keyword_find("virtual_server_group", "fwmark")));
         p.kind = PendingVs::Kind::Invalid;
@@ -197,18 +199,18 @@ void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& 
             vs.proto = Proto::Udp;
         else if (proto == "SCTP")
             return error(*val, "protocol SCTP not supported");
+        else if (proto == "ICMP")
+            return error(*val,
+                         "protocol ICMP is only for SNAT match services "
+                         "(`virtual_server match NAME`)");
         else
             return error(*val, "protocol: bad value " + quoted(val->text) + " (TCP|UDP)");
         p.proto_set = true;
     } else if (k == "lb_algo" || k == "lvs_sched") {
-        const Token* val = value(t);
-        if (!val) return;
-        if (sched_name_supported(val->text))
-            vs.sched = val->text;
-        else if (sched_name_known(val->text))
-            error(*val, "scheduler " + quoted(val->text) + " not supported yet");
-        else
-            error(*val, k + ": unknown scheduler " + quoted(val->text));
+        sched_value(t, vs.sched);
+    } else if (k == "src-range" || k == "dst-range" || k == "oif" || k == "iif") {
+        error(t, quoted(k) + " is only for SNAT match services (`virtual_server match NAME`)");
+        skip_statement(t);
     } else if (k == "lb_kind" || k == "lvs_method") {
         lb_kind(t, vs);
     } else if (k == "laddr_group_name") {

@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "ctl/match_json.h"
 #include "lb/laddr.h"
 #include "lb/service.h"
+#include "lb/service_check.h"
 #include "net/prefix_set.h"
 #include "port/ethdev.h"
 #include "stack/counters.h"
@@ -67,8 +69,21 @@ uint8_t get_proto(const json& obj) {
 
 struct UnsupportedFwmark {};
 
+bool is_match(const json& obj) {
+    return obj.is_object() && obj.contains("match");
+}
+
+// The key of a SNAT match service ({"match": {...}}, see ctl/match_json.h).
+lb::MatchKey get_match_key(const json& obj) {
+    auto k = match_from_json(obj.at("match"));
+    if (!k) throw BadRequest{k.error()};
+    return *k;
+}
+
 lb::ServiceKey get_service_key(const json& obj) {
     if (obj.is_object() && obj.contains("fwmark")) throw UnsupportedFwmark{};
+    if (is_match(obj))
+        throw BadRequest{"SNAT match services have no local addresses or client lists"};
     return lb::make_service_key(get_proto(obj), get_ip(obj, "vip"),
                                 static_cast<uint16_t>(get_uint(obj, "port", 65535)));
 }
@@ -128,13 +143,9 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
     return std::nullopt;
 }
 
-lb::ServiceSpec service_spec(const json& s) {
+// The flags and conn_rate of a service object (the rest of ServiceSpec left default).
+lb::ServiceSpec service_spec_flags(const json& s) {
     lb::ServiceSpec spec;
-    spec.proto = get_proto(s);
-    spec.vip = get_ip(s, "vip");
-    spec.port = static_cast<uint16_t>(get_uint(s, "port", 65535));
-    spec.sched = s.contains("sched") ? get_str(s, "sched") : "wlc";
-    spec.fwd = lb::FwdMode::FullNat;
     if (s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>()) spec.flags |= lb::kSvcFlagToa;
     if (s.contains("synproxy") && s.at("synproxy").is_boolean() && s.at("synproxy").get<bool>())
         spec.flags |= lb::kSvcFlagSynProxy;
@@ -149,6 +160,16 @@ lb::ServiceSpec service_spec(const json& s) {
         else if (uoa == "ipo") spec.flags |= lb::kSvcFlagUoaIpo;
     }
     spec.conn_rate = static_cast<uint32_t>(opt_uint(s, "conn_rate", UINT32_MAX, 0));
+    return spec;
+}
+
+lb::ServiceSpec service_spec(const json& s) {
+    lb::ServiceSpec spec = service_spec_flags(s);
+    spec.proto = get_proto(s);
+    spec.vip = get_ip(s, "vip");
+    spec.port = static_cast<uint16_t>(get_uint(s, "port", 65535));
+    spec.sched = s.contains("sched") ? get_str(s, "sched") : "wlc";
+    spec.fwd = lb::FwdMode::FullNat;
     return spec;
 }
 
@@ -227,10 +248,7 @@ json Controller::stats_json(const void* obj, const Totals& raw) const {
 }
 
 json Controller::service_json(const lb::Service& s) const {
-    json j{{"proto", s.key.proto == 6 ? "tcp" : "udp"},
-           {"vip", net::to_string(net::Ipv4{s.key.vip})},
-           {"port", net::ntoh16(s.key.port)},
-           {"sched", s.sched_name},
+    json j{{"sched", s.sched_name},
            {"persistent", 0},
            {"netmask", "255.255.255.255"},
            {"sched_flags", json::array()},
@@ -250,6 +268,14 @@ json Controller::service_json(const lb::Service& s) const {
         json entries = json::array();
         for (const auto& p : *list) entries.push_back(net::to_string(p));
         j[list == &s.blacklist ? "blacklist" : "whitelist"] = entries;
+    }
+    if (s.match) {
+        j["match"] = match_json(*s.match);
+        if (!s.match_name.empty()) j["name"] = s.match_name;
+    } else {
+        j["proto"] = s.key.proto == 6 ? "tcp" : "udp";
+        j["vip"] = net::to_string(net::Ipv4{s.key.vip});
+        j["port"] = net::ntoh16(s.key.port);
     }
     json laddrs = json::array();
     for (const auto& l : s.laddrs) laddrs.push_back({{"addr", net::to_string(l->addr)}, {"ifname", l->port_name}});
@@ -312,9 +338,11 @@ void Controller::estimate_rates(std::chrono::steady_clock::time_point now) {
         e.primed = true;
         next[obj.get()] = e;
     };
-    for (const auto& s : director_.services()) {
-        update(s, service_totals(*s));
-        for (const auto& d : s->dests) update(d, dest_totals(*d));
+    for (const auto* list : {&director_.services(), &director_.matches()}) {
+        for (const auto& s : *list) {
+            update(s, service_totals(*s));
+            for (const auto& d : s->dests) update(d, dest_totals(*d));
+        }
     }
     estimates_ = std::move(next);
     forget_removed();
@@ -323,11 +351,14 @@ void Controller::estimate_rates(std::chrono::steady_clock::time_point now) {
 json Controller::cmd_list(const json& req) {
     json services = json::array();
     if (req.contains("service") && !req.at("service").is_null()) {
-        auto svc = director_.service_find(get_service_key(req.at("service")));
+        const json& key = req.at("service");
+        auto svc = is_match(key) ? director_.match_find(get_match_key(key))
+                                 : director_.service_find(get_service_key(key));
         if (!svc) return err("No such service");
         services.push_back(service_json(*svc));
     } else {
         for (const auto& s : director_.services()) services.push_back(service_json(*s));
+        for (const auto& s : director_.matches()) services.push_back(service_json(*s));
     }
     json r = ok();
     r["services"] = services;
@@ -341,9 +372,11 @@ json Controller::cmd_list(const json& req) {
 
 void Controller::forget_removed() {
     std::unordered_set<const void*> live;
-    for (const auto& s : director_.services()) {
-        live.insert(s.get());
-        for (const auto& d : s->dests) live.insert(d.get());
+    for (const auto* list : {&director_.services(), &director_.matches()}) {
+        for (const auto& s : *list) {
+            live.insert(s.get());
+            for (const auto& d : s->dests) live.insert(d.get());
+        }
     }
     std::erase_if(zero_base_, [&](const auto& kv) { return !live.count(kv.first); });
 }
@@ -355,11 +388,14 @@ json Controller::cmd_zero(const json& req) {
         for (const auto& d : s->dests) zero_base_[d.get()] = Baseline{d, dest_totals(*d)};
     };
     if (req.contains("service") && !req.at("service").is_null()) {
-        auto svc = director_.service_find(get_service_key(req.at("service")));
+        const json& key = req.at("service");
+        auto svc = is_match(key) ? director_.match_find(get_match_key(key))
+                                 : director_.service_find(get_service_key(key));
         if (!svc) return err("No such service");
         zero_one(svc);
     } else {
         for (const auto& s : director_.services()) zero_one(s);
+        for (const auto& s : director_.matches()) zero_one(s);
     }
     return ok();
 }
@@ -387,9 +423,10 @@ json Controller::cmd_conns(const json& req, bool filtered) {
             lb::Command::dump_conns, kWorkerCommandTimeoutMs, [&](const lb::Command& cmd) {
                 for (const lb::ConnDumpEntry& c : cmd.conns) {
                     if (conns.size() >= limit) return;
-                    std::string proto = c.proto == 6 ? "tcp" : "udp";
-                    std::string state =
-                        c.proto == 6 ? std::string(lb::tcp_state_name(c.state)) : "UDP";
+                    std::string proto = c.proto == 6 ? "tcp" : c.proto == 1 ? "icmp" : "udp";
+                    std::string state = c.proto == 6   ? std::string(lb::tcp_state_name(c.state))
+                                        : c.proto == 1 ? "ICMP"
+                                                       : "UDP";
                     std::string client = ip_port(c.caddr, c.cport);
                     std::string vip = ip_port(c.vaddr, c.vport);
                     std::string dest = ip_port(c.daddr, c.dport);
@@ -431,14 +468,44 @@ json Controller::handle(const json& req) {
             const json& s = field(req, "service");
             if (s.contains("fwmark")) throw UnsupportedFwmark{};
             if (auto why = unsupported_service_attrs(s)) return err(*why);
+            if (is_match(s)) {
+                lb::MatchSpec spec{get_match_key(s), "",
+                                   s.contains("sched") ? get_str(s, "sched") : "wlc"};
+                // Options about real servers behind a VIP (toa, syn proxy, ...) are refused.
+                const lb::ServiceSpec flags = service_spec_flags(s);
+                if (auto r =
+                        lb::match_service_check(spec.key.proto, lb::FwdMode::Snat, flags.flags);
+                    !r)
+                    return err(r.error());
+                if (flags.conn_rate) return err("--conn-rate is not for SNAT match services");
+                if (cmd == "edit_service") {
+                    if (auto old = director_.match_find(spec.key)) spec.name = old->match_name;
+                }
+                return commit_ok(cmd == "add_service" ? director_.match_add(spec)
+                                                      : director_.match_edit(spec));
+            }
             lb::ServiceSpec spec = service_spec(s);
             return commit_ok(cmd == "add_service" ? director_.service_add(spec) : director_.service_edit(spec));
         }
-        if (cmd == "del_service") return commit_ok(director_.service_del(get_service_key(field(req, "service"))));
+        if (cmd == "del_service") {
+            const json& key = field(req, "service");
+            if (is_match(key)) return commit_ok(director_.match_del(get_match_key(key)));
+            return commit_ok(director_.service_del(get_service_key(key)));
+        }
         if (cmd == "clear") {
             director_.services_clear();
             director_.commit();
             return ok();
+        }
+        if ((cmd == "add_dest" || cmd == "edit_dest" || cmd == "del_dest") &&
+            is_match(field(req, "service"))) {
+            const lb::MatchKey key = get_match_key(field(req, "service"));
+            const json& d = field(req, "dest");
+            if (cmd == "del_dest")
+                return commit_ok(director_.match_dest_del(key, get_ip(d, "addr")));
+            lb::DestSpec spec = dest_spec(d);
+            return commit_ok(cmd == "add_dest" ? director_.match_dest_add(key, spec)
+                                               : director_.match_dest_edit(key, spec));
         }
         if (cmd == "add_dest" || cmd == "edit_dest") {
             lb::ServiceKey key = get_service_key(field(req, "service"));

@@ -124,7 +124,9 @@ Result<void> Daemon::start() {
     auto applied = config_apply(*director_, config_);
     if (!applied) return make_error(applied.error());
     for (const auto& c : applied->changes) log_debug(c);
-    log_info("configuration applied: " + std::to_string(director_->services().size()) + " virtual services");
+    log_info("configuration applied: " + std::to_string(director_->services().size()) +
+             " virtual services, " + std::to_string(director_->matches().size()) +
+             " SNAT match services");
 
     for (unsigned w = 0; w < nworkers; ++w) {
         lb::WorkerConfig wc;

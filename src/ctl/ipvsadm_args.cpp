@@ -120,7 +120,7 @@ struct OptionSpec {
 constexpr int kNoOp = -1;
 constexpr int kSocket = -2;
 // Extra ids for options that share a bit with others (forwarding methods, service kinds).
-constexpr int kTcpService = 100, kUdpService = 101, kFwmarkService = 102;
+constexpr int kTcpService = 100, kUdpService = 101, kFwmarkService = 102, kMatchService = 103;
 constexpr int kFwdDr = 110, kFwdTun = 111, kFwdMasq = 112, kFwdFullNat = 113, kFwdSnat = 114;
 
 constexpr int cmd(CommandKind k) { return static_cast<int>(k); }
@@ -154,6 +154,7 @@ constexpr OptionSpec kOptions[] = {
     {'t', "tcp-service", ArgKind::Required, false, kTcpService},
     {'u', "udp-service", ArgKind::Required, false, kUdpService},
     {'f', "fwmark-service", ArgKind::Required, false, kFwmarkService},
+    {'H', "match", ArgKind::Required, false, kMatchService},
     {'s', "scheduler", ArgKind::Required, false, kOptScheduler},
     {'p', "persistent", ArgKind::Optional, false, kOptPersistent},
     {'M', "netmask", ArgKind::Required, false, kOptNetmask},
@@ -162,7 +163,7 @@ constexpr OptionSpec kOptions[] = {
     {'i', "ipip", ArgKind::None, false, kFwdTun},
     {'m', "masquerading", ArgKind::None, false, kFwdMasq},
     {0, "fullnat", ArgKind::None, false, kFwdFullNat},
-    {0, "snat", ArgKind::None, false, kFwdSnat},
+    {'J', "snat", ArgKind::None, false, kFwdSnat},
     {'w', "weight", ArgKind::Required, false, kOptWeight},
     {'x', "u-threshold", ArgKind::Required, false, kOptUThreshold},
     {'y', "l-threshold", ArgKind::Required, false, kOptLThreshold},
@@ -419,6 +420,13 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
                 c.service = ServiceKey{Proto::Tcp, {}, 0, static_cast<uint32_t>(*mark)};
                 break;
             }
+            case kMatchService: {
+                if (!(r = set_option(kOptService))) return fail(r.error());
+                auto m = lb::parse_match(arg);
+                if (!m) return fail("illegal match specified: " + m.error());
+                c.service = ServiceKey{Proto::Tcp, {}, 0, 0, *m};
+                break;
+            }
             case kOptScheduler:
                 if (!(r = set_option(kOptScheduler))) return fail(r.error());
                 // IP_VS_SCHEDNAME_MAXLEN is 16 including the terminator.
@@ -602,7 +610,7 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
     c.svc.synproxy = has(kOptSynproxy);
     if (c.kind == CommandKind::AddService || c.kind == CommandKind::EditService) {
         const ServiceKey& s = *c.service;
-        if (!s.fwmark && s.port == 0 && !has(kOptPersistent))
+        if (!s.fwmark && !s.match && s.port == 0 && !has(kOptPersistent))
             return fail("Zero port specified for non-persistent service");
         if (c.svc.ops && !s.fwmark && s.proto != Proto::Udp)
             return fail("One-Packet Scheduling is only for UDP virtual services");
@@ -725,7 +733,9 @@ std::string usage_text(std::string_view program) {
     s += "virtual-service:\n";
     s += "  --tcp-service|-t  service-address   service-address is host[:port]\n";
     s += "  --udp-service|-u  service-address   service-address is host[:port]\n";
-    s += "  --fwmark-service|-f fwmark          fwmark is an integer greater than zero\n\n";
+    s += "  --fwmark-service|-f fwmark          fwmark is an integer greater than zero\n";
+    s += "  --match|-H     match                SNAT service: proto=tcp|udp|icmp,src-range=A-B,\n";
+    s += "                                      dst-range=A-B[:P-Q],iif=PORT,oif=PORT\n\n";
     s += "Options:\n";
     s += "  --scheduler    -s scheduler         one of rr|wrr|lc|wlc|lblc|lblcr|dh|sh|sed|nq|fo|ovf|mh|twos|conhash,\n";
     s += "                                      the default scheduler is wlc.\n";
@@ -738,7 +748,7 @@ std::string usage_text(std::string_view program) {
     s += "  --ipip         -i                   ipip encapsulation (tunneling)\n";
     s += "  --masquerading -m                   masquerading (NAT)\n";
     s += "  --fullnat                           full NAT (source and destination)\n";
-    s += "  --snat                              source NAT\n";
+    s += "  --snat         -J                   source NAT (match services, DPVS)\n";
     s += "  --tun-type      type                one of ipip|gue|gre, the default tunnel type is ipip.\n";
     s += "  --tun-port      port                tunnel destination port (gue)\n";
     s += "  --weight       -w weight            capacity of real server\n";

@@ -13,6 +13,7 @@
 #include "common/result.h"
 #include "ctl/service_types.h"
 #include "lb/fwd_mode.h"
+#include "lb/match.h"
 #include "net/addr.h"
 
 namespace xvs::ctl {
@@ -47,12 +48,14 @@ enum class CommandKind {
     Version,      // -v
 };
 
-// A virtual service: proto/vip/port, or a firewall mark (fwmark != 0).
+// A virtual service: proto/vip/port, or a firewall mark (fwmark != 0), or a SNAT match
+// service (DPVS's -H MATCH; proto/vip/port unused).
 struct ServiceKey {
     Proto proto = Proto::Tcp;
     net::Ipv4 vip;
     uint16_t port = 0;
     uint32_t fwmark = 0;
+    std::optional<lb::MatchKey> match;
     bool operator==(const ServiceKey&) const = default;
 };
 

@@ -2,15 +2,16 @@
 // as operators (and their scripts) expect. Reply decoding lives here too: it is the only place
 // that needs the reply's shape.
 #include "ctl/ipvsadm_format.h"
-#include "ctl/reply_decode.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdarg>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
-#include <nlohmann/json.hpp>
+#include "ctl/match_json.h"
+#include "ctl/reply_decode.h"
 
 namespace xvs::ctl {
 
@@ -73,6 +74,12 @@ ServiceKey get_key(const json& j) {
     ServiceKey k;
     k.fwmark = j.value("fwmark", uint32_t{0});
     if (k.fwmark) return k;
+    if (j.contains("match")) {
+        auto m = match_from_json(j.at("match"));
+        if (!m) throw DecodeError{m.error()};
+        k.match = *m;
+        return k;
+    }
     std::string proto = j.at("proto").get<std::string>();
     if (proto == "tcp") k.proto = Proto::Tcp;
     else if (proto == "udp") k.proto = Proto::Udp;
@@ -154,8 +161,20 @@ std::string upper(std::string s) {
 }
 
 // "TCP  1.2.3.4:80" / "FWM  7" (list) or "-t 1.2.3.4:80" / "-f 7" (save).
+// SNAT match services as DPVS's ipvsadm: "MATCH tcp,from=A-B,to=C-D,iif=P,oif=Q" (list; the
+// any-range is left out) or "-H proto=tcp,src-range=A-B,..." (save).
 std::string service_name(const ServiceKey& k, bool rule) {
     if (k.fwmark) return sfmt(rule ? "-f %u" : "FWM  %u", k.fwmark);
+    if (k.match) {
+        const lb::MatchKey& m = *k.match;
+        if (rule) return "-H " + lb::to_string(m);
+        std::string name = "MATCH " + std::string(lb::match_proto_name(m.proto));
+        if (!m.src.any()) name += ",from=" + lb::to_string(m.src);
+        if (!m.dst.any()) name += ",to=" + lb::to_string(m.dst);
+        if (!m.iif.empty()) name += ",iif=" + m.iif;
+        if (!m.oif.empty()) name += ",oif=" + m.oif;
+        return name;
+    }
     std::string addr = net::to_string(net::Ipv4Endpoint{k.vip, k.port});
     if (rule) return std::string(k.proto == Proto::Tcp ? "-t " : "-u ") + addr;
     std::string name = std::string(k.proto == Proto::Tcp ? "TCP" : "UDP") + "  " + addr;
@@ -169,10 +188,12 @@ std::string join_flags(const std::vector<std::string>& flags) {
 }
 
 void sort_entries(std::vector<ServiceEntry>& services) {
-    // ipvsadm's order: fwmark (plain services, mark 0, first), protocol, address, port.
+    // ipvsadm's order: fwmark (plain services, mark 0, first), protocol, address, port; SNAT
+    // match services last, in the daemon's order (the order they are matched in).
     std::stable_sort(services.begin(), services.end(), [](const auto& a, const auto& b) {
         auto key = [](const ServiceEntry& s) {
-            return std::make_tuple(s.key.fwmark, s.key.proto == Proto::Tcp ? 6 : 17,
+            if (s.key.match) return std::make_tuple(true, 0u, 0, 0u, uint16_t{0});
+            return std::make_tuple(false, s.key.fwmark, s.key.proto == Proto::Tcp ? 6 : 17,
                                    s.key.vip.host(), s.key.port);
         };
         return key(a) < key(b);

@@ -8,6 +8,7 @@
 
 #include "ctl/control_client.h"
 #include "ctl/ipvsadm_format.h"
+#include "ctl/match_json.h"
 
 namespace xvs::ctl {
 
@@ -21,6 +22,7 @@ constexpr int kExitDaemon = 255;
 
 json key_json(const ServiceKey& k) {
     if (k.fwmark) return json{{"fwmark", k.fwmark}};
+    if (k.match) return json{{"match", match_json(*k.match)}};
     return json{{"proto", std::string(proto_name(k.proto))},
                 {"vip", net::to_string(k.vip)},
                 {"port", k.port}};

@@ -9,6 +9,7 @@
 #include "lb/snapshot.h"
 #include "lb/synproxy/handshake.h"
 #include "lb/worker_ctx.h"
+#include "lb/xmit/snat.h"
 #include "lb/xmit/xmit.h"
 
 namespace xvs::lb {
@@ -24,9 +25,12 @@ void drop(stack::StackContext& ctx, rte_mbuf* m, Counter reason) {
 
 Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
     const unsigned wid = w.id;
-    const ServiceView* view = w.snap->service(lp.proto, lp.key.daddr, lp.key.dport);
+    // Addressed to a VIP: its service. Not addressed to the director: an inside host's flow
+    // for a SNAT match service (lb/xmit/snat.h), if one matches.
+    const ServiceView* view =
+        lp.local ? w.snap->service(lp.proto, lp.key.daddr, lp.key.dport) : snat_match(*w.snap, lp);
     if (!view) {
-        drop(w.stack, lp.pkt, Counter::drop_no_service);
+        drop(w.stack, lp.pkt, lp.local ? Counter::drop_no_service : Counter::drop_not_local);
         return nullptr;
     }
     if (!admit(w, *view, lp.key.saddr)) {
@@ -49,7 +53,21 @@ Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
     }
     LocalAddr* laddr = nullptr;
     uint16_t lport = 0;
-    if (ops.needs_laddr) {
+    if (mode == FwdMode::Snat) {
+        // The dest is a WAN address: its port pool is view->wan at the dest's index.
+        for (size_t i = 0; i < view->plan.dests.size(); ++i) {
+            if (view->plan.dests[i] != dest) continue;
+            if (auto p = view->wan[i]->workers[wid].pool->alloc()) {
+                laddr = view->wan[i];
+                lport = *p;
+            }
+            break;
+        }
+        if (!laddr) {
+            drop(w.stack, lp.pkt, Counter::drop_laddr_exhausted);
+            return nullptr;
+        }
+    } else if (ops.needs_laddr) {
         const size_t nl = view->laddrs.size();
         if (nl == 0) {
             drop(w.stack, lp.pkt, Counter::drop_no_laddr);
@@ -102,6 +120,12 @@ Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
     if (mode == FwdMode::Tun && dest->tun_type.load(std::memory_order_relaxed) == TunType::Gue) {
         c->flags |= kConnTunGue;
         c->tun_dport = net::hton16(dest->tun_port.load(std::memory_order_relaxed));
+    }
+    if (mode == FwdMode::Snat) {
+        // The flow goes on to where the inside host sent it; the dest is the WAN address.
+        // ICMP echo: the reply carries the mapped identifier in both key positions.
+        c->daddr = lp.key.daddr;
+        c->dport = lp.proto == net::kIpProtoIcmp ? c->lport : lp.key.dport;
     }
     if (!w.conns->insert(c)) {
         w.conns->release(c);

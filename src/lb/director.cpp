@@ -115,6 +115,9 @@ Result<void> Director::address_del(net::Ipv4 addr) {
     auto it = std::find_if(addresses_.begin(), addresses_.end(),
                            [&](const AddressEntry& a) { return a.addr == addr; });
     if (it == addresses_.end()) return make_error("no such address " + addr_str(addr));
+    if (const Service* m = wan_user(addr))
+        return make_error("address " + addr_str(addr) + " is the WAN address of SNAT service " +
+                          to_string(*m->match) + ": remove it there first");
     uint8_t len = it->prefix_len;
     std::string port = it->port;
     addresses_.erase(it);
@@ -199,6 +202,7 @@ Result<void> Director::service_del(const ServiceKey& key) {
 
 void Director::services_clear() {
     while (!services_.empty()) (void)service_del(services_.front()->key);
+    while (!matches_.empty()) (void)match_del(*matches_.front()->match);
 }
 
 // What dest_add and dest_edit both refuse. An edit replaces every attribute (ipvsadm -e), the
@@ -462,6 +466,7 @@ std::unique_ptr<Snapshot> Director::build() const {
         snap->service_views.push_back(std::move(view));
         snap->keep_services.push_back(svc);
     }
+    build_matches(*snap);
     for (auto& r : sv.routes) {
         r.source = r.port < sv.port_source.size() ? sv.port_source[r.port] : 0;
     }

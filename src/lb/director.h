@@ -39,6 +39,13 @@ struct DestSpec {
     uint16_t tun_port = 0;             // GUE destination port, host order (TUN GUE only)
 };
 
+// A SNAT match service (DPVS's `-A -H MATCH`): selected by `key`, dests are WAN addresses.
+struct MatchSpec {
+    MatchKey key;
+    std::string name;  // keepalived `virtual_server match NAME`; "" from xvsadm
+    std::string sched = "wlc";
+};
+
 struct PortEntry {
     std::string name;
     uint16_t port_id = 0;
@@ -95,6 +102,18 @@ public:
     Result<void> dest_edit(const ServiceKey& key, const DestSpec& spec);
     Result<void> dest_del(const ServiceKey& key, net::Ipv4 addr, uint16_t port);
 
+    // SNAT match services (lb/match.h), with ipvsadm's errors. Their dests are WAN addresses:
+    // director addresses (address_add) on the service's oif port, port 0, mode Snat; each
+    // WAN address has one port pool (a LocalAddr) shared by every match service using it.
+    Result<void> match_add(const MatchSpec& spec);
+    Result<void> match_edit(const MatchSpec& spec);  // scheduler (and name)
+    Result<void> match_del(const MatchKey& key);
+    std::shared_ptr<Service> match_find(const MatchKey& key) const;
+    const std::vector<std::shared_ptr<Service>>& matches() const { return matches_; }
+    Result<void> match_dest_add(const MatchKey& key, const DestSpec& spec);
+    Result<void> match_dest_edit(const MatchKey& key, const DestSpec& spec);
+    Result<void> match_dest_del(const MatchKey& key, net::Ipv4 wan);
+
     // FULLNAT local addresses of a service (DPVS's -P/-Q). A LIP may serve several services.
     Result<void> laddr_add(const ServiceKey& key, net::Ipv4 lip, const std::string& port);
     Result<void> laddr_del(const ServiceKey& key, net::Ipv4 lip);
@@ -141,6 +160,12 @@ private:
     bool is_vip(net::Ipv4 addr) const;
     bool is_lip(net::Ipv4 addr) const;
     void laddrs_prune();
+    Result<void> match_check(const MatchSpec& spec) const;
+    Result<void> match_dest_check(const Service& svc, const DestSpec& spec) const;
+    const Service* wan_user(net::Ipv4 addr) const;  // a match service using addr as WAN
+    void wans_prune();
+    // Adds the views of the match services to snap (Snapshot::matches).
+    void build_matches(Snapshot& snap) const;
     std::unique_ptr<Snapshot> build() const;
 
     unsigned nworkers_;
@@ -149,6 +174,8 @@ private:
     std::vector<RouteSpec> routes_;
     std::vector<std::shared_ptr<Service>> services_;
     std::vector<std::shared_ptr<LocalAddr>> laddrs_;  // registry: one object per LIP
+    std::vector<std::shared_ptr<Service>> matches_;   // SNAT match services, in order
+    std::vector<std::shared_ptr<LocalAddr>> wans_;    // registry: one pool per WAN address
     Timeouts timeouts_ = Timeouts::dpvs_defaults();
     uint8_t uoa_max_trail_ = net::kUoaDefaultMaxTrail;
     SynProxyConf synproxy_;

@@ -18,8 +18,8 @@ struct FwdModeNames {
     FwdMode mode;
     std::string_view keepalived;  // lb_kind FNAT|NAT|DR|TUN|SNAT
     std::string_view api;         // control protocol and `xvsadm -S`: fullnat masq dr tunnel snat
-    std::string_view label;       // ipvsadm -L Forward column: FullNat Masq Route Tunnel Snat
-    std::string_view ipvsadm;     // ipvsadm switch: --fullnat -m -g -i --snat
+    std::string_view label;       // ipvsadm -L Forward column: FullNat Masq Route Tunnel SNAT
+    std::string_view ipvsadm;     // ipvsadm switch: --fullnat -m -g -i -J (DPVS's; also --snat)
 };
 
 inline constexpr std::array<FwdModeNames, kFwdModeCount> kFwdModeNames{{
@@ -27,7 +27,7 @@ inline constexpr std::array<FwdModeNames, kFwdModeCount> kFwdModeNames{{
     {FwdMode::Nat, "NAT", "masq", "Masq", "-m"},
     {FwdMode::Dr, "DR", "dr", "Route", "-g"},
     {FwdMode::Tun, "TUN", "tunnel", "Tunnel", "-i"},
-    {FwdMode::Snat, "SNAT", "snat", "Snat", "--snat"},
+    {FwdMode::Snat, "SNAT", "snat", "SNAT", "-J"},
 }};
 
 constexpr const FwdModeNames& fwd_names(FwdMode m) { return kFwdModeNames[static_cast<unsigned>(m)]; }

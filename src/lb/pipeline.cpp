@@ -41,11 +41,31 @@ void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
         c = nullptr;
     }
     if (!c) {
-        // Not addressed to the director and no conn of ours: nothing to forward it to.
+        // Not addressed to the director and no conn of ours: the first packet of an inside
+        // host's flow for a SNAT match service (a TCP SYN, any UDP datagram, an ICMP echo
+        // request; conn_create matches), else nothing to forward it to.
         if (!lp.local) {
-            drop(w.stack, lp.pkt, Counter::drop_not_local);
-            return;
+            const bool snat = !w.snap->matches.empty();
+            if (!snat ||
+                (lp.proto == net::kIpProtoIcmp &&
+                 reinterpret_cast<const net::IcmpHdr*>(lp.l4)->type != net::kIcmpEchoRequest)) {
+                drop(w.stack, lp.pkt, Counter::drop_not_local);
+                return;
+            }
+            if (stack::ipv4_source_own(*w.stack.view, lp.key.saddr)) {
+                drop(w.stack, lp.pkt, Counter::drop_martian_source);
+                return;
+            }
+            if (is_tcp && !pure_syn) {
+                drop(w.stack, lp.pkt, Counter::drop_tcp_no_conn);
+                return;
+            }
+            c = conn_create(w, lp);
+            if (!c) return;  // counted and freed
+            ref.dir = ConnDir::In;
         }
+    }
+    if (!c) {
         // A packet "from" one of our own addresses would make a conn, a cookie SYN-ACK and ARP
         // for ourselves.
         if (stack::ipv4_source_own(*w.stack.view, lp.key.saddr)) {
@@ -54,6 +74,14 @@ void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
         }
         if (lp.kind == stack::AddrKind::Lip) {
             drop(w.stack, lp.pkt, Counter::drop_lip_no_conn);
+            return;
+        }
+        // To a director address (a SNAT WAN address among them) without a conn: as before
+        // SNAT, an ICMP echo reply is an unhandled ICMP and TCP/UDP has no exception path.
+        if (lp.kind == stack::AddrKind::Director) {
+            drop(w.stack, lp.pkt,
+                 lp.proto == net::kIpProtoIcmp ? Counter::drop_icmp_unhandled
+                                               : Counter::drop_to_director);
             return;
         }
         if (is_tcp) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "lb/admission.h"
 #include "lb/dest.h"
 #include "lb/laddr.h"
+#include "lb/match.h"
 #include "lb/sched/sched.h"
 #include "net/prefix_set.h"
 
@@ -67,6 +69,12 @@ struct Service {
     // Control-thread view of membership (the data plane reads ServiceView).
     std::vector<std::shared_ptr<Dest>> dests;
     std::vector<std::shared_ptr<LocalAddr>> laddrs;
+    // SNAT match services (Director::match_add; `key` is unused, all zero): what selects the
+    // service, the keepalived name it was configured under (messages only) and, parallel to
+    // `dests` (the WAN addresses), the port pool of each WAN address.
+    std::optional<MatchKey> match;
+    std::string match_name;
+    std::vector<std::shared_ptr<LocalAddr>> wan_pools;
     std::array<ServiceWorkerState, kMaxWorkers> workers;
 
     uint64_t sum_refs() const {
@@ -87,6 +95,16 @@ struct ServiceView {
     net::PrefixSet blacklist;  // compiled from Service::blacklist
     net::PrefixSet whitelist;
     uint32_t conn_rate = 0;
+    // SNAT match services only (Snapshot::matches): the match with its ports resolved to
+    // StackView port indexes (-1 = any), and the WAN address pool of plan.dests[i].
+    struct Match {
+        uint8_t proto = 0;
+        AddrRange src;
+        AddrRange dst;
+        int16_t iif = -1;
+        int16_t oif = -1;
+    } match;
+    std::vector<LocalAddr*> wan;
 };
 
 // Which client list of a service (DPVS's blklst / whtlst).

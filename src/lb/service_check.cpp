@@ -11,10 +11,16 @@ bool fwd_mode_implemented(FwdMode mode) { return xmit_supported(mode); }
 
 Result<void> service_check(uint8_t proto, FwdMode mode, uint32_t flags) {
     const std::string m(fwd_names(mode).keepalived);
+    if (mode == FwdMode::Snat)
+        return make_error(
+            "lb_kind SNAT is only for match services: write `virtual_server match NAME { "
+            "protocol ...; lb_kind SNAT; src-range A-B; oif PORT; real_server WAN_IP 0 }` "
+            "(xvsadm -A -H proto=tcp,src-range=A-B,oif=PORT)");
     if (!fwd_mode_implemented(mode)) {
         std::string have;
         for (const auto& n : kFwdModeNames)
-            if (fwd_mode_implemented(n.mode)) have += (have.empty() ? "" : ", ") + std::string(n.keepalived);
+            if (n.mode != FwdMode::Snat && fwd_mode_implemented(n.mode))
+                have += (have.empty() ? "" : ", ") + std::string(n.keepalived);
         return make_error("lb_kind " + m + " is not supported yet (use " + have + ")");
     }
     const bool tcp = proto == 6;
@@ -44,6 +50,25 @@ Result<void> service_check(uint8_t proto, FwdMode mode, uint32_t flags) {
         return make_error(std::string(what) + " needs lb_kind FNAT (with " + m +
                           " the real server sees the client's own address)");
     }
+    return {};
+}
+
+Result<void> match_service_check(uint8_t proto, FwdMode mode, uint32_t flags) {
+    if (proto != 6 && proto != 17 && proto != 1)
+        return make_error("a match service's protocol must be TCP, UDP or ICMP");
+    if (mode != FwdMode::Snat)
+        return make_error("a match service forwards by SNAT only, not lb_kind " +
+                          std::string(fwd_names(mode).keepalived) +
+                          ": use lb_kind SNAT (xvsadm -J), or a VIP:port service for " +
+                          std::string(fwd_names(mode).keepalived));
+    if (flags & kSvcFlagSynProxy) return make_error("syn_proxy is not for SNAT match services");
+    if (flags & kSvcFlagToa) return make_error("toa is not for SNAT match services");
+    if (flags & (kSvcFlagPpV1 | kSvcFlagPpV2))
+        return make_error("proxy_protocol is not for SNAT match services");
+    if (flags & (kSvcFlagUoaOpp | kSvcFlagUoaIpo))
+        return make_error("uoa is not for SNAT match services");
+    if (!fwd_mode_implemented(mode))
+        return make_error("lb_kind SNAT is not supported yet (only FNAT)");
     return {};
 }
 

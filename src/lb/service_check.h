@@ -16,6 +16,11 @@ bool fwd_mode_implemented(FwdMode mode);
 
 // A service of protocol `proto` (6/17) with service flags `flags` (kSvcFlag*) whose real
 // servers are reached by `mode`. An error names the option to change.
+// lb_kind SNAT is refused here: it belongs to match services only (match_service_check).
 Result<void> service_check(uint8_t proto, FwdMode mode, uint32_t flags);
+
+// A SNAT match service (lb/match.h) of protocol `proto` (6/17/1) whose dests (WAN addresses)
+// use `mode`: only SNAT, and none of the service flags (they are about real servers).
+Result<void> match_service_check(uint8_t proto, FwdMode mode, uint32_t flags);
 
 }  // namespace xvs::lb

@@ -21,6 +21,9 @@ struct Snapshot {
     stack::StackView stack;
     FlatMap<ServiceKey, const ServiceView*> services;
     std::vector<std::unique_ptr<ServiceView>> service_views;
+    // SNAT match services in configuration order (the first that matches a packet wins);
+    // their views are owned by service_views.
+    std::vector<const ServiceView*> matches;
     Timeouts timeouts;
     uint8_t uoa_max_trail = net::kUoaDefaultMaxTrail;  // 0 = UOA services send none
     SynProxyConf synproxy;  // ipvs_defs synproxy: global SYN proxy settings

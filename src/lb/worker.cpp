@@ -216,8 +216,12 @@ void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
                 continue;
             }
         } else {
-            lp.key = conn_key(lp.proto, lp.ip->saddr, lp.ip->daddr, net::load_wire16(lp.l4),
-                              net::load_wire16(lp.l4 + 2));
+            // ICMP echo (SNAT ping): the identifier stands in both port positions
+            // (lb/xmit/snat.h).
+            const bool echo = lp.proto == net::kIpProtoIcmp;
+            const uint16_t sport = net::load_wire16(lp.l4 + (echo ? 4 : 0));
+            const uint16_t dport = echo ? sport : net::load_wire16(lp.l4 + 2);
+            lp.key = conn_key(lp.proto, lp.ip->saddr, lp.ip->daddr, sport, dport);
         }
         ++nlb;
     }

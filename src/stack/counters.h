@@ -98,6 +98,7 @@ namespace xvs::stack {
     X(drop_fwd_mode_unsupported, true, "new conn to a dest whose forwarding mode has no xmit yet") \
     X(drop_conn_pool_full, true, "connection pool exhausted")                               \
     X(drop_conn_table_full, true, "connection hash table insert failed")                    \
+    X(drop_ttl_expired, true, "forwarded (SNAT) packet whose TTL would reach 0 (no ICMP sent)") \
     X(drop_no_route, true, "no route to the destination")                                  \
     X(drop_neigh_queue_full, true, "ARP pending queue full")                                \
     X(drop_neigh_unresolved, true, "next hop did not answer ARP")                           \

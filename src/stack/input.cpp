@@ -35,6 +35,19 @@ bool l4_valid(const Ipv4View& v, uint8_t& tcp_flags, Counter& reason) {
             }
             return true;
         }
+        case net::kIpProtoIcmp: {
+            // Only echo request/reply go to lb (SNAT maps their identifier like a port).
+            const auto* icmp = reinterpret_cast<const net::IcmpHdr*>(v.l4);
+            if (v.l4_len < sizeof(net::IcmpHdr)) {
+                reason = Counter::drop_icmp_malformed;
+                return false;
+            }
+            if (icmp->type != net::kIcmpEchoRequest && icmp->type != net::kIcmpEchoReply) {
+                reason = Counter::drop_icmp_unhandled;
+                return false;
+            }
+            return true;
+        }
         default:
             reason = Counter::drop_ip_proto;
             return false;
@@ -88,16 +101,19 @@ bool eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max
             drop(ctx, m, Counter::drop_not_local);
             return false;
         }
-    } else if (v.ip->protocol == net::kIpProtoIcmp) {
+    } else if (v.ip->protocol == net::kIpProtoIcmp &&
+               (own->kind != AddrKind::Director || v.l4_len < sizeof(net::IcmpHdr) ||
+                reinterpret_cast<const net::IcmpHdr*>(v.l4)->type != net::kIcmpEchoReply)) {
+        // Pings to own addresses are answered here; an echo reply to a director address may
+        // be the answer to an inside host's ping through SNAT (lb looks up its conn).
         icmp_input(ctx, port, m, v);
         return false;
     } else if (!l4_valid(v, flags, reason)) {
         drop(ctx, m, reason);
         return false;
-    } else if (own->kind == AddrKind::Director) {
-        drop(ctx, m, Counter::drop_to_director);
-        return false;
     }
+    // TCP/UDP to a director address goes to lb too: a SNAT WAN address receives the replies
+    // of inside hosts' connections there; without a conn lb drops it (drop_to_director).
     meta.pkt = m;
     meta.ip = v.ip;
     meta.l4 = v.l4;

@@ -37,8 +37,13 @@ void icmp_related(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
             if (xmit_of(c.mode).in(w, lp, c) != stack::Verdict::Accept) return;
         } else {
             const net::IcmpTranslation t{
-                c.mode == FwdMode::FullNat ? c.laddr_ip : lp.ip->saddr, c.daddr,
-                c.daddr, c.laddr_ip, c.dport, c.lport};
+                // FULLNAT and SNAT hide the sender behind the local / WAN address.
+                c.mode == FwdMode::FullNat || c.mode == FwdMode::Snat ? c.laddr_ip : lp.ip->saddr,
+                c.daddr,
+                c.daddr,
+                c.laddr_ip,
+                c.dport,
+                c.lport};
             if (!net::translate_icmp_error(lp.ip, lp.l4, lp.l4_len, q, t))
                 return drop(Counter::drop_icmp_malformed);
         }
@@ -48,7 +53,14 @@ void icmp_related(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
     }
     // The quote is a packet to the RS (LIP:lport or client:cport -> RS:rport); the error goes
     // to the client, about the packet it sent to the VIP.
-    const net::IcmpTranslation t{c.vaddr, c.caddr, c.caddr, c.vaddr, c.cport, c.vport};
+    // SNAT: the error comes from the outside (the host or a router on the way) and keeps
+    // its source; the other modes answer for the VIP.
+    const net::IcmpTranslation t{c.mode == FwdMode::Snat ? lp.ip->saddr : c.vaddr,
+                                 c.caddr,
+                                 c.caddr,
+                                 c.vaddr,
+                                 c.cport,
+                                 c.vport};
     if (!net::translate_icmp_error(lp.ip, lp.l4, lp.l4_len, q, t))
         return drop(Counter::drop_icmp_malformed);
     w.stack.counters.inc(Counter::icmp_related_forwarded);

@@ -16,6 +16,7 @@
 #include "lb/xmit/fullnat.h"
 #include "lb/xmit/nat.h"
 #include "lb/xmit/tunnel.h"
+#include "lb/xmit/snat.h"
 #include "stack/pkt.h"
 
 namespace xvs::lb {
@@ -39,7 +40,7 @@ inline constexpr std::array<XmitOps, kFwdModeCount> kXmit{{
     /* Nat     */ {false, true, &nat_in, &nat_out},
     /* Dr      */ {false, false, &dr_in, nullptr},
     /* Tun     */ {false, false, &tunnel_in, nullptr},
-    /* Snat    */ {},
+    /* Snat    */ {true, true, &snat_in, &snat_out},
 }};
 
 constexpr const XmitOps& xmit_of(FwdMode m) {

@@ -652,7 +652,7 @@ TEST_F(ConfigRefusalTest, DrRealServerOffLinkOrWithAnotherPortIsRefusedAtItsLine
 TEST_F(ConfigRefusalTest, SnatOnAVipServiceIsRefused) {
     Config cfg = good();
     cfg.virtual_servers[0].fwd = lb::FwdMode::Snat;
-    EXPECT_THAT(refusal(cfg), HasSubstr("/etc/xvs/xvs.conf:8: lb_kind SNAT is not supported yet"));
+    EXPECT_THAT(refusal(cfg), HasSubstr("/etc/xvs/xvs.conf:8: lb_kind SNAT is only for match services: write `virtual_server match NAME {"));
 }
 
 TEST_F(ConfigRefusalTest, TwoWorkersAreRefused) {

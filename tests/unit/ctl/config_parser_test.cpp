@@ -835,7 +835,7 @@ TEST(ConfigParserErrors, ProtocolAndToggles) {
                           "  protocol SCTP\n  protocol ICMP\n  toa yes\n  proxy_protocol v3\n"
                           "  persistence_granularity 255.255.255.0\n}\n"),
                 ElementsAre("t.conf:8: protocol SCTP not supported",
-                            "t.conf:9: protocol: bad value 'ICMP' (TCP|UDP)",
+                            "t.conf:9: protocol ICMP is only for SNAT match services (`virtual_server match NAME`)",
                             "t.conf:10: toa: bad value 'yes' (on|off)",
                             "t.conf:11: proxy_protocol: bad value 'v3' (v1|v2|off)",
                             "t.conf:12: 'persistence_granularity' is not supported yet "

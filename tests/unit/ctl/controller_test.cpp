@@ -354,7 +354,7 @@ TEST_F(ControllerTest, ForwardingMethodsPerDest) {
     EXPECT_EQ(run_outcome({"-e", "-t", "10.0.0.1:80", "-r", "192.168.1.2:8080", "--fullnat"}), "ok");
     EXPECT_EQ(dests[0]->fwd.load(), lb::FwdMode::FullNat);
     EXPECT_THAT(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.9", "--snat"}),
-                HasSubstr("lb_kind SNAT is not supported yet"));
+                HasSubstr("lb_kind SNAT is only for match services"));
 }
 
 TEST_F(ControllerTest, IllegalWeightIsInvalidArgument) {
@@ -936,6 +936,80 @@ TEST_F(ControllerTest, UnknownRequestFieldsAreIgnored) {
     req["future_field"] = {{"x", 1}};
     req["service"]["also_new"] = true;
     EXPECT_EQ(outcome(send(req)), "ok");
+}
+
+// --- SNAT match services ------------------------------------------------------------------
+
+TEST_F(ControllerTest, MatchServicesAsDpvsIpvsadmWritesThem) {
+    ASSERT_TRUE(director_.address_add(ip("10.10.1.1"), 24, "wan0"));
+    ASSERT_TRUE(director_.address_add(ip("10.10.2.1"), 24, "lan0"));
+    const std::string m = "proto=tcp,src-range=10.10.2.0-10.10.2.255,oif=wan0";
+    EXPECT_EQ(run_outcome({"-A", "-s", "rr", "-H", m}), "ok");
+    EXPECT_EQ(run_outcome({"-A", "-s", "rr", "-H", m}), "Service already exists");
+    EXPECT_EQ(run_outcome({"-a", "-H", m, "-r", "10.10.1.1:0", "-w", "100", "-J"}), "ok");
+    EXPECT_EQ(run_outcome({"-a", "-H", m, "-r", "10.10.1.1:0", "-J"}),
+              "Destination already exists");
+    ASSERT_EQ(director_.matches().size(), 1u);
+    const auto& svc = director_.matches()[0];
+    EXPECT_EQ(svc->sched_name, "rr");
+    ASSERT_EQ(svc->dests.size(), 1u);
+    EXPECT_EQ(svc->dests[0]->fwd, lb::FwdMode::Snat);
+    EXPECT_EQ(svc->dests[0]->weight, 100);
+    ASSERT_EQ(director_.snapshot()->matches.size(), 1u);
+    EXPECT_EQ(director_.snapshot()->matches[0]->wan.size(), 1u);
+
+    // What the data plane cannot do with it is refused with what to do instead.
+    EXPECT_EQ(
+        run_outcome({"-a", "-H", m, "-r", "10.10.1.1:0", "-m"}),
+        "a match service forwards by SNAT only: add its WAN address with -J (--snat), not -m");
+    EXPECT_EQ(run_outcome({"-a", "-H", m, "-r", "10.10.1.7:0", "-J"}),
+              "WAN address 10.10.1.7 is not a director address: add it first (ip_defs `address "
+              "10.10.1.7/LEN dev wan0`, or xvsctl addr add)");
+    EXPECT_EQ(run_outcome({"-a", "-H", m, "-r", "10.10.2.1:0", "-J"}),
+              "WAN address 10.10.2.1 is on port 'lan0', not on oif 'wan0': use an address of port "
+              "'wan0'");
+    EXPECT_EQ(
+        run_outcome({"-a", "-H", m, "-r", "10.10.1.1:80", "-J"}),
+        "WAN address 10.10.1.1:80: the port must be 0 (SNAT takes ports from the address's pool)");
+    EXPECT_EQ(
+        run_outcome({"-A", "-H", "proto=udp,src-range=10.10.2.0-10.10.2.255"}),
+        "match proto=udp,src-range=10.10.2.0-10.10.2.255: oif missing (the port whose address "
+        "the inside hosts are hidden behind, e.g. oif=wan0)");
+    EXPECT_EQ(run_outcome({"-A", "-H", "proto=udp,oif=dpdk9"}), "oif: no such port 'dpdk9'");
+    EXPECT_EQ(run_outcome({"-A", "-H", "proto=icmp,src-range=10.0.0.1:80,oif=wan0"}),
+              "match proto=icmp,src-range=10.0.0.1:80,oif=wan0: ICMP has no ports: give address "
+              "ranges only");
+    EXPECT_EQ(run_outcome({"-A", "-H", "proto=udp,oif=wan0", "-j"}),
+              "syn_proxy is not for SNAT match services");
+    EXPECT_THAT(run_outcome({"-A", "-t", "10.0.0.1:80"}), "ok");
+    EXPECT_THAT(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "10.10.2.5:80", "-J"}),
+                StartsWith("lb_kind SNAT is only for match services"));
+    EXPECT_THAT(
+        outcome(send({{"cmd", "addr_del"}, {"addr", "10.10.1.1"}})),
+        HasSubstr("is the WAN address of SNAT service proto=tcp,src-range=10.10.2.0-10.10.2.255,"
+                  "oif=wan0: remove it there first"));
+
+    // Listed and saved with its match key, edited, then removed.
+    json list = run({"-L", "-n", "-H", m});
+    ASSERT_EQ(outcome(list), "ok");
+    ASSERT_EQ(list["services"].size(), 1u);
+    EXPECT_EQ(list["services"][0]["match"]["oif"], "wan0");
+    EXPECT_EQ(list["services"][0]["dests"][0]["fwd"], "snat");
+    json all = run({"-L", "-n"});
+    EXPECT_EQ(all["services"].size(), 2u);  // the VIP service and the match service
+    EXPECT_EQ(run_outcome({"-E", "-H", m, "-s", "wrr"}), "ok");
+    EXPECT_EQ(svc->sched_name, "wrr");
+    EXPECT_EQ(run_outcome({"-e", "-H", m, "-r", "10.10.1.1:0", "-w", "5", "-J"}), "ok");
+    EXPECT_EQ(svc->dests[0]->weight, 5);
+    EXPECT_EQ(run_outcome({"-Z", "-H", m}), "ok");
+    EXPECT_EQ(run_outcome({"-d", "-H", m, "-r", "10.10.1.1:0"}), "ok");
+    EXPECT_EQ(run_outcome({"-d", "-H", m, "-r", "10.10.1.1:0"}), "No such destination");
+    EXPECT_EQ(outcome(send({{"cmd", "addr_del"}, {"addr", "10.10.1.1"}})), "ok");
+    EXPECT_EQ(run_outcome({"-D", "-H", m}), "ok");
+    EXPECT_EQ(run_outcome({"-D", "-H", m}), "No such service");
+    EXPECT_TRUE(director_.matches().empty());
+    EXPECT_EQ(run_outcome({"-P", "-H", m, "-z", "10.10.2.9", "-F", "lan0"}),
+              "Invalid argument: SNAT match services have no local addresses or client lists");
 }
 
 }  // namespace

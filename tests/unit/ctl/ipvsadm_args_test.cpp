@@ -206,6 +206,53 @@ TEST(IpvsadmArgs, FullNatAndSnatMapPorts) {
     EXPECT_EQ(s->dest.fwd, lb::FwdMode::Snat);
 }
 
+// DPVS's SNAT syntax: -H MATCH selects a match service, -J (--snat) the SNAT method.
+TEST(IpvsadmArgs, MatchServicesAsDpvsWritesThem) {
+    const std::string m = "proto=tcp,src-range=192.168.100.0-192.168.100.254,oif=dpdk1";
+    auto a = parse("-A -s rr -H " + m);
+    ASSERT_TRUE(a.ok()) << a.error();
+    EXPECT_EQ(a->kind, CommandKind::AddService);
+    ASSERT_TRUE(a->service && a->service->match);
+    const lb::MatchKey& k = *a->service->match;
+    EXPECT_EQ(k.proto, 6);
+    EXPECT_EQ(k.src.first, *net::parse_ipv4("192.168.100.0"));
+    EXPECT_EQ(k.src.last, *net::parse_ipv4("192.168.100.254"));
+    EXPECT_TRUE(k.dst.any());
+    EXPECT_EQ(k.oif, "dpdk1");
+    EXPECT_EQ(a->svc.sched, "rr");
+
+    auto d = parse("-a -H " + m + " -r 123.1.2.3:0 -w 100 -J");
+    ASSERT_TRUE(d.ok()) << d.error();
+    EXPECT_EQ(d->kind, CommandKind::AddDest);
+    EXPECT_EQ(d->dest.fwd, lb::FwdMode::Snat);
+    EXPECT_EQ(d->dest.addr.port, 0);
+    EXPECT_EQ(d->dest.weight, 100u);
+    EXPECT_EQ(parse("-a --match=" + m + " -r 123.1.2.3:0 --snat")->dest.fwd, lb::FwdMode::Snat);
+
+    auto full = parse(
+        "-D -H proto=icmp,src-range=10.0.0.1-10.0.0.9,dst-range=0.0.0.0-0.0.0.0:1-1024,"
+        "iif=,oif=wan0");
+    ASSERT_TRUE(full.ok()) << full.error();
+    EXPECT_EQ(full->service->match->dst.port_last, 1024);
+    EXPECT_EQ(full->service->match->iif, "");  // DPVS's -S writes empty fields
+
+    EXPECT_EQ(error_of("-A -H proto=gre,oif=wan0"),
+              "illegal match specified: proto must be tcp, udp or icmp, not 'gre'");
+    EXPECT_EQ(error_of("-A -H src-range=10.0.0.1,oif=wan0"),
+              "illegal match specified: proto=tcp|udp|icmp missing");
+    EXPECT_EQ(error_of("-A -H proto=tcp,color=red"),
+              "illegal match specified: unknown match key 'color' (proto, af, src-range, "
+              "dst-range, iif, oif)");
+    EXPECT_TRUE(parse("-A -H af=ipv4,proto=udp,oif=wan0").ok());
+    EXPECT_EQ(error_of("-A -H af=ipv6,proto=udp,oif=wan0"),
+              "illegal match specified: af=ipv6 is not supported (only af=ipv4)");
+    EXPECT_EQ(error_of("-A -H proto=tcp,src-range=10.0.0.9-10.0.0.1"),
+              "illegal match specified: src-range: bad address range '10.0.0.9-10.0.0.1': the last "
+              "address is below the first");
+    EXPECT_EQ(error_of("-A -H proto=tcp -t 10.0.0.1:80"),
+              "multiple 'service-address' options specified");
+}
+
 TEST(IpvsadmArgs, GueTunnelNeedsPort) {
     auto r = parse("-a -t 10.0.0.1:80 -r 192.168.10.1 -i --tun-type gue --tun-port 6080");
     ASSERT_TRUE(r.ok()) << r.error();

@@ -162,10 +162,26 @@ TEST(IpvsadmFormat, SaveRoundTripsThroughRestoreParsing) {
     // The UDP service's --uoa line restores what the reply says.
     auto udp = parse_ipvsadm_args(words("-A -u 10.10.1.100:53 -s wlc --uoa opp"));
     ASSERT_TRUE(udp.ok());
-    const ServiceEntry& u = (*services)[2];
+    const ServiceEntry& u = (*services)[4];
     ASSERT_EQ(u.key.proto, Proto::Udp);
     EXPECT_EQ(u.opts.uoa, Uoa::Opp);
     EXPECT_EQ(udp->svc.uoa, u.opts.uoa);
+}
+
+// A SNAT match service's -S lines come back as the same key (-H text <-> reply "match").
+TEST(IpvsadmFormat, MatchServiceSaveLinesRestoreTheSameKey) {
+    auto services = decode_services(nlohmann::json::parse(read_file("save_dpvs.json")));
+    ASSERT_TRUE(services.ok()) << services.error();
+    const ServiceEntry& m = (*services)[1];
+    ASSERT_TRUE(m.key.match);
+    auto add = parse_ipvsadm_args(words("-A -H " + lb::to_string(*m.key.match) + " -s wrr"));
+    ASSERT_TRUE(add.ok()) << add.error();
+    EXPECT_EQ(add->service, m.key);
+    auto dest = parse_ipvsadm_args(
+        words("-a -H " + lb::to_string(*m.key.match) + " -r 10.10.1.1:0 -J -w 4"));
+    ASSERT_TRUE(dest.ok()) << dest.error();
+    EXPECT_EQ(dest->dest.fwd, lb::FwdMode::Snat);
+    EXPECT_EQ(dest->dest.addr, (net::Ipv4Endpoint{*net::parse_ipv4("10.10.1.1"), 0}));
 }
 
 TEST(IpvsadmFormat, MalformedReplyIsAnError) {

@@ -240,7 +240,7 @@ TEST(XvsadmSocket, SaveOutputRestoresToTheSameRequests) {
     RunResult restored = run(with_socket(d2, {"-R"}), saved.out);
     EXPECT_EQ(restored.rc, 0) << restored.err;
     auto reqs = d2.requests();
-    ASSERT_EQ(reqs.size(), 9u);
+    ASSERT_EQ(reqs.size(), 14u);
     EXPECT_EQ(reqs[0], json::parse(R"({"cmd":"add_service","service":{"proto":"tcp",
         "vip":"10.10.1.100","port":80,"sched":"wrr","persistent":600,"netmask":"255.255.255.0",
         "sched_flags":[],"ops":false,"pe":"","synproxy":true,"toa":true,
@@ -250,6 +250,17 @@ TEST(XvsadmSocket, SaveOutputRestoresToTheSameRequests) {
     EXPECT_EQ(reqs[5]["service"]["uoa"], "opp");
     EXPECT_EQ(reqs[8]["dest"], json::parse(R"({"addr":"10.10.2.9","port":0,"fwd":"tunnel",
         "weight":3,"u_threshold":0,"l_threshold":0,"tun_type":"gue","tun_port":6080})"));
+    // SNAT match services (-H ... -J) after the others.
+    EXPECT_EQ(reqs[11]["cmd"], "add_service");
+    EXPECT_EQ(reqs[11]["service"]["match"], json::parse(R"({"proto":"tcp",
+        "src_range":"10.10.2.0-10.10.2.254","dst_range":"","iif":"","oif":"wan0"})"));
+    EXPECT_EQ(reqs[11]["service"]["sched"], "rr");
+    EXPECT_EQ(reqs[13]["cmd"], "add_dest");
+    EXPECT_EQ(reqs[13]["service"], json::parse(R"({"match":{"proto":"tcp",
+        "src_range":"10.10.2.0-10.10.2.254","dst_range":"","iif":"","oif":"wan0"}})"));
+    EXPECT_EQ(reqs[13]["dest"]["addr"], "10.10.1.3");
+    EXPECT_EQ(reqs[13]["dest"]["port"], 0);
+    EXPECT_EQ(reqs[13]["dest"]["fwd"], "snat");
 }
 
 }  // namespace

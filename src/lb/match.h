@@ -1,0 +1,64 @@
+// SNAT "match" services (DPVS's name): instead of VIP:port, a service is selected by what a
+// packet from an inside host looks like: protocol, source and destination address/port
+// ranges, and the director ports it comes in on (iif) and would leave by (oif). MatchKey is
+// the service's identity (ipvsadm -H, keepalived `virtual_server match NAME`), and its text
+// form is DPVS's: "proto=tcp,src-range=A-B[:P-Q],dst-range=...,iif=PORT,oif=PORT".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "net/addr.h"
+
+namespace xvs::lb {
+
+// Addresses first..last and ports port_first..port_last, both inclusive. An all-zero range
+// (DPVS's 0.0.0.0-0.0.0.0:0-0) matches everything; ports 0-0 match every port.
+struct AddrRange {
+    net::Ipv4 first;
+    net::Ipv4 last;
+    uint16_t port_first = 0;  // host order
+    uint16_t port_last = 0;
+    bool operator==(const AddrRange&) const = default;
+
+    bool any_addr() const { return first.be == 0 && last.be == 0; }
+    bool any_port() const { return port_first == 0 && port_last == 0; }
+    bool any() const { return any_addr() && any_port(); }
+    // addr in network order, port in host order.
+    bool contains(uint32_t addr_be, uint16_t port) const {
+        if (!any_addr()) {
+            const uint32_t h = __builtin_bswap32(addr_be);
+            if (h < first.host() || h > last.host()) return false;
+        }
+        return any_port() || (port >= port_first && port <= port_last);
+    }
+};
+
+// "A.B.C.D[-A.B.C.D][:P[-Q]]" (DPVS's RANGE); "" is the any-range. Errors say what is wrong.
+Result<AddrRange> parse_addr_range(std::string_view text);
+// "A-B" (or "A" for a single address), ":P-Q" appended when ports are set; "" for any.
+std::string to_string(const AddrRange& r);
+
+struct MatchKey {
+    uint8_t proto = 6;  // 6 TCP, 17 UDP, 1 ICMP
+    AddrRange src;
+    AddrRange dst;
+    std::string iif;  // director port name; "" = any
+    std::string oif;
+    bool operator==(const MatchKey&) const = default;
+};
+
+// "tcp" | "udp" | "icmp"; nullopt for other numbers / names.
+std::string_view match_proto_name(uint8_t proto);
+std::optional<uint8_t> match_proto_from_name(std::string_view name);
+
+// ipvsadm -H text: "proto=tcp,src-range=A-B,oif=wan0" with empty parts left out (the form
+// -L and -S print and -H reads back).
+std::string to_string(const MatchKey& k);
+// Parses DPVS's -H value: comma-separated key=value, keys proto (required), af (ipv4 only),
+// src-range, dst-range, iif, oif; an empty value (as DPVS's -S writes "iif=") is "not set".
+Result<MatchKey> parse_match(std::string_view text);
+
+}  // namespace xvs::lb

@@ -1,0 +1,70 @@
+// SNAT rewrites and the match service lookup, see lb/xmit/snat.h.
+#include "lb/xmit/snat.h"
+
+#include <rte_mbuf.h>
+
+#include "lb/conn.h"
+#include "lb/service.h"
+#include "lb/snapshot.h"
+#include "lb/worker_ctx.h"
+#include "net/nat_rewrite.h"
+
+namespace xvs::lb {
+
+namespace {
+
+// Forwarding decrements TTL (RFC 1812 5.3.1); the header checksum follows incrementally.
+bool ttl_decrement(WorkerCtx& w, LbPacket& lp) {
+    net::Ipv4Hdr* ip = lp.ip;
+    if (ip->ttl <= 1) {
+        w.stack.counters.inc(stack::Counter::drop_ttl_expired);
+        rte_pktmbuf_free(lp.pkt);
+        return false;
+    }
+    const uint16_t old_word = net::hton16(uint16_t(ip->ttl << 8 | ip->protocol));
+    --ip->ttl;
+    net::csum_replace2(&ip->checksum, old_word, net::hton16(uint16_t(ip->ttl << 8 | ip->protocol)));
+    return true;
+}
+
+}  // namespace
+
+stack::Verdict snat_in(WorkerCtx& w, LbPacket& lp, Conn& c) {
+    if (!ttl_decrement(w, lp)) return stack::Verdict::Drop;
+    if (lp.proto == net::kIpProtoIcmp)
+        net::rewrite_icmp_echo(lp.ip, lp.l4, net::IcmpEchoSide::Source, c.laddr_ip, c.lport);
+    else
+        net::rewrite_saddr_sport(lp.ip, lp.l4, lp.proto, c.laddr_ip, c.lport);
+    return stack::Verdict::Accept;
+}
+
+stack::Verdict snat_out(WorkerCtx& w, LbPacket& lp, Conn& c) {
+    if (!ttl_decrement(w, lp)) return stack::Verdict::Drop;
+    if (lp.proto == net::kIpProtoIcmp)
+        net::rewrite_icmp_echo(lp.ip, lp.l4, net::IcmpEchoSide::Destination, c.caddr, c.cport);
+    else
+        net::rewrite_daddr_dport(lp.ip, lp.l4, lp.proto, c.caddr, c.cport);
+    return stack::Verdict::Accept;
+}
+
+const ServiceView* snat_match(const Snapshot& snap, const LbPacket& lp) {
+    if (snap.matches.empty()) return nullptr;
+    int16_t oif = -2;  // route looked up once, for the first match that asks
+    const uint16_t sport = net::ntoh16(lp.key.sport);
+    const uint16_t dport = net::ntoh16(lp.key.dport);
+    for (const ServiceView* v : snap.matches) {
+        const ServiceView::Match& m = v->match;
+        if (m.proto != lp.proto) continue;
+        if (m.iif >= 0 && m.iif != lp.port) continue;
+        if (!m.src.contains(lp.key.saddr, sport) || !m.dst.contains(lp.key.daddr, dport)) continue;
+        if (oif == -2) {
+            const stack::NextHop nh = snap.stack.route_lookup(lp.key.daddr);
+            oif = nh.found ? int16_t(nh.port) : int16_t(-1);
+        }
+        if (m.oif != oif) continue;
+        return v;
+    }
+    return nullptr;
+}
+
+}  // namespace xvs::lb

@@ -24,8 +24,9 @@ conf=$XE_TMP/xvs.conf
 } >"$conf"
 start_xvsd "$conf"
 
-# Replies must not pass the director: count frames from the VIP arriving on cl0.
-bg_ns "$NS_CL" "$XE_TMP/cap.out" timeout 60 tcpdump -n -i cl0 -w "$XE_TMP/cl0.pcap" "src host $VIP"
+# Replies must not pass the director: count IP packets from the VIP arriving on cl0 (not ARP:
+# the VIP is on the client's subnet, so the director answers its ARP requests there).
+bg_ns "$NS_CL" "$XE_TMP/cap.out" timeout 60 tcpdump -n -i cl0 -w "$XE_TMP/cl0.pcap" "ip and src host $VIP"
 cap=$BG_PID
 sleep 1
 mode_check_http_split

@@ -27,7 +27,7 @@ conf=$XE_TMP/xvs.conf
 } >"$conf"
 start_xvsd "$conf"
 
-bg_ns "$NS_CL" "$XE_TMP/cap.out" timeout 60 tcpdump -n -i cl0 -w "$XE_TMP/cl0.pcap" "src host $VIP"
+bg_ns "$NS_CL" "$XE_TMP/cap.out" timeout 60 tcpdump -n -i cl0 -w "$XE_TMP/cl0.pcap" "ip and src host $VIP"
 cap=$BG_PID
 sleep 1
 mode_check_http_split

@@ -11,17 +11,13 @@
 #include "lb/worker_ctx.h"
 #include "lb/xmit/snat.h"
 #include "lb/xmit/xmit.h"
+#include "stack/output.h"
 
 namespace xvs::lb {
 
 using stack::Counter;
 
-namespace {
-void drop(stack::StackContext& ctx, rte_mbuf* m, Counter reason) {
-    ctx.counters.inc(reason);
-    rte_pktmbuf_free(m);
-}
-}  // namespace
+using stack::drop;
 
 Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
     const unsigned wid = w.id;

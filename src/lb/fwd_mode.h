@@ -30,7 +30,9 @@ inline constexpr std::array<FwdModeNames, kFwdModeCount> kFwdModeNames{{
     {FwdMode::Snat, "SNAT", "snat", "SNAT", "-J"},
 }};
 
-constexpr const FwdModeNames& fwd_names(FwdMode m) { return kFwdModeNames[static_cast<unsigned>(m)]; }
+constexpr const FwdModeNames& fwd_names(FwdMode m) {
+    return kFwdModeNames[static_cast<unsigned>(m)];
+}
 
 // By keepalived keyword (case-sensitive as keepalived's) or by API name.
 constexpr std::optional<FwdMode> fwd_from_keepalived(std::string_view s) {
@@ -44,11 +46,13 @@ constexpr std::optional<FwdMode> fwd_from_api(std::string_view s) {
     return std::nullopt;
 }
 
-static_assert([] {
-    for (unsigned i = 0; i < kFwdModeCount; ++i)
-        if (static_cast<unsigned>(kFwdModeNames[i].mode) != i) return false;
-    return true;
-}(), "kFwdModeNames is indexed by FwdMode");
+static_assert(
+    [] {
+        for (unsigned i = 0; i < kFwdModeCount; ++i)
+            if (static_cast<unsigned>(kFwdModeNames[i].mode) != i) return false;
+        return true;
+    }(),
+    "kFwdModeNames is indexed by FwdMode");
 
 // Tunnel encapsulation (TUN mode): IPIP (protocol 4) or GUE over UDP (keepalived
 // `lvs_method TUN type gue port N`, ipvsadm `--tun-type gue --tun-port N`).

@@ -19,12 +19,7 @@ namespace xvs::lb {
 
 using stack::Counter;
 
-namespace {
-void drop(stack::StackContext& ctx, rte_mbuf* m, Counter reason) {
-    ctx.counters.inc(reason);
-    rte_pktmbuf_free(m);
-}
-}  // namespace
+using stack::drop;
 
 void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
     constexpr uint8_t kHandshakeFlags = net::kTcpSyn | net::kTcpAck | net::kTcpRst | net::kTcpFin;

@@ -7,7 +7,9 @@
 
 namespace xvs::lb {
 
-bool fwd_mode_implemented(FwdMode mode) { return xmit_supported(mode); }
+bool fwd_mode_implemented(FwdMode mode) {
+    return xmit_supported(mode);
+}
 
 Result<void> service_check(uint8_t proto, FwdMode mode, uint32_t flags) {
     const std::string m(fwd_names(mode).keepalived);
@@ -37,7 +39,8 @@ Result<void> service_check(uint8_t proto, FwdMode mode, uint32_t flags) {
     if ((flags & kSvcFlagToa) && pp)
         return make_error(std::string("toa on cannot be combined with proxy_protocol ") +
                           ((flags & kSvcFlagPpV1) ? "v1" : "v2"));
-    if ((flags & kSvcFlagPpV1) && !tcp) return make_error("proxy_protocol v1 has no UDP form (use v2)");
+    if ((flags & kSvcFlagPpV1) && !tcp)
+        return make_error("proxy_protocol v1 has no UDP form (use v2)");
     if (uoa && tcp)
         return make_error(std::string("uoa ") + ((flags & kSvcFlagUoaOpp) ? "opp" : "ipo") +
                           " needs protocol UDP (TCP clients get toa or proxy_protocol)");

@@ -4,14 +4,11 @@
 
 #include "stack/arp.h"
 #include "stack/ipv4.h"
+#include "stack/output.h"
 
 namespace xvs::stack {
 
 namespace {
-void drop(StackContext& ctx, rte_mbuf* m, Counter reason) {
-    ctx.counters.inc(reason);
-    rte_pktmbuf_free(m);
-}
 
 // TCP/UDP header bounds; the drop reason when they do not hold.
 bool l4_valid(const Ipv4View& v, uint8_t& tcp_flags, Counter& reason) {

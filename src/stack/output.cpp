@@ -12,6 +12,11 @@ namespace {
 constexpr uint32_t kMaxPendingTotal = 256;
 }
 
+void drop(StackContext& ctx, rte_mbuf* m, Counter reason) {
+    ctx.counters.inc(reason);
+    rte_pktmbuf_free(m);
+}
+
 rte_mbuf* frame_alloc(StackContext& ctx) {
     ctx.counters.inc(Counter::frames_generated);
     rte_mbuf* m = rte_pktmbuf_alloc(ctx.pool);

@@ -12,6 +12,8 @@ struct rte_mbuf;
 
 namespace xvs::stack {
 
+// Frees m, counted under reason: how every layer drops a packet it cannot send on.
+void drop(StackContext& ctx, rte_mbuf* m, Counter reason);
 // Consumes pkt.
 void ipv4_output(StackContext& ctx, rte_mbuf* pkt, uint32_t daddr_be);
 // Sends pkt on port to a resolved neighbour; consumes pkt.

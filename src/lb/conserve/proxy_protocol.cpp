@@ -17,11 +17,9 @@ namespace xvs::lb {
 
 using stack::Counter;
 
+using stack::drop;
+
 namespace {
-void drop(stack::StackContext& ctx, rte_mbuf* m, Counter reason) {
-    ctx.counters.inc(reason);
-    rte_pktmbuf_free(m);
-}
 // PROXY header segment retransmission (server speaks first): first RTO, doubled each time.
 constexpr uint64_t kPpHeaderRtoMs = 1000;
 constexpr uint8_t kPpHeaderMaxRexmits = 5;

@@ -11,11 +11,9 @@ namespace xvs::lb {
 
 using stack::Counter;
 
+using stack::drop;
+
 namespace {
-void drop(stack::StackContext& ctx, rte_mbuf* m, Counter reason) {
-    ctx.counters.inc(reason);
-    rte_pktmbuf_free(m);
-}
 
 net::UoaMode uoa_mode_of(const Conn* c) {
     return (c->flags & kConnUoaIpo) ? net::UoaMode::Ipo : net::UoaMode::Opp;

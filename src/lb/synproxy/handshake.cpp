@@ -10,12 +10,12 @@
 // same seq (ISN + 1), ack (cookie + 1) and TSecr, so it passes the same cookie check and opens
 // the conn and the RS side. A flood of valid-cookie bare ACKs therefore costs no state at all.
 // The SYN-ACK announces room for max_ack_saved segments so the client can send that data.
+#include "lb/synproxy/handshake.h"
+
 #include <rte_mbuf.h>
 
 #include <algorithm>
 #include <cstring>
-
-#include "lb/synproxy/handshake.h"
 
 #include "lb/conn_ops.h"
 #include "lb/laddr.h"
@@ -31,15 +31,12 @@ namespace xvs::lb {
 
 using stack::Counter;
 
+using stack::drop;
+
 namespace {
 
 constexpr uint32_t kRsSynFirstRetryMs = 1000;
 constexpr uint16_t kReAckWindow = 1024;
-
-void drop(stack::StackContext& ctx, rte_mbuf* m, Counter reason) {
-    ctx.counters.inc(reason);
-    rte_pktmbuf_free(m);
-}
 
 struct TcpSpec {
     uint32_t saddr, daddr;  // network order
@@ -200,8 +197,8 @@ void synproxy_send_syncookie(WorkerCtx& w, const SpPacket& sp, const ServiceView
     const SynAckPlan plan = synproxy_plan_synack(net::tcp_options_span(tcp, tcp_avail(sp.ip)), conf,
                                                  mss_reserve(view, sp.ip, tcp));
     const net::CookieTuple tuple{sp.ip->saddr, sp.ip->daddr, tcp->sport, tcp->dport};
-    const uint32_t cookie =
-        net::syncookie_make(w.snap->cookie, tuple, isn, net::cookie_count(w.stack.now_ms), plan.cookie);
+    const uint32_t cookie = net::syncookie_make(w.snap->cookie, tuple, isn,
+                                                net::cookie_count(w.stack.now_ms), plan.cookie);
     // TSval: the worker's millisecond clock (RFC 7323 §5.4: 1 ms..1 s per tick).
     uint8_t opts[20];
     const size_t opts_len =
@@ -379,7 +376,8 @@ bool synproxy_conn(WorkerCtx& w, const SpPacket& sp, Conn* c, bool inbound) {
             net::ntoh32(tcp->ack) == w.feat_of(c).client_isn + 1) {
             synproxy_handover(w, sp, c);
         } else if ((flags & net::kTcpRst) &&
-                   (!(flags & net::kTcpAck) || net::ntoh32(tcp->ack) == w.feat_of(c).client_isn + 1)) {
+                   (!(flags & net::kTcpAck) ||
+                    net::ntoh32(tcp->ack) == w.feat_of(c).client_isn + 1)) {
             w.stack.counters.inc(Counter::synproxy_rs_rst_relayed);
             synproxy_reset_client(w, sp.pkt, c);
             conn_set_state(w, c, TcpState::Close);
@@ -475,10 +473,17 @@ void synproxy_handover(WorkerCtx& w, const SpPacket& sp, Conn* c) {
     std::memcpy(opts + 8, &tsecr_be, 4);
     const uint16_t window =
         static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, rs_window >> slot.our_wscale));
-    const TcpSpec spec{
-        c->vaddr,          c->caddr,     c->vport, c->cport, cookie + 1,
-        w.feat_of(c).client_isn + 1, net::kTcpAck, window,   64,       have_ts ? opts : nullptr,
-        have_ts ? 12u : 0u};
+    const TcpSpec spec{c->vaddr,
+                       c->caddr,
+                       c->vport,
+                       c->cport,
+                       cookie + 1,
+                       w.feat_of(c).client_isn + 1,
+                       net::kTcpAck,
+                       window,
+                       64,
+                       have_ts ? opts : nullptr,
+                       have_ts ? 12u : 0u};
     if (!tcp_write(sp.pkt, spec)) {
         drop(w.stack, sp.pkt, Counter::drop_mbuf_alloc);
         return;

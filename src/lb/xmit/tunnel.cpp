@@ -20,13 +20,14 @@ namespace {
 void send_frag_needed(WorkerCtx& w, const LbPacket& lp, const Conn& c, uint16_t next_hop_mtu) {
     rte_mbuf* m = stack::frame_alloc(w.stack);
     if (!m) return;
-    uint8_t* out = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, sizeof(net::EtherHdr) +
-                                                                           net::kIcmpErrorMaxLen));
-    const size_t n = out ? net::build_frag_needed(out + sizeof(net::EtherHdr), net::kIcmpErrorMaxLen,
-                                                  reinterpret_cast<const uint8_t*>(lp.ip),
-                                                  net::ntoh16(lp.ip->total_length), c.vaddr,
-                                                  next_hop_mtu, net::hton16(w.ip_id++))
-                       : 0;
+    uint8_t* out = reinterpret_cast<uint8_t*>(
+        rte_pktmbuf_append(m, sizeof(net::EtherHdr) + net::kIcmpErrorMaxLen));
+    const size_t n =
+        out ? net::build_frag_needed(out + sizeof(net::EtherHdr), net::kIcmpErrorMaxLen,
+                                     reinterpret_cast<const uint8_t*>(lp.ip),
+                                     net::ntoh16(lp.ip->total_length), c.vaddr, next_hop_mtu,
+                                     net::hton16(w.ip_id++))
+            : 0;
     if (n == 0) {  // no room, or RFC 1122 forbids an error for this packet
         w.stack.counters.inc(Counter::drop_icmp_not_sent);
         rte_pktmbuf_free(m);
@@ -37,11 +38,6 @@ void send_frag_needed(WorkerCtx& w, const LbPacket& lp, const Conn& c, uint16_t 
     stack::ipv4_output(w.stack, m, c.caddr);
 }
 
-void drop(WorkerCtx& w, rte_mbuf* m, Counter reason) {
-    w.stack.counters.inc(reason);
-    rte_pktmbuf_free(m);
-}
-
 }  // namespace
 
 stack::Verdict tunnel_in(WorkerCtx& w, LbPacket& lp, Conn& c) {
@@ -49,14 +45,16 @@ stack::Verdict tunnel_in(WorkerCtx& w, LbPacket& lp, Conn& c) {
     const size_t overhead = gue ? net::kGueOverhead : net::kIpipOverhead;
     const stack::NextHop nh = w.stack.view->route_lookup(c.daddr);
     if (!nh.found) {
-        drop(w, lp.pkt, Counter::drop_no_route);
+        stack::drop(w.stack, lp.pkt, Counter::drop_no_route);
         return stack::Verdict::Drop;
     }
     const uint16_t inner_len = net::ntoh16(lp.ip->total_length);
-    const auto mtu = net::tunnel_mtu_check(*lp.ip, inner_len, overhead, w.stack.view->ports[nh.port].mtu);
+    const auto mtu =
+        net::tunnel_mtu_check(*lp.ip, inner_len, overhead, w.stack.view->ports[nh.port].mtu);
     if (mtu.action != net::TunnelMtuAction::Fits) {
-        if (mtu.action == net::TunnelMtuAction::FragNeeded) send_frag_needed(w, lp, c, mtu.next_hop_mtu);
-        drop(w, lp.pkt, Counter::drop_tunnel_too_big);
+        if (mtu.action == net::TunnelMtuAction::FragNeeded)
+            send_frag_needed(w, lp, c, mtu.next_hop_mtu);
+        stack::drop(w.stack, lp.pkt, Counter::drop_tunnel_too_big);
         return stack::Verdict::Drop;
     }
     rte_mbuf* m = lp.pkt;
@@ -64,9 +62,10 @@ stack::Verdict tunnel_in(WorkerCtx& w, LbPacket& lp, Conn& c) {
     const uint32_t frame_len = sizeof(net::EtherHdr) + inner_len;
     if (rte_pktmbuf_data_len(m) > frame_len)
         rte_pktmbuf_trim(m, static_cast<uint16_t>(rte_pktmbuf_data_len(m) - frame_len));
-    auto* start = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, static_cast<uint16_t>(overhead)));
+    auto* start =
+        reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, static_cast<uint16_t>(overhead)));
     if (!start) {
-        drop(w, m, Counter::drop_no_headroom);
+        stack::drop(w.stack, m, Counter::drop_no_headroom);
         return stack::Verdict::Drop;
     }
     std::memmove(start, start + overhead, sizeof(net::EtherHdr));  // output rewrites it anyway
@@ -77,8 +76,8 @@ stack::Verdict tunnel_in(WorkerCtx& w, LbPacket& lp, Conn& c) {
     if (gue) {
         // The GUE source port carries the flow (ECMP/RSS at the RS spread flows, keep one
         // flow on one path): a hash of the inner addresses and ports.
-        const uint32_t h = static_cast<uint32_t>(mix64(uint64_t(c.caddr) << 32 ^ c.vaddr ^
-                                                       uint64_t(c.cport) << 16 ^ c.vport));
+        const uint32_t h = static_cast<uint32_t>(
+            mix64(uint64_t(c.caddr) << 32 ^ c.vaddr ^ uint64_t(c.cport) << 16 ^ c.vport));
         net::gue_outer(outer, src, c.daddr, inner, id, net::tunnel_flow_port(h), c.tun_dport);
     } else {
         net::ipip_outer(outer, src, c.daddr, inner, id);

@@ -2,7 +2,6 @@
 // exists ("Service already exists", "No such destination", ...), so xvsadm prints what an
 // LVS operator expects.
 #include "lb/director.h"
-#include "lb/service_check.h"
 
 #include <sys/random.h>
 
@@ -11,7 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "lb/xmit/xmit.h"
+#include "lb/service_check.h"
 
 namespace xvs::lb {
 
@@ -190,14 +189,18 @@ Result<void> Director::service_del(const ServiceKey& key) {
     auto it = std::find_if(services_.begin(), services_.end(),
                            [&](const auto& s) { return s->key == key; });
     if (it == services_.end()) return make_error("No such service");
-    for (auto& d : (*it)->dests) {
-        d->removed = true;
-        dead_dests_.push_back(d);
-    }
-    dead_services_.push_back(*it);
+    service_retire(*it);
     services_.erase(it);
     laddrs_prune();
     return {};
+}
+
+void Director::service_retire(const std::shared_ptr<Service>& svc) {
+    for (auto& d : svc->dests) {
+        d->removed = true;
+        dead_dests_.push_back(d);
+    }
+    dead_services_.push_back(svc);
 }
 
 void Director::services_clear() {

@@ -159,6 +159,9 @@ private:
     Result<void> dest_check(const Service& svc, const DestSpec& spec) const;
     bool is_vip(net::Ipv4 addr) const;
     bool is_lip(net::Ipv4 addr) const;
+    // A service (VIP or match) leaving the model: its dests are marked removed and, like the
+    // service, kept until no worker holds a conn to them (reclaim()).
+    void service_retire(const std::shared_ptr<Service>& svc);
     void laddrs_prune();
     Result<void> match_check(const MatchSpec& spec) const;
     Result<void> match_dest_check(const Service& svc, const DestSpec& spec) const;

@@ -65,11 +65,7 @@ Result<void> Director::match_del(const MatchKey& key) {
     auto it = std::find_if(matches_.begin(), matches_.end(),
                            [&](const auto& s) { return *s->match == key; });
     if (it == matches_.end()) return make_error("No such service");
-    for (auto& d : (*it)->dests) {
-        d->removed = true;
-        dead_dests_.push_back(d);
-    }
-    dead_services_.push_back(*it);
+    service_retire(*it);
     matches_.erase(it);
     wans_prune();
     return {};

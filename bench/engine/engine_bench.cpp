@@ -213,9 +213,9 @@ Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0,
     net::MacAddr m{{0x02, 0, 0, 0, 0x0a, 0}};
     for (int r = 0; r < 8; ++r) {
         m.b[5] = uint8_t(r);
-        lb.worker->neighbours().add_static(net::hton32(net::parse_ipv4("10.10.2.10")->host() + r), m, 1);
+        lb.worker->neighbours().add_static(net::InetAddr::v4(net::hton32(net::parse_ipv4("10.10.2.10")->host() + r)), m, 1);
     }
-    lb.worker->neighbours().add_static(net::parse_ipv4("10.10.1.254")->be, net::MacAddr{{2, 0, 0, 0, 1, 0xfe}}, 0);
+    lb.worker->neighbours().add_static(*net::parse_ipv4("10.10.1.254"), net::MacAddr{{2, 0, 0, 0, 1, 0xfe}}, 0);
     lb.worker->refresh_snapshot();
     return lb;
 }
@@ -344,14 +344,15 @@ private:
         std::vector<Template> synacks;
         for (const FlowSrc& s : flows_) {
             const lb::ConnRef ref = lb.worker->conns().lookup(
-                lb::conn_key(net::kIpProtoTcp, s.saddr, vip(), s.sport, net::hton16(80)));
+                lb::conn_key(net::kIpProtoTcp, net::InetAddr::v4(s.saddr), net::InetAddr::v4(vip()),
+                             s.sport, net::hton16(80)));
             if (!ref.conn) {
                 std::fprintf(stderr, "bench: SYN did not create a connection\n");
                 std::exit(1);
             }
             const lb::Conn& c = *ref.conn;
-            synacks.push_back(make_tcp_frame(net::MacAddr{{2, 0, 0, 0, 0x0a, 0}}, env_.lan.mac, c.daddr,
-                                             c.laddr_ip, net::ntoh16(c.dport), net::ntoh16(c.lport),
+            synacks.push_back(make_tcp_frame(net::MacAddr{{2, 0, 0, 0, 0x0a, 0}}, env_.lan.mac, c.daddr.v4_be(),
+                                             c.laddr_ip.v4_be(), net::ntoh16(c.dport), net::ntoh16(c.lport),
                                              net::kTcpSyn | net::kTcpAck, 0, 1, 0));
         }
         const uint64_t n = (flows_.size() + kBurst - 1) / kBurst * kBurst;

@@ -16,7 +16,7 @@ std::string where(const SourceLoc& loc) { return loc.file + ":" + std::to_string
 uint8_t proto_num(Proto p) { return p == Proto::Tcp ? 6 : 17; }
 
 std::string svc_name(const lb::ServiceKey& k) {
-    return std::string(k.proto == 6 ? "TCP " : "UDP ") + net::to_string(net::Ipv4{k.vip}) + ":" +
+    return std::string(k.proto == 6 ? "TCP " : "UDP ") + net::to_string(k.vip) + ":" +
            std::to_string(net::ntoh16(k.port));
 }
 
@@ -56,7 +56,7 @@ void match_remove_stale(lb::Director& d, const Config& cfg, ApplyReport& rep) {
     }
     for (const auto& s : d.matches()) {
         const MatchServer* m = match_wanted(cfg, *s->match);
-        std::vector<net::Ipv4> drop;
+        std::vector<net::InetAddr> drop;
         for (const auto& dest : s->dests)
             if (std::none_of(m->real_servers.begin(), m->real_servers.end(),
                              [&](const auto& rs) { return rs.addr == dest->addr; }))
@@ -157,7 +157,7 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         wanted.insert({proto_num(vs.proto), vs.vip.be, net::hton16(vs.port)});
     std::vector<lb::ServiceKey> gone;
     for (const auto& s : d.services())
-        if (!wanted.count({s->key.proto, s->key.vip, s->key.port})) gone.push_back(s->key);
+        if (!wanted.count({s->key.proto, s->key.vip.v4_be(), s->key.port})) gone.push_back(s->key);
     for (const auto& k : gone) {
         (void)d.service_del(k);
         rep.changes.push_back("removed service " + svc_name(k));
@@ -175,7 +175,7 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         const LocalAddressGroup* group =
             vs.laddr_group.empty() ? &kNoGroup : cfg.find_laddr_group(vs.laddr_group);
         if (!group) return fail(vs.loc, "laddr_group_name", "unknown local_address_group '" + vs.laddr_group + "'");
-        std::vector<net::Ipv4> stale;
+        std::vector<net::InetAddr> stale;
         for (const auto& l : svc->laddrs) {
             bool keep = std::any_of(group->addrs.begin(), group->addrs.end(),
                                     [&](const auto& g) { return g.addr == l->addr && g.port == l->port_name; });
@@ -278,7 +278,8 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         // entries added with xvsadm -U/-O, like every other attribute).
         for (const lb::AclKind kind : {lb::AclKind::Black, lb::AclKind::White}) {
             const bool black = kind == lb::AclKind::Black;
-            const auto& want = black ? vs.blacklist : vs.whitelist;
+            const auto& listed = black ? vs.blacklist : vs.whitelist;
+            const std::vector<net::InetPrefix> want(listed.begin(), listed.end());
             if ((black ? svc->blacklist : svc->whitelist) == want) continue;
             if (auto r = d.acl_set(key, kind, want); !r)
                 return fail(vs.loc, black ? "blacklist" : "whitelist", r.error());
@@ -287,7 +288,7 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         }
 
         // Dests: remove, then add or reweight.
-        std::vector<std::pair<net::Ipv4, uint16_t>> drop;
+        std::vector<std::pair<net::InetAddr, uint16_t>> drop;
         for (const auto& dest : svc->dests) {
             bool keep = std::any_of(vs.real_servers.begin(), vs.real_servers.end(), [&](const auto& rs) {
                 return rs.addr == dest->addr && rs.port == dest->port;

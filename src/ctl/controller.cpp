@@ -88,8 +88,8 @@ lb::ServiceKey get_service_key(const json& obj) {
                                 static_cast<uint16_t>(get_uint(obj, "port", 65535)));
 }
 
-std::string ip_port(uint32_t addr_be, uint16_t port_be) {
-    return net::to_string(net::Ipv4{addr_be}) + ":" + std::to_string(net::ntoh16(port_be));
+std::string ip_port(const net::InetAddr& addr, uint16_t port_be) {
+    return net::to_string(addr) + ":" + std::to_string(net::ntoh16(port_be));
 }
 
 std::string mac_string(const net::MacAddr& m) {
@@ -274,7 +274,7 @@ json Controller::service_json(const lb::Service& s) const {
         if (!s.match_name.empty()) j["name"] = s.match_name;
     } else {
         j["proto"] = s.key.proto == 6 ? "tcp" : "udp";
-        j["vip"] = net::to_string(net::Ipv4{s.key.vip});
+        j["vip"] = net::to_string(s.key.vip);
         j["port"] = net::ntoh16(s.key.port);
     }
     json laddrs = json::array();
@@ -597,7 +597,7 @@ json Controller::handle(const json& req) {
             const lb::Snapshot* snap = director_.snapshot();
             snap->stack.addrs.for_each([&](const stack::AddrKey& k, const stack::OwnAddr& o) {
                 if (o.kind == stack::AddrKind::Director) return;
-                addrs.push_back({{"addr", net::to_string(net::Ipv4{k.be})}, {"prefix_len", 32},
+                addrs.push_back({{"addr", net::to_string(k.addr)}, {"prefix_len", 32},
                                  {"ifname", snap->stack.ports[o.port].name},
                                  {"kind", o.kind == stack::AddrKind::Vip ? "vip" : "lip"}});
             });
@@ -654,7 +654,7 @@ json Controller::handle(const json& req) {
                     [&](const lb::Command& cmd) {
                         for (const lb::NeighDumpEntry& e : cmd.neighbours)
                             out.push_back(
-                                {{"addr", net::to_string(net::Ipv4{e.addr})},
+                                {{"addr", net::to_string(e.addr)},
                                  {"mac", mac_string(e.mac)},
                                  {"ifname", e.port < ports_.size() ? ports_[e.port].name : "?"},
                                  {"state", neigh_state_name(e.state)},

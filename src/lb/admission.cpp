@@ -12,20 +12,20 @@ namespace xvs::lb {
 
 using stack::Counter;
 
-bool admit_source(WorkerCtx& w, const ServiceView& view, uint32_t client_be) {
-    if (!view.blacklist.empty() && view.blacklist.contains(client_be)) {
+bool admit_source(WorkerCtx& w, const ServiceView& view, const net::InetAddr& client) {
+    if (!view.blacklist.empty() && view.blacklist.contains(client)) {
         w.stack.counters.inc(Counter::drop_blacklisted);
         return false;
     }
-    if (!view.whitelist.empty() && !view.whitelist.contains(client_be)) {
+    if (!view.whitelist.empty() && !view.whitelist.contains(client)) {
         w.stack.counters.inc(Counter::drop_not_whitelisted);
         return false;
     }
     return true;
 }
 
-bool admit(WorkerCtx& w, const ServiceView& view, uint32_t client_be) {
-    if (!admit_source(w, view, client_be)) return false;
+bool admit(WorkerCtx& w, const ServiceView& view, const net::InetAddr& client) {
+    if (!admit_source(w, view, client)) return false;
     // Lists first: a refused client must not use up tokens that legitimate ones need.
     if (view.conn_rate != 0) {
         const unsigned wid = w.id;

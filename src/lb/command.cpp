@@ -25,7 +25,8 @@ bool command_serve_chunk(Command& cmd, const ConnTable& conns, const stack::Neig
         if (cmd.kind == Command::dump_conns) {
             const Conn& c = conns.slot(static_cast<uint32_t>(i));
             if (!c.proto) continue;
-            const uint64_t left = c.expires_ms > now_ms ? (c.expires_ms - now_ms + 999) / 1000 : 0;
+            const uint64_t expires = c.expires(now_ms);
+            const uint64_t left = expires > now_ms ? (expires - now_ms + 999) / 1000 : 0;
             ConnDumpEntry e{c.caddr, c.vaddr, c.laddr_ip, c.daddr, c.cport, c.vport,
                             c.lport, c.dport, c.proto,    c.state, left};
             if (!push_bounded(cmd.conns, e)) cmd.truncated = true;

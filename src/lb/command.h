@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lb/proto/tcp.h"
+#include "net/addr.h"
 #include "net/headers.h"
 #include "stack/neigh.h"
 
@@ -20,7 +21,7 @@ class ConnTable;
 
 // What `conns` / `conn_show` print of one connection (addresses and ports network order).
 struct ConnDumpEntry {
-    uint32_t caddr, vaddr, laddr_ip, daddr;
+    net::InetAddr caddr, vaddr, laddr_ip, daddr;
     uint16_t cport, vport, lport, dport;
     uint8_t proto;
     TcpState state;
@@ -29,7 +30,7 @@ struct ConnDumpEntry {
 
 // What `neigh_show` prints of one neighbour entry.
 struct NeighDumpEntry {
-    uint32_t addr;  // network order
+    net::InetAddr addr;
     net::MacAddr mac;
     uint8_t port;
     stack::NeighState state;

@@ -9,6 +9,8 @@
 #include "lb/fwd_mode.h"
 #include "lb/proto/tcp.h"
 #include "lb/timer_wheel.h"
+#include "net/addr.h"
+#include "stack/nh_cache.h"
 
 namespace xvs::lb {
 
@@ -17,22 +19,36 @@ struct LocalAddr;
 
 // The hot part only: what every packet of every mode reads. Feature state lives in per-slot
 // side arrays (ConnFeatSlot below, the SYN proxy's SpSlot) indexed by ConnTable::index_of.
+// 128 bytes, two cache lines: the four InetAddr take half of it.
 struct Conn {
-    TimerNode timer;          // must stay first: timer callbacks cast back to Conn
-    uint64_t expires_ms = 0;  // lazily re-armed: packets only move this stamp
-    Service* svc = nullptr;
-    Dest* dest = nullptr;
-    LocalAddr* laddr = nullptr;  // nullptr when the mode needs none (XmitOps::needs_laddr)
-    // All addresses and ports in network order. The outbound tuple is daddr:dport ->
-    // laddr_ip:lport: the local address for FULLNAT; NAT sets the client's, SNAT the WAN's.
-    uint32_t caddr = 0, vaddr = 0, laddr_ip = 0, daddr = 0;
-    uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
+    TimerNode timer;  // must stay first: timer callbacks cast back to Conn
+    // The idle deadline, lazily re-armed (packets only move this stamp): 32-bit wrapping
+    // milliseconds of the worker clock, read and written through expires()/set_expires().
+    uint32_t expires_lo = 0;
+    uint16_t flags = 0;  // kConn*
     uint8_t proto = 0;
     TcpState state = TcpState::None;
+    Dest* dest = nullptr;        // its service: dest->svc
+    LocalAddr* laddr = nullptr;  // nullptr when the mode needs none (XmitTraits::needs_laddr)
+    // All addresses and ports in network order. The outbound tuple is daddr:dport ->
+    // laddr_ip:lport: the local address for FULLNAT; NAT sets the client's, SNAT the WAN's.
+    net::InetAddr caddr, vaddr, laddr_ip, daddr;
+    uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
     FwdMode mode = FwdMode::FullNat;  // bound at creation from the dest (kXmit[mode])
-    uint16_t flags = 0;               // kConn*
-    uint16_t tun_dport = 0;           // TUN GUE: the dest's GUE port (network order)
+    uint8_t pad_ = 0;
+    stack::NhCache nh;  // next hop of each direction (stack/nh_cache.h)
+
+    Service* svc() const { return dest->svc; }
+    // Deadlines are exact while they lie less than 2^31 ms (24.8 days) from now; timeouts are
+    // capped below that (kMaxTimeoutS).
+    uint64_t expires(uint64_t now_ms) const {
+        return now_ms + static_cast<int64_t>(static_cast<int32_t>(expires_lo - static_cast<uint32_t>(now_ms)));
+    }
+    void set_expires(uint64_t ms) { expires_lo = static_cast<uint32_t>(ms); }
 };
+
+// The largest timeout a conn can carry (seconds): its deadline is 32-bit milliseconds.
+inline constexpr uint32_t kMaxTimeoutS = 2'000'000;  // 23 days
 
 // Per conn slot, beside the table (WorkerCtx::feat): TOA, PROXY protocol and UOA state.
 struct ConnFeatSlot {
@@ -63,24 +79,24 @@ inline constexpr uint16_t kConnUoaIpo = 1u << 15;    // UOA as IPv4 option 31 (e
 // lives in the worker's per-slot SynProxySeq array (Conn has no room for 9 more bytes).
 inline constexpr uint16_t kConnSynProxy = 1u << 8;
 inline constexpr uint16_t kConnSpWaiting = 1u << 9;  // RS SYN sent, its SYN-ACK not yet seen
-inline constexpr uint16_t kConnTunGue = 1u << 10;   // TUN: GUE outer header (else IPIP)
+inline constexpr uint16_t kConnTunGue = 1u << 11;  // TUN: GUE outer header (else IPIP)
 static_assert(offsetof(Conn, timer) == 0);
-// The hot part fits two cache lines (today 88 bytes).
-static_assert(sizeof(Conn) <= 128);
+// The hot part fits two cache lines.
+static_assert(sizeof(Conn) == 128);
 
-// The 5-tuple exactly as it appears in a packet (network order), 16 bytes (two 64-bit loads).
+// The 5-tuple exactly as it appears in a packet (network order), 40 bytes (five 64-bit words).
 struct ConnKey {
-    uint32_t saddr;
-    uint32_t daddr;
+    net::InetAddr saddr;
+    net::InetAddr daddr;
     uint16_t sport;
     uint16_t dport;
     uint8_t proto;
     uint8_t pad[3];
 };
-static_assert(sizeof(ConnKey) == 16);
+static_assert(sizeof(ConnKey) == 40);
 
-inline ConnKey conn_key(uint8_t proto, uint32_t saddr, uint32_t daddr, uint16_t sport,
-                        uint16_t dport) {
+inline ConnKey conn_key(uint8_t proto, const net::InetAddr& saddr, const net::InetAddr& daddr,
+                        uint16_t sport, uint16_t dport) {
     return ConnKey{saddr, daddr, sport, dport, proto, {0, 0, 0}};
 }
 

@@ -19,7 +19,8 @@ using stack::Counter;
 
 using stack::drop;
 
-Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
+template <class Af>
+Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     const unsigned wid = w.id;
     // Addressed to a VIP: its service. Not addressed to the director: an inside host's flow
     // for a SNAT match service (lb/xmit/snat.h), if one matches.
@@ -42,8 +43,8 @@ Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
     }
     // The xmit is bound here, once, from the dest's mode (IPVS ip_vs_bind_xmit).
     const FwdMode mode = dest->fwd.load(std::memory_order_relaxed);
-    const XmitOps& ops = xmit_of(mode);
-    if (!ops.in) {
+    const XmitTraits& traits = xmit_traits(mode);
+    if (!xmit_of<Af>(mode).in) {
         drop(w.stack, lp.pkt, Counter::drop_fwd_mode_unsupported);
         return nullptr;
     }
@@ -63,7 +64,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
             drop(w.stack, lp.pkt, Counter::drop_laddr_exhausted);
             return nullptr;
         }
-    } else if (ops.needs_laddr) {
+    } else if (traits.needs_laddr) {
         const size_t nl = view->laddrs.size();
         if (nl == 0) {
             drop(w.stack, lp.pkt, Counter::drop_no_laddr);
@@ -93,7 +94,6 @@ Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
         drop(w.stack, lp.pkt, Counter::drop_conn_pool_full);
         return nullptr;
     }
-    c->svc = svc;
     c->dest = dest;
     c->laddr = laddr;
     c->mode = mode;
@@ -103,7 +103,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
     c->cport = lp.key.sport;
     c->vport = lp.key.dport;
     if (laddr) {
-        c->laddr_ip = laddr->addr.be;
+        c->laddr_ip = laddr->addr;
         c->lport = net::hton16(lport);
     } else {
         // No local address: the outbound tuple (NAT's; DR and TUN insert none) ends at the
@@ -111,17 +111,15 @@ Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
         c->laddr_ip = lp.key.saddr;
         c->lport = lp.key.sport;
     }
-    c->daddr = dest->addr.be;
+    c->daddr = dest->addr;
     c->dport = net::hton16(dest->port);
-    if (mode == FwdMode::Tun && dest->tun_type.load(std::memory_order_relaxed) == TunType::Gue) {
-        c->flags |= kConnTunGue;
-        c->tun_dport = net::hton16(dest->tun_port.load(std::memory_order_relaxed));
-    }
+    if (mode == FwdMode::Tun && dest->tun_type.load(std::memory_order_relaxed) == TunType::Gue)
+        c->flags |= kConnTunGue;  // the GUE port is the dest's, read per packet as IPVS does
     if (mode == FwdMode::Snat) {
         // The flow goes on to where the inside host sent it; the dest is the WAN address.
         // ICMP echo: the reply carries the mapped identifier in both key positions.
         c->daddr = lp.key.daddr;
-        c->dport = lp.proto == net::kIpProtoIcmp ? c->lport : lp.key.dport;
+        c->dport = lp.proto == Af::icmp_proto ? c->lport : lp.key.dport;
     }
     if (!w.conns->insert(c)) {
         w.conns->release(c);
@@ -161,10 +159,12 @@ Conn* conn_create(WorkerCtx& w, LbPacket& lp) {
             if (f.uoa_left) c->flags |= kConnUoa;
         }
     }
-    c->expires_ms = w.stack.now_ms + uint64_t(w.snap->timeouts.of(TcpState::None)) * 1000;
-    w.timers.arm(&c->timer, c->expires_ms);
+    c->set_expires(w.stack.now_ms + uint64_t(w.snap->timeouts.of(TcpState::None)) * 1000);
+    w.timers.arm(&c->timer, c->expires(w.stack.now_ms));
     return c;
 }
+
+template Conn* conn_create<net::Af4>(WorkerCtx&, LbPacket4&);
 
 // RS SYN-ACK: remember the RS's ISN (TOA goes into client packets acking exactly it + 1) and
 
@@ -186,8 +186,9 @@ void conn_set_state(WorkerCtx& w, Conn* c, TcpState state) {
 
 void conn_timer(WorkerCtx& w, TimerNode* node, uint64_t now) {
     Conn* c = reinterpret_cast<Conn*>(node);  // the timer is Conn's first member
-    if (c->expires_ms > now)                  // traffic moved the deadline: lazy re-arm
-        w.timers.arm(node, (c->flags & kConnPpHdrSeg) ? pp_header_timer(w, c, now) : c->expires_ms);
+    const uint64_t expires = c->expires(now);
+    if (expires > now)  // traffic moved the deadline: lazy re-arm
+        w.timers.arm(node, (c->flags & kConnPpHdrSeg) ? pp_header_timer(w, c, now) : expires);
     else if (!(c->flags & kConnSpWaiting) || !synproxy_rs_syn_timer(w, c))
         conn_expire(w, c);
 }
@@ -202,7 +203,7 @@ void conn_expire(WorkerCtx& w, Conn* c) {
         a.store(a.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     };
     if (c->laddr) drop_ref(c->laddr->workers[wid].refs);
-    drop_ref(c->svc->workers[wid].refs);
+    drop_ref(c->svc()->workers[wid].refs);
     DestWorkerStats& ds = c->dest->stats[wid];
     if (c->flags & kConnActive)
         --ds.active;

@@ -10,6 +10,7 @@
 namespace xvs::lb {
 
 struct WorkerCtx;
+template <class Af>
 struct LbPacket;
 struct ServiceView;
 struct SchedPlan;
@@ -25,8 +26,8 @@ struct TimerNode;
 // taken only when a cookie-valid ACK creates the connection, so a spoofed SYN flood cannot
 // use up the tokens real clients need. Allocation-free, O(log n) in the list sizes.
 // (lb/admission.cpp)
-bool admit_source(WorkerCtx& w, const ServiceView& view, uint32_t client_be);
-bool admit(WorkerCtx& w, const ServiceView& view, uint32_t client_be);
+bool admit_source(WorkerCtx& w, const ServiceView& view, const net::InetAddr& client);
+bool admit(WorkerCtx& w, const ServiceView& view, const net::InetAddr& client);
 // Why a scheduler found no dest: drop_dest_overloaded when some dest had a weight (so the
 // thresholds kept them all out), else drop_no_dest.
 stack::Counter sched_fail_reason(const SchedPlan& plan);
@@ -35,7 +36,8 @@ stack::Counter sched_fail_reason(const SchedPlan& plan);
 // (refused, drop_fwd_mode_unsupported, when it has no xmit), a local address when the mode
 // needs one, the conn and its tuples in the table. nullptr when refused: the packet is then
 // freed and counted.
-Conn* conn_create(WorkerCtx& w, LbPacket& lp);
+template <class Af>
+Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp);
 void conn_expire(WorkerCtx& w, Conn* conn);
 void conn_set_state(WorkerCtx& w, Conn* conn, TcpState state);
 // The conn's timer fired at `now`: re-armed (traffic moved the deadline; PROXY header

@@ -85,14 +85,19 @@ void ConnTable::release(Conn* conn) {
 // a constant, which would pair buckets up and break two-choice hashing); the signature is a
 // CRC32C, independent of the bucket bits.
 [[gnu::always_inline]] inline ConnTable::Hash ConnTable::hash(const ConnKey& key) const {
-    uint64_t a, b;
-    std::memcpy(&a, &key, 8);
-    std::memcpy(&b, reinterpret_cast<const uint8_t*>(&key) + 8, 8);
-    const uint64_t v = mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL));
+    static_assert(sizeof(ConnKey) == 40);
+    uint64_t k[5];
+    std::memcpy(k, &key, sizeof k);
+    // k[1], k[3]: the low halves of the addresses (all of an IPv4 one); k[4]: ports, proto.
+    const uint64_t hi = k[0] ^ std::rotl(k[2], 29);  // IPv6 high halves (constant for IPv4)
+    const uint64_t v = mix64(k[1] ^ mix64(std::rotl(k[3], 32) ^ mix64(k[4] ^ hi ^ 0x9e3779b97f4a7c15ULL)));
     uint32_t b1 = static_cast<uint32_t>(v) & bucket_mask_;
     uint32_t b2 = static_cast<uint32_t>(v >> 32) & bucket_mask_;
     if (b2 == b1) b2 = (b1 + 1) & bucket_mask_;
-    uint32_t sig = static_cast<uint32_t>(_mm_crc32_u64(_mm_crc32_u64(0x7f4a7c15u, a), b));
+    uint64_t c = _mm_crc32_u64(0x7f4a7c15u, k[1]);
+    c = _mm_crc32_u64(c, k[3]);
+    c = _mm_crc32_u64(c, k[4]);
+    uint32_t sig = static_cast<uint32_t>(_mm_crc32_u64(c, hi));
     if (sig == kEmpty) sig = 0;
     return Hash{b1, b2, sig};
 }
@@ -200,7 +205,7 @@ bool ConnTable::insert(Conn* conn) {
     const uint32_t out_ref = idx << 1 | uint32_t(ConnDir::Out);
     const ConnKey in = in_key(*conn);
     if (!add(in, in_ref)) return false;
-    if (xmit_of(conn->mode).inserts_out_tuple && !add(out_key(*conn), out_ref)) {
+    if (xmit_traits(conn->mode).inserts_out_tuple && !add(out_key(*conn), out_ref)) {
         erase(in, in_ref);
         return false;
     }
@@ -210,7 +215,7 @@ bool ConnTable::insert(Conn* conn) {
 void ConnTable::remove(Conn* conn) {
     const uint32_t idx = static_cast<uint32_t>(conn - pool_);
     erase(in_key(*conn), idx << 1 | uint32_t(ConnDir::In));
-    if (xmit_of(conn->mode).inserts_out_tuple)  // mode is fixed for the conn's life
+    if (xmit_traits(conn->mode).inserts_out_tuple)  // mode is fixed for the conn's life
         erase(out_key(*conn), idx << 1 | uint32_t(ConnDir::Out));
 }
 

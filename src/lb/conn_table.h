@@ -40,7 +40,7 @@ public:
     Conn* alloc();             // nullptr when the pool is exhausted
     void release(Conn* conn);  // back to the pool (remove() it first)
 
-    // Inserts the inbound tuple of conn and, when its mode has one (XmitOps::inserts_out_tuple),
+    // Inserts the inbound tuple of conn and, when its mode has one (XmitTraits::inserts_out_tuple),
     // the outbound tuple (from its address/port fields). False if a bucket pair is
     // full; then nothing stays inserted.
     bool insert(Conn* conn);

@@ -16,7 +16,7 @@ namespace xvs::lb {
 
 namespace {
 
-std::string addr_str(net::Ipv4 a) { return net::to_string(a); }
+std::string addr_str(net::InetAddr a) { return net::to_string(a); }
 
 // Fills buf from the kernel CSPRNG. getrandom(2) blocks only until the pool is first seeded.
 // Without it there is no safe fallback (predictable cookie keys let anyone forge handshakes),
@@ -43,8 +43,8 @@ net::CookieKeys random_cookie_keys() {
 
 }  // namespace
 
-ServiceKey make_service_key(uint8_t proto, net::Ipv4 vip, uint16_t port_host) {
-    return ServiceKey{vip.be, net::hton16(port_host), proto};
+ServiceKey make_service_key(uint8_t proto, net::InetAddr vip, uint16_t port_host) {
+    return ServiceKey{vip, net::hton16(port_host), proto};
 }
 
 Director::Director(unsigned nworkers) : nworkers_(std::clamp(nworkers, 1u, kMaxWorkers)) {
@@ -77,17 +77,17 @@ Result<void> Director::port_add(const PortEntry& port) {
     return {};
 }
 
-bool Director::is_vip(net::Ipv4 addr) const {
+bool Director::is_vip(net::InetAddr addr) const {
     return std::any_of(services_.begin(), services_.end(),
-                       [&](const auto& s) { return s->key.vip == addr.be; });
+                       [&](const auto& s) { return s->key.vip == addr; });
 }
 
-bool Director::is_lip(net::Ipv4 addr) const {
+bool Director::is_lip(net::InetAddr addr) const {
     return std::any_of(laddrs_.begin(), laddrs_.end(),
                        [&](const auto& l) { return l->addr == addr; });
 }
 
-Result<void> Director::check_address_free(net::Ipv4 addr, const char* what) const {
+Result<void> Director::check_address_free(net::InetAddr addr, const char* what) const {
     for (const auto& a : addresses_)
         if (a.addr == addr)
             return make_error(std::string(what) + " " + addr_str(addr) +
@@ -95,22 +95,21 @@ Result<void> Director::check_address_free(net::Ipv4 addr, const char* what) cons
     return {};
 }
 
-Result<void> Director::address_add(net::Ipv4 addr, uint8_t prefix_len, const std::string& port) {
+Result<void> Director::address_add(net::InetAddr addr, uint8_t prefix_len, const std::string& port) {
     if (prefix_len > 32) return make_error("prefix length must be 0..32");
     if (!port_index(port)) return make_error("no such port '" + port + "'");
     if (auto r = check_address_free(addr, "address"); !r) return r;
     if (is_vip(addr)) return make_error("address " + addr_str(addr) + " is a virtual service address");
     if (is_lip(addr)) return make_error("address " + addr_str(addr) + " is a local address");
     addresses_.push_back(AddressEntry{addr, prefix_len, port});
-    uint32_t mask = prefix_len == 0 ? 0 : ~uint32_t(0) << (32 - prefix_len);
-    net::Ipv4Prefix prefix{net::Ipv4::from_host(addr.host() & mask), prefix_len};
+    const net::InetPrefix prefix = net::InetPrefix::masked(addr, prefix_len);
     bool have = std::any_of(routes_.begin(), routes_.end(),
                             [&](const RouteSpec& r) { return r.prefix == prefix; });
     if (!have) routes_.push_back(RouteSpec{prefix, std::nullopt, port, true});
     return {};
 }
 
-Result<void> Director::address_del(net::Ipv4 addr) {
+Result<void> Director::address_del(net::InetAddr addr) {
     auto it = std::find_if(addresses_.begin(), addresses_.end(),
                            [&](const AddressEntry& a) { return a.addr == addr; });
     if (it == addresses_.end()) return make_error("no such address " + addr_str(addr));
@@ -120,10 +119,9 @@ Result<void> Director::address_del(net::Ipv4 addr) {
     uint8_t len = it->prefix_len;
     std::string port = it->port;
     addresses_.erase(it);
-    uint32_t mask = len == 0 ? 0 : ~uint32_t(0) << (32 - len);
-    net::Ipv4Prefix prefix{net::Ipv4::from_host(addr.host() & mask), len};
+    const net::InetPrefix prefix = net::InetPrefix::masked(addr, len);
     bool still_used = std::any_of(addresses_.begin(), addresses_.end(), [&](const auto& a) {
-        return a.prefix_len == len && (a.addr.host() & mask) == prefix.addr.host();
+        return net::InetPrefix::masked(a.addr, a.prefix_len) == prefix;
     });
     if (!still_used) {
         std::erase_if(routes_, [&](const RouteSpec& r) { return r.connected && r.prefix == prefix; });
@@ -131,7 +129,7 @@ Result<void> Director::address_del(net::Ipv4 addr) {
     return {};
 }
 
-Result<void> Director::route_add(net::Ipv4Prefix prefix, std::optional<net::Ipv4> gateway,
+Result<void> Director::route_add(net::InetPrefix prefix, std::optional<net::InetAddr> gateway,
                                  const std::string& port) {
     if (!port_index(port)) return make_error("no such port '" + port + "'");
     for (const auto& r : routes_)
@@ -140,7 +138,7 @@ Result<void> Director::route_add(net::Ipv4Prefix prefix, std::optional<net::Ipv4
     return {};
 }
 
-Result<void> Director::route_del(net::Ipv4Prefix prefix) {
+Result<void> Director::route_del(net::InetPrefix prefix) {
     auto n = std::erase_if(routes_, [&](const RouteSpec& r) { return r.prefix == prefix; });
     if (n == 0) return make_error("no such route " + net::to_string(prefix));
     return {};
@@ -247,6 +245,7 @@ Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
         if (d->addr == spec.addr && d->port == spec.port)
             return make_error("Destination already exists");
     auto dest = std::make_shared<Dest>();
+    dest->svc = svc.get();
     dest->addr = spec.addr;
     dest->port = spec.port;
     dest->fwd = spec.fwd;
@@ -277,7 +276,7 @@ Result<void> Director::dest_edit(const ServiceKey& key, const DestSpec& spec) {
     return make_error("No such destination");
 }
 
-Result<void> Director::dest_del(const ServiceKey& key, net::Ipv4 addr, uint16_t port) {
+Result<void> Director::dest_del(const ServiceKey& key, net::InetAddr addr, uint16_t port) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
     auto it = std::find_if(svc->dests.begin(), svc->dests.end(),
@@ -289,7 +288,7 @@ Result<void> Director::dest_del(const ServiceKey& key, net::Ipv4 addr, uint16_t 
     return {};
 }
 
-Result<void> Director::laddr_add(const ServiceKey& key, net::Ipv4 lip, const std::string& port) {
+Result<void> Director::laddr_add(const ServiceKey& key, net::InetAddr lip, const std::string& port) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
     if (!port_index(port)) return make_error("no such port '" + port + "'");
@@ -323,7 +322,7 @@ Result<void> Director::laddr_add(const ServiceKey& key, net::Ipv4 lip, const std
     return {};
 }
 
-Result<void> Director::laddr_del(const ServiceKey& key, net::Ipv4 lip) {
+Result<void> Director::laddr_del(const ServiceKey& key, net::InetAddr lip) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
     auto n = std::erase_if(svc->laddrs, [&](const auto& l) { return l->addr == lip; });
@@ -334,7 +333,7 @@ Result<void> Director::laddr_del(const ServiceKey& key, net::Ipv4 lip) {
 
 namespace {
 
-std::vector<net::Ipv4Prefix>& acl_of(Service& svc, AclKind kind) {
+std::vector<net::InetPrefix>& acl_of(Service& svc, AclKind kind) {
     return kind == AclKind::Black ? svc.blacklist : svc.whitelist;
 }
 
@@ -346,7 +345,7 @@ constexpr size_t kMaxAclEntries = 65536;
 
 }  // namespace
 
-Result<void> Director::acl_add(const ServiceKey& key, AclKind kind, net::Ipv4Prefix prefix) {
+Result<void> Director::acl_add(const ServiceKey& key, AclKind kind, net::InetPrefix prefix) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
     auto& list = acl_of(*svc, kind);
@@ -359,7 +358,7 @@ Result<void> Director::acl_add(const ServiceKey& key, AclKind kind, net::Ipv4Pre
     return {};
 }
 
-Result<void> Director::acl_del(const ServiceKey& key, AclKind kind, net::Ipv4Prefix prefix) {
+Result<void> Director::acl_del(const ServiceKey& key, AclKind kind, net::InetPrefix prefix) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
     if (std::erase(acl_of(*svc, kind), prefix) == 0)
@@ -368,7 +367,7 @@ Result<void> Director::acl_del(const ServiceKey& key, AclKind kind, net::Ipv4Pre
 }
 
 Result<void> Director::acl_set(const ServiceKey& key, AclKind kind,
-                               std::vector<net::Ipv4Prefix> list) {
+                               std::vector<net::InetPrefix> list) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
     if (list.size() > kMaxAclEntries)
@@ -386,25 +385,27 @@ std::unique_ptr<Snapshot> Director::build() const {
     snap->cookie = cookie_;
     stack::StackView& sv = snap->stack;
     for (const auto& p : ports_) sv.ports.push_back(stack::PortView{p.port_id, p.mac, p.mtu, p.name});
-    sv.port_source.assign(ports_.size(), 0);
+    sv.port_source.assign(ports_.size(), net::InetAddr{});
 
     std::vector<std::pair<stack::AddrKey, stack::OwnAddr>> own;
     for (const auto& a : addresses_) {
         uint8_t port = *port_index(a.port);
-        own.push_back({{a.addr.be}, {stack::AddrKind::Director, port, nullptr}});
-        if (!sv.port_source[port]) sv.port_source[port] = a.addr.be;
+        own.push_back({{a.addr}, {stack::AddrKind::Director, port, nullptr}});
+        if (sv.port_source[port].is_unspecified()) sv.port_source[port] = a.addr;
     }
     for (const auto& r : routes_) {
         stack::RouteEntry e;
-        e.len = r.prefix.len;
-        e.mask = r.prefix.len == 0 ? 0 : ~uint32_t(0) << (32 - r.prefix.len);
-        e.prefix = r.prefix.addr.host() & e.mask;
+        e.dst = r.prefix;
+        if (r.prefix.is_v4()) {
+            e.v4_mask = r.prefix.len == 0 ? 0 : ~uint32_t(0) << (32 - r.prefix.len);
+            e.v4_prefix = __builtin_bswap32(r.prefix.addr.v4_be()) & e.v4_mask;
+        }
         e.port = *port_index(r.port);
-        e.gateway = r.gateway ? r.gateway->be : 0;
+        if (r.gateway) e.gateway = *r.gateway;
         sv.routes.push_back(e);
     }
     std::stable_sort(sv.routes.begin(), sv.routes.end(),
-                     [](const auto& a, const auto& b) { return a.len > b.len; });
+                     [](const auto& a, const auto& b) { return a.dst.len > b.dst.len; });
 
     // Used LIPs: owned on their port, per the registry.
     std::vector<std::shared_ptr<LocalAddr>> used_laddrs;
@@ -414,8 +415,8 @@ std::unique_ptr<Snapshot> Director::build() const {
                 used_laddrs.push_back(l);
     for (const auto& l : used_laddrs) {
         uint8_t port = *port_index(l->port_name);
-        own.push_back({{l->addr.be}, {stack::AddrKind::Lip, port, l.get()}});
-        if (!sv.port_source[port]) sv.port_source[port] = l->addr.be;
+        own.push_back({{l->addr}, {stack::AddrKind::Lip, port, l.get()}});
+        if (sv.port_source[port].is_unspecified()) sv.port_source[port] = l->addr;
         snap->keep_laddrs.push_back(l);
     }
 
@@ -426,8 +427,7 @@ std::unique_ptr<Snapshot> Director::build() const {
         uint8_t vport = 0;
         bool placed = false;
         for (const auto& a : addresses_) {
-            net::Ipv4Prefix p{a.addr, a.prefix_len};
-            if (p.contains(net::Ipv4{svc->key.vip})) {
+            if (net::InetPrefix::masked(a.addr, a.prefix_len).contains(svc->key.vip)) {
                 vport = *port_index(a.port);
                 placed = true;
                 break;
@@ -441,7 +441,8 @@ std::unique_ptr<Snapshot> Director::build() const {
         if (std::none_of(own.begin(), own.end(), [&](const auto& o) { return o.first == vk; })) {
             own.push_back({vk, {stack::AddrKind::Vip, vport, nullptr}});
         }
-        if (!ports_.empty() && !sv.port_source[vport]) sv.port_source[vport] = svc->key.vip;
+        if (!ports_.empty() && sv.port_source[vport].is_unspecified())
+            sv.port_source[vport] = svc->key.vip;
 
         auto view = std::make_unique<ServiceView>();
         view->svc = svc.get();
@@ -471,7 +472,7 @@ std::unique_ptr<Snapshot> Director::build() const {
     }
     build_matches(*snap);
     for (auto& r : sv.routes) {
-        r.source = r.port < sv.port_source.size() ? sv.port_source[r.port] : 0;
+        r.source = r.port < sv.port_source.size() ? sv.port_source[r.port] : net::InetAddr{};
     }
     sv.addrs = FlatMap<stack::AddrKey, stack::OwnAddr>(own);
     snap->services = FlatMap<ServiceKey, const ServiceView*>(svc_items);

@@ -20,7 +20,7 @@ namespace xvs::lb {
 
 struct ServiceSpec {
     uint8_t proto = 6;  // 6 TCP, 17 UDP
-    net::Ipv4 vip;
+    net::InetAddr vip;
     uint16_t port = 0;  // host order
     std::string sched = "wlc";
     FwdMode fwd = FwdMode::FullNat;
@@ -29,7 +29,7 @@ struct ServiceSpec {
 };
 
 struct DestSpec {
-    net::Ipv4 addr;
+    net::InetAddr addr;
     uint16_t port = 0;  // host order
     int32_t weight = 1;
     FwdMode fwd = FwdMode::FullNat;
@@ -54,19 +54,19 @@ struct PortEntry {
 };
 
 struct AddressEntry {
-    net::Ipv4 addr;
+    net::InetAddr addr;
     uint8_t prefix_len = 32;
     std::string port;
 };
 
 struct RouteSpec {
-    net::Ipv4Prefix prefix;
-    std::optional<net::Ipv4> gateway;  // none = directly connected
+    net::InetPrefix prefix;
+    std::optional<net::InetAddr> gateway;  // none = directly connected
     std::string port;
     bool connected = false;  // added with an address; removed with it
 };
 
-ServiceKey make_service_key(uint8_t proto, net::Ipv4 vip, uint16_t port_host);
+ServiceKey make_service_key(uint8_t proto, net::InetAddr vip, uint16_t port_host);
 
 class Director {
 public:
@@ -82,13 +82,13 @@ public:
     const std::vector<PortEntry>& ports() const { return ports_; }
 
     // Director-owned addresses: answer ARP and ping; their prefix becomes a connected route.
-    Result<void> address_add(net::Ipv4 addr, uint8_t prefix_len, const std::string& port);
-    Result<void> address_del(net::Ipv4 addr);
+    Result<void> address_add(net::InetAddr addr, uint8_t prefix_len, const std::string& port);
+    Result<void> address_del(net::InetAddr addr);
     const std::vector<AddressEntry>& addresses() const { return addresses_; }
 
-    Result<void> route_add(net::Ipv4Prefix prefix, std::optional<net::Ipv4> gateway,
+    Result<void> route_add(net::InetPrefix prefix, std::optional<net::InetAddr> gateway,
                            const std::string& port);
-    Result<void> route_del(net::Ipv4Prefix prefix);
+    Result<void> route_del(net::InetPrefix prefix);
     const std::vector<RouteSpec>& routes() const { return routes_; }
 
     Result<void> service_add(const ServiceSpec& spec);
@@ -100,7 +100,7 @@ public:
 
     Result<void> dest_add(const ServiceKey& key, const DestSpec& spec);
     Result<void> dest_edit(const ServiceKey& key, const DestSpec& spec);
-    Result<void> dest_del(const ServiceKey& key, net::Ipv4 addr, uint16_t port);
+    Result<void> dest_del(const ServiceKey& key, net::InetAddr addr, uint16_t port);
 
     // SNAT match services (lb/match.h), with ipvsadm's errors. Their dests are WAN addresses:
     // director addresses (address_add) on the service's oif port, port 0, mode Snat; each
@@ -112,18 +112,18 @@ public:
     const std::vector<std::shared_ptr<Service>>& matches() const { return matches_; }
     Result<void> match_dest_add(const MatchKey& key, const DestSpec& spec);
     Result<void> match_dest_edit(const MatchKey& key, const DestSpec& spec);
-    Result<void> match_dest_del(const MatchKey& key, net::Ipv4 wan);
+    Result<void> match_dest_del(const MatchKey& key, net::InetAddr wan);
 
     // FULLNAT local addresses of a service (DPVS's -P/-Q). A LIP may serve several services.
-    Result<void> laddr_add(const ServiceKey& key, net::Ipv4 lip, const std::string& port);
-    Result<void> laddr_del(const ServiceKey& key, net::Ipv4 lip);
+    Result<void> laddr_add(const ServiceKey& key, net::InetAddr lip, const std::string& port);
+    Result<void> laddr_del(const ServiceKey& key, net::InetAddr lip);
 
     // Client black/white lists of a service (checked before any state is made, see
     // Worker::admit). add refuses a prefix already listed, del one that is not; set replaces
     // the whole list (config reload). Connections already made are not cut.
-    Result<void> acl_add(const ServiceKey& key, AclKind kind, net::Ipv4Prefix prefix);
-    Result<void> acl_del(const ServiceKey& key, AclKind kind, net::Ipv4Prefix prefix);
-    Result<void> acl_set(const ServiceKey& key, AclKind kind, std::vector<net::Ipv4Prefix> list);
+    Result<void> acl_add(const ServiceKey& key, AclKind kind, net::InetPrefix prefix);
+    Result<void> acl_del(const ServiceKey& key, AclKind kind, net::InetPrefix prefix);
+    Result<void> acl_set(const ServiceKey& key, AclKind kind, std::vector<net::InetPrefix> list);
 
     void timeouts_set(const Timeouts& t) { timeouts_ = t; }
     const Timeouts& timeouts() const { return timeouts_; }
@@ -155,17 +155,17 @@ public:
 
 private:
     std::optional<uint8_t> port_index(const std::string& name) const;
-    Result<void> check_address_free(net::Ipv4 addr, const char* what) const;
+    Result<void> check_address_free(net::InetAddr addr, const char* what) const;
     Result<void> dest_check(const Service& svc, const DestSpec& spec) const;
-    bool is_vip(net::Ipv4 addr) const;
-    bool is_lip(net::Ipv4 addr) const;
+    bool is_vip(net::InetAddr addr) const;
+    bool is_lip(net::InetAddr addr) const;
     // A service (VIP or match) leaving the model: its dests are marked removed and, like the
     // service, kept until no worker holds a conn to them (reclaim()).
     void service_retire(const std::shared_ptr<Service>& svc);
     void laddrs_prune();
     Result<void> match_check(const MatchSpec& spec) const;
     Result<void> match_dest_check(const Service& svc, const DestSpec& spec) const;
-    const Service* wan_user(net::Ipv4 addr) const;  // a match service using addr as WAN
+    const Service* wan_user(net::InetAddr addr) const;  // a match service using addr as WAN
     void wans_prune();
     // Adds the views of the match services to snap (Snapshot::matches).
     void build_matches(Snapshot& snap) const;

@@ -43,7 +43,7 @@ Result<void> Director::match_add(const MatchSpec& spec) {
     if (auto r = match_check(spec); !r) return r;
     if (match_find(spec.key)) return make_error("Service already exists");
     auto svc = std::make_shared<Service>();
-    svc->key = ServiceKey{0, 0, spec.key.proto};
+    svc->key = ServiceKey{net::InetAddr{}, 0, spec.key.proto};
     svc->sched_name = spec.sched;
     svc->fwd = FwdMode::Snat;
     svc->match = spec.key;
@@ -125,6 +125,7 @@ Result<void> Director::match_dest_add(const MatchKey& key, const DestSpec& spec)
         wans_.push_back(pool);
     }
     auto dest = std::make_shared<Dest>();
+    dest->svc = svc.get();
     dest->addr = spec.addr;
     dest->port = 0;
     dest->fwd = FwdMode::Snat;
@@ -151,7 +152,7 @@ Result<void> Director::match_dest_edit(const MatchKey& key, const DestSpec& spec
     return make_error("No such destination");
 }
 
-Result<void> Director::match_dest_del(const MatchKey& key, net::Ipv4 wan) {
+Result<void> Director::match_dest_del(const MatchKey& key, net::InetAddr wan) {
     auto svc = match_find(key);
     if (!svc) return make_error("No such service");
     for (size_t i = 0; i < svc->dests.size(); ++i) {
@@ -166,7 +167,7 @@ Result<void> Director::match_dest_del(const MatchKey& key, net::Ipv4 wan) {
     return make_error("No such destination");
 }
 
-const Service* Director::wan_user(net::Ipv4 addr) const {
+const Service* Director::wan_user(net::InetAddr addr) const {
     for (const auto& s : matches_)
         for (const auto& d : s->dests)
             if (d->addr == addr) return s.get();

@@ -21,19 +21,19 @@ struct alignas(64) LaddrWorkerState {
 };
 
 struct LocalAddr {
-    net::Ipv4 addr;
+    net::InetAddr addr;
     std::string port_name;  // the director port it is owned on
     std::array<LaddrWorkerState, kMaxWorkers> workers;
 
     // Port order is shuffled with a per-process random seed: a restarted director must not
     // hand out the same (LIP, port) pairs in the same order, or it collides with the real
     // servers' TIME_WAIT entries of its previous run.
-    LocalAddr(net::Ipv4 a, std::string port, unsigned nworkers, uint16_t lo = 1025,
+    LocalAddr(const net::InetAddr& a, std::string port, unsigned nworkers, uint16_t lo = 1025,
               uint16_t hi = 65535)
         : addr(a), port_name(std::move(port)) {
         static const uint64_t process_seed = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
         for (unsigned w = 0; w < nworkers; ++w) {
-            uint64_t seed = process_seed ^ (uint64_t(a.be) << 8) ^ (w + 1);
+            uint64_t seed = process_seed ^ (a.word(0) * 31 + a.word(1)) << 8 ^ (w + 1);
             workers[w].pool = std::make_unique<PortPool>(lo, hi, w, nworkers, seed ? seed : 1);
         }
     }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -17,21 +18,20 @@ namespace xvs::lb {
 // Addresses first..last and ports port_first..port_last, both inclusive. An all-zero range
 // (DPVS's 0.0.0.0-0.0.0.0:0-0) matches everything; ports 0-0 match every port.
 struct AddrRange {
-    net::Ipv4 first;
-    net::Ipv4 last;
+    net::InetAddr first;  // one family; compared as big-endian 128-bit numbers
+    net::InetAddr last;
     uint16_t port_first = 0;  // host order
     uint16_t port_last = 0;
     bool operator==(const AddrRange&) const = default;
 
-    bool any_addr() const { return first.be == 0 && last.be == 0; }
+    bool any_addr() const { return first.is_unspecified() && last.is_unspecified(); }
     bool any_port() const { return port_first == 0 && port_last == 0; }
     bool any() const { return any_addr() && any_port(); }
-    // addr in network order, port in host order.
-    bool contains(uint32_t addr_be, uint16_t port) const {
-        if (!any_addr()) {
-            const uint32_t h = __builtin_bswap32(addr_be);
-            if (h < first.host() || h > last.host()) return false;
-        }
+    // port in host order.
+    bool contains(const net::InetAddr& addr, uint16_t port) const {
+        if (!any_addr() &&
+            (std::memcmp(addr.b, first.b, 16) < 0 || std::memcmp(addr.b, last.b, 16) > 0))
+            return false;
         return any_port() || (port >= port_first && port <= port_last);
     }
 };

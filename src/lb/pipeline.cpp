@@ -21,7 +21,8 @@ using stack::Counter;
 
 using stack::drop;
 
-void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
+template <class Af>
+void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     constexpr uint8_t kHandshakeFlags = net::kTcpSyn | net::kTcpAck | net::kTcpRst | net::kTcpFin;
     const bool is_tcp = lp.proto == net::kIpProtoTcp;
     const bool pure_syn = is_tcp && (lp.tcp_flags & kHandshakeFlags) == net::kTcpSyn;
@@ -42,12 +43,12 @@ void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
         if (!lp.local) {
             const bool snat = !w.snap->matches.empty();
             if (!snat ||
-                (lp.proto == net::kIpProtoIcmp &&
+                (lp.proto == Af::icmp_proto &&
                  reinterpret_cast<const net::IcmpHdr*>(lp.l4)->type != net::kIcmpEchoRequest)) {
                 drop(w.stack, lp.pkt, Counter::drop_not_local);
                 return;
             }
-            if (stack::ipv4_source_own(*w.stack.view, lp.key.saddr)) {
+            if (stack::source_own(*w.stack.view, lp.key.saddr)) {
                 drop(w.stack, lp.pkt, Counter::drop_martian_source);
                 return;
             }
@@ -63,7 +64,7 @@ void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
     if (!c) {
         // A packet "from" one of our own addresses would make a conn, a cookie SYN-ACK and ARP
         // for ourselves.
-        if (stack::ipv4_source_own(*w.stack.view, lp.key.saddr)) {
+        if (stack::source_own(*w.stack.view, lp.key.saddr)) {
             drop(w.stack, lp.pkt, Counter::drop_martian_source);
             return;
         }
@@ -75,7 +76,7 @@ void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
         // SNAT, an ICMP echo reply is an unhandled ICMP and TCP/UDP has no exception path.
         if (lp.kind == stack::AddrKind::Director) {
             drop(w.stack, lp.pkt,
-                 lp.proto == net::kIpProtoIcmp ? Counter::drop_icmp_unhandled
+                 lp.proto == Af::icmp_proto ? Counter::drop_icmp_unhandled
                                                : Counter::drop_to_director);
             return;
         }
@@ -115,10 +116,10 @@ void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
     } else {
         timeout_s = w.snap->timeouts.udp;
     }
-    c->expires_ms = w.stack.now_ms + uint64_t(timeout_s) * 1000;
+    const uint64_t expires = w.stack.now_ms + uint64_t(timeout_s) * 1000;
+    c->set_expires(expires);
     // Lazy timers only move deadlines later; a shorter one (FIN, RST) is re-armed now.
-    if (c->expires_ms < c->timer.expires_tick * w.timers.tick_ms())
-        w.timers.arm(&c->timer, c->expires_ms);
+    if (expires < c->timer.expires_tick * w.timers.tick_ms()) w.timers.arm(&c->timer, expires);
 
     if (c->flags & kConnToa) {
         if (inbound)
@@ -140,10 +141,10 @@ void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
         }
     }
 
-    const uint32_t bytes = net::ntoh16(lp.ip->total_length);
-    ServiceWorkerState& ss = c->svc->workers[wid];
+    const uint32_t bytes = Af::packet_len(*lp.ip);
+    ServiceWorkerState& ss = c->svc()->workers[wid];
     DestWorkerStats& ds = c->dest->stats[wid];
-    const XmitOps& ops = xmit_of(c->mode);
+    const XmitOps<Af>& ops = xmit_of<Af>(c->mode);
     if (inbound) {
         ++ss.inpkts;
         ss.inbytes += bytes;
@@ -160,7 +161,7 @@ void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
         if (pp_header_segment == PpHeaderSegment::Before)
             pp_send_header_segment(w, c, ack_be, window_be);
         w.stack.counters.inc(Counter::lb_forwarded);
-        stack::ipv4_output(w.stack, lp.pkt, c->daddr);
+        stack::ip_output<Af>(w.stack, lp.pkt, c->daddr, {&c->nh, stack::NhDir::ToDest});
         if (pp_header_segment == PpHeaderSegment::After)
             pp_send_header_segment(w, c, ack_be, window_be);
     } else {
@@ -171,17 +172,19 @@ void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
         // Only modes with an outbound tuple see this direction, and they all have out.
         if (ops.out(w, lp, *c) != stack::Verdict::Accept) return;
         w.stack.counters.inc(Counter::lb_forwarded);
-        stack::ipv4_output(w.stack, lp.pkt, c->caddr);
+        stack::ip_output<Af>(w.stack, lp.pkt, c->caddr, {&c->nh, stack::NhDir::ToClient});
     }
 }
+
+template void lb_handle<net::Af4>(WorkerCtx&, LbPacket4&, ConnRef);
 
 void lb_replay(WorkerCtx& w, rte_mbuf* m, Conn* c) {
     auto* ip = rte_pktmbuf_mtod_offset(m, net::Ipv4Hdr*, sizeof(net::EtherHdr));
     uint8_t* l4 = reinterpret_cast<uint8_t*>(ip) + ip->header_len();
-    const ConnKey key = conn_key(net::kIpProtoTcp, ip->saddr, ip->daddr, net::load_wire16(l4),
-                                 net::load_wire16(l4 + 2));
+    const ConnKey key = conn_key(net::kIpProtoTcp, net::Af4::src(*ip), net::Af4::dst(*ip),
+                                 net::load_wire16(l4), net::load_wire16(l4 + 2));
     const uint8_t flags = reinterpret_cast<net::TcpHdr*>(l4)->flags;
-    LbPacket lp{};
+    LbPacket4 lp{};
     lp.pkt = m;
     lp.ip = ip;
     lp.l4 = l4;

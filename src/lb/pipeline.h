@@ -10,9 +10,11 @@ struct rte_mbuf;
 namespace xvs::lb {
 
 struct WorkerCtx;
+template <class Af>
 struct LbPacket;
 
-void lb_handle(WorkerCtx& w, LbPacket& lp, ConnRef ref);
+template <class Af>
+void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref);
 // Runs a stored client packet of conn through the inbound packet path (SYN proxy replay).
 void lb_replay(WorkerCtx& w, rte_mbuf* pkt, Conn* conn);
 

@@ -21,13 +21,13 @@
 namespace xvs::lb {
 
 struct ServiceKey {
-    uint32_t vip = 0;   // network order
+    net::InetAddr vip;
     uint16_t port = 0;  // network order
     uint8_t proto = 0;  // IPPROTO_TCP / IPPROTO_UDP
     bool operator==(const ServiceKey&) const = default;
 };
 inline uint64_t flat_hash(const ServiceKey& k) {
-    return mix64(uint64_t(k.vip) << 24 ^ uint64_t(k.port) << 8 ^ k.proto);
+    return mix64(k.vip.word(1) ^ mix64(k.vip.word(0) ^ uint64_t(k.port) << 8 ^ k.proto));
 }
 
 struct alignas(64) ServiceWorkerState {
@@ -63,8 +63,8 @@ struct Service {
     uint32_t flags = 0;
     uint32_t persistence_s = 0;  // 0 = not persistent (persistence arrives with its issue)
     // Admission control (Worker::admit): client black/white lists and a new-connection cap.
-    std::vector<net::Ipv4Prefix> blacklist;
-    std::vector<net::Ipv4Prefix> whitelist;  // non-empty: only these clients are admitted
+    std::vector<net::InetPrefix> blacklist;
+    std::vector<net::InetPrefix> whitelist;  // non-empty: only these clients are admitted
     uint32_t conn_rate = 0;                  // new connections per second, 0 = no cap
     // Control-thread view of membership (the data plane reads ServiceView).
     std::vector<std::shared_ptr<Dest>> dests;

@@ -34,7 +34,7 @@ struct Snapshot {
     std::vector<std::shared_ptr<Dest>> keep_dests;
     std::vector<std::shared_ptr<LocalAddr>> keep_laddrs;
 
-    const ServiceView* service(uint8_t proto, uint32_t vip, uint16_t port) const {
+    const ServiceView* service(uint8_t proto, const net::InetAddr& vip, uint16_t port) const {
         const ServiceView* const* v = services.find(ServiceKey{vip, port, proto});
         return v ? *v : nullptr;
     }

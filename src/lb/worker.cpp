@@ -83,8 +83,11 @@ uint64_t Worker::clock_ms() {
 }
 
 void Worker::refresh_snapshot() {
-    ctx_.snap = ctx_.director->snapshot();
-    ctx_.director->worker_quiescent(ctx_.cfg.id, ctx_.snap->generation);
+    const Snapshot* snap = ctx_.director->snapshot();
+    ctx_.director->worker_quiescent(ctx_.cfg.id, snap->generation);
+    // New routes may send a conn's packets elsewhere: the next hops cached on conns go.
+    if (snap != ctx_.snap) ctx_.stack.neigh.invalidate_cached();
+    ctx_.snap = snap;
     ctx_.stack.view = &ctx_.snap->stack;
     for (size_t p = 0; p < ctx_.snap->stack.ports.size(); ++p)
         ctx_.stack.tx.set_port_id(static_cast<uint8_t>(p), ctx_.snap->stack.ports[p].port_id);
@@ -184,12 +187,12 @@ void Worker::run(const std::atomic<bool>& stop, PollMode mode) {
     }
 }
 
-bool Worker::admit_source(const ServiceView& view, uint32_t client_be) {
-    return lb::admit_source(ctx_, view, client_be);
+bool Worker::admit_source(const ServiceView& view, const net::InetAddr& client) {
+    return lb::admit_source(ctx_, view, client);
 }
 
-bool Worker::admit(const ServiceView& view, uint32_t client_be) {
-    return lb::admit(ctx_, view, client_be);
+bool Worker::admit(const ServiceView& view, const net::InetAddr& client) {
+    return lb::admit(ctx_, view, client);
 }
 
 void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
@@ -202,11 +205,11 @@ void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
     const stack::PortView& pv = ctx_.stack.view->ports[port];
     const uint32_t max_frame = pv.mtu + sizeof(net::EtherHdr);
 
-    LbPacket lbp[kMaxBurst];
+    LbPacket4 lbp[kMaxBurst];
     unsigned nlb = 0;
     for (uint16_t i = 0; i < count; ++i) {
         if (i + 4 < count) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void*));
-        LbPacket& lp = lbp[nlb];
+        LbPacket4& lp = lbp[nlb];
         if (!stack::eth_input(ctx_.stack, port, pv, max_frame, pkts[i], lp)) continue;
         if (lp.related) {
             // An ICMP error: the key of the conn is the quoted packet's tuple, reversed.
@@ -221,7 +224,7 @@ void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
             const bool echo = lp.proto == net::kIpProtoIcmp;
             const uint16_t sport = net::load_wire16(lp.l4 + (echo ? 4 : 0));
             const uint16_t dport = echo ? sport : net::load_wire16(lp.l4 + 2);
-            lp.key = conn_key(lp.proto, lp.ip->saddr, lp.ip->daddr, sport, dport);
+            lp.key = conn_key(lp.proto, net::Af4::src(*lp.ip), net::Af4::dst(*lp.ip), sport, dport);
         }
         ++nlb;
     }

@@ -70,8 +70,8 @@ public:
     uint64_t now_ms() const { return ctx_.stack.now_ms; }
 
     // Admission control (lb/conn_ops.h admit_source / admit) on this worker.
-    bool admit_source(const ServiceView& view, uint32_t client_be);
-    bool admit(const ServiceView& view, uint32_t client_be);
+    bool admit_source(const ServiceView& view, const net::InetAddr& client);
+    bool admit(const ServiceView& view, const net::InetAddr& client);
 
     const stack::Counters& counters() const { return ctx_.stack.counters; }
     // Frames the worker owns between polls (stack/conservation.h): waiting for ARP, saved by

@@ -34,10 +34,12 @@ struct WorkerConfig {
     uint16_t synproxy_pending = 4096;  // SYN proxy handshakes in flight (side pool, <= 65535)
 };
 
-// A load-balanced packet: what the stack classified, plus its connection key.
-struct LbPacket : stack::PktMeta {
+// A load-balanced packet of family Af: what the stack classified, plus its connection key.
+template <class Af>
+struct LbPacket : stack::PktMeta<Af> {
     ConnKey key;
 };
+using LbPacket4 = LbPacket<net::Af4>;
 
 struct WorkerCtx {
     WorkerCtx(Director& d, const WorkerConfig& c, uint64_t now_ms)

@@ -2,6 +2,8 @@
 // shorthand forms, every octet 0..255).
 #include "net/addr.h"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 
 namespace xvs::net {
@@ -67,6 +69,53 @@ std::optional<Ipv4Endpoint> parse_ipv4_endpoint(std::string_view text) {
 
 std::string to_string(const Ipv4Endpoint& ep) {
     return to_string(ep.addr) + ":" + std::to_string(ep.port);
+}
+
+std::optional<InetAddr> parse_inet(std::string_view text) {
+    if (text.find(':') == std::string_view::npos) {
+        auto v4 = parse_ipv4(text);
+        if (!v4) return std::nullopt;
+        return InetAddr(*v4);
+    }
+    if (text.size() >= INET6_ADDRSTRLEN) return std::nullopt;
+    char buf[INET6_ADDRSTRLEN];
+    std::memcpy(buf, text.data(), text.size());
+    buf[text.size()] = 0;
+    uint8_t bytes[16];
+    if (inet_pton(AF_INET6, buf, bytes) != 1) return std::nullopt;
+    return InetAddr::v6(bytes);
+}
+
+std::string to_string(const InetAddr& addr) {
+    if (addr.is_v4()) return to_string(addr.ipv4());
+    char buf[INET6_ADDRSTRLEN];
+    if (!inet_ntop(AF_INET6, addr.b, buf, sizeof buf)) return "?";
+    return buf;
+}
+
+bool InetPrefix::contains(const InetAddr& a) const {
+    if (a.is_v4() != addr.is_v4()) return false;
+    const unsigned bits = addr.is_v4() ? 96u + len : len;  // mapped v4: the tag bits always match
+    const unsigned full = bits / 8;
+    if (std::memcmp(a.b, addr.b, full) != 0) return false;
+    if (bits % 8 == 0) return true;
+    const uint8_t mask = static_cast<uint8_t>(0xff00u >> (bits % 8));
+    return (a.b[full] & mask) == (addr.b[full] & mask);
+}
+
+InetPrefix InetPrefix::masked(const InetAddr& a, uint8_t len) {
+    InetPrefix p{a, len};
+    const unsigned bits = a.is_v4() ? 96u + len : len;
+    for (unsigned i = 0; i < 16; ++i) {
+        const unsigned lo = i * 8;
+        if (bits >= lo + 8) continue;
+        p.addr.b[i] = bits <= lo ? 0 : static_cast<uint8_t>(a.b[i] & (0xff00u >> (bits - lo)));
+    }
+    return p;
+}
+
+std::string to_string(const InetPrefix& p) {
+    return to_string(p.addr) + "/" + std::to_string(p.len);
 }
 
 }  // namespace xvs::net

@@ -1,8 +1,12 @@
-// IPv4 addresses and prefixes for the control plane and tables. Addresses are kept in network
-// byte order (as on the wire) so the data plane compares them without conversion.
+// Addresses and prefixes. net::Ipv4 is what the IPv4-only parsers (config, ipvsadm syntax)
+// produce; net::InetAddr (v4 or v6, 16 bytes) is what every table and packet struct holds:
+// tuples, conns, services, dests, local addresses, routes, neighbours and prefix sets.
+// Addresses are kept in network byte order (as on the wire) so the data plane compares them
+// without conversion.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,5 +45,75 @@ struct Ipv4Endpoint {
 };
 std::optional<Ipv4Endpoint> parse_ipv4_endpoint(std::string_view text);
 std::string to_string(const Ipv4Endpoint& ep);
+
+// Any IP address, in wire order. IPv4 is held IPv4-mapped (::ffff:a.b.c.d, RFC 4291 2.5.5.2),
+// so a v4 and a v6 address never compare equal (DESIGN.md sketched "rest zero", which makes
+// 0.0.0.1 and ::1 the same key). Compared and hashed as two 64-bit words.
+struct InetAddr {
+    alignas(8) uint8_t b[16] = {};
+
+    InetAddr() = default;
+    // A typed IPv4 address is an InetAddr (the control plane's parsers yield net::Ipv4).
+    InetAddr(Ipv4 a) { *this = v4(a.be); }  // NOLINT(google-explicit-constructor)
+
+    static InetAddr v4(uint32_t be) {
+        InetAddr a;
+        a.b[10] = 0xff;
+        a.b[11] = 0xff;
+        std::memcpy(a.b + 12, &be, 4);
+        return a;
+    }
+    static InetAddr v6(const uint8_t* bytes16) {
+        InetAddr a;
+        std::memcpy(a.b, bytes16, 16);
+        return a;
+    }
+
+    bool is_v4() const { return word(0) == 0 && load32(8) == kMappedTag; }
+    // The IPv4 address in network order (meaningful when is_v4()).
+    uint32_t v4_be() const { return load32(12); }
+    Ipv4 ipv4() const { return Ipv4{v4_be()}; }
+    bool is_unspecified() const { return word(0) == 0 && (word(1) == 0 || word(1) == kMappedZero); }
+
+    uint64_t word(unsigned i) const {
+        uint64_t w;
+        std::memcpy(&w, b + 8 * i, 8);
+        return w;
+    }
+    bool operator==(const InetAddr& o) const { return word(0) == o.word(0) && word(1) == o.word(1); }
+
+  private:
+    uint32_t load32(unsigned off) const {
+        uint32_t v;
+        std::memcpy(&v, b + off, 4);
+        return v;
+    }
+    static constexpr uint32_t kMappedTag = 0xffff0000u;  // bytes 00 00 ff ff, little-endian load
+    static constexpr uint64_t kMappedZero = 0x00000000ffff0000ull;
+};
+static_assert(sizeof(InetAddr) == 16 && alignof(InetAddr) == 8);
+
+// "a.b.c.d" or an IPv6 address in RFC 4291 text form.
+std::optional<InetAddr> parse_inet(std::string_view text);
+// Dotted quad for IPv4, RFC 5952 form for IPv6.
+std::string to_string(const InetAddr& addr);
+
+// A prefix of either family; len counts bits of the family's own address (0..32 or 0..128).
+struct InetPrefix {
+    InetAddr addr;  // masked
+    uint8_t len = 0;
+
+    InetPrefix() = default;
+    InetPrefix(const InetAddr& a, uint8_t l) : addr(a), len(l) {}
+    InetPrefix(const Ipv4Prefix& p) : addr(p.addr), len(p.len) {}  // NOLINT(google-explicit-constructor)
+
+    // a with the host bits beyond len cleared.
+    static InetPrefix masked(const InetAddr& a, uint8_t len);
+
+    bool is_v4() const { return addr.is_v4(); }
+    bool contains(const InetAddr& a) const;
+    bool operator==(const InetPrefix&) const = default;
+};
+std::string to_string(const InetPrefix& p);
 
 }  // namespace xvs::net

@@ -34,6 +34,16 @@ inline uint32_t ipv4_pseudo_sum(uint32_t saddr, uint32_t daddr, uint8_t proto, u
 uint16_t ipv4_l4_checksum(uint32_t saddr, uint32_t daddr, uint8_t proto, const void* l4,
                           size_t len);
 
+// The summand of an incremental update (RFC 1624 eqn. 3): ~old + new, over a 32-bit or 16-bit
+// wire word. Deltas of several fields add up; csum_fold(~HC + delta) is the new checksum.
+inline uint32_t csum_delta32(uint32_t old_v, uint32_t new_v) {
+    return static_cast<uint16_t>(~old_v) + static_cast<uint16_t>(~(old_v >> 16)) +
+           (new_v & 0xffff) + (new_v >> 16);
+}
+inline uint32_t csum_delta16(uint16_t old_v, uint16_t new_v) {
+    return static_cast<uint16_t>(~old_v) + uint32_t{new_v};
+}
+
 // RFC 1624: HC' = ~(~HC + ~m + m').
 inline void csum_replace2(uint16_t* csum, uint16_t old_val, uint16_t new_val) {
     uint32_t sum = static_cast<uint16_t>(~*csum);

@@ -29,12 +29,12 @@ bool icmp_error_type(uint8_t type) {
 
 // One's complement delta of the 32-bit word at p replaced by v; stores v.
 uint32_t replace32(uint8_t* p, uint32_t v) {
-    const uint32_t d = nat_detail::delta32(load_wire32(p), v);
+    const uint32_t d = csum_delta32(load_wire32(p), v);
     store_wire32(p, v);
     return d;
 }
 uint32_t replace16(uint8_t* p, uint16_t v) {
-    const uint32_t d = nat_detail::delta16(load_wire16(p), v);
+    const uint32_t d = csum_delta16(load_wire16(p), v);
     store_wire16(p, v);
     return d;
 }
@@ -64,8 +64,8 @@ bool parse_icmp_error(const uint8_t* icmp, size_t len, IcmpQuote& out) {
     out.type = type;
     out.code = code;
     out.inner_proto = proto;
-    out.inner_saddr = load_wire32(ip + 12);
-    out.inner_daddr = load_wire32(ip + 16);
+    out.inner_saddr = InetAddr::v4(load_wire32(ip + 12));
+    out.inner_daddr = InetAddr::v4(load_wire32(ip + 16));
     out.next_hop_mtu =
         (type == kIcmpDestUnreach && code == kIcmpFragNeededCode) ? load_be16(icmp + 6) : 0;
     out.inner_ip_off = static_cast<uint16_t>(kIcmpHdrLen);
@@ -98,14 +98,14 @@ bool translate_icmp_error(Ipv4Hdr* outer, uint8_t* icmp, size_t len, const IcmpQ
         return false;
     }
     auto* outer_bytes = reinterpret_cast<uint8_t*>(outer);
-    uint32_t d = replace32(outer_bytes + 12, t.outer_saddr);
-    d += replace32(outer_bytes + 16, t.outer_daddr);
+    uint32_t d = replace32(outer_bytes + 12, t.outer_saddr.v4_be());
+    d += replace32(outer_bytes + 16, t.outer_daddr.v4_be());
     nat_detail::csum_apply(outer_bytes + 10, d);
 
     uint8_t* ip = icmp + q.inner_ip_off;
     uint8_t* l4 = icmp + q.inner_l4_off;
     const uint32_t addr_delta =
-        replace32(ip + 12, t.inner_saddr) + replace32(ip + 16, t.inner_daddr);
+        replace32(ip + 12, t.inner_saddr.v4_be()) + replace32(ip + 16, t.inner_daddr.v4_be());
     nat_detail::csum_apply(ip + 10, addr_delta);
 
     if (q.inner_proto == kIpProtoIcmp) {
@@ -124,7 +124,7 @@ bool translate_icmp_error(Ipv4Hdr* outer, uint8_t* icmp, size_t len, const IcmpQ
 }
 
 size_t build_frag_needed(uint8_t* out, size_t cap, const uint8_t* orig, size_t orig_len,
-                         uint32_t saddr, uint16_t next_hop_mtu, uint16_t id, uint8_t ttl) {
+                         const InetAddr& saddr, uint16_t next_hop_mtu, uint16_t id, uint8_t ttl) {
     if (orig_len < sizeof(Ipv4Hdr) || (orig[0] >> 4) != 4) return 0;
     const size_t ihl = size_t(orig[0] & 0x0f) * 4;
     const size_t total = load_be16(orig + 2);
@@ -147,7 +147,7 @@ size_t build_frag_needed(uint8_t* out, size_t cap, const uint8_t* orig, size_t o
     out[8] = ttl;
     out[9] = kIpProtoIcmp;
     store_wire16(out + 10, 0);
-    store_wire32(out + 12, saddr);
+    store_wire32(out + 12, saddr.v4_be());
     std::memcpy(out + 16, orig + 12, 4);  // to the original source
     store_wire16(out + 10, csum_fold(csum_partial(out, sizeof(Ipv4Hdr), 0)));
 

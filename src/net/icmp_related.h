@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "net/addr.h"
 #include "net/headers.h"
 
 namespace xvs::net {
@@ -23,8 +24,8 @@ struct IcmpQuote {
     uint8_t code;
     uint8_t inner_proto;      // kIpProtoTcp, kIpProtoUdp or kIpProtoIcmp (echo only)
     uint8_t inner_icmp_type;  // for a quoted ICMP packet: kIcmpEchoRequest or kIcmpEchoReply
-    uint32_t inner_saddr;     // wire order
-    uint32_t inner_daddr;
+    InetAddr inner_saddr;
+    InetAddr inner_daddr;
     uint16_t inner_sport;  // wire order; for a quoted echo both ports hold the identifier
     uint16_t inner_dport;
     uint16_t next_hop_mtu;  // host order; type 3 code 4 only, else 0 (may be 0: RFC 1191)
@@ -41,10 +42,10 @@ bool parse_icmp_error(const uint8_t* icmp, size_t len, IcmpQuote& out);
 
 // New values for translate_icmp_error, all in wire order.
 struct IcmpTranslation {
-    uint32_t outer_saddr;
-    uint32_t outer_daddr;
-    uint32_t inner_saddr;
-    uint32_t inner_daddr;
+    InetAddr outer_saddr;  // IPv4 addresses (ICMPv4 quotes IPv4)
+    InetAddr outer_daddr;
+    InetAddr inner_saddr;
+    InetAddr inner_daddr;
     uint16_t inner_sport;  // for a quoted echo: the new identifier (inner_dport unused)
     uint16_t inner_dport;
 };
@@ -61,6 +62,6 @@ bool translate_icmp_error(Ipv4Hdr* outer, uint8_t* icmp, size_t len, const IcmpQ
 // orig is malformed, or RFC 1122/1812 forbid an error for it (ICMP error, non-first fragment,
 // source 0/8, 127/8 or >= 224/4, destination multicast or broadcast).
 size_t build_frag_needed(uint8_t* out, size_t cap, const uint8_t* orig, size_t orig_len,
-                         uint32_t saddr, uint16_t next_hop_mtu, uint16_t id, uint8_t ttl = 64);
+                         const InetAddr& saddr, uint16_t next_hop_mtu, uint16_t id, uint8_t ttl = 64);
 
 }  // namespace xvs::net

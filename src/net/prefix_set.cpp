@@ -6,41 +6,70 @@
 
 namespace xvs::net {
 
-PrefixSet::PrefixSet(std::span<const Ipv4Prefix> prefixes) {
-    // 64-bit bounds so that 255.255.255.255 + 1 does not wrap while merging.
-    std::vector<std::pair<uint64_t, uint64_t>> ranges;
-    ranges.reserve(prefixes.size());
-    for (const Ipv4Prefix& p : prefixes) {
-        const uint64_t size = uint64_t{1} << (32 - p.len);
-        const uint64_t lo = p.addr.host() & ~(size - 1);
-        ranges.emplace_back(lo, lo + size - 1);
-    }
+namespace {
+
+// The address as a host-order 128-bit integer (bytes 0..15 most significant first).
+unsigned __int128 to_u128(const InetAddr& a) {
+    const uint64_t hi = __builtin_bswap64(a.word(0));
+    const uint64_t lo = __builtin_bswap64(a.word(1));
+    return (static_cast<unsigned __int128>(hi) << 64) | lo;
+}
+
+// Sorts and merges [lo, hi] ranges (overlapping, nested, duplicate or adjacent) into disjoint
+// intervals. T is the bound type; max is its largest value (no wrap past it when merging).
+template <class T>
+void merge_into(std::vector<std::pair<T, T>>& ranges, std::vector<T>& los, std::vector<T>& his) {
     std::sort(ranges.begin(), ranges.end());
     for (const auto& [lo, hi] : ranges) {
-        if (!lo_.empty() && lo <= uint64_t{hi_.back()} + 1) {
-            hi_.back() = static_cast<uint32_t>(std::max<uint64_t>(hi_.back(), hi));
+        if (!los.empty() && (his.back() == T(~T(0)) || lo <= his.back() + 1)) {
+            his.back() = std::max(his.back(), hi);
             continue;
         }
-        lo_.push_back(static_cast<uint32_t>(lo));
-        hi_.push_back(static_cast<uint32_t>(hi));
+        los.push_back(lo);
+        his.push_back(hi);
     }
 }
 
-bool PrefixSet::contains(uint32_t addr_be) const {
-    if (lo_.empty()) return false;
-    const uint32_t a = __builtin_bswap32(addr_be);
-    // The last interval starting at or below a is the only one that can hold it. Branchless
-    // binary search (the step is a conditional move): random client addresses would make a
-    // branchy search mispredict on every level.
-    const uint32_t* base = lo_.data();
-    size_t n = lo_.size();
+// The last interval starting at or below a is the only one that can hold it. Branchless
+// binary search (the step is a conditional move): random client addresses would make a branchy
+// search mispredict on every level.
+template <class T>
+bool search(const std::vector<T>& los, const std::vector<T>& his, T a) {
+    if (los.empty()) return false;
+    const T* base = los.data();
+    size_t n = los.size();
     while (n > 1) {
         const size_t half = n / 2;
         base = base[half] <= a ? base + half : base;
         n -= half;
     }
     if (*base > a) return false;
-    return a <= hi_[static_cast<size_t>(base - lo_.data())];
+    return a <= his[static_cast<size_t>(base - los.data())];
+}
+
+}  // namespace
+
+PrefixSet::PrefixSet(std::span<const InetPrefix> prefixes) {
+    std::vector<std::pair<uint32_t, uint32_t>> r4;
+    std::vector<std::pair<U128, U128>> r6;
+    for (const InetPrefix& p : prefixes) {
+        if (p.is_v4()) {
+            const uint32_t host_mask = p.len >= 32 ? 0 : ~uint32_t(0) >> p.len;
+            const uint32_t lo = __builtin_bswap32(p.addr.v4_be()) & ~host_mask;
+            r4.emplace_back(lo, lo | host_mask);
+        } else {
+            const U128 host_mask = p.len >= 128 ? U128(0) : ~U128(0) >> p.len;
+            const U128 lo = to_u128(p.addr) & ~host_mask;
+            r6.emplace_back(lo, lo | host_mask);
+        }
+    }
+    merge_into(r4, lo4_, hi4_);
+    merge_into(r6, lo6_, hi6_);
+}
+
+bool PrefixSet::contains(const InetAddr& addr) const {
+    if (addr.is_v4()) return search(lo4_, hi4_, __builtin_bswap32(addr.v4_be()));
+    return search(lo6_, hi6_, to_u128(addr));
 }
 
 Result<Ipv4Prefix> parse_acl_prefix(std::string_view text) {

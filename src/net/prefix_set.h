@@ -1,4 +1,4 @@
-// A set of IPv4 prefixes compiled into sorted, disjoint, non-adjacent address intervals, for
+// A set of IPv4 and IPv6 prefixes compiled into sorted, disjoint, non-adjacent address intervals, for
 // per-service black and white lists. Built on the control thread (may allocate); contains() is
 // a branch-light binary search over the intervals: O(log n), no allocation, safe to call from
 // the packet path on an immutable instance.
@@ -18,18 +18,22 @@ class PrefixSet {
   public:
     PrefixSet() = default;
     // Overlapping, nested, duplicate and adjacent prefixes merge into one interval.
-    explicit PrefixSet(std::span<const Ipv4Prefix> prefixes);
+    explicit PrefixSet(std::span<const InetPrefix> prefixes);
 
-    bool empty() const { return lo_.empty(); }
-    size_t intervals() const { return lo_.size(); }
-    // addr_be: network order, as in the packet.
-    bool contains(uint32_t addr_be) const;
+    bool empty() const { return lo4_.empty() && lo6_.empty(); }
+    size_t intervals() const { return lo4_.size() + lo6_.size(); }
+    // A v4 address is only in a v4 prefix, a v6 one only in a v6 prefix.
+    bool contains(const InetAddr& addr) const;
 
   private:
-    // Parallel arrays, host order, sorted; interval i is [lo_[i], hi_[i]] and hi_[i] + 1 <
-    // lo_[i + 1]. Searching lo_ alone keeps the hot comparisons in one array.
-    std::vector<uint32_t> lo_;
-    std::vector<uint32_t> hi_;
+    using U128 = unsigned __int128;
+    // Per family, parallel arrays, host order, sorted; interval i is [lo[i], hi[i]] and
+    // hi[i] + 1 < lo[i + 1]. Searching lo alone keeps the hot comparisons in one array; IPv4
+    // keeps 32-bit bounds so its search touches a quarter of the memory.
+    std::vector<uint32_t> lo4_;
+    std::vector<uint32_t> hi4_;
+    std::vector<U128> lo6_;
+    std::vector<U128> hi6_;
 };
 
 // "a.b.c.d" (= /32) or "a.b.c.d/len". Strict: host bits beyond len are refused, because

@@ -11,7 +11,7 @@ namespace xvs::net {
 namespace {
 
 // Outer IPv4 header without options; flags/offset keep only the inner DF bit.
-void outer_ipv4(uint8_t* out, uint32_t saddr, uint32_t daddr, const Ipv4Hdr& inner, uint16_t id,
+void outer_ipv4(uint8_t* out, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner, uint16_t id,
                 uint8_t ttl, uint8_t proto, size_t overhead) {
     out[0] = 0x45;
     // RFC 6040 normal mode: DSCP and ECN copied from the inner header.
@@ -22,20 +22,20 @@ void outer_ipv4(uint8_t* out, uint32_t saddr, uint32_t daddr, const Ipv4Hdr& inn
     out[8] = ttl;
     out[9] = proto;
     out[10] = out[11] = 0;
-    store_wire32(out + 12, saddr);
-    store_wire32(out + 16, daddr);
+    store_wire32(out + 12, saddr.v4_be());
+    store_wire32(out + 16, daddr.v4_be());
     const uint16_t csum = csum_fold(csum_partial(out, 20, 0));
     store_wire16(out + 10, csum);
 }
 
 }  // namespace
 
-void ipip_outer(uint8_t* out20, uint32_t saddr, uint32_t daddr, const Ipv4Hdr& inner, uint16_t id,
+void ipip_outer(uint8_t* out20, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner, uint16_t id,
                 uint8_t ttl) {
     outer_ipv4(out20, saddr, daddr, inner, id, ttl, kIpProtoIpip, kIpipOverhead);
 }
 
-void gue_outer(uint8_t* out32, uint32_t saddr, uint32_t daddr, const Ipv4Hdr& inner, uint16_t id,
+void gue_outer(uint8_t* out32, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner, uint16_t id,
                uint16_t sport, uint16_t dport, uint8_t ttl) {
     outer_ipv4(out32, saddr, daddr, inner, id, ttl, kIpProtoUdp, kGueOverhead);
     uint8_t* udp = out32 + 20;

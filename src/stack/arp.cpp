@@ -47,21 +47,23 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
         rte_pktmbuf_free(pkt);
         return;
     }
-    const OwnAddr* own = ctx.view->own(arp->tpa);
-    const bool for_us = own && own->port == port && arp->spa != arp->tpa;
+    const uint32_t sender_be = arp->spa;
+    const uint32_t target_be = arp->tpa;
+    const OwnAddr* own = ctx.view->own(net::InetAddr::v4(target_be));
+    const bool for_us = own && own->port == port && sender_be != target_be;
     const bool is_request = arp->op == net::hton16(net::kArpOpRequest);
-    const uint32_t sender = arp->spa;
+    const net::InetAddr sender = net::InetAddr::v4(sender_be);
     const net::MacAddr sender_mac = arp->sha;
 
     // A sender claiming one of our addresses is a conflict or a spoof: never learned. A
     // sender off this port's link gets neither an entry nor an answer. (0.0.0.0 is an
     // address probe, RFC 5227: nothing to learn, and not ours to answer.)
-    if (sender != 0 && ctx.view->own(sender)) {
+    if (sender_be != 0 && ctx.view->own(sender)) {
         ctx.counters.inc(Counter::drop_arp_own_address);
         rte_pktmbuf_free(pkt);
         return;
     }
-    if (sender != 0 && !ctx.view->on_link(sender, port)) {
+    if (sender_be != 0 && !ctx.view->on_link(sender, port)) {
         ctx.counters.inc(Counter::drop_arp_off_link);
         rte_pktmbuf_free(pkt);
         return;
@@ -70,7 +72,7 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     // Learn before answering: a host asking for us is about to talk to us.
     NeighEntry* e = nullptr;
     const uint64_t evicted = ctx.neigh.evictions();
-    if (sender != 0) e = ctx.neigh.learn(sender, sender_mac, port, ctx.now_ms, for_us && is_request);
+    if (sender_be != 0) e = ctx.neigh.learn(sender, sender_mac, port, ctx.now_ms, for_us && is_request);
     ctx.counters.inc(Counter::neigh_evicted, ctx.neigh.evictions() - evicted);
     if (e && e->npending) {
         release_pending(ctx, *e);
@@ -88,19 +90,18 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     }
     // Turn the request into the reply in place.
     const net::MacAddr& our_mac = ctx.view->ports[port].mac;
-    const uint32_t target = arp->tpa;
     arp->op = net::hton16(net::kArpOpReply);
     arp->tha = sender_mac;
-    arp->tpa = sender;
+    arp->tpa = sender_be;
     arp->sha = our_mac;
-    arp->spa = target;
+    arp->spa = target_be;
     eth->dst = sender_mac;
     eth->src = our_mac;
     ctx.counters.inc(Counter::arp_replies_sent);
     ctx.tx.enqueue(port, pkt, ctx.counters);
 }
 
-void arp_send_request(StackContext& ctx, uint8_t port, uint32_t target) {
+void arp_send_request(StackContext& ctx, uint8_t port, const net::InetAddr& target) {
     rte_mbuf* m = frame_alloc(ctx);
     if (!m) return;
     auto* eth = reinterpret_cast<EtherHdr*>(
@@ -116,9 +117,9 @@ void arp_send_request(StackContext& ctx, uint8_t port, uint32_t target) {
     arp->plen = 4;
     arp->op = net::hton16(net::kArpOpRequest);
     arp->sha = our_mac;
-    arp->spa = ctx.view->port_source[port];
+    arp->spa = ctx.view->port_source[port].v4_be();
     arp->tha = net::MacAddr{};
-    arp->tpa = target;
+    arp->tpa = target.v4_be();
     ctx.counters.inc(Counter::arp_requests_sent);
     ctx.tx.enqueue(port, m, ctx.counters);
 }
@@ -128,7 +129,7 @@ void neigh_tick(StackContext& ctx) {
     if (now < ctx.next_neigh_scan_ms) return;
     ctx.next_neigh_scan_ms = now + 100;
     const NeighTimes& t = ctx.neigh.times();
-    uint32_t doomed[64];
+    net::InetAddr doomed[64];
     unsigned ndoomed = 0;
     ctx.neigh.for_each([&](NeighEntry& e) {
         switch (e.state) {

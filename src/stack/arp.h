@@ -13,7 +13,7 @@ namespace xvs::stack {
 // Consumes pkt (an Ethernet frame with ethertype ARP).
 void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt);
 // Broadcasts a request for target (network order) on port.
-void arp_send_request(StackContext& ctx, uint8_t port, uint32_t target);
+void arp_send_request(StackContext& ctx, uint8_t port, const net::InetAddr& target);
 // Periodic work: probes, Incomplete -> Failed (queued packets dropped), Reachable -> Stale,
 // garbage collection. Cheap enough to call every poll; scans at most every 100 ms.
 void neigh_tick(StackContext& ctx);

@@ -53,7 +53,7 @@ bool l4_valid(const Ipv4View& v, uint8_t& tcp_flags, Counter& reason) {
 }  // namespace
 
 bool eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max_frame, rte_mbuf* m,
-               PktMeta& meta) {
+               PktMeta<net::Af4>& meta) {
     const uint32_t len = rte_pktmbuf_data_len(m);
     if (m->nb_segs > 1 || len > max_frame) {
         drop(ctx, m, Counter::drop_frame_too_big);
@@ -83,7 +83,7 @@ bool eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max
     }
     uint8_t flags = 0;
     Counter reason = Counter::drop_ip_proto;
-    const OwnAddr* own = ctx.view->own(v.ip->daddr);
+    const OwnAddr* own = ctx.view->own(net::Af4::dst(*v.ip));
     // ICMP errors (destination unreachable, time exceeded) may concern a conn whatever their
     // destination: to a VIP or LIP from either side, or to a client behind us (NAT). lb
     // matches them by the packet they quote; an echo for an own address is answered here.

@@ -18,6 +18,6 @@ namespace xvs::stack {
 // Otherwise the frame was consumed (ARP, ICMP) or freed and counted. max_frame is the
 // receiving port's MTU plus the Ethernet header.
 bool eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max_frame, rte_mbuf* m,
-               PktMeta& meta);
+               PktMeta<net::Af4>& meta);
 
 }  // namespace xvs::stack

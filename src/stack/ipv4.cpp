@@ -5,6 +5,7 @@
 #include <rte_mbuf.h>
 
 #include "net/byteorder.h"
+#include "net/af.h"
 #include "net/checksum.h"
 
 namespace xvs::stack {
@@ -14,8 +15,8 @@ bool ipv4_source_martian(uint32_t saddr_be) {
     return first == 0 || first == 127 || first >= 224;  // 0/8, loopback, 224/4, 240/4
 }
 
-bool ipv4_source_own(const StackView& view, uint32_t saddr_be) {
-    return view.own(saddr_be) != nullptr;
+bool source_own(const StackView& view, const net::InetAddr& saddr) {
+    return view.own(saddr) != nullptr;
 }
 
 bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out) {
@@ -79,7 +80,7 @@ void icmp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv4View& 
         rte_pktmbuf_free(pkt);
         return;
     }
-    if (ipv4_source_own(*ctx.view, v.ip->saddr)) {
+    if (source_own(*ctx.view, net::Af4::src(*v.ip))) {
         ctx.counters.inc(Counter::drop_martian_source);
         rte_pktmbuf_free(pkt);
         return;

@@ -23,7 +23,7 @@ struct Ipv4View {
 bool ipv4_source_martian(uint32_t saddr_be);
 // A source that is one of the director's own addresses (VIP, LIP, its own): refused where
 // state would start (a new conn, a cookie SYN-ACK, an echo reply), not per packet.
-bool ipv4_source_own(const StackView& view, uint32_t saddr_be);
+bool source_own(const StackView& view, const net::InetAddr& saddr);
 // Validates the IPv4 packet after the Ethernet header; trims Ethernet padding. On failure the
 // reason is counted and false returned (the caller frees the packet).
 bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out);

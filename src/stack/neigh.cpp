@@ -10,13 +10,13 @@
 namespace xvs::stack {
 
 Neighbours::Neighbours(size_t capacity, NeighTimes times)
-    : table_(std::bit_ceil(std::max<size_t>(capacity, 16))),
+    : table_(std::bit_ceil(std::clamp<size_t>(capacity, 16, kMaxSlots))),
       mask_(table_.size() - 1),
       times_(times) {}
 
-size_t Neighbours::slot_of(uint32_t addr) const { return mix64(addr) & mask_; }
+size_t Neighbours::slot_of(const net::InetAddr& addr) const { return mix64(addr.word(1) ^ mix64(addr.word(0))) & mask_; }
 
-NeighEntry* Neighbours::find(uint32_t addr) {
+NeighEntry* Neighbours::find(const net::InetAddr& addr) {
     for (size_t i = slot_of(addr);; i = (i + 1) & mask_) {
         NeighEntry& e = table_[i];
         if (e.state == NeighState::Empty) return nullptr;
@@ -24,11 +24,11 @@ NeighEntry* Neighbours::find(uint32_t addr) {
     }
 }
 
-const NeighEntry* Neighbours::find(uint32_t addr) const {
+const NeighEntry* Neighbours::find(const net::InetAddr& addr) const {
     return const_cast<Neighbours*>(this)->find(addr);
 }
 
-NeighEntry* Neighbours::get_or_create(uint32_t addr, uint8_t port, uint64_t now_ms) {
+NeighEntry* Neighbours::get_or_create(const net::InetAddr& addr, uint8_t port, uint64_t now_ms) {
     if (NeighEntry* e = find(addr)) return e;
     // Keep probe chains short: at 3/4 load an old entry makes room, or the insert fails.
     if (size_ >= capacity() && !evict_one()) return nullptr;
@@ -47,7 +47,7 @@ NeighEntry* Neighbours::get_or_create(uint32_t addr, uint8_t port, uint64_t now_
     }
 }
 
-NeighEntry* Neighbours::learn(uint32_t addr, const net::MacAddr& mac, uint8_t port,
+NeighEntry* Neighbours::learn(const net::InetAddr& addr, const net::MacAddr& mac, uint8_t port,
                               uint64_t now_ms, bool create) {
     NeighEntry* e = find(addr);
     if (!e && create) {
@@ -56,6 +56,7 @@ NeighEntry* Neighbours::learn(uint32_t addr, const net::MacAddr& mac, uint8_t po
     }
     if (!e || e->port != port) return nullptr;
     if (e->state == NeighState::Static) return e;
+    if (!(e->mac == mac)) invalidate_cached();
     e->mac = mac;
     e->port = port;
     e->state = NeighState::Reachable;
@@ -64,7 +65,7 @@ NeighEntry* Neighbours::learn(uint32_t addr, const net::MacAddr& mac, uint8_t po
     return e;
 }
 
-void Neighbours::add_static(uint32_t addr, const net::MacAddr& mac, uint8_t port) {
+void Neighbours::add_static(const net::InetAddr& addr, const net::MacAddr& mac, uint8_t port) {
     NeighEntry* e = get_or_create(addr, port, 0);
     if (!e) return;
     e->mac = mac;
@@ -72,7 +73,7 @@ void Neighbours::add_static(uint32_t addr, const net::MacAddr& mac, uint8_t port
     e->state = NeighState::Static;
 }
 
-void Neighbours::remove(uint32_t addr) {
+void Neighbours::remove(const net::InetAddr& addr) {
     for (size_t i = slot_of(addr);; i = (i + 1) & mask_) {
         if (table_[i].state == NeighState::Empty) return;
         if (table_[i].addr == addr) {
@@ -113,6 +114,7 @@ bool Neighbours::evict_one() {
 
 // Backward-shift deletion keeps every probe chain unbroken without tombstones.
 void Neighbours::erase_at(size_t i) {
+    invalidate_cached();  // entries move and one goes
     table_[i].state = NeighState::Empty;
     --size_;
     for (size_t j = (i + 1) & mask_; table_[j].state != NeighState::Empty; j = (j + 1) & mask_) {

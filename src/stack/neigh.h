@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "net/addr.h"
 #include "net/headers.h"
 
 struct rte_mbuf;
@@ -25,7 +26,7 @@ struct NeighTimes {
 };
 
 struct NeighEntry {
-    uint32_t addr = 0;  // network order
+    net::InetAddr addr;
     NeighState state = NeighState::Empty;
     uint8_t port = 0;
     uint8_t probes = 0;
@@ -40,19 +41,21 @@ struct NeighEntry {
 
 class Neighbours {
 public:
+    // Slots are addressed by 16-bit indexes in conns' next-hop caches (stack/nh_cache.h).
+    static constexpr size_t kMaxSlots = size_t{1} << 15;
     explicit Neighbours(size_t capacity = 4096, NeighTimes times = {});
 
-    NeighEntry* find(uint32_t addr);
-    const NeighEntry* find(uint32_t addr) const;
+    NeighEntry* find(const net::InetAddr& addr);
+    const NeighEntry* find(const net::InetAddr& addr) const;
     // Finds or creates (Incomplete) an entry; nullptr when the table is full.
-    NeighEntry* get_or_create(uint32_t addr, uint8_t port, uint64_t now_ms);
+    NeighEntry* get_or_create(const net::InetAddr& addr, uint8_t port, uint64_t now_ms);
     // Records a MAC learned from ARP on `port`; `create` false only updates an existing entry.
     // Returns the entry (now Reachable), or nullptr: no entry (table full or !create), or the
     // entry belongs to another port (never moved by a sender's claim).
-    NeighEntry* learn(uint32_t addr, const net::MacAddr& mac, uint8_t port, uint64_t now_ms,
+    NeighEntry* learn(const net::InetAddr& addr, const net::MacAddr& mac, uint8_t port, uint64_t now_ms,
                       bool create);
-    void add_static(uint32_t addr, const net::MacAddr& mac, uint8_t port);
-    void remove(uint32_t addr);
+    void add_static(const net::InetAddr& addr, const net::MacAddr& mac, uint8_t port);
+    void remove(const net::InetAddr& addr);
 
     // Packets waiting in all entries; bounded by the output path (kMaxPendingTotal).
     uint32_t pending_total = 0;
@@ -64,6 +67,16 @@ public:
     // Hash slots (live when state != Empty), for dumps that resume at a slot (lb/command.h).
     size_t slot_count() const { return table_.size(); }
     const NeighEntry& slot(size_t i) const { return table_[i]; }
+    NeighEntry& slot(size_t i) { return table_[i]; }
+    uint16_t index_of(const NeighEntry* e) const { return static_cast<uint16_t>(e - table_.data()); }
+
+    // Next hops cached under another generation are stale. It changes whenever an entry moves
+    // or goes (deletion shifts entries), changes its MAC or port, and on every new snapshot
+    // (the routes may differ): stack/output.cpp. Never 0, which a cache uses for "empty".
+    uint16_t generation() const { return gen_; }
+    void invalidate_cached() {
+        if (++gen_ == 0) gen_ = 1;
+    }
     template <typename F>
     void for_each(F&& f) {
         for (auto& e : table_)
@@ -71,7 +84,7 @@ public:
     }
 
 private:
-    size_t slot_of(uint32_t addr) const;
+    size_t slot_of(const net::InetAddr& addr) const;
     void erase_at(size_t i);
     bool evict_one();
 
@@ -79,6 +92,7 @@ private:
     size_t mask_;
     size_t size_ = 0;
     uint64_t evictions_ = 0;
+    uint16_t gen_ = 1;
     NeighTimes times_;
 };
 

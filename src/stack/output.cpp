@@ -1,9 +1,10 @@
-// IPv4 output path. Unresolved next hops get a bounded queue (per entry and in total) and an
+// IP output path. Unresolved next hops get a bounded queue (per entry and in total) and an
 // ARP probe; everything that cannot be queued is counted as a drop.
 #include "stack/output.h"
 
 #include <rte_mbuf.h>
 
+#include "net/af.h"
 #include "stack/arp.h"
 
 namespace xvs::stack {
@@ -28,12 +29,41 @@ void ether_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAd
     auto* eth = rte_pktmbuf_mtod(pkt, net::EtherHdr*);
     eth->dst = dst;
     eth->src = ctx.view->ports[port].mac;
-    eth->ether_type = net::hton16(net::kEtherTypeIpv4);
+    const uint8_t version = *reinterpret_cast<const uint8_t*>(eth + 1) >> 4;
+    eth->ether_type = net::hton16(version == 6 ? net::kEtherTypeIpv6 : net::kEtherTypeIpv4);
     ctx.tx.enqueue(port, pkt, ctx.counters);
 }
 
-void ipv4_output(StackContext& ctx, rte_mbuf* pkt, uint32_t daddr_be) {
-    const NextHop nh = ctx.view->route_lookup(daddr_be);
+namespace {
+
+void nh_remember(StackContext& ctx, NhRef ref, const NeighEntry* e) {
+    if (!ref.cache) return;
+    NhCache& c = *ref.cache;
+    const uint16_t gen = ctx.neigh.generation();
+    if (c.gen != gen) {  // the other direction's slot is of an older generation: forget it
+        c.slot[0] = c.slot[1] = NhCache::kNone;
+        c.gen = gen;
+    }
+    c.slot[static_cast<unsigned>(ref.dir)] = ctx.neigh.index_of(e);
+}
+
+}  // namespace
+
+template <class Af>
+void ip_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhRef ref) {
+    if (ref.cache && ref.cache->gen == ctx.neigh.generation()) {
+        const uint16_t slot = ref.cache->slot[static_cast<unsigned>(ref.dir)];
+        if (slot != NhCache::kNone) {
+            NeighEntry& e = ctx.neigh.slot(slot);
+            if (e.state == NeighState::Reachable || e.state == NeighState::Static) {
+                e.used_ms = ctx.now_ms;
+                ctx.counters.inc(Counter::nh_cache_hits);
+                ether_send(ctx, pkt, e.port, e.mac);
+                return;
+            }
+        }
+    }
+    const NextHop nh = ctx.view->route_lookup(daddr);
     if (!nh.found) {
         ctx.counters.inc(Counter::drop_no_route);
         rte_pktmbuf_free(pkt);
@@ -44,6 +74,7 @@ void ipv4_output(StackContext& ctx, rte_mbuf* pkt, uint32_t daddr_be) {
         // The route now points out of another port (routes changed): the MAC learned on the
         // old port means nothing there. Resolve again on the route's port.
         e->port = nh.port;
+        ctx.neigh.invalidate_cached();
         e->state = NeighState::Incomplete;
         e->probes = 0;
         e->next_probe_ms = ctx.now_ms;
@@ -53,6 +84,7 @@ void ipv4_output(StackContext& ctx, rte_mbuf* pkt, uint32_t daddr_be) {
             case NeighState::Reachable:
             case NeighState::Static:
                 e->used_ms = ctx.now_ms;
+                nh_remember(ctx, ref, e);
                 ether_send(ctx, pkt, nh.port, e->mac);
                 return;
             case NeighState::Stale:
@@ -97,6 +129,8 @@ void ipv4_output(StackContext& ctx, rte_mbuf* pkt, uint32_t daddr_be) {
         e->next_probe_ms = ctx.now_ms + ctx.neigh.times().retrans_ms;
     }
 }
+
+template void ip_output<net::Af4>(StackContext&, rte_mbuf*, const net::InetAddr&, NhRef);
 
 void neigh_drop_all_pending(StackContext& ctx) {
     ctx.neigh.for_each([&](NeighEntry& e) {

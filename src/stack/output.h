@@ -1,12 +1,14 @@
-// IPv4 output: route lookup, neighbour resolution (queueing while unresolved), Ethernet header,
-// TX enqueue. The packet's data must start at a 14-byte Ethernet header whose contents are
-// overwritten here.
+// IP output: next hop (from the conn's cache, else route lookup and neighbour resolution,
+// queueing while unresolved), Ethernet header, TX enqueue. The packet's data must start at a
+// 14-byte Ethernet header whose contents are overwritten here.
 #pragma once
 
 #include <cstdint>
 
 #include "stack/context.h"
+#include "net/addr.h"
 #include "stack/neigh.h"
+#include "stack/nh_cache.h"
 
 struct rte_mbuf;
 
@@ -14,9 +16,13 @@ namespace xvs::stack {
 
 // Frees m, counted under reason: how every layer drops a packet it cannot send on.
 void drop(StackContext& ctx, rte_mbuf* m, Counter reason);
-// Consumes pkt.
-void ipv4_output(StackContext& ctx, rte_mbuf* pkt, uint32_t daddr_be);
-// Sends pkt on port to a resolved neighbour; consumes pkt.
+// Sends an IP packet of family Af to daddr; consumes pkt. nh: the conn's next-hop cache for
+// this direction, used when valid and refilled when the packet leaves through a usable
+// neighbour entry (NhRef{} for frames without a conn).
+template <class Af>
+void ip_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhRef nh = {});
+// Sends pkt on port to a resolved neighbour; consumes pkt. The EtherType follows the IP
+// version of the packet.
 void ether_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAddr& dst);
 // An mbuf for a frame the stack builds itself (ARP request, PROXY header segment, RS SYN...):
 // counted as frames_generated, and on an empty pool as drop_mbuf_alloc, so frame conservation

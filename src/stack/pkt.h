@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "net/af.h"
 #include "net/headers.h"
 #include "stack/view.h"
 
@@ -11,13 +12,14 @@ struct rte_mbuf;
 
 namespace xvs::stack {
 
-// One validated IPv4 TCP/UDP packet. ip and l4 point into pkt's data (offsets l3_off and
-// l4_off from its start); l4_len counts from the L4 header to the end of the IP packet.
-// No default member initializers: a burst array of them is not zeroed per burst (eth_input
-// writes every field).
+// One validated TCP/UDP (or related ICMP) packet of family Af (net/af.h). ip and l4 point into
+// pkt's data (offsets l3_off and l4_off from its start); l4_len counts from the L4 header to
+// the end of the IP packet. No default member initializers: a burst array of them is not
+// zeroed per burst (eth_input writes every field).
+template <class Af>
 struct PktMeta {
     rte_mbuf* pkt;
-    net::Ipv4Hdr* ip;
+    typename Af::Hdr* ip;
     uint8_t* l4;
     uint16_t l3_off;
     uint16_t l4_off;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/flat_map.h"
+#include "net/addr.h"
 #include "net/headers.h"
 
 namespace xvs::lb {
@@ -33,22 +34,29 @@ struct OwnAddr {
 };
 
 struct AddrKey {
-    uint32_t be = 0;
+    net::InetAddr addr;
     bool operator==(const AddrKey&) const = default;
 };
-inline uint64_t flat_hash(const AddrKey& k) { return mix64(k.be); }
+inline uint64_t flat_hash(const AddrKey& k) { return mix64(k.addr.word(1) ^ mix64(k.addr.word(0))); }
 
 struct RouteEntry {
-    uint32_t prefix = 0;  // host order, masked
-    uint32_t mask = 0;    // host order
-    uint8_t len = 0;
-    uint8_t port = 0;     // index into ports
-    uint32_t gateway = 0;  // network order; 0 = directly connected (next hop = destination)
-    uint32_t source = 0;   // network order: own address used as source for ARP on this route
+    net::InetPrefix dst;
+    uint8_t port = 0;        // index into ports
+    net::InetAddr gateway;   // unspecified: directly connected (next hop = destination)
+    net::InetAddr source;    // own address used as source for ARP on this route
+    // IPv4 routes: dst as host-order prefix and mask, so the scan is two ALU ops per entry.
+    uint32_t v4_prefix = 0;
+    uint32_t v4_mask = 0;
+
+    bool connected() const { return gateway.is_unspecified(); }
+    bool matches(const net::InetAddr& a) const {
+        if (a.is_v4()) return dst.is_v4() && (__builtin_bswap32(a.v4_be()) & v4_mask) == v4_prefix;
+        return !dst.is_v4() && dst.contains(a);
+    }
 };
 
 struct NextHop {
-    uint32_t addr = 0;  // network order
+    net::InetAddr addr;
     uint8_t port = 0;
     bool found = false;
 };
@@ -57,31 +65,27 @@ struct StackView {
     std::vector<PortView> ports;
     FlatMap<AddrKey, OwnAddr> addrs;
     std::vector<RouteEntry> routes;  // longest prefix first
-    std::vector<uint32_t> port_source;  // per port: an own address (network order) for ARP
+    std::vector<net::InetAddr> port_source;  // per port: an own address for ARP (unspecified: none)
 
-    const OwnAddr* own(uint32_t addr_be) const { return addrs.find(AddrKey{addr_be}); }
+    const OwnAddr* own(const net::InetAddr& addr) const { return addrs.find(AddrKey{addr}); }
 
-    // True when addr (network order) is a host we talk to directly on port: a gateway of a
-    // route through port, or an address whose best route is a connected one (no gateway)
-    // through port. ARP is learned and answered only for such senders, so a frame on one
-    // port can never claim a neighbour that lives behind another (an ARP hijack).
-    bool on_link(uint32_t addr_be, uint8_t port) const {
+    // True when addr is a host we talk to directly on port: a gateway of a route through
+    // port, or an address whose best route is a connected one (no gateway) through port. ARP
+    // is learned and answered only for such senders, so a frame on one port can never claim a
+    // neighbour that lives behind another (an ARP hijack).
+    bool on_link(const net::InetAddr& addr, uint8_t port) const {
         for (const auto& r : routes)
-            if (r.gateway == addr_be && r.port == port) return true;
-        const uint32_t h = __builtin_bswap32(addr_be);
+            if (r.gateway == addr && r.port == port) return true;
         for (const auto& r : routes)
-            if ((h & r.mask) == r.prefix) return r.gateway == 0 && r.port == port;
+            if (r.matches(addr)) return r.connected() && r.port == port;
         return false;
     }
 
     // Longest-prefix match. Routes are few on a director (connected subnets, a default, some
     // statics), so a scan in prefix-length order beats a trie in cache misses.
-    NextHop route_lookup(uint32_t daddr_be) const {
-        uint32_t h = __builtin_bswap32(daddr_be);
+    NextHop route_lookup(const net::InetAddr& daddr) const {
         for (const auto& r : routes) {
-            if ((h & r.mask) == r.prefix) {
-                return NextHop{r.gateway ? r.gateway : daddr_be, r.port, true};
-            }
+            if (r.matches(daddr)) return NextHop{r.connected() ? daddr : r.gateway, r.port, true};
         }
         return NextHop{};
     }

@@ -26,22 +26,24 @@ constexpr uint8_t kPpHeaderMaxRexmits = 5;
 
 size_t pp_build(const Conn* c, uint8_t* out, size_t cap) {
     if (c->flags & kConnPpV1)
-        return net::pp_v1_build(out, cap, c->caddr, c->vaddr, c->cport, c->vport);
-    return net::pp_v2_build(out, cap, c->proto, c->caddr, c->vaddr, c->cport, c->vport);
+        return net::pp_v1_build(out, cap, c->caddr.v4_be(), c->vaddr.v4_be(), c->cport, c->vport);
+    return net::pp_v2_build(out, cap, c->proto, c->caddr.v4_be(), c->vaddr.v4_be(), c->cport,
+                              c->vport);
 }
 }  // namespace
 
 // Grows the (not yet FULLNAT-rewritten) packet by the PROXY header, written in front of the
-// L4 payload; IP length and checksum and the L4 length/checksum are recomputed (fullnat_rewrite
+// L4 payload; IP length and checksum and the L4 length/checksum are recomputed (net::rewrite_both
 // then updates them incrementally). A result beyond the egress MTU or the mbuf's tailroom is
 // left unchanged and counted (TCP then sends the header as its own segment first; a UDP
 // datagram goes without it). Returns true when the header was inserted.
-bool pp_insert(WorkerCtx& w, LbPacket& lp, Conn* c, size_t l4_hdr_len) {
+template <class Af>
+bool pp_insert(WorkerCtx& w, LbPacket<Af>& lp, Conn* c, size_t l4_hdr_len) {
     uint8_t hdr[net::kPpV1MaxLen];
     const size_t hlen = pp_build(c, hdr, sizeof(hdr));
     if (hlen == 0) return false;
-    const size_t ihl = lp.ip->header_len();
-    const size_t ip_len = net::ntoh16(lp.ip->total_length);
+    const size_t ihl = Af::header_len(*lp.ip);
+    const size_t ip_len = Af::packet_len(*lp.ip);
     const size_t new_len = ip_len + hlen;
     const stack::PortView& out_port =
         w.stack.view->ports[w.stack.view->route_lookup(c->daddr).port];
@@ -105,7 +107,8 @@ void pp_conn_init(WorkerCtx& w, Conn* c) {
 // is what an ACK needs). A RST must carry exactly the RS's next expected seq, so it goes
 // unshifted until the RS acked the header (a RST that missed draws a challenge ACK, acking
 // ISN + 1 or past it, and the client's answering RST then matches).
-PpHeaderSegment pp_inbound(WorkerCtx& w, LbPacket& lp, Conn* c) {
+template <class Af>
+PpHeaderSegment pp_inbound(WorkerCtx& w, LbPacket<Af>& lp, Conn* c) {
     if (lp.tcp_flags & net::kTcpSyn) return PpHeaderSegment::None;
     auto* tcp = reinterpret_cast<net::TcpHdr*>(lp.l4);
     const uint32_t seq = net::ntoh32(tcp->seq);
@@ -157,7 +160,7 @@ void pp_send_header_segment(WorkerCtx& w, Conn* c, uint32_t ack_be, uint16_t win
     c->flags |= kConnPpSent | kConnPpHdrSeg;
     if (pp_header_segment_emit(w, c, ack_be)) w.stack.counters.inc(Counter::pp_header_segment_sent);
     if (c->flags & kConnSynAckSeen)
-        w.timers.arm(&c->timer, std::min(c->expires_ms, w.stack.now_ms + kPpHeaderRtoMs));
+        w.timers.arm(&c->timer, std::min(c->expires(w.stack.now_ms), w.stack.now_ms + kPpHeaderRtoMs));
 }
 
 // Builds and sends LIP:lport -> RS:dport, seq = client ISN + 1, ACK|PSH, carrying only the
@@ -187,8 +190,8 @@ static bool pp_header_segment_emit(WorkerCtx& w, Conn* c, uint32_t ack_be) {
     ip->frag_off = net::hton16(net::kIpv4DontFragment);
     ip->ttl = 64;
     ip->protocol = net::kIpProtoTcp;
-    ip->saddr = c->laddr_ip;
-    ip->daddr = c->daddr;
+    ip->saddr = c->laddr_ip.v4_be();
+    ip->daddr = c->daddr.v4_be();
     ip->checksum = net::ipv4_header_checksum(ip);
     auto* tcp = reinterpret_cast<net::TcpHdr*>(ip + 1);
     tcp->sport = c->lport;
@@ -201,7 +204,7 @@ static bool pp_header_segment_emit(WorkerCtx& w, Conn* c, uint32_t ack_be) {
     std::memcpy(tcp + 1, hdr, hlen);
     tcp->checksum = net::ipv4_l4_checksum(ip->saddr, ip->daddr, net::kIpProtoTcp, tcp,
                                           static_cast<uint16_t>(l4_len));
-    stack::ipv4_output(w.stack, m, c->daddr);
+    stack::ip_output<net::Af4>(w.stack, m, c->daddr, {&c->nh, stack::NhDir::ToDest});
     return true;
 }
 
@@ -212,21 +215,22 @@ static bool pp_header_segment_emit(WorkerCtx& w, Conn* c, uint32_t ack_be) {
 uint64_t pp_header_timer(WorkerCtx& w, Conn* c, uint64_t now) {
     if ((c->flags & kConnPpHdrAcked) || w.feat_of(c).pp_rexmits > kPpHeaderMaxRexmits ||
         c->state == TcpState::Close || c->state == TcpState::TimeWait)
-        return c->expires_ms;
+        return c->expires(now);
     if (w.feat_of(c).pp_rexmits == kPpHeaderMaxRexmits) {
         ++w.feat_of(c).pp_rexmits;
         w.stack.counters.inc(Counter::pp_header_gave_up);
-        return c->expires_ms;
+        return c->expires(now);
     }
     (void)pp_header_segment_emit(w, c, net::hton32(w.feat_of(c).rs_isn + 1));
     ++w.feat_of(c).pp_rexmits;
     w.stack.counters.inc(Counter::pp_header_retransmitted);
-    return std::min(c->expires_ms, now + (kPpHeaderRtoMs << w.feat_of(c).pp_rexmits));
+    return std::min(c->expires(now), now + (kPpHeaderRtoMs << w.feat_of(c).pp_rexmits));
 }
 
 // RS -> client: remember the RS ISN from the SYN-ACK; acks and SACK edges move down by the
 // header length (pp_conn_init), whether or not the header already reached the RS.
-void pp_outbound(WorkerCtx& w, LbPacket& lp, Conn* c) {
+template <class Af>
+void pp_outbound(WorkerCtx& w, LbPacket<Af>& lp, Conn* c) {
     auto* tcp = reinterpret_cast<net::TcpHdr*>(lp.l4);
     if ((lp.tcp_flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck)) {
         w.feat_of(c).rs_isn = net::ntoh32(tcp->seq);
@@ -256,4 +260,8 @@ void pp_outbound(WorkerCtx& w, LbPacket& lp, Conn* c) {
     const size_t avail = net::ntoh16(lp.ip->total_length) - lp.ip->header_len();
     net::pp_sack_rs_to_client(net::tcp_options_span(tcp, avail), shift, &tcp->checksum);
 }
+template bool pp_insert<net::Af4>(WorkerCtx&, LbPacket4&, Conn*, size_t);
+template PpHeaderSegment pp_inbound<net::Af4>(WorkerCtx&, LbPacket4&, Conn*);
+template void pp_outbound<net::Af4>(WorkerCtx&, LbPacket4&, Conn*);
+
 }  // namespace xvs::lb

@@ -9,6 +9,7 @@
 namespace xvs::lb {
 
 struct WorkerCtx;
+template <class Af>
 struct LbPacket;
 struct Conn;
 
@@ -20,10 +21,13 @@ void pp_conn_init(WorkerCtx& w, Conn* conn);
 // Runs before the FULLNAT rewrite and says whether a separate header segment must go out just
 // before (the segment at client ISN + 1 had no room for it) or just after (server speaks
 // first: the handshake ACK) this packet (pp_send_header_segment).
-PpHeaderSegment pp_inbound(WorkerCtx& w, LbPacket& lp, Conn* conn);
-void pp_outbound(WorkerCtx& w, LbPacket& lp, Conn* conn);
+template <class Af>
+PpHeaderSegment pp_inbound(WorkerCtx& w, LbPacket<Af>& lp, Conn* conn);
+template <class Af>
+void pp_outbound(WorkerCtx& w, LbPacket<Af>& lp, Conn* conn);
 // Inserts the header in front of the L4 payload (TCP, or a UDP flow's first datagram).
-bool pp_insert(WorkerCtx& w, LbPacket& lp, Conn* conn, size_t l4_hdr_len);
+template <class Af>
+bool pp_insert(WorkerCtx& w, LbPacket<Af>& lp, Conn* conn, size_t l4_hdr_len);
 void pp_send_header_segment(WorkerCtx& w, Conn* conn, uint32_t ack_be, uint16_t window_be);
 // The header segment is retransmitted (RTO 1 s, doubling) until the RS acks past it.
 // Called from the conn timer while the conn lives; returns when the timer must fire next

@@ -16,7 +16,8 @@ using stack::Counter;
 
 // RS SYN-ACK: remember the RS's ISN (TOA goes into client packets acking exactly it + 1) and
 // lower the MSS by the TOA length so full-size client segments still fit with the option.
-void toa_synack(WorkerCtx& w, LbPacket& lp, Conn* c) {
+template <class Af>
+void toa_synack(WorkerCtx& w, LbPacket<Af>& lp, Conn* c) {
     auto* tcp = reinterpret_cast<net::TcpHdr*>(lp.l4);
     w.feat_of(c).rs_isn = net::ntoh32(tcp->seq);
     c->flags |= kConnSynAckSeen;
@@ -27,7 +28,8 @@ void toa_synack(WorkerCtx& w, LbPacket& lp, Conn* c) {
 // Client -> RS: TOA first in the options of every non-SYN, non-RST packet that acks the RS
 // SYN-ACK and nothing more (seed 001: third-handshake ACK, ACK+data, FIN+ACK+data, out of
 // order, retransmissions). Once the client acks RS data the RS has its address: stop.
-void toa_inbound(WorkerCtx& w, LbPacket& lp, Conn* c) {
+template <class Af>
+void toa_inbound(WorkerCtx& w, LbPacket<Af>& lp, Conn* c) {
     constexpr uint8_t kNot = net::kTcpSyn | net::kTcpRst;
     if ((lp.tcp_flags & kNot) || !(lp.tcp_flags & net::kTcpAck) || !(c->flags & kConnSynAckSeen) ||
         (c->flags & kConnToaDone))
@@ -45,7 +47,7 @@ void toa_inbound(WorkerCtx& w, LbPacket& lp, Conn* c) {
     // whose SYN-ACK MSS was not clamped is forwarded without TOA, counted).
     const size_t capacity = std::min<size_t>(ip_len + rte_pktmbuf_tailroom(lp.pkt), out_port.mtu);
     const net::ToaResult r = net::toa_insert_ipv4(reinterpret_cast<uint8_t*>(lp.ip), ip_len,
-                                                  capacity, c->caddr, c->cport, true);
+                                                  capacity, c->caddr.v4_be(), c->cport, true);
     if (r.forged_removed) w.stack.counters.inc(Counter::toa_forged_removed, r.forged_removed);
     switch (r.outcome) {
         case net::ToaOutcome::Inserted:
@@ -75,5 +77,8 @@ void toa_inbound(WorkerCtx& w, LbPacket& lp, Conn* c) {
     else if (frame < rte_pktmbuf_data_len(lp.pkt))
         rte_pktmbuf_trim(lp.pkt, static_cast<uint16_t>(rte_pktmbuf_data_len(lp.pkt) - frame));
 }
+
+template void toa_synack<net::Af4>(WorkerCtx&, LbPacket4&, Conn*);
+template void toa_inbound<net::Af4>(WorkerCtx&, LbPacket4&, Conn*);
 
 }  // namespace xvs::lb

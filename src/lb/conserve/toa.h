@@ -6,12 +6,15 @@
 namespace xvs::lb {
 
 struct WorkerCtx;
+template <class Af>
 struct LbPacket;
 struct Conn;
 
 // Client -> RS (before the FULLNAT rewrite).
-void toa_inbound(WorkerCtx& w, LbPacket& lp, Conn* conn);
+template <class Af>
+void toa_inbound(WorkerCtx& w, LbPacket<Af>& lp, Conn* conn);
 // RS SYN-ACK: remember the RS ISN, clamp the MSS by the option length.
-void toa_synack(WorkerCtx& w, LbPacket& lp, Conn* conn);
+template <class Af>
+void toa_synack(WorkerCtx& w, LbPacket<Af>& lp, Conn* conn);
 
 }  // namespace xvs::lb

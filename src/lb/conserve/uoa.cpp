@@ -26,7 +26,8 @@ net::UoaMode uoa_mode_of(const Conn* c) {
 // follows unchanged (DPVS does the same), so the RS learns the address before the data.
 static void uoa_send_empty(WorkerCtx& w, const Conn* c);
 
-void uoa_inbound(WorkerCtx& w, LbPacket& lp, Conn* c) {
+template <class Af>
+void uoa_inbound(WorkerCtx& w, LbPacket<Af>& lp, Conn* c) {
     if (--w.feat_of(c).uoa_left == 0) c->flags &= static_cast<uint16_t>(~kConnUoa);
     const net::UoaMode mode = uoa_mode_of(c);
     const size_t grow = net::uoa_insert_len(mode);
@@ -44,7 +45,7 @@ void uoa_inbound(WorkerCtx& w, LbPacket& lp, Conn* c) {
             // With MTU and room checked, only a full IPv4 option space (ipo) refuses it.
             failure = Counter::uoa_fail_ip_options;
             if (net::uoa_insert(mode, reinterpret_cast<uint8_t*>(lp.ip), ip_len, ip_len + grow,
-                                c->caddr, c->cport)) {
+                                c->caddr.v4_be(), c->cport)) {
                 rte_pktmbuf_append(lp.pkt, static_cast<uint16_t>(grow));
                 w.stack.counters.inc(Counter::uoa_inserted);
                 return;
@@ -67,11 +68,11 @@ static void uoa_send_empty(WorkerCtx& w, const Conn* c) {
     auto* eth = reinterpret_cast<net::EtherHdr*>(
         rte_pktmbuf_append(m, static_cast<uint16_t>(sizeof(net::EtherHdr) + ip_len)));
     net::UoaFlow flow;
-    flow.saddr_be = c->laddr_ip;
-    flow.daddr_be = c->daddr;
+    flow.saddr_be = c->laddr_ip.v4_be();
+    flow.daddr_be = c->daddr.v4_be();
     flow.sport_be = c->lport;
     flow.dport_be = c->dport;
-    flow.client_be = c->caddr;
+    flow.client_be = c->caddr.v4_be();
     flow.cport_be = c->cport;
     if (!eth || net::uoa_empty_datagram_build(reinterpret_cast<uint8_t*>(eth + 1), ip_len,
                                               uoa_mode_of(c), flow) != ip_len) {
@@ -80,6 +81,8 @@ static void uoa_send_empty(WorkerCtx& w, const Conn* c) {
         return;
     }
     w.stack.counters.inc(Counter::uoa_empty_sent);
-    stack::ipv4_output(w.stack, m, c->daddr);
+    stack::ip_output<net::Af4>(w.stack, m, c->daddr);
 }
+template void uoa_inbound<net::Af4>(WorkerCtx&, LbPacket4&, Conn*);
+
 }  // namespace xvs::lb

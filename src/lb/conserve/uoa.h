@@ -5,11 +5,13 @@
 namespace xvs::lb {
 
 struct WorkerCtx;
+template <class Af>
 struct LbPacket;
 struct Conn;
 
 // After the FULLNAT rewrite of a client datagram: inserted in place, or sent ahead in an empty
 // datagram when it does not fit.
-void uoa_inbound(WorkerCtx& w, LbPacket& lp, Conn* conn);
+template <class Af>
+void uoa_inbound(WorkerCtx& w, LbPacket<Af>& lp, Conn* conn);
 
 }  // namespace xvs::lb

@@ -11,7 +11,8 @@ namespace xvs::lb {
 
 using stack::Counter;
 
-bool icmp_related_key(const LbPacket& lp, ConnKey& key) {
+template <class Af>
+bool icmp_related_key(const LbPacket<Af>& lp, ConnKey& key) {
     net::IcmpQuote q;
     if (!net::parse_icmp_error(lp.l4, lp.l4_len, q)) return false;
     if (q.inner_proto != net::kIpProtoTcp && q.inner_proto != net::kIpProtoUdp) return false;
@@ -19,7 +20,8 @@ bool icmp_related_key(const LbPacket& lp, ConnKey& key) {
     return true;
 }
 
-void icmp_related(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
+template <class Af>
+void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     auto drop = [&](Counter reason) {
         w.stack.counters.inc(reason);
         rte_pktmbuf_free(lp.pkt);
@@ -34,11 +36,11 @@ void icmp_related(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
         if (c.mode == FwdMode::Dr || c.mode == FwdMode::Tun) {
             // The RS sent it as VIP -> client itself: forward unchanged, the way the conn's
             // client packets go (DR: to the RS's MAC; TUN: encapsulated).
-            if (xmit_of(c.mode).in(w, lp, c) != stack::Verdict::Accept) return;
+            if (xmit_of<Af>(c.mode).in(w, lp, c) != stack::Verdict::Accept) return;
         } else {
             const net::IcmpTranslation t{
                 // FULLNAT and SNAT hide the sender behind the local / WAN address.
-                c.mode == FwdMode::FullNat || c.mode == FwdMode::Snat ? c.laddr_ip : lp.ip->saddr,
+                c.mode == FwdMode::FullNat || c.mode == FwdMode::Snat ? c.laddr_ip : Af::src(*lp.ip),
                 c.daddr,
                 c.daddr,
                 c.laddr_ip,
@@ -48,14 +50,14 @@ void icmp_related(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
                 return drop(Counter::drop_icmp_malformed);
         }
         w.stack.counters.inc(Counter::icmp_related_forwarded);
-        stack::ipv4_output(w.stack, lp.pkt, c.daddr);
+        stack::ip_output<Af>(w.stack, lp.pkt, c.daddr, {&c.nh, stack::NhDir::ToDest});
         return;
     }
     // The quote is a packet to the RS (LIP:lport or client:cport -> RS:rport); the error goes
     // to the client, about the packet it sent to the VIP.
     // SNAT: the error comes from the outside (the host or a router on the way) and keeps
     // its source; the other modes answer for the VIP.
-    const net::IcmpTranslation t{c.mode == FwdMode::Snat ? lp.ip->saddr : c.vaddr,
+    const net::IcmpTranslation t{c.mode == FwdMode::Snat ? Af::src(*lp.ip) : c.vaddr,
                                  c.caddr,
                                  c.caddr,
                                  c.vaddr,
@@ -64,7 +66,10 @@ void icmp_related(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
     if (!net::translate_icmp_error(lp.ip, lp.l4, lp.l4_len, q, t))
         return drop(Counter::drop_icmp_malformed);
     w.stack.counters.inc(Counter::icmp_related_forwarded);
-    stack::ipv4_output(w.stack, lp.pkt, c.caddr);
+    stack::ip_output<Af>(w.stack, lp.pkt, c.caddr, {&c.nh, stack::NhDir::ToClient});
 }
+
+template bool icmp_related_key<net::Af4>(const LbPacket4&, ConnKey&);
+template void icmp_related<net::Af4>(WorkerCtx&, LbPacket4&, ConnRef);
 
 }  // namespace xvs::lb

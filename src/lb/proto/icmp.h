@@ -11,13 +11,16 @@
 namespace xvs::lb {
 
 struct WorkerCtx;
+template <class Af>
 struct LbPacket;
 
 // The lookup key of an ICMP error packet (lp.related): the quoted tuple reversed. False when
 // the message is malformed or quotes something no conn can own (the caller drops it).
-bool icmp_related_key(const LbPacket& lp, ConnKey& key);
+template <class Af>
+bool icmp_related_key(const LbPacket<Af>& lp, ConnKey& key);
 
 // Consumes lp.pkt: translated and sent, or dropped and counted (drop_icmp_unrelated).
-void icmp_related(WorkerCtx& w, LbPacket& lp, ConnRef ref);
+template <class Af>
+void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref);
 
 }  // namespace xvs::lb

@@ -18,8 +18,8 @@ namespace xvs::lb {
 
 // What a scheduler may hash on (sh, dh, mh later).
 struct FlowKey {
-    uint32_t saddr;  // network order
-    uint32_t daddr;
+    net::InetAddr saddr;
+    net::InetAddr daddr;
     uint16_t sport;  // network order
     uint16_t dport;
     uint8_t proto;

@@ -39,7 +39,7 @@ constexpr uint32_t kRsSynFirstRetryMs = 1000;
 constexpr uint16_t kReAckWindow = 1024;
 
 struct TcpSpec {
-    uint32_t saddr, daddr;  // network order
+    net::InetAddr saddr, daddr;  // IPv4 (the SYN proxy answers IPv4 today)
     uint16_t sport, dport;  // network order
     uint32_t seq, ack;      // host order
     uint8_t flags;
@@ -69,8 +69,8 @@ bool tcp_write(rte_mbuf* m, const TcpSpec& s) {
     ip->frag_off = net::hton16(net::kIpv4DontFragment);
     ip->ttl = s.ttl;
     ip->protocol = net::kIpProtoTcp;
-    ip->saddr = s.saddr;
-    ip->daddr = s.daddr;
+    ip->saddr = s.saddr.v4_be();
+    ip->daddr = s.daddr.v4_be();
     ip->checksum = net::ipv4_header_checksum(ip);
     auto* tcp = reinterpret_cast<net::TcpHdr*>(ip + 1);
     tcp->sport = s.sport;
@@ -143,12 +143,12 @@ void synproxy_drop_saved(WorkerCtx& w) {
 
 SpVerdict synproxy_no_conn(WorkerCtx& w, const SpPacket& sp, bool pure_syn) {
     const net::TcpHdr* tcp = sp.tcp;
-    const ServiceView* view = w.snap->service(net::kIpProtoTcp, sp.ip->daddr, tcp->dport);
+    const ServiceView* view = w.snap->service(net::kIpProtoTcp, net::Af4::dst(*sp.ip), tcp->dport);
     if (!view || !(view->flags & kSvcFlagSynProxy) || view->fwd != FwdMode::FullNat)
         return SpVerdict::Pass;
     if (pure_syn) {
         // Admission: a listed-out client never gets a cookie (nothing is kept either way).
-        if (admit_source(w, *view, sp.ip->saddr))
+        if (admit_source(w, *view, net::Af4::src(*sp.ip)))
             synproxy_send_syncookie(w, sp, *view);
         else
             rte_pktmbuf_free(sp.pkt);  // counted by admit_source
@@ -203,8 +203,8 @@ void synproxy_send_syncookie(WorkerCtx& w, const SpPacket& sp, const ServiceView
     uint8_t opts[20];
     const size_t opts_len =
         synproxy_write_synack_options(opts, plan, static_cast<uint32_t>(w.stack.now_ms));
-    const TcpSpec spec{sp.ip->daddr,
-                       sp.ip->saddr,
+    const TcpSpec spec{net::Af4::dst(*sp.ip),
+                       net::Af4::src(*sp.ip),
                        tcp->dport,
                        tcp->sport,
                        cookie,
@@ -250,8 +250,8 @@ void synproxy_open(WorkerCtx& w, const SpPacket& sp, Conn* c) {
     w.feat_of(c).client_isn = w.sp.open.isn;
     conn_set_state(w, c, TcpState::SynSent);
     synproxy_send_rs_syn(w, c);
-    c->expires_ms = w.stack.now_ms + kRsSynFirstRetryMs;
-    w.timers.arm(&c->timer, c->expires_ms);
+    c->set_expires(w.stack.now_ms + kRsSynFirstRetryMs);
+    w.timers.arm(&c->timer, w.stack.now_ms + kRsSynFirstRetryMs);
 }
 
 // LIP:lport -> RS:dport, seq = the client's ISN (so the client's own seq needs no
@@ -280,7 +280,7 @@ void synproxy_send_rs_syn(WorkerCtx& w, Conn* c) {
         return;
     }
     w.stack.counters.inc(Counter::synproxy_rs_syn_sent);
-    stack::ipv4_output(w.stack, m, c->daddr);
+    stack::ip_output<net::Af4>(w.stack, m, c->daddr, {&c->nh, stack::NhDir::ToDest});
 }
 
 bool synproxy_rs_syn_timer(WorkerCtx& w, Conn* c) {
@@ -289,8 +289,9 @@ bool synproxy_rs_syn_timer(WorkerCtx& w, Conn* c) {
         ++p.retries;
         w.stack.counters.inc(Counter::synproxy_rs_syn_retransmit);
         synproxy_send_rs_syn(w, c);
-        c->expires_ms = w.stack.now_ms + (uint64_t(kRsSynFirstRetryMs) << p.retries);
-        w.timers.arm(&c->timer, c->expires_ms);
+        const uint64_t retry_ms = w.stack.now_ms + (uint64_t(kRsSynFirstRetryMs) << p.retries);
+        c->set_expires(retry_ms);
+        w.timers.arm(&c->timer, retry_ms);
         return true;
     }
     w.stack.counters.inc(Counter::synproxy_rs_timeout);
@@ -321,7 +322,7 @@ void synproxy_reset_client(WorkerCtx& w, rte_mbuf* m, Conn* c) {
         drop(w.stack, m, Counter::drop_mbuf_alloc);
         return;
     }
-    stack::ipv4_output(w.stack, m, c->caddr);
+    stack::ip_output<net::Af4>(w.stack, m, c->caddr, {&c->nh, stack::NhDir::ToClient});
 }
 
 bool synproxy_conn(WorkerCtx& w, const SpPacket& sp, Conn* c, bool inbound) {
@@ -361,7 +362,7 @@ bool synproxy_conn(WorkerCtx& w, const SpPacket& sp, Conn* c, bool inbound) {
                 return true;
             }
             w.stack.counters.inc(Counter::synproxy_rs_synack_reacked);
-            stack::ipv4_output(w.stack, sp.pkt, c->daddr);
+            stack::ip_output<net::Af4>(w.stack, sp.pkt, c->daddr, {&c->nh, stack::NhDir::ToDest});
             return true;
         }
         synproxy_translate_out(tcp, tcp_avail(sp.ip), slot.seq());
@@ -455,8 +456,10 @@ void synproxy_handover(WorkerCtx& w, const SpPacket& sp, Conn* c) {
     p.nsaved = 0;
     synproxy_release(w, c);
     conn_set_state(w, c, TcpState::Established);
-    c->expires_ms = w.stack.now_ms + uint64_t(w.snap->timeouts.of(TcpState::Established)) * 1000;
-    w.timers.arm(&c->timer, c->expires_ms);
+    const uint64_t idle_ms =
+        w.stack.now_ms + uint64_t(w.snap->timeouts.of(TcpState::Established)) * 1000;
+    c->set_expires(idle_ms);
+    w.timers.arm(&c->timer, idle_ms);
 
     for (uint8_t i = 0; i < nsaved; ++i) {
         w.stack.counters.inc(Counter::synproxy_saved_replayed);
@@ -489,7 +492,7 @@ void synproxy_handover(WorkerCtx& w, const SpPacket& sp, Conn* c) {
         return;
     }
     w.stack.counters.inc(Counter::synproxy_window_update);
-    stack::ipv4_output(w.stack, sp.pkt, c->caddr);
+    stack::ip_output<net::Af4>(w.stack, sp.pkt, c->caddr, {&c->nh, stack::NhDir::ToClient});
 }
 
 }  // namespace xvs::lb

@@ -6,14 +6,19 @@
 
 namespace xvs::lb {
 
-stack::Verdict nat_in(WorkerCtx&, LbPacket& lp, Conn& c) {
-    net::rewrite_daddr_dport(lp.ip, lp.l4, lp.proto, c.daddr, c.dport);
+template <class Af>
+stack::Verdict nat_in(WorkerCtx&, LbPacket<Af>& lp, Conn& c) {
+    net::rewrite_daddr_dport<Af>(lp.ip, lp.l4, lp.proto, c.daddr, c.dport);
     return stack::Verdict::Accept;
 }
 
-stack::Verdict nat_out(WorkerCtx&, LbPacket& lp, Conn& c) {
-    net::rewrite_saddr_sport(lp.ip, lp.l4, lp.proto, c.vaddr, c.vport);
+template <class Af>
+stack::Verdict nat_out(WorkerCtx&, LbPacket<Af>& lp, Conn& c) {
+    net::rewrite_saddr_sport<Af>(lp.ip, lp.l4, lp.proto, c.vaddr, c.vport);
     return stack::Verdict::Accept;
 }
+
+template stack::Verdict nat_in<net::Af4>(WorkerCtx&, LbPacket4&, Conn&);
+template stack::Verdict nat_out<net::Af4>(WorkerCtx&, LbPacket4&, Conn&);
 
 }  // namespace xvs::lb

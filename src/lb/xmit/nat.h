@@ -9,10 +9,13 @@
 namespace xvs::lb {
 
 struct WorkerCtx;
+template <class Af>
 struct LbPacket;
 struct Conn;
 
-stack::Verdict nat_in(WorkerCtx& w, LbPacket& lp, Conn& c);
-stack::Verdict nat_out(WorkerCtx& w, LbPacket& lp, Conn& c);
+template <class Af>
+stack::Verdict nat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c);
+template <class Af>
+stack::Verdict nat_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c);
 
 }  // namespace xvs::lb

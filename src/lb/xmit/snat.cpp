@@ -8,46 +8,44 @@
 #include "lb/snapshot.h"
 #include "lb/worker_ctx.h"
 #include "net/nat_rewrite.h"
+#include "stack/output.h"
 
 namespace xvs::lb {
 
 namespace {
 
-// Forwarding decrements TTL (RFC 1812 5.3.1); the header checksum follows incrementally.
-bool ttl_decrement(WorkerCtx& w, LbPacket& lp) {
-    net::Ipv4Hdr* ip = lp.ip;
-    if (ip->ttl <= 1) {
-        w.stack.counters.inc(stack::Counter::drop_ttl_expired);
-        rte_pktmbuf_free(lp.pkt);
-        return false;
-    }
-    const uint16_t old_word = net::hton16(uint16_t(ip->ttl << 8 | ip->protocol));
-    --ip->ttl;
-    net::csum_replace2(&ip->checksum, old_word, net::hton16(uint16_t(ip->ttl << 8 | ip->protocol)));
-    return true;
+// Forwarding decrements TTL (RFC 1812 5.3.1); a packet that would leave with 0 is dropped.
+template <class Af>
+bool ttl_decrement(WorkerCtx& w, LbPacket<Af>& lp) {
+    if (Af::ttl_decrement(*lp.ip)) return true;
+    stack::drop(w.stack, lp.pkt, stack::Counter::drop_ttl_expired);
+    return false;
 }
 
 }  // namespace
 
-stack::Verdict snat_in(WorkerCtx& w, LbPacket& lp, Conn& c) {
+template <class Af>
+stack::Verdict snat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if (!ttl_decrement(w, lp)) return stack::Verdict::Drop;
-    if (lp.proto == net::kIpProtoIcmp)
-        net::rewrite_icmp_echo(lp.ip, lp.l4, net::IcmpEchoSide::Source, c.laddr_ip, c.lport);
+    if (lp.proto == Af::icmp_proto)
+        net::rewrite_icmp_echo<Af>(lp.ip, lp.l4, net::IcmpEchoSide::Source, c.laddr_ip, c.lport);
     else
-        net::rewrite_saddr_sport(lp.ip, lp.l4, lp.proto, c.laddr_ip, c.lport);
+        net::rewrite_saddr_sport<Af>(lp.ip, lp.l4, lp.proto, c.laddr_ip, c.lport);
     return stack::Verdict::Accept;
 }
 
-stack::Verdict snat_out(WorkerCtx& w, LbPacket& lp, Conn& c) {
+template <class Af>
+stack::Verdict snat_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if (!ttl_decrement(w, lp)) return stack::Verdict::Drop;
-    if (lp.proto == net::kIpProtoIcmp)
-        net::rewrite_icmp_echo(lp.ip, lp.l4, net::IcmpEchoSide::Destination, c.caddr, c.cport);
+    if (lp.proto == Af::icmp_proto)
+        net::rewrite_icmp_echo<Af>(lp.ip, lp.l4, net::IcmpEchoSide::Destination, c.caddr, c.cport);
     else
-        net::rewrite_daddr_dport(lp.ip, lp.l4, lp.proto, c.caddr, c.cport);
+        net::rewrite_daddr_dport<Af>(lp.ip, lp.l4, lp.proto, c.caddr, c.cport);
     return stack::Verdict::Accept;
 }
 
-const ServiceView* snat_match(const Snapshot& snap, const LbPacket& lp) {
+template <class Af>
+const ServiceView* snat_match(const Snapshot& snap, const LbPacket<Af>& lp) {
     if (snap.matches.empty()) return nullptr;
     int16_t oif = -2;  // route looked up once, for the first match that asks
     const uint16_t sport = net::ntoh16(lp.key.sport);
@@ -66,5 +64,9 @@ const ServiceView* snat_match(const Snapshot& snap, const LbPacket& lp) {
     }
     return nullptr;
 }
+
+template stack::Verdict snat_in<net::Af4>(WorkerCtx&, LbPacket4&, Conn&);
+template stack::Verdict snat_out<net::Af4>(WorkerCtx&, LbPacket4&, Conn&);
+template const ServiceView* snat_match<net::Af4>(const Snapshot&, const LbPacket4&);
 
 }  // namespace xvs::lb

@@ -19,6 +19,7 @@
 namespace xvs::lb {
 
 struct WorkerCtx;
+template <class Af>
 struct LbPacket;
 struct Conn;
 struct ServiceView;
@@ -27,13 +28,16 @@ struct Snapshot;
 // The SNAT xmit entry (lb/xmit/xmit.h). in: inside:port -> outside becomes WAN:lport ->
 // outside (ICMP echo: source address and identifier). out: outside -> WAN:lport becomes
 // outside -> inside:cport.
-stack::Verdict snat_in(WorkerCtx& w, LbPacket& lp, Conn& c);
-stack::Verdict snat_out(WorkerCtx& w, LbPacket& lp, Conn& c);
+template <class Af>
+stack::Verdict snat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c);
+template <class Af>
+stack::Verdict snat_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c);
 
 // The match service for the first packet of an inside flow (not addressed to the director):
 // the first in configuration order whose protocol, source range, destination range, iif
 // (the receiving port) and oif (the port of the route to the destination) all hold; nullptr
 // if none. Per new flow only: a scan of the few match services and one route lookup.
-const ServiceView* snat_match(const Snapshot& snap, const LbPacket& lp);
+template <class Af>
+const ServiceView* snat_match(const Snapshot& snap, const LbPacket<Af>& lp);
 
 }  // namespace xvs::lb

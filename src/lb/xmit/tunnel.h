@@ -12,9 +12,11 @@
 namespace xvs::lb {
 
 struct WorkerCtx;
+template <class Af>
 struct LbPacket;
 struct Conn;
 
-stack::Verdict tunnel_in(WorkerCtx& w, LbPacket& lp, Conn& c);
+template <class Af>
+stack::Verdict tunnel_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c);
 
 }  // namespace xvs::lb

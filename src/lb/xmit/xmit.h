@@ -22,32 +22,55 @@
 namespace xvs::lb {
 
 struct WorkerCtx;
+template <class Af>
 struct LbPacket;
 struct Conn;
 
-struct XmitOps {
+// What a mode is, whatever the family: the same for every Af (conn_create and ConnTable read
+// it before a packet's family matters).
+struct XmitTraits {
     bool needs_laddr = false;        // conn_create allocates a local address and port
     bool inserts_out_tuple = false;  // ConnTable holds RS(daddr:dport) -> (laddr_ip:lport)
-    // client -> RS. Accept: the caller counts and sends the packet to the conn's RS.
-    stack::Verdict (*in)(WorkerCtx&, LbPacket&, Conn&) = nullptr;
-    // RS -> client (nullptr when the mode never sees that direction). Accept: the caller
-    // sends it to the client.
-    stack::Verdict (*out)(WorkerCtx&, LbPacket&, Conn&) = nullptr;
 };
 
-inline constexpr std::array<XmitOps, kFwdModeCount> kXmit{{
-    /* FullNat */ {true, true, &fullnat_in, &fullnat_out},
-    /* Nat     */ {false, true, &nat_in, &nat_out},
-    /* Dr      */ {false, false, &dr_in, nullptr},
-    /* Tun     */ {false, false, &tunnel_in, nullptr},
-    /* Snat    */ {true, true, &snat_in, &snat_out},
+inline constexpr std::array<XmitTraits, kFwdModeCount> kXmitTraits{{
+    /* FullNat */ {true, true},
+    /* Nat     */ {false, true},
+    /* Dr      */ {false, false},
+    /* Tun     */ {false, false},
+    /* Snat    */ {true, true},
 }};
 
-constexpr const XmitOps& xmit_of(FwdMode m) {
-    return kXmit[static_cast<unsigned>(m)];
+constexpr const XmitTraits& xmit_traits(FwdMode m) {
+    return kXmitTraits[static_cast<unsigned>(m)];
 }
+
+// The rewrite of a mode for packets of family Af.
+template <class Af>
+struct XmitOps {
+    // client -> RS. Accept: the caller counts and sends the packet to the conn's RS.
+    stack::Verdict (*in)(WorkerCtx&, LbPacket<Af>&, Conn&) = nullptr;
+    // RS -> client (nullptr when the mode never sees that direction). Accept: the caller
+    // sends it to the client.
+    stack::Verdict (*out)(WorkerCtx&, LbPacket<Af>&, Conn&) = nullptr;
+};
+
+template <class Af>
+inline constexpr std::array<XmitOps<Af>, kFwdModeCount> kXmit{{
+    /* FullNat */ {&fullnat_in<Af>, &fullnat_out<Af>},
+    /* Nat     */ {&nat_in<Af>, &nat_out<Af>},
+    /* Dr      */ {&dr_in<Af>, nullptr},
+    /* Tun     */ {&tunnel_in<Af>, nullptr},
+    /* Snat    */ {&snat_in<Af>, &snat_out<Af>},
+}};
+
+template <class Af>
+constexpr const XmitOps<Af>& xmit_of(FwdMode m) {
+    return kXmit<Af>[static_cast<unsigned>(m)];
+}
+// Wired for IPv4, the one family the data path takes today.
 constexpr bool xmit_supported(FwdMode m) {
-    return xmit_of(m).in != nullptr;
+    return xmit_of<net::Af4>(m).in != nullptr;
 }
 
 }  // namespace xvs::lb

@@ -21,7 +21,7 @@ using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 
 net::Ipv4 ip(const char* text) { return *net::parse_ipv4(text); }
-uint32_t be(const char* text) { return ip(text).be; }
+net::InetAddr be(const char* text) { return ip(text); }
 
 // DESIGN.md's example, adapted to what xvs runs today (FNAT, one worker, no synproxy/toa),
 // with a second static route and three services so a reload can exercise every kind of diff.
@@ -261,7 +261,7 @@ TEST_F(ConfigApplyTest, FirstApplyPublishesASnapshot) {
     }
     auto web = director_.service_find(key(6, "10.10.1.100", 80));
     for (const auto& l : web->laddrs) {
-        const stack::OwnAddr* o = sv.own(l->addr.be);
+        const stack::OwnAddr* o = sv.own(l->addr);
         ASSERT_TRUE(o);
         EXPECT_EQ(o->kind, stack::AddrKind::Lip);
         EXPECT_EQ(o->port, 1);

@@ -120,9 +120,9 @@ TEST_F(ControllerTest, AddServiceAsXvsadmSendsIt) {
     EXPECT_EQ(svc->fwd, lb::FwdMode::FullNat);
     // Committed: the workers' snapshot has it, with the VIP owned.
     const lb::Snapshot* snap = director_.snapshot();
-    ASSERT_TRUE(snap->service(6, ip("10.0.0.1").be, net::hton16(80)));
-    ASSERT_TRUE(snap->stack.own(ip("10.0.0.1").be));
-    EXPECT_EQ(snap->stack.own(ip("10.0.0.1").be)->kind, stack::AddrKind::Vip);
+    ASSERT_TRUE(snap->service(6, ip("10.0.0.1"), net::hton16(80)));
+    ASSERT_TRUE(snap->stack.own(ip("10.0.0.1")));
+    EXPECT_EQ(snap->stack.own(ip("10.0.0.1"))->kind, stack::AddrKind::Vip);
 
     // Default scheduler (xvsadm sends "wlc" when none is given), and UDP.
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53"}), "ok");
@@ -250,7 +250,7 @@ TEST_F(ControllerTest, EditService) {
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "wlc"}), "ok");
     EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->sched_name, "wlc");
     EXPECT_GT(director_.snapshot()->generation, gen);
-    EXPECT_EQ(director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80))->sched->name,
+    EXPECT_EQ(director_.snapshot()->service(6, ip("10.0.0.1"), net::hton16(80))->sched->name,
               "wlc");
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "nosuch"}), "Scheduler not found");
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.9:80", "-s", "rr"}), "No such service");
@@ -264,8 +264,8 @@ TEST_F(ControllerTest, DelServiceAndClear) {
     EXPECT_EQ(run_outcome({"-D", "-u", "10.0.0.1:80"}), "No such service");  // proto matters
     EXPECT_EQ(run_outcome({"-D", "-t", "10.0.0.1:80"}), "ok");
     EXPECT_EQ(director_.services().size(), 2u);
-    EXPECT_EQ(director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80)), nullptr);
-    EXPECT_EQ(director_.snapshot()->stack.own(ip("10.0.0.1").be), nullptr);
+    EXPECT_EQ(director_.snapshot()->service(6, ip("10.0.0.1"), net::hton16(80)), nullptr);
+    EXPECT_EQ(director_.snapshot()->stack.own(ip("10.0.0.1")), nullptr);
 
     json req = xvsadm({"-C"});
     ASSERT_EQ(req, json({{"cmd", "clear"}}));
@@ -305,7 +305,7 @@ TEST_F(ControllerTest, AddEditDelDest) {
     EXPECT_EQ(dest->weight.load(), 7);
     EXPECT_EQ(dest->upper_threshold, 1000u);
     EXPECT_EQ(dest->lower_threshold, 500u);
-    const lb::ServiceView* v = director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80));
+    const lb::ServiceView* v = director_.snapshot()->service(6, ip("10.0.0.1"), net::hton16(80));
     ASSERT_EQ(v->plan.weights.size(), 2u);
     EXPECT_EQ(v->plan.weights[0], 7);
 
@@ -323,7 +323,7 @@ TEST_F(ControllerTest, AddEditDelDest) {
     EXPECT_EQ(outcome(send(del)), "ok");
     ASSERT_EQ(svc->dests.size(), 1u);
     EXPECT_EQ(svc->dests[0]->addr, ip("192.168.1.3"));
-    v = director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80));
+    v = director_.snapshot()->service(6, ip("10.0.0.1"), net::hton16(80));
     ASSERT_EQ(v->plan.dests.size(), 1u);
     EXPECT_EQ(v->plan.dests[0], svc->dests[0].get());
 }
@@ -451,14 +451,14 @@ TEST_F(ControllerTest, BlackAndWhiteListsAsXvsadmSendsThem) {
     EXPECT_EQ(s["blacklist"], json::parse(R"(["192.0.2.0/24","198.51.100.7/32"])"));
     EXPECT_EQ(s["whitelist"], json::parse(R"(["203.0.113.0/24"])"));
     // Committed: the workers' view holds the compiled sets.
-    const lb::ServiceView* view = director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80));
+    const lb::ServiceView* view = director_.snapshot()->service(6, ip("10.0.0.1"), net::hton16(80));
     ASSERT_TRUE(view);
-    EXPECT_TRUE(view->blacklist.contains(ip("192.0.2.200").be));
-    EXPECT_FALSE(view->blacklist.contains(ip("192.0.3.1").be));
-    EXPECT_TRUE(view->whitelist.contains(ip("203.0.113.5").be));
+    EXPECT_TRUE(view->blacklist.contains(ip("192.0.2.200")));
+    EXPECT_FALSE(view->blacklist.contains(ip("192.0.3.1")));
+    EXPECT_TRUE(view->whitelist.contains(ip("203.0.113.5")));
     EXPECT_EQ(run_outcome({"-V", "-t", "10.0.0.1:80", "-k", "192.0.2.0/24"}), "ok");
-    view = director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80));
-    EXPECT_FALSE(view->blacklist.contains(ip("192.0.2.200").be));
+    view = director_.snapshot()->service(6, ip("10.0.0.1"), net::hton16(80));
+    EXPECT_FALSE(view->blacklist.contains(ip("192.0.2.200")));
     // Hand-written requests with a bad prefix are refused with the reason.
     json bad = send(json::parse(R"({"cmd":"add_whitelist","prefix":"10.1.2.3/8",
         "service":{"proto":"tcp","vip":"10.0.0.1","port":80}})"));
@@ -469,7 +469,7 @@ TEST_F(ControllerTest, BlackAndWhiteListsAsXvsadmSendsThem) {
 TEST_F(ControllerTest, ConnRateAndThresholdChecks) {
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "--conn-rate", "250"}), "ok");
     EXPECT_EQ(list_one("10.0.0.1:80")["conn_rate"], 250);
-    EXPECT_EQ(director_.snapshot()->service(6, ip("10.0.0.1").be, net::hton16(80))->conn_rate, 250u);
+    EXPECT_EQ(director_.snapshot()->service(6, ip("10.0.0.1"), net::hton16(80))->conn_rate, 250u);
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80"}), "ok");
     EXPECT_EQ(list_one("10.0.0.1:80")["conn_rate"], 0);
     EXPECT_EQ(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "192.168.1.2:8080", "--fullnat",
@@ -686,7 +686,7 @@ TEST_F(ControllerTest, LocalAddresses) {
     EXPECT_EQ(run_outcome({"-P", "-t", "10.0.0.9:80", "-z", "192.168.1.102", "-F", "lan0"}),
               "No such service");
 
-    const stack::OwnAddr* o = director_.snapshot()->stack.own(ip("192.168.1.100").be);
+    const stack::OwnAddr* o = director_.snapshot()->stack.own(ip("192.168.1.100"));
     ASSERT_TRUE(o);
     EXPECT_EQ(o->kind, stack::AddrKind::Lip);
     EXPECT_EQ(o->port, 1);
@@ -708,7 +708,7 @@ TEST_F(ControllerTest, LocalAddresses) {
     EXPECT_EQ(outcome(send(del)), "ok");
     EXPECT_EQ(outcome(send(del)), "No such local address");
     EXPECT_EQ(send(get)["laddrs"].size(), 1u);
-    EXPECT_EQ(director_.snapshot()->stack.own(ip("192.168.1.100").be), nullptr);
+    EXPECT_EQ(director_.snapshot()->stack.own(ip("192.168.1.100")), nullptr);
     EXPECT_EQ(list_one("10.0.0.1:80")["laddrs"],
               json::parse(R"([{"addr":"192.168.1.101","ifname":"lan0"}])"));
 }
@@ -723,7 +723,7 @@ TEST_F(ControllerTest, LocalAddressReaddedWhileInUseKeepsItsPortPools) {
     ASSERT_EQ(run_outcome({"-P", "-t", "10.0.0.1:80", "-z", "192.168.1.100", "-F", "lan0"}), "ok");
     ASSERT_EQ(svc->laddrs.size(), 1u);
     EXPECT_EQ(svc->laddrs[0].get(), lip) << "a fresh pool could hand out ports still in use";
-    EXPECT_EQ(director_.snapshot()->stack.own(ip("192.168.1.100").be)->lip, lip);
+    EXPECT_EQ(director_.snapshot()->stack.own(ip("192.168.1.100"))->lip, lip);
     lip->workers[0].refs = 0;
 }
 
@@ -770,7 +770,7 @@ TEST_F(ControllerTest, Addresses) {
               "No such device");
     ASSERT_EQ(director_.addresses().size(), 1u);
     EXPECT_EQ(director_.addresses()[0].prefix_len, 24);
-    const stack::OwnAddr* o = director_.snapshot()->stack.own(ip("10.0.0.254").be);
+    const stack::OwnAddr* o = director_.snapshot()->stack.own(ip("10.0.0.254"));
     ASSERT_TRUE(o);
     EXPECT_EQ(o->kind, stack::AddrKind::Director);
 
@@ -789,7 +789,7 @@ TEST_F(ControllerTest, Addresses) {
     EXPECT_EQ(outcome(send({{"cmd", "addr_del"}, {"addr", "10.0.0.9"}})), "No such address");
     EXPECT_EQ(outcome(send({{"cmd", "addr_del"}, {"addr", "10.0.0.254"}})), "ok");
     EXPECT_TRUE(director_.addresses().empty());
-    EXPECT_EQ(director_.snapshot()->stack.own(ip("10.0.0.254").be), nullptr);
+    EXPECT_EQ(director_.snapshot()->stack.own(ip("10.0.0.254")), nullptr);
     EXPECT_THAT(outcome(send({{"cmd", "addr_add"}, {"addr", "10.0.0.254"}, {"ifname", "wan0"}})),
                 StartsWith("Invalid argument"));  // prefix_len missing
 }
@@ -822,17 +822,17 @@ TEST_F(ControllerTest, Routes) {
         {"prefix":"192.168.0.0/16","gateway":null,"ifname":"lan0","connected":false}])"));
 
     const stack::StackView& sv = director_.snapshot()->stack;
-    auto hop = sv.route_lookup(ip("8.8.8.8").be);
+    auto hop = sv.route_lookup(ip("8.8.8.8"));
     EXPECT_TRUE(hop.found);
-    EXPECT_EQ(hop.addr, ip("10.0.0.1").be);
+    EXPECT_EQ(hop.addr, ip("10.0.0.1"));
     EXPECT_EQ(hop.port, 0);
-    hop = sv.route_lookup(ip("192.168.7.7").be);
-    EXPECT_EQ(hop.addr, ip("192.168.7.7").be);
+    hop = sv.route_lookup(ip("192.168.7.7"));
+    EXPECT_EQ(hop.addr, ip("192.168.7.7"));
     EXPECT_EQ(hop.port, 1);
 
     EXPECT_EQ(outcome(send({{"cmd", "route_del"}, {"prefix", "172.16.0.0/12"}})), "No such route");
     EXPECT_EQ(outcome(send({{"cmd", "route_del"}, {"prefix", "0.0.0.0/0"}})), "ok");
-    EXPECT_FALSE(director_.snapshot()->stack.route_lookup(ip("8.8.8.8").be).found);
+    EXPECT_FALSE(director_.snapshot()->stack.route_lookup(ip("8.8.8.8")).found);
     EXPECT_EQ(send({{"cmd", "route_show"}})["routes"].size(), 2u);
 }
 

@@ -74,8 +74,8 @@ TEST(IcmpRelated, FullnatFragNeededToRs) {
     EXPECT_EQ(q.code, kIcmpFragNeededCode);
     EXPECT_EQ(q.next_hop_mtu, 1400);
     EXPECT_EQ(q.inner_proto, kIpProtoTcp);
-    EXPECT_EQ(q.inner_saddr, hton32(kVip));
-    EXPECT_EQ(q.inner_daddr, hton32(kClient));
+    EXPECT_EQ(q.inner_saddr, InetAddr::v4(hton32(kVip)));
+    EXPECT_EQ(q.inner_daddr, InetAddr::v4(hton32(kClient)));
     EXPECT_EQ(q.inner_sport, hton16(80));
     EXPECT_EQ(q.inner_dport, hton16(51000));
     EXPECT_EQ(q.inner_ip_off, 8);
@@ -84,8 +84,8 @@ TEST(IcmpRelated, FullnatFragNeededToRs) {
     EXPECT_EQ(q.inner_l4_len, 28);
     EXPECT_TRUE(q.inner_l4_csum);
 
-    const IcmpTranslation t{hton32(kLip), hton32(kRs),  hton32(kRs),
-                            hton32(kLip), hton16(8080), hton16(40000)};
+    const IcmpTranslation t{InetAddr::v4(hton32(kLip)), InetAddr::v4(hton32(kRs)),  InetAddr::v4(hton32(kRs)),
+                            InetAddr::v4(hton32(kLip)), hton16(8080), hton16(40000)};
     ASSERT_TRUE(translate_icmp_error(ip_of(pkt), pkt.data() + 20, pkt.size() - 20, q, t));
     const Bytes want = error_pkt(kLip, kRs, 3, 4, 1400, tcp_pkt(kRs, kLip, 8080, 40000, 1460), 48);
     EXPECT_EQ(pkt, want);
@@ -104,8 +104,8 @@ TEST(IcmpRelated, NatUdpPortUnreachableToClient) {
         ASSERT_TRUE(parse(pkt, q));
         EXPECT_EQ(q.inner_l4_len, 38);
         EXPECT_EQ(q.next_hop_mtu, 0);
-        const IcmpTranslation t{hton32(kVip), hton32(kClient), hton32(kClient),
-                                hton32(kVip), hton16(51000),   hton16(53)};
+        const IcmpTranslation t{InetAddr::v4(hton32(kVip)), InetAddr::v4(hton32(kClient)), InetAddr::v4(hton32(kClient)),
+                                InetAddr::v4(hton32(kVip)), hton16(51000),   hton16(53)};
         ASSERT_TRUE(translate_icmp_error(ip_of(pkt), pkt.data() + 20, pkt.size() - 20, q, t));
         const Bytes want_quote = udp_pkt(kClient, kVip, 51000, 53, 30, csum);
         EXPECT_EQ(pkt, error_pkt(kVip, kClient, 3, 3, 0, want_quote, want_quote.size())) << csum;
@@ -123,8 +123,8 @@ TEST(IcmpRelated, TcpMinimalQuote) {
     ASSERT_TRUE(parse(pkt, q));
     EXPECT_EQ(q.inner_l4_len, 8);
     EXPECT_FALSE(q.inner_l4_csum);
-    const IcmpTranslation t{hton32(kRouter), hton32(kRs),  hton32(kRs),
-                            hton32(kLip),    hton16(8080), hton16(40000)};
+    const IcmpTranslation t{InetAddr::v4(hton32(kRouter)), InetAddr::v4(hton32(kRs)),  InetAddr::v4(hton32(kRs)),
+                            InetAddr::v4(hton32(kLip)),    hton16(8080), hton16(40000)};
     ASSERT_TRUE(translate_icmp_error(ip_of(pkt), pkt.data() + 20, pkt.size() - 20, q, t));
     EXPECT_EQ(pkt, error_pkt(kRouter, kRs, 11, 0, 0, tcp_pkt(kRs, kLip, 8080, 40000, 100), 28));
 }
@@ -142,8 +142,8 @@ TEST(IcmpRelated, SnatTimeExceededForEcho) {
     EXPECT_EQ(q.inner_sport, hton16(0x0400));
     EXPECT_EQ(q.inner_dport, hton16(0x0400));
     EXPECT_TRUE(q.inner_l4_csum);
-    const IcmpTranslation t{hton32(kRouter),  hton32(kInside), hton32(kInside),
-                            hton32(kOutside), hton16(0x1234),  0};
+    const IcmpTranslation t{InetAddr::v4(hton32(kRouter)),  InetAddr::v4(hton32(kInside)), InetAddr::v4(hton32(kInside)),
+                            InetAddr::v4(hton32(kOutside)), hton16(0x1234),  0};
     ASSERT_TRUE(translate_icmp_error(ip_of(pkt), pkt.data() + 20, pkt.size() - 20, q, t));
     const Bytes want_quote =
         ipv4(1, kInside, kOutside, icmp_echo(8, 0x1234, 3, data), quoted_fields());
@@ -165,8 +165,8 @@ TEST(IcmpRelated, QuotedIpOptions) {
     EXPECT_EQ(q.inner_l4_off, 32);
     EXPECT_EQ(q.inner_sport, hton16(80));
     EXPECT_EQ(q.inner_dport, hton16(51000));
-    const IcmpTranslation t{hton32(kLip), hton32(kRs),  hton32(kRs),
-                            hton32(kLip), hton16(8080), hton16(40000)};
+    const IcmpTranslation t{InetAddr::v4(hton32(kLip)), InetAddr::v4(hton32(kRs)),  InetAddr::v4(hton32(kRs)),
+                            InetAddr::v4(hton32(kLip)), hton16(8080), hton16(40000)};
     ASSERT_TRUE(translate_icmp_error(ip_of(pkt), pkt.data() + 20, pkt.size() - 20, q, t));
     EXPECT_TRUE(ref_valid(pkt.data(), 20));
     EXPECT_TRUE(ref_valid(pkt.data() + 20, pkt.size() - 20));
@@ -236,7 +236,7 @@ TEST(IcmpRelated, TranslateRefusesQuoteBeyondLength) {
     IcmpQuote q;
     ASSERT_TRUE(parse(pkt, q));
     const Bytes before = pkt;
-    const IcmpTranslation t{1, 2, 3, 4, 5, 6};
+    const IcmpTranslation t{InetAddr::v4(1), InetAddr::v4(2), InetAddr::v4(3), InetAddr::v4(4), 5, 6};
     EXPECT_FALSE(translate_icmp_error(ip_of(pkt), pkt.data() + 20, 40, q, t));
     IcmpQuote bad = q;
     bad.inner_l4_off = 30;
@@ -249,7 +249,7 @@ TEST(IcmpRelated, BuildFragNeededCapsAt576) {
     const Bytes orig = tcp_pkt(kClient, kVip, 51000, 80, 1460);
     ASSERT_EQ(orig.size(), 1500u);
     uint8_t out[kIcmpErrorMaxLen];
-    const size_t n = build_frag_needed(out, sizeof out, orig.data(), orig.size(), hton32(kVip),
+    const size_t n = build_frag_needed(out, sizeof out, orig.data(), orig.size(), InetAddr::v4(hton32(kVip)),
                                        1480, hton16(0x0777));
     ASSERT_EQ(n, 576u);
     IpFields f;
@@ -264,17 +264,17 @@ TEST(IcmpRelated, BuildFragNeededCapsAt576) {
     IcmpQuote q;
     ASSERT_TRUE(parse_icmp_error(out + 20, n - 20, q));
     EXPECT_EQ(q.next_hop_mtu, 1480);
-    EXPECT_EQ(q.inner_saddr, hton32(kClient));
+    EXPECT_EQ(q.inner_saddr, InetAddr::v4(hton32(kClient)));
     EXPECT_EQ(q.inner_dport, hton16(80));
     EXPECT_EQ(q.inner_l4_len, 528);
 
-    EXPECT_EQ(build_frag_needed(out, 575, orig.data(), orig.size(), hton32(kVip), 1480, 0), 0u);
+    EXPECT_EQ(build_frag_needed(out, 575, orig.data(), orig.size(), InetAddr::v4(hton32(kVip)), 1480, 0), 0u);
 }
 
 TEST(IcmpRelated, BuildFragNeededShortOriginals) {
     uint8_t out[kIcmpErrorMaxLen];
     const Bytes small = tcp_pkt(kClient, kVip, 51000, 80, 7);  // 47 bytes: quoted whole
-    size_t n = build_frag_needed(out, sizeof out, small.data(), small.size(), hton32(kVip), 1400,
+    size_t n = build_frag_needed(out, sizeof out, small.data(), small.size(), InetAddr::v4(hton32(kVip)), 1400,
                                  hton16(9), 255);
     ASSERT_EQ(n, 28 + 47u);
     IpFields f;
@@ -286,7 +286,7 @@ TEST(IcmpRelated, BuildFragNeededShortOriginals) {
 
     // Only the first 100 bytes of a 1500-byte packet at hand: those are quoted.
     const Bytes big = tcp_pkt(kClient, kVip, 51000, 80, 1460);
-    n = build_frag_needed(out, sizeof out, big.data(), 100, hton32(kVip), 1400, hton16(9));
+    n = build_frag_needed(out, sizeof out, big.data(), 100, InetAddr::v4(hton32(kVip)), 1400, hton16(9));
     ASSERT_EQ(n, 128u);
     EXPECT_EQ(Bytes(out + 28, out + n), head(big, 100));
 }
@@ -294,7 +294,7 @@ TEST(IcmpRelated, BuildFragNeededShortOriginals) {
 TEST(IcmpRelated, BuildFragNeededRefusals) {
     uint8_t out[kIcmpErrorMaxLen];
     auto build = [&](const Bytes& o) {
-        return build_frag_needed(out, sizeof out, o.data(), o.size(), hton32(kVip), 1400, 0);
+        return build_frag_needed(out, sizeof out, o.data(), o.size(), InetAddr::v4(hton32(kVip)), 1400, 0);
     };
     const Bytes ok = tcp_pkt(kClient, kVip, 51000, 80, 100);
     ASSERT_NE(build(ok), 0u);

@@ -1,0 +1,76 @@
+// The address-family seam of the packet code (DESIGN.md "Packet path"): packet functions are
+// written once as `template <class Af>` over one of these traits, so IPv6 (Af6) and NAT64
+// (<AfIn, AfOut>) arrive as new traits and instantiations rather than copies. A trait says how
+// to read and replace the addresses of its L3 header, with the checksum arithmetic each family
+// needs; code that only exists for one family (IPv4 options, the IP id) tests
+// `Af::family` with `if constexpr`. Only Af4 is wired until the IPv6 issue.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "net/addr.h"
+#include "net/byteorder.h"
+#include "net/checksum.h"
+#include "net/headers.h"
+
+namespace xvs::net {
+
+struct Af4 {
+    using Hdr = Ipv4Hdr;
+    static constexpr uint8_t family = 4;
+    static constexpr uint16_t ether_type = kEtherTypeIpv4;
+    static constexpr uint8_t icmp_proto = kIpProtoIcmp;
+    // ICMPv4's checksum covers no pseudo-header (ICMPv6's does).
+    static constexpr bool icmp_pseudo_header = false;
+
+    static bool is(const InetAddr& a) { return a.is_v4(); }  // an address of this family
+    static InetAddr src(const Hdr& h) { return InetAddr::v4(h.saddr); }
+    static InetAddr dst(const Hdr& h) { return InetAddr::v4(h.daddr); }
+    static unsigned header_len(const Hdr& h) { return h.header_len(); }
+    static uint16_t packet_len(const Hdr& h) { return ntoh16(h.total_length); }  // L3 + payload
+    static uint8_t l4_proto(const Hdr& h) { return h.protocol; }
+
+    // One's complement delta of replacing address o by n (RFC 1624), as the pseudo-header of
+    // TCP/UDP sees it.
+    static uint32_t addr_delta(const InetAddr& o, const InetAddr& n) {
+        return csum_delta32(o.v4_be(), n.v4_be());
+    }
+    // Replace an address and keep the IPv4 header checksum right; return the delta the L4
+    // checksum needs for its pseudo-header.
+    static uint32_t set_src(Hdr& h, const InetAddr& a) {
+        const uint32_t d = csum_delta32(h.saddr, a.v4_be());
+        h.saddr = a.v4_be();
+        h.checksum = csum_fold(static_cast<uint16_t>(~h.checksum) + d);
+        return d;
+    }
+    static uint32_t set_dst(Hdr& h, const InetAddr& a) {
+        const uint32_t d = csum_delta32(h.daddr, a.v4_be());
+        h.daddr = a.v4_be();
+        h.checksum = csum_fold(static_cast<uint16_t>(~h.checksum) + d);
+        return d;
+    }
+    // Both at once, one header checksum update (FULLNAT).
+    static uint32_t set_src_dst(Hdr& h, const InetAddr& s, const InetAddr& d) {
+        const uint32_t delta = csum_delta32(h.saddr, s.v4_be()) + csum_delta32(h.daddr, d.v4_be());
+        h.saddr = s.v4_be();
+        h.daddr = d.v4_be();
+        h.checksum = csum_fold(static_cast<uint16_t>(~h.checksum) + delta);
+        return delta;
+    }
+    // Forwarding as a router: TTL - 1 (RFC 1812 5.3.1) with the header checksum following.
+    // False, header unchanged, when the packet must not be forwarded (TTL <= 1).
+    static bool ttl_decrement(Hdr& h) {
+        if (h.ttl <= 1) return false;
+        const uint16_t old_word = hton16(uint16_t(h.ttl << 8 | h.protocol));
+        --h.ttl;
+        csum_replace2(&h.checksum, old_word, hton16(uint16_t(h.ttl << 8 | h.protocol)));
+        return true;
+    }
+    // Pseudo-header sum for an L4 segment of len bytes.
+    static uint32_t pseudo_sum(const InetAddr& s, const InetAddr& d, uint8_t proto, uint16_t len) {
+        return ipv4_pseudo_sum(s.v4_be(), d.v4_be(), proto, len);
+    }
+};
+
+}  // namespace xvs::net

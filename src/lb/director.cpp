@@ -199,6 +199,7 @@ void Director::service_retire(const std::shared_ptr<Service>& svc) {
     for (auto& d : svc->dests) {
         d->removed = true;
         dead_dests_.push_back(d);
+        removed_.push_back(d);
     }
     dead_services_.push_back(svc);
 }
@@ -283,8 +284,11 @@ Result<void> Director::dest_del(const ServiceKey& key, net::Ipv4 addr, uint16_t 
     auto it = std::find_if(svc->dests.begin(), svc->dests.end(),
                            [&](const auto& d) { return d->addr == addr && d->port == port; });
     if (it == svc->dests.end()) return make_error("No such destination");
+    // Its conns stay until they expire, their packets dropped (drop_dest_unavailable), or
+    // are flushed at once with expire_nodest_conn (IPVS).
     (*it)->removed = true;
-    dead_dests_.push_back(*it);  // connections to it keep working until they expire
+    dead_dests_.push_back(*it);
+    removed_.push_back(*it);
     svc->dests.erase(it);
     return {};
 }
@@ -382,6 +386,7 @@ std::unique_ptr<Snapshot> Director::build() const {
     auto snap = std::make_unique<Snapshot>();
     snap->timeouts = timeouts_;
     snap->uoa_max_trail = uoa_max_trail_;
+    snap->expire_nodest_conn = expire_nodest_conn_;
     snap->synproxy = synproxy_;
     snap->cookie = cookie_;
     stack::StackView& sv = snap->stack;
@@ -521,5 +526,13 @@ void Director::reclaim() {
 }
 
 size_t Director::retired_count() const { return retired_.size(); }
+
+std::vector<std::shared_ptr<Dest>> Director::take_removed_dests() {
+    std::vector<std::shared_ptr<Dest>> out;
+    for (const auto& w : removed_)
+        if (auto d = w.lock()) out.push_back(std::move(d));
+    removed_.clear();
+    return out;
+}
 
 }  // namespace xvs::lb

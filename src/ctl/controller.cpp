@@ -480,6 +480,7 @@ void Controller::flush_removed_dests() {
             log_info("expire_nodest_conn: expired " + std::to_string(*n) +
                      " conns of removed real server " + name);
     }
+    removed.clear();      // our references would keep them from being freed
     director_.reclaim();  // the flushed dests hold no conns now
 }
 
@@ -505,6 +506,7 @@ json Controller::cmd_flush_dest(const json& req) {
         if (!n) return err(n.error());
         total += *n;
     }
+    dests.clear();
     director_.reclaim();
     json r = ok();
     r["flushed"] = total;

@@ -474,8 +474,8 @@ void Controller::flush_removed_dests() {
         const std::string name = net::to_string(d->addr) + ":" + std::to_string(d->port);
         auto n = flush_dest(d);
         if (!n)
-            log_warning("expire_nodest_conn: real server " + name + " removed, its conns stay: " +
-                        n.error());
+            log_warning("expire_nodest_conn: real server " + name +
+                        " removed, its conns stay: " + n.error());
         else if (*n)
             log_info("expire_nodest_conn: expired " + std::to_string(*n) +
                      " conns of removed real server " + name);

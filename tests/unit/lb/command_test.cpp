@@ -105,8 +105,7 @@ TEST_F(CommandTest, DumpResumesAtTheCursorAndMarksTruncationInsteadOfGrowing) {
     Command cmd;
     cmd.kind = Command::dump_conns;
     cmd.conns.reserve(cap);
-    const unsigned calls =
-        serve(cmd, [&] { return command_serve_chunk(cmd, *table, neigh, 0); });
+    const unsigned calls = serve(cmd, [&] { return command_serve_chunk(cmd, *table, neigh, 0); });
     EXPECT_EQ(calls, (cap + kCommandChunk - 1) / kCommandChunk);
     EXPECT_FALSE(cmd.truncated);
     ASSERT_EQ(cmd.conns.size(), cap);

@@ -471,6 +471,7 @@ void Controller::flush_removed_dests() {
     auto removed = director_.take_removed_dests();
     if (!director_.expire_nodest_conn() || removed.empty()) return;
     for (const auto& d : removed) {
+        if (!d->removed) continue;  // added back (from the trash) since
         const std::string name = net::to_string(d->addr) + ":" + std::to_string(d->port);
         auto n = flush_dest(d);
         if (!n)

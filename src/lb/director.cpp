@@ -247,7 +247,17 @@ Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
     for (const auto& d : svc->dests)
         if (d->addr == spec.addr && d->port == spec.port)
             return make_error("Destination already exists");
-    auto dest = std::make_shared<Dest>();
+    std::shared_ptr<Dest> dest;
+    std::erase_if(trash_, [](const Trashed& t) { return t.dest.expired(); });
+    for (auto it = trash_.begin(); it != trash_.end(); ++it) {
+        auto d = it->dest.lock();
+        if (it->svc.lock() != svc || d->addr != spec.addr || d->port != spec.port) continue;
+        dest = std::move(d);
+        trash_.erase(it);
+        std::erase(dead_dests_, dest);
+        break;
+    }
+    if (!dest) dest = std::make_shared<Dest>();
     dest->addr = spec.addr;
     dest->port = spec.port;
     dest->fwd = spec.fwd;
@@ -256,6 +266,7 @@ Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
     dest->weight = spec.weight;
     dest->upper_threshold = spec.upper_threshold;
     dest->lower_threshold = spec.lower_threshold;
+    dest->removed = false;  // a dest from the trash is available again
     svc->dests.push_back(std::move(dest));
     return {};
 }
@@ -289,6 +300,7 @@ Result<void> Director::dest_del(const ServiceKey& key, net::Ipv4 addr, uint16_t 
     (*it)->removed = true;
     dead_dests_.push_back(*it);
     removed_.push_back(*it);
+    trash_.push_back(Trashed{svc, *it});
     svc->dests.erase(it);
     return {};
 }

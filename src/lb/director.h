@@ -207,6 +207,13 @@ private:
     std::array<Seen, kMaxWorkers> seen_{};
     std::vector<std::shared_ptr<Dest>> dead_dests_;
     std::vector<std::weak_ptr<Dest>> removed_;  // not yet taken (weak: never delays reclaim)
+    // IPVS's dest trash: a dest dest_del took out of a service that still exists. Re-adding
+    // the same address and port to it takes the object back, so its remaining conns flow again.
+    struct Trashed {
+        std::weak_ptr<Service> svc;
+        std::weak_ptr<Dest> dest;
+    };
+    std::vector<Trashed> trash_;
     std::vector<std::shared_ptr<Service>> dead_services_;
     std::vector<std::shared_ptr<LocalAddr>> dead_laddrs_;
 };

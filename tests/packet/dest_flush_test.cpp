@@ -137,6 +137,29 @@ TEST_F(DestFlushTest, OffByDefaultTheConnStaysAndItsClientPacketsAreDropped) {
     EXPECT_EQ(r.value("error", ""), "No such destination");
 }
 
+// IPVS's dest trash: the real server added back (a health check flapping) is the same dest,
+// and the conns it still had flow again.
+TEST_F(DestFlushTest, OffADestAddedBackTakesItsConnsBack) {
+    open(40000, 2);
+    json r = handle_polled(kDelRs1);
+    ASSERT_TRUE(r.value("ok", false)) << r.dump();
+    EXPECT_TRUE(roundtrip(kWan, client(40000, net::kTcpAck), kLan).empty());
+    EXPECT_EQ(counter(Counter::drop_dest_unavailable), 1u);
+    r = handle_polled(
+        R"({"cmd":"add_dest","service":{"proto":"tcp","vip":"10.10.1.100","port":80},)"
+        R"("dest":{"addr":"10.10.2.2","port":8080,"weight":3}})");
+    ASSERT_TRUE(r.value("ok", false)) << r.dump();
+    auto svc = director->service_find(lb::make_service_key(6, ip_of("10.10.1.100"), 80));
+    ASSERT_EQ(svc->dests.size(), 2u);
+    EXPECT_EQ(svc->dests.back(), rs1);  // the same object, available again
+    EXPECT_FALSE(rs1->removed);
+    EXPECT_EQ(rs1->weight, 3);
+    EXPECT_TRUE(director->removed_dests().empty());
+    EXPECT_EQ(roundtrip(kWan, client(40000, net::kTcpAck), kLan).size(), 1u);
+    EXPECT_EQ(counter(Counter::drop_dest_unavailable), 1u);
+    EXPECT_EQ(rs1->sum_refs(), 1u);
+}
+
 TEST_F(DestFlushTest, OnRemovalFlushesTheDestsConnsInChunksThroughTheNormalExpiry) {
     director->expire_nodest_conn_set(true);
     director->commit();

@@ -104,6 +104,9 @@ struct IpvsDefs {
     uint32_t uoa_max_trail = net::kUoaDefaultMaxTrail;
     bool synproxy_set = false;
     lb::SynProxyConf synproxy;  // synproxy { ... }: DPVS defaults unless set
+    // `expire_nodest_conn on|off` (IPVS's sysctl, default off): when a real server is removed,
+    // expire its conns at once instead of dropping their packets until they time out.
+    bool expire_nodest_conn = false;
 };
 
 struct LocalAddress {

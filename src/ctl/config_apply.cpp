@@ -355,6 +355,11 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         rep.changes.push_back("uoa_max_trail " + std::to_string(cfg.ipvs.uoa_max_trail));
         d.uoa_max_trail_set(static_cast<uint8_t>(cfg.ipvs.uoa_max_trail));
     }
+    if (d.expire_nodest_conn() != cfg.ipvs.expire_nodest_conn) {
+        rep.changes.push_back(std::string("expire_nodest_conn ") +
+                              (cfg.ipvs.expire_nodest_conn ? "on" : "off"));
+        d.expire_nodest_conn_set(cfg.ipvs.expire_nodest_conn);
+    }
     if (!(d.synproxy() == cfg.ipvs.synproxy)) {
         rep.changes.push_back("synproxy settings");
         d.synproxy_set(cfg.ipvs.synproxy);

@@ -95,6 +95,7 @@ inline constexpr std::array kKeywords = {
     Keyword{"ipvs_defs", "uoa_max_trail", detail::A, ""},
     Keyword{"ipvs_defs", "conn_table_size", detail::A, "restart to change"},
     Keyword{"ipvs_defs", "synproxy", detail::A, ""},
+    Keyword{"ipvs_defs", "expire_nodest_conn", detail::A, ""},
     Keyword{"timeouts", "tcp", detail::A, "ESTABLISHED, as ipvsadm --set"},
     Keyword{"timeouts", "tcpfin", detail::A, "FIN_WAIT, as ipvsadm --set"},
     Keyword{"timeouts", "udp", detail::A, ""},

@@ -273,6 +273,8 @@ void Parser::ipvs_defs(const Token& kw) {
     } else if (kw.text == "uoa_max_trail") {
         // DPVS's name (its `udp` block); a uint8 per connection counts it down.
         if (auto n = number_value(kw, 0, 255)) cfg_.ipvs.uoa_max_trail = *n;
+    } else if (kw.text == "expire_nodest_conn") {
+        if (auto on = switch_value(kw)) cfg_.ipvs.expire_nodest_conn = *on;
     } else if (kw.text == "synproxy") {
         cfg_.ipvs.synproxy_set = true;
         block(kw, [&](const Token& t) { synproxy_setting(t); });

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "ctl/log.h"
 #include "ctl/match_json.h"
 #include "lb/laddr.h"
 #include "lb/service.h"
@@ -451,6 +452,69 @@ json Controller::cmd_conns(const json& req, bool filtered) {
 }
 
 json Controller::handle(const json& req) {
+    json reply = dispatch(req);
+    flush_removed_dests();
+    return reply;
+}
+
+Result<uint64_t> Controller::flush_dest(const std::shared_ptr<lb::Dest>& dest) {
+    uint64_t total = 0;
+    for (lb::Worker* w : workers_) {
+        auto n = w->flush_dest(dest, kWorkerCommandTimeoutMs);
+        if (!n) return make_error(n.error());
+        total += *n;
+    }
+    return total;
+}
+
+void Controller::flush_removed_dests() {
+    auto removed = director_.take_removed_dests();
+    if (!director_.expire_nodest_conn() || removed.empty()) return;
+    for (const auto& d : removed) {
+        if (!d->removed) continue;  // added back (from the trash) since
+        const std::string name = net::to_string(d->addr) + ":" + std::to_string(d->port);
+        auto n = flush_dest(d);
+        if (!n)
+            log_warning("expire_nodest_conn: real server " + name +
+                        " removed, its conns stay: " + n.error());
+        else if (*n)
+            log_info("expire_nodest_conn: expired " + std::to_string(*n) +
+                     " conns of removed real server " + name);
+    }
+    removed.clear();      // our references would keep them from being freed
+    director_.reclaim();  // the flushed dests hold no conns now
+}
+
+// `xvsctl conn flush dest A.B.C.D:PORT`: every dest with that address and port, in a service
+// or removed and still draining.
+json Controller::cmd_flush_dest(const json& req) {
+    auto ep = net::parse_ipv4_endpoint(get_str(req, "dest"));
+    if (!ep) throw BadRequest{"'dest' is not A.B.C.D:PORT"};
+    std::vector<std::shared_ptr<lb::Dest>> dests;
+    auto consider = [&](const std::shared_ptr<lb::Dest>& d) {
+        if (d->addr == ep->addr && d->port == ep->port &&
+            std::find(dests.begin(), dests.end(), d) == dests.end())
+            dests.push_back(d);
+    };
+    for (const auto* list : {&director_.services(), &director_.matches()})
+        for (const auto& s : *list)
+            for (const auto& d : s->dests) consider(d);
+    for (const auto& d : director_.removed_dests()) consider(d);
+    if (dests.empty()) return err("No such destination");
+    uint64_t total = 0;
+    for (const auto& d : dests) {
+        auto n = flush_dest(d);
+        if (!n) return err(n.error());
+        total += *n;
+    }
+    dests.clear();
+    director_.reclaim();
+    json r = ok();
+    r["flushed"] = total;
+    return r;
+}
+
+json Controller::dispatch(const json& req) {
     try {
         if (!req.is_object()) return err("Invalid argument: request must be a JSON object");
         const std::string cmd = get_str(req, "cmd");
@@ -464,6 +528,7 @@ json Controller::handle(const json& req) {
         if (cmd == "zero") return cmd_zero(req);
         if (cmd == "conns") return cmd_conns(req, false);
         if (cmd == "conn_show") return cmd_conns(req, true);
+        if (cmd == "flush_dest") return cmd_flush_dest(req);
         if (cmd == "add_service" || cmd == "edit_service") {
             const json& s = field(req, "service");
             if (s.contains("fwmark")) throw UnsupportedFwmark{};

@@ -60,6 +60,11 @@ public:
     static constexpr uint32_t kCookieRotatePeriods = 60;
     bool cookie_tick(uint32_t count_now);
 
+    // expire_nodest_conn (IPVS): expires on every worker the conns of the dests removed since
+    // the last call (lb/command.h flush_dest). handle() calls it after each request; the
+    // daemon after a SIGHUP reload. With the setting off it only forgets the removals.
+    void flush_removed_dests();
+
     struct Totals {
         uint64_t conns = 0, inpkts = 0, outpkts = 0, inbytes = 0, outbytes = 0;
     };
@@ -87,6 +92,10 @@ private:
     nlohmann::json cmd_list(const nlohmann::json& req);
     nlohmann::json cmd_conns(const nlohmann::json& req, bool filtered);
     nlohmann::json cmd_zero(const nlohmann::json& req);
+    nlohmann::json cmd_flush_dest(const nlohmann::json& req);
+    nlohmann::json dispatch(const nlohmann::json& request);
+    // Expires the conns of `dest` on every worker: how many, or the first worker's error.
+    Result<uint64_t> flush_dest(const std::shared_ptr<lb::Dest>& dest);
     // Drops zero baselines of services and dests no longer in the model.
     void forget_removed();
 

@@ -254,6 +254,7 @@ int Daemon::run() {
             g_reload = 0;
             log_info("SIGHUP: reloading " + config_path_);
             if (auto r = reload(); !r) log_error("reload failed, keeping the running configuration:\n" + r.error());
+            controller_->flush_removed_dests();
         }
         auto now = std::chrono::steady_clock::now();
         if (now >= next_estimate) {

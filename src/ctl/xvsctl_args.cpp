@@ -253,7 +253,24 @@ bool is_conn_filter(std::string_view word) {
            word == "state" || word == "limit";
 }
 
+// `conn flush dest A.B.C.D:PORT`: expire every connection to that real server now.
+Result<void> parse_conn_flush(Words& w, CtlCommand& c) {
+    c.kind = CtlCommandKind::ConnFlush;
+    if (w.done() || w.peek() != "dest")
+        return make_error("\"conn flush\" needs \"dest A.B.C.D:PORT\"");
+    auto value = w.value_of(w.take());
+    if (!value) return make_error(value.error());
+    auto ep = net::parse_ipv4_endpoint(*value);
+    if (!ep) return make_error("invalid dest " + quoted(*value) + " (expected A.B.C.D:PORT)");
+    c.filter.dest = net::to_string(*ep);
+    return no_more_words(w, "conn flush");
+}
+
 Result<void> parse_conn(Words& w, CtlCommand& c) {
+    if (!w.done() && matches(w.peek(), "flush")) {
+        w.take();
+        return parse_conn_flush(w, c);
+    }
     // `conn client X` means `conn show client X`: filter words are never verbs.
     if (!w.done() && is_conn_filter(w.peek())) c.kind = CtlCommandKind::ConnShow;
     else if (auto r = only_verbs(w, c, "conn", CtlCommandKind::ConnShow); !r) return r;
@@ -347,6 +364,7 @@ std::string xvsctl_usage_text() {
            "  xvsctl conn show [proto tcp|udp|icmp] [client A.B.C.D[:PORT]]\n"
            "                   [vip A.B.C.D[:PORT]] [dest A.B.C.D[:PORT]] [state STATE]\n"
            "                   [limit N]\n"
+           "  xvsctl conn flush dest A.B.C.D:PORT\n"
            "\n"
            "Objects and commands may be abbreviated as with ip(8): a, l, r, n, s, c; show\n"
            "(or list), add, del.\n"

@@ -25,6 +25,7 @@ enum class CtlCommandKind {
     NeighShow,
     Stats,
     ConnShow,
+    ConnFlush,  // conn flush dest A.B.C.D:PORT (filter.dest)
 };
 
 // conn show filters, already validated and normalised (proto lower case, state upper case,

@@ -306,6 +306,10 @@ Result<std::string> render_xvsctl_reply(const CtlCommand& cmd, const json& reply
             if (!reply.contains("conns") || !reply["conns"].is_array())
                 return make_error("Malformed reply from xvsd: 'conns' is not an array");
             return render(decode_conns(reply), [](auto v) { return format_conns(v); });
+        case CtlCommandKind::ConnFlush:
+            if (!reply.contains("flushed") || !reply["flushed"].is_number_unsigned())
+                return make_error("Malformed reply from xvsd: 'flushed' is not a count");
+            return std::to_string(reply["flushed"].get<uint64_t>()) + " connections expired\n";
         default:
             return std::string();
     }

@@ -64,6 +64,10 @@ json build_xvsctl_request(const CtlCommand& c) {
             if (f.limit) req["limit"] = *f.limit;
             break;
         }
+        case CtlCommandKind::ConnFlush:
+            req["cmd"] = "flush_dest";
+            req["dest"] = c.filter.dest;
+            break;
         case CtlCommandKind::Help:
         case CtlCommandKind::Version: break;
     }

@@ -41,4 +41,19 @@ bool command_serve_chunk(Command& cmd, const ConnTable& conns, const stack::Neig
     return end == total;
 }
 
+bool command_flush_chunk(Command& cmd, ConnTable& conns, ConnExpireFn expire, void* ctx) {
+    const uint32_t total = conns.capacity();
+    const uint32_t end =
+        static_cast<uint32_t>(std::min<uint64_t>(total, uint64_t(cmd.cursor) + kCommandChunk));
+    const Dest* dest = cmd.dest.get();
+    for (uint32_t i = cmd.cursor; i < end; ++i) {
+        Conn& c = conns.slot(i);
+        if (!c.proto || c.dest != dest) continue;
+        expire(ctx, &c);
+        ++cmd.flushed;
+    }
+    cmd.cursor = end;
+    return end == total;
+}
+
 }  // namespace xvs::lb

@@ -3,11 +3,13 @@
 // own poll loop. One producer (the control thread), one consumer (the worker), one command in
 // flight. The worker copies entries into room the control thread reserved before posting (it
 // never allocates), at most kCommandChunk table slots per poll, so a dump of a 1M-conn table
-// costs the packet path a few microseconds per poll instead of one long stall.
+// costs the packet path a few microseconds per poll instead of one long stall. flush_dest
+// walks the table the same way, expiring the conns of one dest through the normal expiry.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "lb/proto/tcp.h"
@@ -18,6 +20,8 @@
 namespace xvs::lb {
 
 class ConnTable;
+struct Conn;
+struct Dest;
 
 // What `conns` / `conn_show` print of one connection (addresses and ports network order).
 struct ConnDumpEntry {
@@ -39,8 +43,12 @@ struct NeighDumpEntry {
 inline constexpr uint32_t kCommandChunk = 4096;  // table slots copied per poll
 
 struct Command {
-    enum Kind : uint8_t { dump_conns, dump_neighbours };
+    enum Kind : uint8_t { dump_conns, dump_neighbours, flush_dest };
     Kind kind = dump_conns;
+    // flush_dest: the dest whose conns go. The control thread's reference keeps it alive (and
+    // its address unused by a new dest) while the command is out; the worker only compares it.
+    std::shared_ptr<const Dest> dest;
+    uint64_t flushed = 0;  // flush_dest: conns expired
     // Room reserved by the control thread; the worker fills it up to capacity() and sets
     // truncated if more entries were live than fit.
     std::vector<ConnDumpEntry> conns;
@@ -54,6 +62,12 @@ struct Command {
 // when no loop polls the worker).
 bool command_serve_chunk(Command& cmd, const ConnTable& conns, const stack::Neighbours& neigh,
                          uint64_t now_ms);
+
+// flush_dest: calls expire(ctx, conn) for each live conn of cmd.dest among up to kCommandChunk
+// slots from cmd.cursor on (expire must free the slot: conn_expire), counting them in
+// cmd.flushed. True when the whole table is walked. Same threads as command_serve_chunk.
+using ConnExpireFn = void (*)(void* ctx, Conn* conn);
+bool command_flush_chunk(Command& cmd, ConnTable& conns, ConnExpireFn expire, void* ctx);
 
 class CommandChannel {
   public:

@@ -60,6 +60,7 @@ public:
 
     // Pool slot i (0..capacity-1), live when proto != 0: the worker's own dumps (lb/command.h).
     const Conn& slot(uint32_t i) const { return pool_[i]; }
+    Conn& slot(uint32_t i) { return pool_[i]; }  // flush_dest expires conns found this way
 
     template <typename F>
     void for_each(F&& f) const {

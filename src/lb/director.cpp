@@ -197,6 +197,7 @@ void Director::service_retire(const std::shared_ptr<Service>& svc) {
     for (auto& d : svc->dests) {
         d->removed = true;
         dead_dests_.push_back(d);
+        removed_.push_back(d);
     }
     dead_services_.push_back(svc);
 }
@@ -244,7 +245,17 @@ Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
     for (const auto& d : svc->dests)
         if (d->addr == spec.addr && d->port == spec.port)
             return make_error("Destination already exists");
-    auto dest = std::make_shared<Dest>();
+    std::shared_ptr<Dest> dest;
+    std::erase_if(trash_, [](const Trashed& t) { return t.dest.expired(); });
+    for (auto it = trash_.begin(); it != trash_.end(); ++it) {
+        auto d = it->dest.lock();
+        if (it->svc.lock() != svc || d->addr != spec.addr || d->port != spec.port) continue;
+        dest = std::move(d);
+        trash_.erase(it);
+        std::erase(dead_dests_, dest);
+        break;
+    }
+    if (!dest) dest = std::make_shared<Dest>();
     dest->svc = svc.get();
     dest->addr = spec.addr;
     dest->port = spec.port;
@@ -254,6 +265,7 @@ Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
     dest->weight = spec.weight;
     dest->upper_threshold = spec.upper_threshold;
     dest->lower_threshold = spec.lower_threshold;
+    dest->removed = false;  // a dest from the trash is available again
     svc->dests.push_back(std::move(dest));
     return {};
 }
@@ -282,8 +294,12 @@ Result<void> Director::dest_del(const ServiceKey& key, net::InetAddr addr, uint1
     auto it = std::find_if(svc->dests.begin(), svc->dests.end(),
                            [&](const auto& d) { return d->addr == addr && d->port == port; });
     if (it == svc->dests.end()) return make_error("No such destination");
+    // Its conns stay until they expire, their packets dropped (drop_dest_unavailable), or
+    // are flushed at once with expire_nodest_conn (IPVS).
     (*it)->removed = true;
-    dead_dests_.push_back(*it);  // connections to it keep working until they expire
+    dead_dests_.push_back(*it);
+    removed_.push_back(*it);
+    trash_.push_back(Trashed{svc, *it});
     svc->dests.erase(it);
     return {};
 }
@@ -381,6 +397,7 @@ std::unique_ptr<Snapshot> Director::build() const {
     auto snap = std::make_unique<Snapshot>();
     snap->timeouts = timeouts_;
     snap->uoa_max_trail = uoa_max_trail_;
+    snap->expire_nodest_conn = expire_nodest_conn_;
     snap->synproxy = synproxy_;
     snap->cookie = cookie_;
     stack::StackView& sv = snap->stack;
@@ -522,5 +539,13 @@ void Director::reclaim() {
 }
 
 size_t Director::retired_count() const { return retired_.size(); }
+
+std::vector<std::shared_ptr<Dest>> Director::take_removed_dests() {
+    std::vector<std::shared_ptr<Dest>> out;
+    for (const auto& w : removed_)
+        if (auto d = w.lock()) out.push_back(std::move(d));
+    removed_.clear();
+    return out;
+}
 
 }  // namespace xvs::lb

@@ -132,6 +132,14 @@ public:
     uint8_t uoa_max_trail() const { return uoa_max_trail_; }
     void synproxy_set(const SynProxyConf& conf) { synproxy_ = conf; }
     const SynProxyConf& synproxy() const { return synproxy_; }
+    // IPVS's expire_nodest_conn (default off): see Snapshot::expire_nodest_conn.
+    void expire_nodest_conn_set(bool on) { expire_nodest_conn_ = on; }
+    bool expire_nodest_conn() const { return expire_nodest_conn_; }
+    // Dests removed (dest_del, match_dest_del, a service leaving) since the last call: the
+    // control thread flushes their conns from the workers when expire_nodest_conn is on.
+    std::vector<std::shared_ptr<Dest>> take_removed_dests();
+    // Removed dests some conn still points at (awaiting reclaim()).
+    const std::vector<std::shared_ptr<Dest>>& removed_dests() const { return dead_dests_; }
 
     // SYN-cookie secrets: random keys from getrandom(2) at construction. Rotation makes new
     // current keys valid from counter count_now + 1 (earlier counters keep using the replaced
@@ -182,6 +190,7 @@ private:
     Timeouts timeouts_ = Timeouts::dpvs_defaults();
     uint8_t uoa_max_trail_ = net::kUoaDefaultMaxTrail;
     SynProxyConf synproxy_;
+    bool expire_nodest_conn_ = false;
     net::CookieSecrets cookie_;
 
     std::atomic<const Snapshot*> current_{nullptr};
@@ -197,6 +206,14 @@ private:
     };
     std::array<Seen, kMaxWorkers> seen_{};
     std::vector<std::shared_ptr<Dest>> dead_dests_;
+    std::vector<std::weak_ptr<Dest>> removed_;  // not yet taken (weak: never delays reclaim)
+    // IPVS's dest trash: a dest dest_del took out of a service that still exists. Re-adding
+    // the same address and port to it takes the object back, so its remaining conns flow again.
+    struct Trashed {
+        std::weak_ptr<Service> svc;
+        std::weak_ptr<Dest> dest;
+    };
+    std::vector<Trashed> trash_;
     std::vector<std::shared_ptr<Service>> dead_services_;
     std::vector<std::shared_ptr<LocalAddr>> dead_laddrs_;
 };

@@ -158,7 +158,8 @@ Result<void> Director::match_dest_del(const MatchKey& key, net::InetAddr wan) {
     for (size_t i = 0; i < svc->dests.size(); ++i) {
         if (svc->dests[i]->addr != wan) continue;
         svc->dests[i]->removed = true;
-        dead_dests_.push_back(svc->dests[i]);  // its connections keep working until they expire
+        dead_dests_.push_back(svc->dests[i]);  // its conns drain as a VIP dest's do (dest_del)
+        removed_.push_back(svc->dests[i]);
         svc->dests.erase(svc->dests.begin() + static_cast<std::ptrdiff_t>(i));
         svc->wan_pools.erase(svc->wan_pools.begin() + static_cast<std::ptrdiff_t>(i));
         wans_prune();

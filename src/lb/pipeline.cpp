@@ -36,6 +36,14 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         conn_expire(w, c);
         c = nullptr;
     }
+    // IPVS: a client packet of a conn whose dest was removed is dropped; with
+    // expire_nodest_conn the conn also goes at once (its port and refs freed) instead of
+    // lingering until its timeout.
+    if (c && ref.dir == ConnDir::In && c->dest->removed.load(std::memory_order_relaxed)) {
+        if (w.snap->expire_nodest_conn) conn_expire(w, c);
+        drop(w.stack, lp.pkt, Counter::drop_dest_unavailable);
+        return;
+    }
     if (!c) {
         // Not addressed to the director and no conn of ours: the first packet of an inside
         // host's flow for a SNAT match service (a TCP SYN, any UDP datagram, an ICMP echo

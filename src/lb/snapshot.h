@@ -27,6 +27,9 @@ struct Snapshot {
     Timeouts timeouts;
     uint8_t uoa_max_trail = net::kUoaDefaultMaxTrail;  // 0 = UOA services send none
     SynProxyConf synproxy;  // ipvs_defs synproxy: global SYN proxy settings
+    // IPVS's sysctl: a packet of a conn whose dest was removed is dropped either way; when set
+    // the conn is also expired at once (and the control thread flushes the dest's conns).
+    bool expire_nodest_conn = false;
     // SYN-cookie keys (the SYN proxy mints and checks with these; Director rotates them).
     net::CookieSecrets cookie;
     // Keeps persistent objects referenced by this snapshot alive until it is reclaimed.

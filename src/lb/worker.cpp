@@ -31,6 +31,14 @@ using stack::Counter;
 namespace {
 constexpr unsigned kMaxBurst = 64;
 std::atomic<unsigned> g_table_seq{0};
+
+// One chunk of the command on ctx's tables: true when it is complete.
+bool serve_chunk(Command& cmd, WorkerCtx& ctx) {
+    if (cmd.kind != Command::flush_dest)
+        return command_serve_chunk(cmd, *ctx.conns, ctx.stack.neigh, ctx.stack.now_ms);
+    auto expire = [](void* w, Conn* c) { conn_expire(*static_cast<WorkerCtx*>(w), c); };
+    return command_flush_chunk(cmd, *ctx.conns, expire, &ctx);
+}
 }  // namespace
 
 Worker::Worker(Director& director, const WorkerConfig& cfg)
@@ -101,7 +109,7 @@ unsigned Worker::poll_once() {
         now, [&](TimerNode* node) { conn_timer(ctx_, node, now); }, 4096);
     stack::neigh_tick(ctx_.stack);
     if (Command* cmd = commands_.pending())
-        if (command_serve_chunk(*cmd, *ctx_.conns, ctx_.stack.neigh, now)) commands_.answer();
+        if (serve_chunk(*cmd, ctx_)) commands_.answer();
 
     unsigned total = 0;
     const auto& ports = ctx_.snap->stack.ports;
@@ -131,27 +139,42 @@ Worker::Polling::~Polling() {
 
 Result<void> Worker::command(Command::Kind kind, uint64_t timeout_ms,
                              const std::function<void(const Command&)>& use) {
+    return command_run(kind, nullptr, timeout_ms, use);
+}
+
+Result<uint64_t> Worker::flush_dest(std::shared_ptr<const Dest> dest, uint64_t timeout_ms) {
+    uint64_t flushed = 0;
+    auto r = command_run(Command::flush_dest, std::move(dest), timeout_ms,
+                         [&](const Command& cmd) { flushed = cmd.flushed; });
+    if (!r) return make_error(r.error());
+    return flushed;
+}
+
+Result<void> Worker::command_run(Command::Kind kind, std::shared_ptr<const Dest> dest,
+                                 uint64_t timeout_ms,
+                                 const std::function<void(const Command&)>& use) {
     using Clock = std::chrono::steady_clock;
     const std::string late = "worker " + std::to_string(ctx_.cfg.id) + " did not answer";
     if (commands_.state() == CommandChannel::Posted)  // an earlier command timed out
         return make_error(late + " (still busy with an earlier command)");
     Command& cmd = commands_.command();  // Free, or Answered late: ours again
     cmd.kind = kind;
+    cmd.dest = std::move(dest);
+    cmd.flushed = 0;
     cmd.cursor = 0;
     cmd.truncated = false;
     cmd.conns.clear();
     cmd.neighbours.clear();
     if (kind == Command::dump_conns)
         cmd.conns.reserve(ctx_.conns->capacity());
-    else
+    else if (kind == Command::dump_neighbours)
         cmd.neighbours.reserve(ctx_.stack.neigh.slot_count());
     commands_.post();
     const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
     while (commands_.state() != CommandChannel::Answered) {
         if (!polling_.load() && commands_.claim_inline()) {
             if (!polling_.load()) {
-                while (
-                    !command_serve_chunk(cmd, *ctx_.conns, ctx_.stack.neigh, ctx_.stack.now_ms)) {
+                while (!serve_chunk(cmd, ctx_)) {
                 }
                 commands_.answer();
                 break;
@@ -164,6 +187,7 @@ Result<void> Worker::command(Command::Kind kind, uint64_t timeout_ms,
     use(cmd);
     cmd.conns = {};  // a 1M-conn dump holds tens of MB: give them back
     cmd.neighbours = {};
+    cmd.dest.reset();
     commands_.release();
     return {};
 }

@@ -52,6 +52,9 @@ public:
     // that command and a later call discards the late answer.
     Result<void> command(Command::Kind kind, uint64_t timeout_ms,
                          const std::function<void(const Command&)>& use);
+    // flush_dest the same way: expires every conn of `dest` on this worker (conn_expire: refs,
+    // stats and local ports given back) and returns how many.
+    Result<uint64_t> flush_dest(std::shared_ptr<const Dest> dest, uint64_t timeout_ms);
 
     // Declares that the current thread polls this worker (run() holds one). A test calling
     // poll_once on one thread while another calls command() holds one around its loop.
@@ -92,6 +95,8 @@ public:
 private:
     Worker(Director& director, const WorkerConfig& cfg);
     static uint64_t clock_ms();
+    Result<void> command_run(Command::Kind kind, std::shared_ptr<const Dest> dest,
+                             uint64_t timeout_ms, const std::function<void(const Command&)>& use);
 
     WorkerCtx ctx_;
     CommandChannel commands_;

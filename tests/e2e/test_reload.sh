@@ -3,7 +3,8 @@
 # (line echo on the RS) keeps working while the config changes twice, once applied by SIGHUP
 # (rs3 added, rs2's weight changed) and once by `xvsadm --reload` (rs1's weight changed).
 # The new values show in `xvsadm -L -n`, rs3 answers, and `xvsadm -L -n -c` shows the
-# long connection.
+# long connection. Then, with `expire_nodest_conn on`, a reload removing the real server of a
+# second long connection expires that connection at once.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 
@@ -72,3 +73,33 @@ rc=$?
 log "long connection: $(tail -n 1 "$long")"
 ((rc == 0)) || fail "long connection broke: $(grep -v '^ok' "$long")"
 pass "long connection survived SIGHUP and --reload ($(grep -c '^ok' "$long") echoes)"
+
+# 4) expire_nodest_conn on (IPVS's sysctl), applied by reload: a reload that removes the real
+# server of a live connection expires that connection at once (flush_dest on the worker).
+write_conf_nodest() { # write_conf_nodest "ECHO_RS..."
+    { config_head; echo "ipvs_defs { expire_nodest_conn on }"
+      vs_block TCP "$VIP" 80 "1:8080:2 2:8080:3 3:8080:1"; vs_block TCP "$VIP" 9000 "$1" rr; } >"$conf"
+}
+write_conf_nodest "1:7000:1 2:7000:1"
+xvsadm_ns --reload || fail "xvsadm --reload (expire_nodest_conn on) failed"
+long2=$XE_TMP/long2.out
+in_ns "$NS_CL" timeout 30 "$XE_PY" "$XE_LIB_DIR/tcp_longconn.py" "$VIP" 9000 12 >"$long2" 2>&1 &
+long2_pid=$!
+XE_PIDS+=("$long2_pid")
+wait_until 5 grep -q '^ok 1$' "$long2" || fail "second long connection not echoing: $(cat "$long2")"
+client2=$(awk '$1 == "connected" { print $3 }' "$long2")
+dest2=$(xvsadm_ns -L -n -c | grep -F "$client2" | grep -o '10\.10\.2\.[0-9]*:7000' | head -n 1)
+[[ -n $dest2 ]] || fail "no connection of $client2 in xvsadm -L -n -c"
+keep=$([[ $dest2 == "$(rs_ip 1):7000" ]] && echo "2:7000:1" || echo "1:7000:1")
+log "second long connection from $client2 to $dest2; removing it (keeping $keep)"
+write_conf_nodest "$keep"
+xvsadm_ns --reload || fail "xvsadm --reload removing $dest2 failed"
+conns=$(xvsadm_ns -L -n -c)
+assert_not_contains "$conns" "$client2" "connection to the removed $dest2 expired at once"
+grep -q "expire_nodest_conn: expired 1 conns of removed real server $dest2" "$XVSD_LOG" ||
+    fail "xvsd did not log the flush of $dest2"
+pass "xvsd logged the flush of $dest2"
+wait "$long2_pid"
+rc=$?
+((rc != 0)) || fail "the connection to the removed $dest2 still echoed"
+pass "the connection to the removed $dest2 ended: $(tail -n 1 "$long2")"

@@ -729,6 +729,22 @@ TEST_F(ConfigApplyTest, UoaAndMaxTrailAreAppliedAndReloaded) {
     EXPECT_EQ(director_.snapshot()->uoa_max_trail, 3u);
 }
 
+// expire_nodest_conn reaches the director and the snapshot on reload, and back off.
+TEST_F(ConfigApplyTest, ExpireNodestConnIsAppliedOnReload) {
+    EXPECT_FALSE(director_.expire_nodest_conn());
+    std::string text = kBase;
+    text.replace(text.find("ipvs_defs {\n"), 12, "ipvs_defs {\n    expire_nodest_conn on\n");
+    auto r = config_apply(director_, parse(text.c_str()));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, UnorderedElementsAre("expire_nodest_conn on"));
+    EXPECT_TRUE(director_.expire_nodest_conn());
+    EXPECT_TRUE(director_.snapshot()->expire_nodest_conn);
+    r = config_apply(director_, base_);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, UnorderedElementsAre("expire_nodest_conn off"));
+    EXPECT_FALSE(director_.snapshot()->expire_nodest_conn);
+}
+
 TEST(ConfigApplyPorts, MissingPortIsReportedWithFileAndLine) {
     lb::Director director;  // no ports registered
     Config cfg = parse(kBase, "/etc/xvs/xvs.conf");

@@ -912,6 +912,13 @@ virtual_server 10.10.1.100 56 { laddr_group_name lips
     EXPECT_EQ(parse("ipvs_defs { uoa_max_trail 0 }\n").config->ipvs.uoa_max_trail, 0u);
 }
 
+TEST(ConfigParser, ExpireNodestConnIsASwitchOffByDefault) {
+    EXPECT_FALSE(parse("").config->ipvs.expire_nodest_conn);  // IPVS's default
+    EXPECT_TRUE(parse("ipvs_defs { expire_nodest_conn }\n").config->ipvs.expire_nodest_conn);
+    EXPECT_TRUE(parse("ipvs_defs { expire_nodest_conn on }\n").config->ipvs.expire_nodest_conn);
+    EXPECT_FALSE(parse("ipvs_defs { expire_nodest_conn off }\n").config->ipvs.expire_nodest_conn);
+}
+
 TEST(ConfigParserErrors, UoaNeedsUdpAndExcludesProxyProtocol) {
     EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
                           "  protocol TCP\n  uoa opp\n}\n"),

@@ -152,8 +152,7 @@ TEST(Xvsctl, UsageErrorsExitTwoAndNeverConnect) {
         {{"link", "flap"}, "unknown command \"flap\" for \"link\""},
         {{"addr", "show", "dev", "wan0"}, "unknown argument \"dev\" for \"address show\""},
         {{"addr", "add"}, "missing address for \"address add\""},
-        {{"addr", "add", "10.10.3.1/24"},
-         "not enough information: \"dev\" argument is required"},
+        {{"addr", "add", "10.10.3.1/24"}, "not enough information: \"dev\" argument is required"},
         {{"addr", "add", "10.10.3.1/24", "dev"}, "missing value after \"dev\""},
         {{"addr", "add", "10.10.3.300/24", "dev", "wan0"}, "invalid address \"10.10.3.300/24\""},
         {{"addr", "add", "10.10.3.1/33", "dev", "wan0"},
@@ -193,6 +192,11 @@ TEST(Xvsctl, UsageErrorsExitTwoAndNeverConnect) {
         {{"conn", "show", "dest"}, "missing value after \"dest\""},
         {{"conn", "show", "proto", "tcp", "proto", "udp"}, "duplicate \"proto\""},
         {{"conn", "show", "port", "80"}, "unknown argument \"port\" for \"conn show\""},
+        {{"conn", "flush"}, "\"conn flush\" needs \"dest A.B.C.D:PORT\""},
+        {{"conn", "flush", "dest", "10.10.2.2"},
+         "invalid dest \"10.10.2.2\" (expected A.B.C.D:PORT)"},
+        {{"conn", "flush", "dest", "10.10.2.2:80", "vip"},
+         "unknown argument \"vip\" for \"conn flush\""},
     };
     FakeXvsd d({});
     for (const auto& c : cases) {
@@ -361,6 +365,13 @@ TEST(Xvsctl, ConnShowWithFilters) {
               "pro expire state       source             virtual            local              destination\n"
               "TCP 14:51  ESTABLISHED 10.0.0.2:51234     10.10.1.100:80     10.10.2.100:1025   10.10.2.2:8080\n"
               "TCP 00:59  SYN_RECV    10.0.0.3:40000     10.10.1.100:80     -                  10.10.2.3:8080\n");
+}
+
+TEST(Xvsctl, ConnFlushDest) {
+    RunResult r = run_expecting({"conn", "flush", "dest", "10.10.2.2:8080"},
+                                R"({"cmd":"flush_dest","dest":"10.10.2.2:8080"})",
+                                R"({"ok":true,"flushed":3})");
+    EXPECT_EQ(r.out, "3 connections expired\n");
 }
 
 TEST(Xvsctl, NoDaemonExitsOne) {

@@ -90,6 +90,7 @@ inline constexpr std::array kKeywords = {
     // ---- ip_defs
     Keyword{"ip_defs", "address", detail::A, ""},
     Keyword{"ip_defs", "route", detail::A, ""},
+    Keyword{"ip_defs", "tunnel_source", detail::A, ""},
     // ---- ipvs_defs and its blocks
     Keyword{"ipvs_defs", "timeouts", detail::A, ""},
     Keyword{"ipvs_defs", "uoa_max_trail", detail::A, ""},

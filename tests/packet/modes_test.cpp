@@ -399,6 +399,52 @@ TEST_F(TunTest, IpipOuterHeaderAroundTheUnchangedPacket) {
     EXPECT_TRUE(std::equal(lm.b, lm.b + 6, out[0].begin() + 6));
 }
 
+// ip_defs `tunnel_source`: the outer source is the configured address of the port (not its
+// first one), for IPIP and GUE alike; a change reaches packets of existing conns with the
+// next snapshot, and clearing it goes back to the first address.
+TEST_F(TunTest, ConfiguredTunnelSourceIsTheOuterSource) {
+    configure(lb::FwdMode::Tun, 80, 53);  // lan's first address: 10.10.2.1
+    ASSERT_TRUE(director->address_add(*net::parse_ipv4("10.10.2.5"), 24, "lan"));
+    ASSERT_TRUE(director->tunnel_source_set("lan", *net::parse_ipv4("10.10.2.5")));
+    director->commit();
+    Bytes syn = client_tcp(net::kTcpSyn);
+    const Bytes inner = ip_packet(syn);
+    auto expect_outer = [&](const Bytes& frame, const char* src) {
+        ASSERT_EQ(frame.size(), syn.size() + 20);
+        const uint16_t id = uint16_t(frame[18] << 8 | frame[19]);
+        Bytes want(frame.begin(), frame.begin() + 14);
+        Bytes hdr = outer_ipv4(inner, 4, 0, id, src, "10.10.2.2");
+        want.insert(want.end(), hdr.begin(), hdr.end());
+        want.insert(want.end(), inner.begin(), inner.end());
+        EXPECT_TRUE(FramesEqual(want, frame)) << src;
+    };
+    auto out = roundtrip(kWan, syn, kLan);
+    ASSERT_EQ(out.size(), 1u);
+    expect_outer(out[0], "10.10.2.5");
+    // Back to the default (as a reload without tunnel_source does).
+    ASSERT_TRUE(director->tunnel_source_set("lan", std::nullopt));
+    director->commit();
+    out = roundtrip(kWan, syn, kLan);
+    ASSERT_EQ(out.size(), 1u);
+    expect_outer(out[0], "10.10.2.1");
+    EXPECT_EQ(counter(Counter::conns_created), 1u);
+}
+
+TEST_F(TunTest, TunnelSourceMustBeADirectorAddressOfThatPort) {
+    configure(lb::FwdMode::Tun, 80, 53);
+    auto r = director->tunnel_source_set("lan", *net::parse_ipv4("10.10.1.1"));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(
+        r.error(),
+        "10.10.1.1 is on port 'wan', not on 'lan' (the outer source must be an address of the "
+        "port the tunnel leaves by): use one of port 'lan': 10.10.2.1");
+    r = director->tunnel_source_set("lan", kVip);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().find("10.10.1.100 is not a director address"), std::string::npos)
+        << r.error();
+    EXPECT_EQ(director->tunnel_source("lan"), std::nullopt);
+}
+
 TEST_F(TunTest, GueOuterHeaderToTheDestsPort) {
     configure(lb::FwdMode::Tun, 80, 53, lb::TunType::Gue, 6080);
     Bytes q = PacketBuilder()

@@ -367,6 +367,8 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
                                   std::to_string(new_t.tcp[i]));
     }
     if (old_t.udp != new_t.udp) rep.changes.push_back("timeout UDP " + std::to_string(new_t.udp));
+    if (old_t.icmp != new_t.icmp)
+        rep.changes.push_back("timeout ICMP " + std::to_string(new_t.icmp));
     d.timeouts_set(new_t);
     if (d.uoa_max_trail() != cfg.ipvs.uoa_max_trail) {
         rep.changes.push_back("uoa_max_trail " + std::to_string(cfg.ipvs.uoa_max_trail));

@@ -99,6 +99,7 @@ inline constexpr std::array kKeywords = {
     Keyword{"timeouts", "tcp", detail::A, "ESTABLISHED, as ipvsadm --set"},
     Keyword{"timeouts", "tcpfin", detail::A, "FIN_WAIT, as ipvsadm --set"},
     Keyword{"timeouts", "udp", detail::A, ""},
+    Keyword{"timeouts", "icmp", detail::A, "SNAT ICMP echo conns"},
     Keyword{"timeouts", "none", detail::A, ""},
     Keyword{"timeouts", "established", detail::A, ""},
     Keyword{"timeouts", "syn_sent", detail::A, ""},

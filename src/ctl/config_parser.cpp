@@ -228,6 +228,8 @@ void Parser::timeout_setting(const Token& key) {
         slot = &t.tcp[static_cast<size_t>(lb::TcpState::FinWait)];
     else if (key.text == "udp")
         slot = &t.udp;
+    else if (key.text == "icmp")  // SNAT echo conns (DPVS has the timeout, ipvsadm not)
+        slot = &t.icmp;
     for (const auto& [name, state] : kStates)
         if (key.text == name) slot = &t.tcp[static_cast<size_t>(state)];
     if (!slot) return unknown(key, "timeouts");

@@ -7,27 +7,10 @@
 #include "lb/service.h"
 #include "lb/snapshot.h"
 #include "lb/worker_ctx.h"
+#include "lb/xmit/ttl.h"
 #include "net/nat_rewrite.h"
 
 namespace xvs::lb {
-
-namespace {
-
-// Forwarding decrements TTL (RFC 1812 5.3.1); the header checksum follows incrementally.
-bool ttl_decrement(WorkerCtx& w, LbPacket& lp) {
-    net::Ipv4Hdr* ip = lp.ip;
-    if (ip->ttl <= 1) {
-        w.stack.counters.inc(stack::Counter::drop_ttl_expired);
-        rte_pktmbuf_free(lp.pkt);
-        return false;
-    }
-    const uint16_t old_word = net::hton16(uint16_t(ip->ttl << 8 | ip->protocol));
-    --ip->ttl;
-    net::csum_replace2(&ip->checksum, old_word, net::hton16(uint16_t(ip->ttl << 8 | ip->protocol)));
-    return true;
-}
-
-}  // namespace
 
 stack::Verdict snat_in(WorkerCtx& w, LbPacket& lp, Conn& c) {
     if (!ttl_decrement(w, lp)) return stack::Verdict::Drop;

@@ -1,0 +1,15 @@
+// The router step of the modes where the director forwards packets as a router would (SNAT
+// both ways, and ICMP errors related to a SNAT conn): TTL decremented (RFC 1812 5.3.1), the
+// header checksum updated incrementally, and a packet whose TTL would reach 0 dropped and
+// counted (drop_ttl_expired; no ICMP time exceeded is sent).
+#pragma once
+
+namespace xvs::lb {
+
+struct WorkerCtx;
+struct LbPacket;
+
+// False: lp.pkt was freed and counted.
+bool ttl_decrement(WorkerCtx& w, LbPacket& lp);
+
+}  // namespace xvs::lb

@@ -66,6 +66,7 @@ TEST_F(NatTest, TcpBothDirectionsWithPortForwarding) {
     EXPECT_TRUE(FramesEqual(PacketBuilder()
                                 .eth(lan_mac(), kRs1Mac)
                                 .ipv4("10.10.1.2", "10.10.2.2")
+                                .ttl(63)  // NAT forwards as a router: TTL decremented both ways
                                 .tcp(kCport, 8080)
                                 .seq(1000)
                                 .flags(net::kTcpSyn)
@@ -85,6 +86,7 @@ TEST_F(NatTest, TcpBothDirectionsWithPortForwarding) {
     EXPECT_TRUE(FramesEqual(PacketBuilder()
                                 .eth(wan_mac(), kClientMac)
                                 .ipv4("10.10.1.100", "10.10.1.2")
+                                .ttl(63)
                                 .tcp(80, kCport)
                                 .seq(5000)
                                 .ack(1001)
@@ -109,6 +111,7 @@ TEST_F(NatTest, UdpBothDirections) {
     EXPECT_TRUE(FramesEqual(PacketBuilder()
                                 .eth(lan_mac(), kRs1Mac)
                                 .ipv4("10.10.1.2", "10.10.2.2")
+                                .ttl(63)
                                 .udp(33000, 5353)
                                 .payload("query")
                                 .build(),
@@ -124,8 +127,54 @@ TEST_F(NatTest, UdpBothDirections) {
     EXPECT_TRUE(FramesEqual(PacketBuilder()
                                 .eth(wan_mac(), kClientMac)
                                 .ipv4("10.10.1.100", "10.10.1.2")
+                                .ttl(63)
                                 .udp(53, 33000)
                                 .payload("answer")
+                                .build(),
+                            out[0]));
+}
+
+// As IPVS: a packet whose TTL would reach 0 is not forwarded, either way (counted; no time
+// exceeded is sent).
+TEST_F(NatTest, TtlExpiringIsDroppedBothWays) {
+    auto syn = [this](uint8_t ttl) {
+        return PacketBuilder()
+            .eth(kClientMac, wan_mac())
+            .ipv4("10.10.1.2", "10.10.1.100")
+            .ttl(ttl)
+            .tcp(kCport, 80)
+            .seq(1000)
+            .flags(net::kTcpSyn)
+            .build();
+    };
+    auto synack = [this](uint8_t ttl) {
+        return PacketBuilder()
+            .eth(kRs1Mac, lan_mac())
+            .ipv4("10.10.2.2", "10.10.1.2")
+            .ttl(ttl)
+            .tcp(8080, kCport)
+            .seq(5000)
+            .ack(1001)
+            .flags(net::kTcpSyn | net::kTcpAck)
+            .build();
+    };
+    EXPECT_TRUE(roundtrip(kWan, syn(1), kLan).empty());
+    EXPECT_EQ(counter(Counter::drop_ttl_expired), 1u);
+    auto out = roundtrip(kWan, syn(2), kLan);  // one hop left: forwarded with TTL 1
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0][14 + 8], 1);
+    EXPECT_TRUE(roundtrip(kLan, synack(1), kWan).empty());
+    EXPECT_EQ(counter(Counter::drop_ttl_expired), 2u);
+    out = roundtrip(kLan, synack(2), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(wan_mac(), kClientMac)
+                                .ipv4("10.10.1.100", "10.10.1.2")
+                                .ttl(1)
+                                .tcp(80, kCport)
+                                .seq(5000)
+                                .ack(1001)
+                                .flags(net::kTcpSyn | net::kTcpAck)
                                 .build(),
                             out[0]));
 }
@@ -178,6 +227,7 @@ TEST_F(NatTest, FragNeededFromTheRsSideReachesTheClientTranslated) {
     EXPECT_TRUE(FramesEqual(PacketBuilder()
                                 .eth(wan_mac(), kClientMac)
                                 .ipv4("10.10.1.100", "10.10.1.2")
+                                .ttl(63)
                                 .icmp_error(3, 4, 1400, want_quote)
                                 .build(),
                             out[0]));
@@ -212,6 +262,7 @@ TEST_F(NatTest, FragNeededFromTheClientSideReachesTheRsTranslated) {
     EXPECT_TRUE(FramesEqual(PacketBuilder()
                                 .eth(lan_mac(), kRs1Mac)
                                 .ipv4("10.10.1.254", "10.10.2.2")
+                                .ttl(63)
                                 .icmp_error(3, 4, 1280, want_quote)
                                 .build(),
                             out[0]));

@@ -34,8 +34,9 @@ void icmp_related(WorkerCtx& w, LbPacket& lp, ConnRef ref) {
     Conn& c = *ref.conn;
     net::IcmpQuote q;
     if (!net::parse_icmp_error(lp.l4, lp.l4_len, q)) return drop(Counter::drop_icmp_malformed);
-    // SNAT forwards as a router, its conns' errors included (counted and freed if expired).
-    if (c.mode == FwdMode::Snat && !ttl_decrement(w, lp)) return;
+    // NAT and SNAT forward as a router, their conns' errors included (counted and freed if
+    // expired); FULLNAT, DR and TUN leave TTL alone, as for their own packets.
+    if ((c.mode == FwdMode::Snat || c.mode == FwdMode::Nat) && !ttl_decrement(w, lp)) return;
     if (ref.dir == ConnDir::In) {
         // The quote is a packet to the client (VIP:vport -> client:cport); the error came from
         // the client's side and goes to the RS, about the packet the RS sent.

@@ -1,5 +1,5 @@
-// The router step of the modes where the director forwards packets as a router would (SNAT
-// both ways, and ICMP errors related to a SNAT conn): TTL decremented (RFC 1812 5.3.1), the
+// The router step of the modes where the director forwards packets as a router would (NAT and
+// SNAT both ways, and ICMP errors related to their conns): TTL decremented (RFC 1812 5.3.1), the
 // header checksum updated incrementally, and a packet whose TTL would reach 0 dropped and
 // counted (drop_ttl_expired; no ICMP time exceeded is sent).
 #pragma once

@@ -25,6 +25,7 @@ namespace xvs::stack {
       "frames the stack built itself, incl. those lost to drop_mbuf_alloc")                        \
     X(icmp_related_forwarded, false, "ICMP errors of a conn translated and forwarded (PMTU etc.)") \
     X(icmp_frag_needed_sent, false, "ICMP frag-needed sent to a client (TUN packet too big)")      \
+    X(icmp_time_exceeded_sent, false, "ICMP time exceeded sent (NAT/SNAT packet with TTL 1)")      \
     X(conns_created, false, "connections created")                                                 \
     X(conns_expired, false, "connections expired")                                                 \
     X(neigh_queued, false, "packets queued waiting for ARP resolution")                            \
@@ -86,7 +87,7 @@ namespace xvs::stack {
     X(drop_icmp_malformed, true, "ICMP truncated or bad checksum")                                 \
     X(drop_icmp_unhandled, true, "ICMP type not handled (only echo request)")                      \
     X(drop_icmp_unrelated, true, "ICMP error quoting a packet of no conn of ours")                 \
-    X(drop_icmp_not_sent, true, "frag-needed built but not sent (RFC 1122: no error for it)")      \
+    X(drop_icmp_not_sent, true, "ICMP error built but not sent (RFC 1122: no error for it)")       \
     X(drop_tunnel_too_big, true, "TUN: the packet with the outer header exceeds the MTU")          \
     X(drop_no_headroom, true, "no mbuf headroom for an outer header")                              \
     X(drop_tcp_header, true, "TCP header truncated or bad data offset")                            \
@@ -100,8 +101,7 @@ namespace xvs::stack {
     X(drop_fwd_mode_unsupported, true, "new conn to a dest whose forwarding mode has no xmit yet") \
     X(drop_conn_pool_full, true, "connection pool exhausted")                                      \
     X(drop_conn_table_full, true, "connection hash table insert failed")                           \
-    X(drop_ttl_expired, true,                                                                      \
-      "forwarded (NAT, SNAT) packet whose TTL would reach 0 (no ICMP sent)")                       \
+    X(drop_ttl_expired, true, "forwarded (NAT, SNAT) packet whose TTL would reach 0")              \
     X(drop_no_route, true, "no route to the destination")                                          \
     X(drop_neigh_queue_full, true, "ARP pending queue full")                                       \
     X(drop_neigh_unresolved, true, "next hop did not answer ARP")                                  \

@@ -134,8 +134,9 @@ TEST_F(NatTest, UdpBothDirections) {
                             out[0]));
 }
 
-// As IPVS: a packet whose TTL would reach 0 is not forwarded, either way (counted; no time
-// exceeded is sent).
+// As IPVS: a packet whose TTL would reach 0 is not forwarded, either way; the sender gets ICMP
+// time exceeded, from the VIP it sent to (client) or from the director's address on the port
+// it came in by (RS), quoting the packet as received.
 TEST_F(NatTest, TtlExpiringIsDroppedBothWays) {
     auto syn = [this](uint8_t ttl) {
         return PacketBuilder()
@@ -158,13 +159,37 @@ TEST_F(NatTest, TtlExpiringIsDroppedBothWays) {
             .flags(net::kTcpSyn | net::kTcpAck)
             .build();
     };
-    EXPECT_TRUE(roundtrip(kWan, syn(1), kLan).empty());
+    auto time_exceeded = [](const Bytes& back, net::MacAddr src_mac, net::MacAddr dst_mac,
+                            const char* from, const char* to, const Bytes& orig) {
+        const uint16_t id = uint16_t(back[18] << 8 | back[19]);
+        return FramesEqual(PacketBuilder()
+                               .eth(src_mac, dst_mac)
+                               .ipv4(from, to)
+                               .tos(0xc0)
+                               .ip_id(id)
+                               .frag_off(0)
+                               .icmp_error(11, 0, 0, ip_packet(orig))
+                               .build(),
+                           back);
+    };
+    send(kWan, syn(1));
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    auto back = recv(kWan);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_TRUE(time_exceeded(back[0], wan_mac(), kClientMac, "10.10.1.100", "10.10.1.2", syn(1)));
     EXPECT_EQ(counter(Counter::drop_ttl_expired), 1u);
     auto out = roundtrip(kWan, syn(2), kLan);  // one hop left: forwarded with TTL 1
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0][14 + 8], 1);
-    EXPECT_TRUE(roundtrip(kLan, synack(1), kWan).empty());
+    send(kLan, synack(1));
+    poll();
+    EXPECT_TRUE(recv(kWan).empty());
+    back = recv(kLan);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_TRUE(time_exceeded(back[0], lan_mac(), kRs1Mac, "10.10.2.1", "10.10.2.2", synack(1)));
     EXPECT_EQ(counter(Counter::drop_ttl_expired), 2u);
+    EXPECT_EQ(counter(Counter::icmp_time_exceeded_sent), 2u);
     out = roundtrip(kLan, synack(2), kWan);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_TRUE(FramesEqual(PacketBuilder()

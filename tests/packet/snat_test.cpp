@@ -231,14 +231,26 @@ TEST_F(SnatTest, RefusalsAreCounted) {
          PacketBuilder().eth(kRs1Mac, lan_mac()).ipv4("10.10.9.9", kOutside).udp(1, 53).build());
     // TCP without SYN and no conn.
     send(kLan, in().tcp(40001, 80).flags(net::kTcpAck).build());
-    // TTL that would reach 0.
-    send(kLan, in().ttl(1).udp(5002, 53).build());
+    // TTL that would reach 0: time exceeded back from the inside hosts' gateway address.
+    const Bytes expiring = in().ttl(1).udp(5002, 53).build();
+    send(kLan, expiring);
     // An unrelated datagram and an unrelated echo reply to the WAN address.
     send(kWan, from_outside().udp(53, 40000).build());
     send(kWan, from_outside().icmp_echo(net::kIcmpEchoReply, 4242, 1).build());
     poll();
     EXPECT_TRUE(recv(kWan).empty());
-    EXPECT_TRUE(recv(kLan).empty());
+    auto back = recv(kLan);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(lan_mac(), kRs1Mac)
+                                .ipv4("10.10.2.1", kInside)
+                                .tos(0xc0)
+                                .ip_id(uint16_t(back[0][18] << 8 | back[0][19]))
+                                .frag_off(0)
+                                .icmp_error(11, 0, 0, ip_packet(expiring))
+                                .build(),
+                            back[0]));
+    EXPECT_EQ(counter(Counter::icmp_time_exceeded_sent), 1u);
     EXPECT_EQ(counter(Counter::drop_not_local), 1u);
     EXPECT_EQ(counter(Counter::drop_tcp_no_conn), 1u);
     EXPECT_EQ(counter(Counter::drop_ttl_expired), 1u);
@@ -434,7 +446,8 @@ TEST_F(SnatTest, TimeExceededAboutAnEchoRequestReachesThePinger) {
     EXPECT_EQ(counter(Counter::icmp_related_forwarded), 1u);
 }
 
-// An error whose TTL would reach 0 is not forwarded, as SNAT's own packets.
+// An error whose TTL would reach 0 is not forwarded, as SNAT's own packets (and gets no time
+// exceeded: no ICMP error about an ICMP error).
 TEST_F(SnatTest, RelatedErrorWithTtlOneIsDropped) {
     auto out = roundtrip(kLan, in().udp(5000, 53).build(), kWan);
     ASSERT_EQ(out.size(), 1u);
@@ -449,7 +462,9 @@ TEST_F(SnatTest, RelatedErrorWithTtlOneIsDropped) {
              .build());
     poll();
     EXPECT_TRUE(recv(kLan).empty());
+    EXPECT_TRUE(recv(kWan).empty());
     EXPECT_EQ(counter(Counter::drop_ttl_expired), 1u);
+    EXPECT_EQ(counter(Counter::icmp_time_exceeded_sent), 0u);
     EXPECT_EQ(counter(Counter::icmp_related_forwarded), 0u);
 }
 

@@ -4,7 +4,7 @@
 // The conn's outbound tuple is RS:rport -> client:cport (laddr_ip:lport hold the client's).
 // The director is the RS's router, so TTL is decremented both ways as IPVS does (its NAT xmit
 // decrements on the way in; replies cross the kernel's forwarding path, which decrements);
-// a packet whose TTL would reach 0 is dropped (drop_ttl_expired, lb/xmit/ttl.h).
+// a packet whose TTL would reach 0 is dropped with ICMP time exceeded back (lb/xmit/ttl.h).
 #pragma once
 
 #include "stack/pkt.h"

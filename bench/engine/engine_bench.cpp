@@ -18,10 +18,11 @@
 #include <vector>
 
 #include "lb/director.h"
+#include "lb/match.h"
 #include "lb/service.h"
 #include "lb/worker.h"
-#include "net/syncookie.h"
 #include "net/checksum.h"
+#include "net/syncookie.h"
 #include "port/eal.h"
 #include "port/ethdev.h"
 
@@ -163,6 +164,8 @@ struct Lb {
     std::unique_ptr<lb::Worker> worker;
 };
 
+void start_worker(Env& env, Lb& lb, uint32_t max_conns);
+
 // tcp_flags: kSvcFlag* for the TCP service (TOA, PROXY protocol); the UDP service has none.
 // fwd: every dest's forwarding mode (local addresses only for FULLNAT; DR/TUN keep the port).
 Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0,
@@ -200,6 +203,14 @@ Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0,
         }
     }
     d.commit();
+    start_worker(env, lb, max_conns);
+    return lb;
+}
+
+// The worker on the committed config, with the 8 RS and the default gateway as static
+// neighbours.
+void start_worker(Env& env, Lb& lb, uint32_t max_conns) {
+    auto& d = *lb.director;
     lb::WorkerConfig cfg;
     cfg.pool = env.pool;
     cfg.max_conns = max_conns;
@@ -217,6 +228,37 @@ Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0,
     }
     lb.worker->neighbours().add_static(*net::parse_ipv4("10.10.1.254"), net::MacAddr{{2, 0, 0, 0, 1, 0xfe}}, 0);
     lb.worker->refresh_snapshot();
+}
+
+// SNAT (masquerading): a TCP match service for the inside hosts 172.16.0.0/12 (the bench's
+// flow sources) leaving by wan from the director's WAN address 10.10.1.1 (one port pool).
+Lb make_snat_lb(Env& env, uint32_t max_conns) {
+    Lb lb;
+    lb.director = std::make_unique<lb::Director>(1);
+    auto& d = *lb.director;
+    auto must = [](const xvs::Result<void>& r) {
+        if (!r) {
+            std::fprintf(stderr, "config: %s\n", r.error().c_str());
+            std::exit(1);
+        }
+    };
+    must(d.port_add({"wan", env.wan.id, env.wan.mac, 1500}));
+    must(d.port_add({"lan", env.lan.id, env.lan.mac, 1500}));
+    must(d.address_add(*net::parse_ipv4("10.10.1.1"), 24, "wan"));
+    must(d.address_add(*net::parse_ipv4("10.10.0.1"), 16, "lan"));
+    must(d.route_add(*net::parse_ipv4_prefix("default"), *net::parse_ipv4("10.10.1.254"), "wan"));
+    lb::MatchKey k;
+    k.proto = 6;
+    k.src = *lb::parse_addr_range("172.16.0.0-172.31.255.255");
+    k.oif = "wan";
+    must(d.match_add({k, "", "rr"}));
+    lb::DestSpec wan;
+    wan.addr = *net::parse_ipv4("10.10.1.1");
+    wan.port = 0;
+    wan.fwd = lb::FwdMode::Snat;
+    must(d.match_dest_add(k, wan));
+    d.commit();
+    start_worker(env, lb, max_conns);
     return lb;
 }
 
@@ -530,6 +572,32 @@ int main(int argc, char** argv) {
                          },
                          [&](rte_mbuf** b) { process_into(lb, b); });
         print_row(m.name, lb.worker->conns().in_use(), res, base, 0);
+    }
+    {
+        // SNAT, inside host -> outside server (the direction the mode rows above measure): the
+        // same flows and packets arrive on lan addressed to 198.51.100.10:80 and leave by wan
+        // from 10.10.1.1:WPORT, TTL decremented.
+        Lb lb = make_snat_lb(env, 4096);
+        const uint32_t outside = net::parse_ipv4("198.51.100.10")->be;
+        Template syn = make_frame(env.wan.mac, env.lan.mac, 0, outside, 0, 80, 6, net::kTcpSyn);
+        Template out_ack = make_frame(env.wan.mac, env.lan.mac, 0, outside, 0, 80, 6, net::kTcpAck);
+        auto fill = [&](uint64_t i, uint8_t* f) {
+            const FlowSrc& s = small_flows[i % small_flows.size()];
+            patch_source(f, s.saddr, s.sport);
+        };
+        auto from_lan = [&](rte_mbuf** b) {
+            lb.worker->process_burst(1, b, kBurst);
+            lb.worker->flush();
+        };
+        run(env, (small_flows.size() + kBurst - 1) / kBurst * kBurst, syn, fill, from_lan);
+        const uint64_t before = lb.worker->counters().get(stack::Counter::lb_forwarded);
+        Figures res = run(env, packets, out_ack, fill, from_lan);
+        print_row("snat tcp established (inside->wan)", lb.worker->conns().in_use(), res, base, 0);
+        const uint64_t fwd = lb.worker->counters().get(stack::Counter::lb_forwarded) - before;
+        if (lb.worker->conns().in_use() != small_flows.size() || fwd != packets)
+            std::fprintf(stderr, "snat: %llu conns for %zu flows, %llu of %llu packets forwarded\n",
+                         (unsigned long long)lb.worker->conns().in_use(), small_flows.size(),
+                         (unsigned long long)fwd, (unsigned long long)packets);
     }
     {
         Lb lb = make_lb(env, uint32_t(big + 1024), unsigned(big / 60000 + 1));

@@ -86,9 +86,18 @@ struct RouteDef {
     SourceLoc loc;
 };
 
+// `tunnel_source ADDR dev PORT`: the outer source of TUN (IPIP/GUE) packets leaving by PORT,
+// one of the director's addresses on it (default: the port's first `address`).
+struct TunnelSourceDef {
+    net::Ipv4 addr;
+    std::string port;
+    SourceLoc loc;
+};
+
 struct IpDefs {
     std::vector<AddressDef> addresses;
     std::vector<RouteDef> routes;
+    std::vector<TunnelSourceDef> tunnel_sources;  // at most one per port
 };
 
 struct IpvsDefs {

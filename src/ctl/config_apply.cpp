@@ -191,6 +191,14 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
     // address in use cannot be removed).
     match_remove_stale(d, cfg, rep);
 
+    // --- tunnel sources go back to the default first, so their addresses may leave or move
+    // below; the wanted ones are set again (and checked) once the addresses are in.
+    std::vector<std::pair<std::string, std::optional<net::InetAddr>>> tunnel_before;
+    for (const auto& p : d.ports()) {
+        tunnel_before.emplace_back(p.name, d.tunnel_source(p.name));
+        (void)d.tunnel_source_set(p.name, std::nullopt);
+    }
+
     // --- addresses and routes.
     for (const auto& a : std::vector<lb::AddressEntry>(d.addresses())) {
         bool keep = std::any_of(cfg.ip.addresses.begin(), cfg.ip.addresses.end(), [&](const auto& c) {
@@ -227,6 +235,16 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         if (auto r = d.route_add(rt.prefix, rt.gateway, rt.port); !r)
             return fail(rt.loc, "route " + net::to_string(rt.prefix), r.error());
         rep.changes.push_back("added route " + net::to_string(rt.prefix));
+    }
+    for (const auto& t : cfg.ip.tunnel_sources) {
+        const std::string what = "tunnel_source " + net::to_string(t.addr) + " dev " + t.port;
+        if (auto r = d.tunnel_source_set(t.port, t.addr); !r) return fail(t.loc, what, r.error());
+    }
+    for (const auto& [port, before] : tunnel_before) {
+        const auto now = d.tunnel_source(port);
+        if (now != before)
+            rep.changes.push_back("tunnel source of " + port + ": " +
+                                  (now ? net::to_string(*now) : "default (first address)"));
     }
 
     // --- services: add or edit, then their dests and local addresses.
@@ -350,6 +368,8 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
                                   std::to_string(new_t.tcp[i]));
     }
     if (old_t.udp != new_t.udp) rep.changes.push_back("timeout UDP " + std::to_string(new_t.udp));
+    if (old_t.icmp != new_t.icmp)
+        rep.changes.push_back("timeout ICMP " + std::to_string(new_t.icmp));
     d.timeouts_set(new_t);
     if (d.uoa_max_trail() != cfg.ipvs.uoa_max_trail) {
         rep.changes.push_back("uoa_max_trail " + std::to_string(cfg.ipvs.uoa_max_trail));

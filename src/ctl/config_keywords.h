@@ -90,6 +90,7 @@ inline constexpr std::array kKeywords = {
     // ---- ip_defs
     Keyword{"ip_defs", "address", detail::A, ""},
     Keyword{"ip_defs", "route", detail::A, ""},
+    Keyword{"ip_defs", "tunnel_source", detail::A, ""},
     // ---- ipvs_defs and its blocks
     Keyword{"ipvs_defs", "timeouts", detail::A, ""},
     Keyword{"ipvs_defs", "uoa_max_trail", detail::A, ""},
@@ -99,6 +100,7 @@ inline constexpr std::array kKeywords = {
     Keyword{"timeouts", "tcp", detail::A, "ESTABLISHED, as ipvsadm --set"},
     Keyword{"timeouts", "tcpfin", detail::A, "FIN_WAIT, as ipvsadm --set"},
     Keyword{"timeouts", "udp", detail::A, ""},
+    Keyword{"timeouts", "icmp", detail::A, "SNAT ICMP echo conns"},
     Keyword{"timeouts", "none", detail::A, ""},
     Keyword{"timeouts", "established", detail::A, ""},
     Keyword{"timeouts", "syn_sent", detail::A, ""},

@@ -161,6 +161,7 @@ void Parser::ip_options(const Token& kw, std::optional<std::string>& dev,
 void Parser::ip_defs(const Token& kw) {
     const std::string& k = kw.text;
     if (classified(kw, "ip_defs")) return;
+    if (k == "tunnel_source") return tunnel_source(kw);
     if (k != "address" && k != "route") return unknown(kw, "ip_defs");
     const Token* val = value(kw);
     if (!val) return skip_statement(kw);
@@ -184,6 +185,23 @@ void Parser::ip_defs(const Token& kw) {
         cfg_.ip.addresses.push_back(AddressDef{*addr, *prefix, *dev, loc(kw)});
     else
         cfg_.ip.routes.push_back(RouteDef{*prefix, via, *dev, loc(kw)});
+}
+
+// `tunnel_source ADDR dev PORT`. Whether ADDR is a director address on PORT is the
+// Director's check (tunnel_source_set), run by config_apply at this statement's line.
+void Parser::tunnel_source(const Token& kw) {
+    auto addr = ipv4_value(kw);
+    std::optional<std::string> dev;
+    bool ok = addr.has_value();
+    ip_options(kw, dev, nullptr, ok);
+    if (!ok) return;
+    for (const TunnelSourceDef& prev : cfg_.ip.tunnel_sources) {
+        if (prev.port == *dev)
+            return error(kw, "tunnel_source for port " + quoted(*dev) + " already set at " +
+                                 prev.loc.file + ":" + std::to_string(prev.loc.line) +
+                                 " (one outer source per port)");
+    }
+    cfg_.ip.tunnel_sources.push_back(TunnelSourceDef{*addr, *dev, loc(kw)});
 }
 
 // One `name seconds` pair of ipvs_defs timeouts / lvs_timeouts.
@@ -210,6 +228,8 @@ void Parser::timeout_setting(const Token& key) {
         slot = &t.tcp[static_cast<size_t>(lb::TcpState::FinWait)];
     else if (key.text == "udp")
         slot = &t.udp;
+    else if (key.text == "icmp")  // SNAT echo conns (DPVS has the timeout, ipvsadm not)
+        slot = &t.icmp;
     for (const auto& [name, state] : kStates)
         if (key.text == name) slot = &t.tcp[static_cast<size_t>(state)];
     if (!slot) return unknown(key, "timeouts");

@@ -321,6 +321,7 @@ class Parser {
     void ip_options(const Token& kw, std::optional<std::string>& dev, std::optional<net::Ipv4>* via,
                     bool& ok);
     void ip_defs(const Token& kw);
+    void tunnel_source(const Token& kw);
     void timeout_setting(const Token& key);
     std::optional<bool> switch_value(const Token& kw);
     void synproxy_setting(const Token& t);

@@ -116,6 +116,10 @@ Result<void> Director::address_del(net::InetAddr addr) {
     if (const Service* m = wan_user(addr))
         return make_error("address " + addr_str(addr) + " is the WAN address of SNAT service " +
                           to_string(*m->match) + ": remove it there first");
+    for (const auto& [port, src] : tunnel_sources_)
+        if (src == addr)
+            return make_error("address " + addr_str(addr) + " is the tunnel source of port '" +
+                              port + "': change or remove ip_defs `tunnel_source` first");
     uint8_t len = it->prefix_len;
     std::string port = it->port;
     addresses_.erase(it);
@@ -127,6 +131,39 @@ Result<void> Director::address_del(net::InetAddr addr) {
         std::erase_if(routes_, [&](const RouteSpec& r) { return r.connected && r.prefix == prefix; });
     }
     return {};
+}
+
+Result<void> Director::tunnel_source_set(const std::string& port, std::optional<net::InetAddr> addr) {
+    if (!port_index(port)) return make_error("no such port '" + port + "'");
+    std::erase_if(tunnel_sources_, [&](const auto& t) { return t.first == port; });
+    if (!addr) return {};
+    // What the port offers, for the message: the addresses a tunnel may leave from.
+    std::string own;
+    for (const auto& a : addresses_)
+        if (a.port == port) own += (own.empty() ? "" : ", ") + addr_str(a.addr);
+    const std::string choose =
+        own.empty()
+            ? "port '" + port + "' has no director address yet: add one (ip_defs `address " +
+                  "A.B.C.D/LEN dev " + port + "`)"
+            : "use one of port '" + port + "': " + own;
+    auto a = std::find_if(addresses_.begin(), addresses_.end(),
+                          [&](const AddressEntry& e) { return e.addr == *addr; });
+    if (a == addresses_.end())
+        return make_error(addr_str(*addr) + " is not a director address (VIPs and local " +
+                          "addresses do not qualify): add it (ip_defs `address " + addr_str(*addr) +
+                          "/LEN dev " + port + "`) or " + choose);
+    if (a->port != port)
+        return make_error(addr_str(*addr) + " is on port '" + a->port + "', not on '" + port +
+                          "' (the outer source must be an address of the port the tunnel " +
+                          "leaves by): " + choose);
+    tunnel_sources_.emplace_back(port, *addr);
+    return {};
+}
+
+std::optional<net::InetAddr> Director::tunnel_source(const std::string& port) const {
+    for (const auto& [p, src] : tunnel_sources_)
+        if (p == port) return src;
+    return std::nullopt;
 }
 
 Result<void> Director::route_add(net::InetPrefix prefix, std::optional<net::InetAddr> gateway,
@@ -490,6 +527,10 @@ std::unique_ptr<Snapshot> Director::build() const {
     build_matches(*snap);
     for (auto& r : sv.routes) {
         r.source = r.port < sv.port_source.size() ? sv.port_source[r.port] : net::InetAddr{};
+    }
+    for (size_t i = 0; i < sv.ports.size(); ++i) {
+        const auto src = tunnel_source(ports_[i].name);
+        sv.ports[i].tunnel_source = src ? *src : sv.port_source[i];
     }
     sv.addrs = FlatMap<stack::AddrKey, stack::OwnAddr>(own);
     snap->services = FlatMap<ServiceKey, const ServiceView*>(svc_items);

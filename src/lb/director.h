@@ -91,6 +91,12 @@ public:
     Result<void> route_del(net::InetPrefix prefix);
     const std::vector<RouteSpec>& routes() const { return routes_; }
 
+    // Outer source of TUN packets leaving by `port` (ip_defs `tunnel_source ADDR dev PORT`):
+    // a director address (address_add) on that port; nullopt = the default, the port's first
+    // director address. A tunnel source cannot be removed with address_del.
+    Result<void> tunnel_source_set(const std::string& port, std::optional<net::InetAddr> addr);
+    std::optional<net::InetAddr> tunnel_source(const std::string& port) const;
+
     Result<void> service_add(const ServiceSpec& spec);
     Result<void> service_edit(const ServiceSpec& spec);
     Result<void> service_del(const ServiceKey& key);
@@ -183,6 +189,7 @@ private:
     std::vector<PortEntry> ports_;
     std::vector<AddressEntry> addresses_;
     std::vector<RouteSpec> routes_;
+    std::vector<std::pair<std::string, net::InetAddr>> tunnel_sources_;  // port name -> address
     std::vector<std::shared_ptr<Service>> services_;
     std::vector<std::shared_ptr<LocalAddr>> laddrs_;  // registry: one object per LIP
     std::vector<std::shared_ptr<Service>> matches_;   // SNAT match services, in order

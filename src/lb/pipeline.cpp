@@ -122,7 +122,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         if (next != c->state) conn_set_state(w, c, next);
         timeout_s = w.snap->timeouts.of(c->state);
     } else {
-        timeout_s = w.snap->timeouts.udp;
+        timeout_s = lp.proto == net::kIpProtoIcmp ? w.snap->timeouts.icmp : w.snap->timeouts.udp;
     }
     const uint64_t expires = w.stack.now_ms + uint64_t(timeout_s) * 1000;
     c->set_expires(expires);

@@ -123,8 +123,9 @@ bool translate_icmp_error(Ipv4Hdr* outer, uint8_t* icmp, size_t len, const IcmpQ
     return true;
 }
 
-size_t build_frag_needed(uint8_t* out, size_t cap, const uint8_t* orig, size_t orig_len,
-                         const InetAddr& saddr, uint16_t next_hop_mtu, uint16_t id, uint8_t ttl) {
+size_t build_icmp_error(uint8_t* out, size_t cap, const uint8_t* orig, size_t orig_len,
+                        const InetAddr& saddr, uint8_t type, uint8_t code, uint32_t rest, uint16_t id,
+                        uint8_t ttl) {
     if (orig_len < sizeof(Ipv4Hdr) || (orig[0] >> 4) != 4) return 0;
     const size_t ihl = size_t(orig[0] & 0x0f) * 4;
     const size_t total = load_be16(orig + 2);
@@ -152,11 +153,11 @@ size_t build_frag_needed(uint8_t* out, size_t cap, const uint8_t* orig, size_t o
     store_wire16(out + 10, csum_fold(csum_partial(out, sizeof(Ipv4Hdr), 0)));
 
     uint8_t* icmp = out + sizeof(Ipv4Hdr);
-    icmp[0] = kIcmpDestUnreach;
-    icmp[1] = kIcmpFragNeededCode;
+    icmp[0] = type;
+    icmp[1] = code;
     store_wire16(icmp + 2, 0);
-    store_be16(icmp + 4, 0);  // unused (RFC 1191)
-    store_be16(icmp + 6, next_hop_mtu);
+    store_be16(icmp + 4, static_cast<uint16_t>(rest >> 16));  // frag-needed: unused, 0
+    store_be16(icmp + 6, static_cast<uint16_t>(rest));        // frag-needed: next-hop MTU
     std::memcpy(icmp + kIcmpHdrLen, orig, quote);
     store_wire16(icmp + 2, csum_fold(csum_partial(icmp, kIcmpHdrLen + quote, 0)));
     return out_len;

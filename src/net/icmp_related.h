@@ -57,11 +57,28 @@ struct IcmpTranslation {
 bool translate_icmp_error(Ipv4Hdr* outer, uint8_t* icmp, size_t len, const IcmpQuote& q,
                           const IcmpTranslation& t);
 
-// Writes IPv4 + ICMP 3/4 (next-hop MTU set) from saddr to orig's source into out, quoting orig
-// up to 576 bytes in total (RFC 1812). Returns the length written, or 0 if cap is too small,
-// orig is malformed, or RFC 1122/1812 forbid an error for it (ICMP error, non-first fragment,
-// source 0/8, 127/8 or >= 224/4, destination multicast or broadcast).
-size_t build_frag_needed(uint8_t* out, size_t cap, const uint8_t* orig, size_t orig_len,
-                         const InetAddr& saddr, uint16_t next_hop_mtu, uint16_t id, uint8_t ttl = 64);
+// Writes IPv4 + an ICMP error `type`/`code` (bytes 4-7 of the ICMP header = `rest`, host
+// order) from saddr to orig's source into out, quoting orig up to 576 bytes in total (RFC
+// 1812). Returns the length written, or 0 if cap is too small, orig is malformed, or RFC
+// 1122/1812 forbid an error for it (ICMP error, non-first fragment, source 0/8, 127/8 or
+// >= 224/4, destination multicast or broadcast).
+size_t build_icmp_error(uint8_t* out, size_t cap, const uint8_t* orig, size_t orig_len,
+                        const InetAddr& saddr, uint8_t type, uint8_t code, uint32_t rest, uint16_t id,
+                        uint8_t ttl = 64);
+
+// ICMP 3/4 with the next-hop MTU (RFC 1191: bytes 6-7).
+inline size_t build_frag_needed(uint8_t* out, size_t cap, const uint8_t* orig, size_t orig_len,
+                                const InetAddr& saddr, uint16_t next_hop_mtu, uint16_t id,
+                                uint8_t ttl = 64) {
+    return build_icmp_error(out, cap, orig, orig_len, saddr, kIcmpDestUnreach, kIcmpFragNeededCode,
+                            next_hop_mtu, id, ttl);
+}
+
+// ICMP 11/0, TTL exceeded in transit (RFC 792), as a router sends for a packet it will not
+// forward.
+inline size_t build_time_exceeded(uint8_t* out, size_t cap, const uint8_t* orig, size_t orig_len,
+                                  const InetAddr& saddr, uint16_t id, uint8_t ttl = 64) {
+    return build_icmp_error(out, cap, orig, orig_len, saddr, kIcmpTimeExceeded, 0, 0, id, ttl);
+}
 
 }  // namespace xvs::net

@@ -12,110 +12,117 @@
 namespace xvs::stack {
 
 // X(name, is_drop, description)
-#define XVS_COUNTERS(X)                                                                     \
-    X(rx_packets, false, "frames received")                                                 \
-    X(tx_packets, false, "frames sent")                                                     \
-    X(arp_replies_sent, false, "ARP replies sent for own addresses")                        \
-    X(arp_requests_sent, false, "ARP requests sent to resolve next hops")                   \
-    X(icmp_echo_replies, false, "ICMP echo replies sent")                                   \
-    X(arp_replies_received, false, "ARP replies received (learned if we asked, then freed)") \
-    X(neigh_evicted, false, "neighbour entries evicted to make room (table full)")           \
-    X(lb_forwarded, false, "load-balanced packets handed to output (client->RS, RS->client)") \
-    X(frames_generated, false, "frames the stack built itself, incl. those lost to drop_mbuf_alloc") \
+#define XVS_COUNTERS(X)                                                                            \
+    X(rx_packets, false, "frames received")                                                        \
+    X(tx_packets, false, "frames sent")                                                            \
+    X(arp_replies_sent, false, "ARP replies sent for own addresses")                               \
+    X(arp_requests_sent, false, "ARP requests sent to resolve next hops")                          \
+    X(icmp_echo_replies, false, "ICMP echo replies sent")                                          \
+    X(arp_replies_received, false, "ARP replies received (learned if we asked, then freed)")       \
+    X(neigh_evicted, false, "neighbour entries evicted to make room (table full)")                 \
+    X(lb_forwarded, false, "load-balanced packets handed to output (client->RS, RS->client)")      \
+    X(frames_generated, false,                                                                     \
+      "frames the stack built itself, incl. those lost to drop_mbuf_alloc")                        \
     X(icmp_related_forwarded, false, "ICMP errors of a conn translated and forwarded (PMTU etc.)") \
-    X(icmp_frag_needed_sent, false, "ICMP frag-needed sent to a client (TUN packet too big)") \
-    X(conns_created, false, "connections created")                                          \
-    X(conns_expired, false, "connections expired")                                          \
-    X(neigh_queued, false, "packets queued waiting for ARP resolution")                     \
-    X(nh_cache_hits, false, "packets sent through the next hop cached on their conn")      \
-    X(toa_inserted, false, "TOA option inserted (client address for the real server)")      \
-    X(toa_pruned_nop, false, "TOA inserted after dropping NOP padding")                     \
-    X(toa_pruned_sack, false, "TOA inserted after dropping SACK blocks")                    \
-    X(toa_forged_removed, false, "client-supplied kind-254 options removed")                \
-    X(toa_fail_no_room, false, "TOA not inserted: TCP option space full (forwarded)")       \
-    X(toa_fail_mtu, false, "TOA not inserted: packet would exceed the MTU (forwarded)")     \
-    X(toa_fail_malformed, false, "TOA not inserted: malformed TCP options (forwarded)")     \
-    X(pp_mss_clamped, false, "real server SYN-ACK MSS lowered by the PROXY header length")   \
-    X(pp_inserted, false, "PROXY header inserted in front of client data")                  \
-    X(pp_header_segment_sent, false, "PROXY header sent as its own segment (first time)") \
-    X(pp_fail_mtu, false, "PROXY header not inserted: packet would exceed the MTU") \
-    X(pp_fail_no_room, false, "PROXY header not inserted: no mbuf tailroom") \
-    X(pp_fail_alloc, false, "PROXY header segment not sent: mbuf allocation failed")        \
-    X(toa_mss_clamped, false, "real server SYN-ACK MSS lowered to leave room for TOA")      \
-    X(pp_header_retransmitted, false, "PROXY header segment sent again: the RS had not acked it") \
-    X(pp_header_gave_up, false, "PROXY header segment never acked after every retransmission") \
-    X(pp_header_segment_for_room, false, "PROXY header sent alone ahead of data it did not fit") \
-    X(uoa_inserted, false, "UOA inserted into a client datagram (ipo option / opp header)") \
-    X(uoa_empty_sent, false, "UOA sent in an empty datagram ahead of a client datagram")    \
-    X(uoa_fail_mtu, false, "UOA would exceed the MTU: sent in an empty datagram first")     \
-    X(uoa_fail_no_room, false, "no mbuf tailroom for UOA: sent in an empty datagram first")    \
-    X(uoa_fail_ip_options, false, "IPv4 option space full (ipo): UOA sent in an empty datagram")\
-    X(uoa_fail_alloc, false, "UOA empty datagram not sent: mbuf alloc failed (forwarded)")     \
-    X(synproxy_syn_cookie_sent, false, "SYN proxy: cookie SYN-ACK sent for a client SYN")    \
-    X(synproxy_ack_valid, false, "SYN proxy: client ACK with a valid cookie")                \
-    X(synproxy_ack_deferred, false, "SYN proxy: bare handshake ACK absorbed (defer_rs_syn)") \
-    X(synproxy_rs_syn_sent, false, "SYN proxy: SYN sent to a real server")                   \
-    X(synproxy_rs_syn_retransmit, false, "SYN proxy: SYN to a real server retransmitted")    \
-    X(synproxy_handover, false, "SYN proxy: real server SYN-ACK, connection handed over")    \
-    X(synproxy_saved_replayed, false, "SYN proxy: saved client packets replayed to the RS")  \
-    X(synproxy_window_update, false, "SYN proxy: window update sent to the client")          \
-    X(synproxy_rs_synack_reacked, false, "SYN proxy: retransmitted RS SYN-ACK acked again")  \
-    X(synproxy_rs_rst_relayed, false, "SYN proxy: RS RST in the handshake relayed to the client") \
-    X(synproxy_rs_timeout, false, "SYN proxy: RS never answered the SYN, client reset")     \
-    X(synproxy_rs_synack_absorbed, false, "SYN proxy (defer_rs_syn): RS SYN-ACK absorbed at handover") \
-    X(drop_frame_too_big, true, "frame larger than the port MTU")                           \
-    X(drop_frame_truncated, true, "frame shorter than its headers")                         \
-    X(drop_not_for_us, true, "destination MAC is neither ours nor broadcast")               \
-    X(drop_ethertype, true, "unsupported ethertype (IPv6, VLAN, LLDP, ...)")                \
-    X(drop_arp_malformed, true, "ARP not Ethernet/IPv4 or truncated")                       \
-    X(drop_arp_not_ours, true, "ARP request for an address we do not own on that port")     \
-    X(drop_arp_off_link, true, "ARP from a sender outside the receiving port's subnets")    \
-    X(drop_arp_own_address, true, "ARP whose sender claims one of our own addresses")       \
-    X(drop_l2_broadcast_ip, true, "IPv4 packet in a broadcast Ethernet frame")              \
-    X(drop_martian_source, true, "IPv4 source 0/8, 127/8, multicast, 240/4 or our own address") \
-    X(drop_ip_version, true, "IP version is not 4")                                         \
-    X(drop_ip_header_len, true, "IPv4 header length below 20 or beyond the packet")         \
-    X(drop_ip_total_len, true, "IPv4 total length inconsistent with the frame")             \
-    X(drop_ip_checksum, true, "IPv4 header checksum wrong")                                 \
-    X(drop_ip_ttl, true, "IPv4 TTL zero")                                                   \
-    X(drop_ip_fragment, true, "IPv4 fragment (reassembly not supported)")                   \
-    X(drop_not_local, true, "destination not an own address (forwarding disabled)")         \
-    X(drop_to_director, true, "TCP/UDP to a director address (no exception path yet)")      \
-    X(drop_ip_proto, true, "IP protocol not handled for this address")                      \
-    X(drop_icmp_malformed, true, "ICMP truncated or bad checksum")                          \
-    X(drop_icmp_unhandled, true, "ICMP type not handled (only echo request)")                \
-    X(drop_icmp_unrelated, true, "ICMP error quoting a packet of no conn of ours")          \
-    X(drop_icmp_not_sent, true, "frag-needed built but not sent (RFC 1122: no error for it)") \
-    X(drop_tunnel_too_big, true, "TUN: the packet with the outer header exceeds the MTU")   \
-    X(drop_no_headroom, true, "no mbuf headroom for an outer header")               \
-    X(drop_tcp_header, true, "TCP header truncated or bad data offset")                     \
-    X(drop_udp_header, true, "UDP header truncated or bad length")                          \
-    X(drop_no_service, true, "TCP/UDP to a VIP port with no virtual service")               \
-    X(drop_tcp_no_conn, true, "TCP non-SYN to a VIP without a connection")                  \
-    X(drop_lip_no_conn, true, "packet to a local address without a connection")             \
-    X(drop_no_dest, true, "scheduler found no available real server")                       \
-    X(drop_laddr_exhausted, true, "no free local port on any local address")                \
-    X(drop_no_laddr, true, "FULLNAT service without local addresses")                       \
+    X(icmp_frag_needed_sent, false, "ICMP frag-needed sent to a client (TUN packet too big)")      \
+    X(icmp_time_exceeded_sent, false, "ICMP time exceeded sent (NAT/SNAT packet with TTL 1)")      \
+    X(conns_created, false, "connections created")                                                 \
+    X(conns_expired, false, "connections expired")                                                 \
+    X(neigh_queued, false, "packets queued waiting for ARP resolution")                            \
+    X(nh_cache_hits, false, "packets sent through the next hop cached on their conn")             \
+    X(toa_inserted, false, "TOA option inserted (client address for the real server)")             \
+    X(toa_pruned_nop, false, "TOA inserted after dropping NOP padding")                            \
+    X(toa_pruned_sack, false, "TOA inserted after dropping SACK blocks")                           \
+    X(toa_forged_removed, false, "client-supplied kind-254 options removed")                       \
+    X(toa_fail_no_room, false, "TOA not inserted: TCP option space full (forwarded)")              \
+    X(toa_fail_mtu, false, "TOA not inserted: packet would exceed the MTU (forwarded)")            \
+    X(toa_fail_malformed, false, "TOA not inserted: malformed TCP options (forwarded)")            \
+    X(pp_mss_clamped, false, "real server SYN-ACK MSS lowered by the PROXY header length")         \
+    X(pp_inserted, false, "PROXY header inserted in front of client data")                         \
+    X(pp_header_segment_sent, false, "PROXY header sent as its own segment (first time)")          \
+    X(pp_fail_mtu, false, "PROXY header not inserted: packet would exceed the MTU")                \
+    X(pp_fail_no_room, false, "PROXY header not inserted: no mbuf tailroom")                       \
+    X(pp_fail_alloc, false, "PROXY header segment not sent: mbuf allocation failed")               \
+    X(toa_mss_clamped, false, "real server SYN-ACK MSS lowered to leave room for TOA")             \
+    X(pp_header_retransmitted, false, "PROXY header segment sent again: the RS had not acked it")  \
+    X(pp_header_gave_up, false, "PROXY header segment never acked after every retransmission")     \
+    X(pp_header_segment_for_room, false, "PROXY header sent alone ahead of data it did not fit")   \
+    X(uoa_inserted, false, "UOA inserted into a client datagram (ipo option / opp header)")        \
+    X(uoa_empty_sent, false, "UOA sent in an empty datagram ahead of a client datagram")           \
+    X(uoa_fail_mtu, false, "UOA would exceed the MTU: sent in an empty datagram first")            \
+    X(uoa_fail_no_room, false, "no mbuf tailroom for UOA: sent in an empty datagram first")        \
+    X(uoa_fail_ip_options, false, "IPv4 option space full (ipo): UOA sent in an empty datagram")   \
+    X(uoa_fail_alloc, false, "UOA empty datagram not sent: mbuf alloc failed (forwarded)")         \
+    X(synproxy_syn_cookie_sent, false, "SYN proxy: cookie SYN-ACK sent for a client SYN")          \
+    X(synproxy_ack_valid, false, "SYN proxy: client ACK with a valid cookie")                      \
+    X(synproxy_ack_deferred, false, "SYN proxy: bare handshake ACK absorbed (defer_rs_syn)")       \
+    X(synproxy_rs_syn_sent, false, "SYN proxy: SYN sent to a real server")                         \
+    X(synproxy_rs_syn_retransmit, false, "SYN proxy: SYN to a real server retransmitted")          \
+    X(synproxy_handover, false, "SYN proxy: real server SYN-ACK, connection handed over")          \
+    X(synproxy_saved_replayed, false, "SYN proxy: saved client packets replayed to the RS")        \
+    X(synproxy_window_update, false, "SYN proxy: window update sent to the client")                \
+    X(synproxy_rs_synack_reacked, false, "SYN proxy: retransmitted RS SYN-ACK acked again")        \
+    X(synproxy_rs_rst_relayed, false, "SYN proxy: RS RST in the handshake relayed to the client")  \
+    X(synproxy_rs_timeout, false, "SYN proxy: RS never answered the SYN, client reset")            \
+    X(synproxy_rs_synack_absorbed, false,                                                          \
+      "SYN proxy (defer_rs_syn): RS SYN-ACK absorbed at handover")                                 \
+    X(drop_frame_too_big, true, "frame larger than the port MTU")                                  \
+    X(drop_frame_truncated, true, "frame shorter than its headers")                                \
+    X(drop_not_for_us, true, "destination MAC is neither ours nor broadcast")                      \
+    X(drop_ethertype, true, "unsupported ethertype (IPv6, VLAN, LLDP, ...)")                       \
+    X(drop_arp_malformed, true, "ARP not Ethernet/IPv4 or truncated")                              \
+    X(drop_arp_not_ours, true, "ARP request for an address we do not own on that port")            \
+    X(drop_arp_off_link, true, "ARP from a sender outside the receiving port's subnets")           \
+    X(drop_arp_own_address, true, "ARP whose sender claims one of our own addresses")              \
+    X(drop_l2_broadcast_ip, true, "IPv4 packet in a broadcast Ethernet frame")                     \
+    X(drop_martian_source, true, "IPv4 source 0/8, 127/8, multicast, 240/4 or our own address")    \
+    X(drop_ip_version, true, "IP version is not 4")                                                \
+    X(drop_ip_header_len, true, "IPv4 header length below 20 or beyond the packet")                \
+    X(drop_ip_total_len, true, "IPv4 total length inconsistent with the frame")                    \
+    X(drop_ip_checksum, true, "IPv4 header checksum wrong")                                        \
+    X(drop_ip_ttl, true, "IPv4 TTL zero")                                                          \
+    X(drop_ip_fragment, true, "IPv4 fragment (reassembly not supported)")                          \
+    X(drop_not_local, true, "destination not an own address (forwarding disabled)")                \
+    X(drop_to_director, true, "TCP/UDP to a director address (no exception path yet)")             \
+    X(drop_ip_proto, true, "IP protocol not handled for this address")                             \
+    X(drop_icmp_malformed, true, "ICMP truncated or bad checksum")                                 \
+    X(drop_icmp_unhandled, true, "ICMP type not handled (only echo request)")                      \
+    X(drop_icmp_unrelated, true, "ICMP error quoting a packet of no conn of ours")                 \
+    X(drop_icmp_not_sent, true, "ICMP error built but not sent (RFC 1122: no error for it)")       \
+    X(drop_tunnel_too_big, true, "TUN: the packet with the outer header exceeds the MTU")          \
+    X(drop_no_headroom, true, "no mbuf headroom for an outer header")                              \
+    X(drop_tcp_header, true, "TCP header truncated or bad data offset")                            \
+    X(drop_udp_header, true, "UDP header truncated or bad length")                                 \
+    X(drop_no_service, true, "TCP/UDP to a VIP port with no virtual service")                      \
+    X(drop_tcp_no_conn, true, "TCP non-SYN to a VIP without a connection")                         \
+    X(drop_lip_no_conn, true, "packet to a local address without a connection")                    \
+    X(drop_no_dest, true, "scheduler found no available real server")                              \
+    X(drop_laddr_exhausted, true, "no free local port on any local address")                       \
+    X(drop_no_laddr, true, "FULLNAT service without local addresses")                              \
     X(drop_dest_unavailable, true, "client packet of a conn whose real server was removed (IPVS)") \
     X(drop_fwd_mode_unsupported, true, "new conn to a dest whose forwarding mode has no xmit yet") \
-    X(drop_conn_pool_full, true, "connection pool exhausted")                               \
-    X(drop_conn_table_full, true, "connection hash table insert failed")                    \
-    X(drop_ttl_expired, true, "forwarded (SNAT) packet whose TTL would reach 0 (no ICMP sent)") \
-    X(drop_no_route, true, "no route to the destination")                                  \
-    X(drop_neigh_queue_full, true, "ARP pending queue full")                                \
-    X(drop_neigh_unresolved, true, "next hop did not answer ARP")                           \
-    X(drop_mbuf_alloc, true, "mbuf pool empty when building a packet")                      \
-    X(drop_tx_full, true, "port TX queue full")                                            \
-    X(drop_blacklisted, true, "new connection from a client on the service's blacklist")      \
-    X(drop_not_whitelisted, true, "new connection from a client not on the service's whitelist") \
-    X(drop_conn_rate, true, "new connection over the service's conn_rate_limit (per second)") \
-    X(drop_dest_overloaded, true, "every usable real server is at its upper connection threshold (-x)") \
+    X(drop_conn_pool_full, true, "connection pool exhausted")                                      \
+    X(drop_conn_table_full, true, "connection hash table insert failed")                           \
+    X(drop_ttl_expired, true, "forwarded (NAT, SNAT) packet whose TTL would reach 0")              \
+    X(drop_no_route, true, "no route to the destination")                                          \
+    X(drop_neigh_queue_full, true, "ARP pending queue full")                                       \
+    X(drop_neigh_unresolved, true, "next hop did not answer ARP")                                  \
+    X(drop_mbuf_alloc, true, "mbuf pool empty when building a packet")                             \
+    X(drop_tx_full, true, "port TX queue full")                                                    \
+    X(drop_blacklisted, true, "new connection from a client on the service's blacklist")           \
+    X(drop_not_whitelisted, true, "new connection from a client not on the service's whitelist")   \
+    X(drop_conn_rate, true, "new connection over the service's conn_rate_limit (per second)")      \
+    X(drop_dest_overloaded, true,                                                                  \
+      "every usable real server is at its upper connection threshold (-x)")                        \
     X(synproxy_bad_cookie, true, "SYN proxy: ACK without a connection and without a valid cookie") \
-    X(synproxy_ack_storm, true, "SYN proxy: duplicate ACK beyond ack_storm_thresh in the handshake") \
+    X(synproxy_ack_storm, true,                                                                    \
+      "SYN proxy: duplicate ACK beyond ack_storm_thresh in the handshake")                         \
     X(synproxy_saved_full, true, "SYN proxy: client packet beyond max_ack_saved in the handshake") \
-    X(synproxy_saved_dropped, true, "SYN proxy: saved client packet freed (RS timeout/RST, client RST)") \
-    X(synproxy_pending_full, true, "SYN proxy: handshake side pool exhausted")              \
-    X(synproxy_rs_unexpected, true, "SYN proxy: RS packet other than SYN-ACK/RST in the handshake") \
+    X(synproxy_saved_dropped, true,                                                                \
+      "SYN proxy: saved client packet freed (RS timeout/RST, client RST)")                         \
+    X(synproxy_pending_full, true, "SYN proxy: handshake side pool exhausted")                     \
+    X(synproxy_rs_unexpected, true,                                                                \
+      "SYN proxy: RS packet other than SYN-ACK/RST in the handshake")                              \
     X(synproxy_syn_in_handshake, true, "SYN proxy: client SYN on a proxied connection still open")
 
 enum class Counter : uint16_t {

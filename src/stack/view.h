@@ -23,6 +23,9 @@ struct PortView {
     net::MacAddr mac{};
     uint16_t mtu = 1500;   // L3 MTU; frames above mtu + 14 are dropped on RX
     std::string name;
+    // Outer source of TUN packets leaving by this port: the configured
+    // tunnel_source, else the port's first own address (port_source).
+    net::InetAddr tunnel_source;
 };
 
 enum class AddrKind : uint8_t { Director, Vip, Lip };

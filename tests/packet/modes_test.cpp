@@ -66,6 +66,7 @@ TEST_F(NatTest, TcpBothDirectionsWithPortForwarding) {
     EXPECT_TRUE(FramesEqual(PacketBuilder()
                                 .eth(lan_mac(), kRs1Mac)
                                 .ipv4("10.10.1.2", "10.10.2.2")
+                                .ttl(63)  // NAT forwards as a router: TTL decremented both ways
                                 .tcp(kCport, 8080)
                                 .seq(1000)
                                 .flags(net::kTcpSyn)
@@ -85,6 +86,7 @@ TEST_F(NatTest, TcpBothDirectionsWithPortForwarding) {
     EXPECT_TRUE(FramesEqual(PacketBuilder()
                                 .eth(wan_mac(), kClientMac)
                                 .ipv4("10.10.1.100", "10.10.1.2")
+                                .ttl(63)
                                 .tcp(80, kCport)
                                 .seq(5000)
                                 .ack(1001)
@@ -109,6 +111,7 @@ TEST_F(NatTest, UdpBothDirections) {
     EXPECT_TRUE(FramesEqual(PacketBuilder()
                                 .eth(lan_mac(), kRs1Mac)
                                 .ipv4("10.10.1.2", "10.10.2.2")
+                                .ttl(63)
                                 .udp(33000, 5353)
                                 .payload("query")
                                 .build(),
@@ -124,8 +127,79 @@ TEST_F(NatTest, UdpBothDirections) {
     EXPECT_TRUE(FramesEqual(PacketBuilder()
                                 .eth(wan_mac(), kClientMac)
                                 .ipv4("10.10.1.100", "10.10.1.2")
+                                .ttl(63)
                                 .udp(53, 33000)
                                 .payload("answer")
+                                .build(),
+                            out[0]));
+}
+
+// As IPVS: a packet whose TTL would reach 0 is not forwarded, either way; the sender gets ICMP
+// time exceeded, from the VIP it sent to (client) or from the director's address on the port
+// it came in by (RS), quoting the packet as received.
+TEST_F(NatTest, TtlExpiringIsDroppedBothWays) {
+    auto syn = [this](uint8_t ttl) {
+        return PacketBuilder()
+            .eth(kClientMac, wan_mac())
+            .ipv4("10.10.1.2", "10.10.1.100")
+            .ttl(ttl)
+            .tcp(kCport, 80)
+            .seq(1000)
+            .flags(net::kTcpSyn)
+            .build();
+    };
+    auto synack = [this](uint8_t ttl) {
+        return PacketBuilder()
+            .eth(kRs1Mac, lan_mac())
+            .ipv4("10.10.2.2", "10.10.1.2")
+            .ttl(ttl)
+            .tcp(8080, kCport)
+            .seq(5000)
+            .ack(1001)
+            .flags(net::kTcpSyn | net::kTcpAck)
+            .build();
+    };
+    auto time_exceeded = [](const Bytes& back, net::MacAddr src_mac, net::MacAddr dst_mac,
+                            const char* from, const char* to, const Bytes& orig) {
+        const uint16_t id = uint16_t(back[18] << 8 | back[19]);
+        return FramesEqual(PacketBuilder()
+                               .eth(src_mac, dst_mac)
+                               .ipv4(from, to)
+                               .tos(0xc0)
+                               .ip_id(id)
+                               .frag_off(0)
+                               .icmp_error(11, 0, 0, ip_packet(orig))
+                               .build(),
+                           back);
+    };
+    send(kWan, syn(1));
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    auto back = recv(kWan);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_TRUE(time_exceeded(back[0], wan_mac(), kClientMac, "10.10.1.100", "10.10.1.2", syn(1)));
+    EXPECT_EQ(counter(Counter::drop_ttl_expired), 1u);
+    auto out = roundtrip(kWan, syn(2), kLan);  // one hop left: forwarded with TTL 1
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0][14 + 8], 1);
+    send(kLan, synack(1));
+    poll();
+    EXPECT_TRUE(recv(kWan).empty());
+    back = recv(kLan);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_TRUE(time_exceeded(back[0], lan_mac(), kRs1Mac, "10.10.2.1", "10.10.2.2", synack(1)));
+    EXPECT_EQ(counter(Counter::drop_ttl_expired), 2u);
+    EXPECT_EQ(counter(Counter::icmp_time_exceeded_sent), 2u);
+    out = roundtrip(kLan, synack(2), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(wan_mac(), kClientMac)
+                                .ipv4("10.10.1.100", "10.10.1.2")
+                                .ttl(1)
+                                .tcp(80, kCport)
+                                .seq(5000)
+                                .ack(1001)
+                                .flags(net::kTcpSyn | net::kTcpAck)
                                 .build(),
                             out[0]));
 }
@@ -178,6 +252,7 @@ TEST_F(NatTest, FragNeededFromTheRsSideReachesTheClientTranslated) {
     EXPECT_TRUE(FramesEqual(PacketBuilder()
                                 .eth(wan_mac(), kClientMac)
                                 .ipv4("10.10.1.100", "10.10.1.2")
+                                .ttl(63)
                                 .icmp_error(3, 4, 1400, want_quote)
                                 .build(),
                             out[0]));
@@ -212,6 +287,7 @@ TEST_F(NatTest, FragNeededFromTheClientSideReachesTheRsTranslated) {
     EXPECT_TRUE(FramesEqual(PacketBuilder()
                                 .eth(lan_mac(), kRs1Mac)
                                 .ipv4("10.10.1.254", "10.10.2.2")
+                                .ttl(63)
                                 .icmp_error(3, 4, 1280, want_quote)
                                 .build(),
                             out[0]));
@@ -397,6 +473,52 @@ TEST_F(TunTest, IpipOuterHeaderAroundTheUnchangedPacket) {
     const net::MacAddr lm = lan_mac();
     EXPECT_TRUE(std::equal(kRs1Mac.b, kRs1Mac.b + 6, out[0].begin()));
     EXPECT_TRUE(std::equal(lm.b, lm.b + 6, out[0].begin() + 6));
+}
+
+// ip_defs `tunnel_source`: the outer source is the configured address of the port (not its
+// first one), for IPIP and GUE alike; a change reaches packets of existing conns with the
+// next snapshot, and clearing it goes back to the first address.
+TEST_F(TunTest, ConfiguredTunnelSourceIsTheOuterSource) {
+    configure(lb::FwdMode::Tun, 80, 53);  // lan's first address: 10.10.2.1
+    ASSERT_TRUE(director->address_add(*net::parse_ipv4("10.10.2.5"), 24, "lan"));
+    ASSERT_TRUE(director->tunnel_source_set("lan", *net::parse_ipv4("10.10.2.5")));
+    director->commit();
+    Bytes syn = client_tcp(net::kTcpSyn);
+    const Bytes inner = ip_packet(syn);
+    auto expect_outer = [&](const Bytes& frame, const char* src) {
+        ASSERT_EQ(frame.size(), syn.size() + 20);
+        const uint16_t id = uint16_t(frame[18] << 8 | frame[19]);
+        Bytes want(frame.begin(), frame.begin() + 14);
+        Bytes hdr = outer_ipv4(inner, 4, 0, id, src, "10.10.2.2");
+        want.insert(want.end(), hdr.begin(), hdr.end());
+        want.insert(want.end(), inner.begin(), inner.end());
+        EXPECT_TRUE(FramesEqual(want, frame)) << src;
+    };
+    auto out = roundtrip(kWan, syn, kLan);
+    ASSERT_EQ(out.size(), 1u);
+    expect_outer(out[0], "10.10.2.5");
+    // Back to the default (as a reload without tunnel_source does).
+    ASSERT_TRUE(director->tunnel_source_set("lan", std::nullopt));
+    director->commit();
+    out = roundtrip(kWan, syn, kLan);
+    ASSERT_EQ(out.size(), 1u);
+    expect_outer(out[0], "10.10.2.1");
+    EXPECT_EQ(counter(Counter::conns_created), 1u);
+}
+
+TEST_F(TunTest, TunnelSourceMustBeADirectorAddressOfThatPort) {
+    configure(lb::FwdMode::Tun, 80, 53);
+    auto r = director->tunnel_source_set("lan", *net::parse_ipv4("10.10.1.1"));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(
+        r.error(),
+        "10.10.1.1 is on port 'wan', not on 'lan' (the outer source must be an address of the "
+        "port the tunnel leaves by): use one of port 'lan': 10.10.2.1");
+    r = director->tunnel_source_set("lan", kVip);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().find("10.10.1.100 is not a director address"), std::string::npos)
+        << r.error();
+    EXPECT_EQ(director->tunnel_source("lan"), std::nullopt);
 }
 
 TEST_F(TunTest, GueOuterHeaderToTheDestsPort) {

@@ -231,14 +231,26 @@ TEST_F(SnatTest, RefusalsAreCounted) {
          PacketBuilder().eth(kRs1Mac, lan_mac()).ipv4("10.10.9.9", kOutside).udp(1, 53).build());
     // TCP without SYN and no conn.
     send(kLan, in().tcp(40001, 80).flags(net::kTcpAck).build());
-    // TTL that would reach 0.
-    send(kLan, in().ttl(1).udp(5002, 53).build());
+    // TTL that would reach 0: time exceeded back from the inside hosts' gateway address.
+    const Bytes expiring = in().ttl(1).udp(5002, 53).build();
+    send(kLan, expiring);
     // An unrelated datagram and an unrelated echo reply to the WAN address.
     send(kWan, from_outside().udp(53, 40000).build());
     send(kWan, from_outside().icmp_echo(net::kIcmpEchoReply, 4242, 1).build());
     poll();
     EXPECT_TRUE(recv(kWan).empty());
-    EXPECT_TRUE(recv(kLan).empty());
+    auto back = recv(kLan);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(lan_mac(), kRs1Mac)
+                                .ipv4("10.10.2.1", kInside)
+                                .tos(0xc0)
+                                .ip_id(uint16_t(back[0][18] << 8 | back[0][19]))
+                                .frag_off(0)
+                                .icmp_error(11, 0, 0, ip_packet(expiring))
+                                .build(),
+                            back[0]));
+    EXPECT_EQ(counter(Counter::icmp_time_exceeded_sent), 1u);
     EXPECT_EQ(counter(Counter::drop_not_local), 1u);
     EXPECT_EQ(counter(Counter::drop_tcp_no_conn), 1u);
     EXPECT_EQ(counter(Counter::drop_ttl_expired), 1u);
@@ -293,6 +305,189 @@ TEST_F(SnatTest, IifOifAndDestinationRangeSelect) {
     poll();
     EXPECT_TRUE(recv(kWan).empty());
     EXPECT_EQ(counter(Counter::drop_not_local), 3u);
+}
+
+// ---- ICMP errors related to a SNAT conn ------------------------------------------------------
+
+// The first 28 bytes of an IPv4 packet (header + 8 bytes of L4), as routers quote it.
+Bytes quote28(const Bytes& frame) {
+    Bytes ip = ip_packet(frame);
+    ip.resize(28);
+    return ip;
+}
+
+constexpr const char* kRouter = "192.0.2.1";  // a router on the outside path
+
+// A router beyond the WAN could not forward the translated SYN (WAN:wport -> outside:80) in
+// one piece: its frag-needed to the WAN address reaches the inside host with the quote as the
+// host sent it (inside:40000 -> outside:80), every checksum fixed, the router's source kept,
+// TTL decremented as SNAT forwarding does.
+TEST_F(SnatTest, FragNeededFromOutsideReachesTheInsideHostTranslated) {
+    auto out = roundtrip(kLan, in().tcp(40000, 80).seq(1000).flags(net::kTcpSyn).build(), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    const uint16_t wport = sport_of(out[0]);
+    auto sent = [&](const char* src, uint16_t sport, uint8_t ttl) {
+        return PacketBuilder()
+            .ipv4(src, kOutside)
+            .ttl(ttl)
+            .tcp(sport, 80)
+            .seq(1001)
+            .ack(5001)
+            .flags(net::kTcpAck)
+            .payload(std::string(1400, 'x'))
+            .build();
+    };
+    Bytes err = PacketBuilder()
+                    .eth(kClientMac, wan_mac())
+                    .ipv4(kRouter, kWanIp)
+                    .ttl(60)
+                    .icmp_error(3, 4, 1400, quote28(sent(kWanIp, wport, 62)))
+                    .build();
+    out = roundtrip(kWan, err, kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(lan_mac(), kRs1Mac)
+                                .ipv4(kRouter, kInside)
+                                .ttl(59)
+                                .icmp_error(3, 4, 1400, quote28(sent(kInside, 40000, 62)))
+                                .build(),
+                            out[0]));
+    EXPECT_EQ(counter(Counter::icmp_related_forwarded), 1u);
+}
+
+// The outside host has nothing on the datagram's port: its port unreachable quotes the whole
+// datagram (payload and UDP checksum in the quote, both fixed on the way back).
+TEST_F(SnatTest, PortUnreachableFromTheOutsideHostQuotingTheWholeDatagram) {
+    auto out = roundtrip(kLan, in().udp(5000, 53).payload("query").build(), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    const uint16_t wport = sport_of(out[0]);
+    auto datagram = [&](const char* src, uint16_t sport) {
+        return ip_packet(
+            PacketBuilder().ipv4(src, kOutside).ttl(63).udp(sport, 53).payload("query").build());
+    };
+    Bytes err = PacketBuilder()
+                    .eth(kClientMac, wan_mac())
+                    .ipv4(kOutside, kWanIp)
+                    .icmp_error(3, 3, 0, datagram(kWanIp, wport))
+                    .build();
+    out = roundtrip(kWan, err, kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(lan_mac(), kRs1Mac)
+                                .ipv4(kOutside, kInside)
+                                .ttl(63)
+                                .icmp_error(3, 3, 0, datagram(kInside, 5000))
+                                .build(),
+                            out[0]));
+}
+
+// The other direction: the inside host refuses a reply that reached it (port unreachable
+// quoting outside:53 -> inside:5000); the outside host sees it from the WAN address about
+// outside:53 -> WAN:wport.
+TEST_F(SnatTest, PortUnreachableFromTheInsideHostLeavesFromTheWanAddress) {
+    auto out = roundtrip(kLan, in().udp(5000, 53).payload("query").build(), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    const uint16_t wport = sport_of(out[0]);
+    auto reply = [&](const char* dst, uint16_t dport) {
+        return ip_packet(
+            PacketBuilder().ipv4(kOutside, dst).ttl(63).udp(53, dport).payload("late").build());
+    };
+    Bytes err = in().icmp_error(3, 3, 0, reply(kInside, 5000)).build();
+    out = roundtrip(kLan, err, kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(wan_mac(), kClientMac)
+                                .ipv4(kWanIp, kOutside)
+                                .ttl(63)
+                                .icmp_error(3, 3, 0, reply(kWanIp, wport))
+                                .build(),
+                            out[0]));
+}
+
+// traceroute -I / a ping with a small TTL: a router's time exceeded quotes the translated echo
+// request (WAN, mapped identifier); the inside host gets it about its own request and id.
+TEST_F(SnatTest, TimeExceededAboutAnEchoRequestReachesThePinger) {
+    auto out = roundtrip(
+        kLan, in().ttl(2).icmp_echo(net::kIcmpEchoRequest, 0x1111, 3).payload("ping").build(),
+        kWan);
+    ASSERT_EQ(out.size(), 1u);
+    const uint16_t id = echo_id_of(out[0]);
+    auto request = [&](const char* src, uint16_t echo_id) {
+        return ip_packet(PacketBuilder()
+                             .ipv4(src, kOutside)
+                             .ttl(1)
+                             .icmp_echo(net::kIcmpEchoRequest, echo_id, 3)
+                             .payload("ping")
+                             .build());
+    };
+    Bytes err = PacketBuilder()
+                    .eth(kClientMac, wan_mac())
+                    .ipv4(kRouter, kWanIp)
+                    .icmp_error(11, 0, 0, request(kWanIp, id))
+                    .build();
+    out = roundtrip(kWan, err, kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(lan_mac(), kRs1Mac)
+                                .ipv4(kRouter, kInside)
+                                .ttl(63)
+                                .icmp_error(11, 0, 0, request(kInside, 0x1111))
+                                .build(),
+                            out[0]));
+    // An error about an identifier no conn has is unrelated.
+    send(kWan, PacketBuilder()
+                   .eth(kClientMac, wan_mac())
+                   .ipv4(kRouter, kWanIp)
+                   .icmp_error(11, 0, 0, request(kWanIp, uint16_t(id + 1)))
+                   .build());
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    EXPECT_EQ(counter(Counter::drop_icmp_unrelated), 1u);
+    EXPECT_EQ(counter(Counter::icmp_related_forwarded), 1u);
+}
+
+// An error whose TTL would reach 0 is not forwarded, as SNAT's own packets (and gets no time
+// exceeded: no ICMP error about an ICMP error).
+TEST_F(SnatTest, RelatedErrorWithTtlOneIsDropped) {
+    auto out = roundtrip(kLan, in().udp(5000, 53).build(), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    const uint16_t wport = sport_of(out[0]);
+    send(kWan,
+         PacketBuilder()
+             .eth(kClientMac, wan_mac())
+             .ipv4(kRouter, kWanIp)
+             .ttl(1)
+             .icmp_error(3, 1, 0,
+                         quote28(PacketBuilder().ipv4(kWanIp, kOutside).udp(wport, 53).build()))
+             .build());
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    EXPECT_TRUE(recv(kWan).empty());
+    EXPECT_EQ(counter(Counter::drop_ttl_expired), 1u);
+    EXPECT_EQ(counter(Counter::icmp_time_exceeded_sent), 0u);
+    EXPECT_EQ(counter(Counter::icmp_related_forwarded), 0u);
+}
+
+// ICMP echo conns live by the ICMP timeout (ipvs_defs timeouts { icmp N }), not UDP's.
+TEST_F(SnatTest, EchoConnUsesTheIcmpTimeout) {
+    lb::Timeouts t = director->timeouts();
+    t.udp = 300;
+    t.icmp = 17;
+    director->timeouts_set(t);
+    director->commit();
+    auto out = roundtrip(
+        kLan, in().icmp_echo(net::kIcmpEchoRequest, 0x2222, 1).payload("ping").build(), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    lb::ConnRef ref = worker->conns().lookup(lb::conn_key(
+        net::kIpProtoIcmp, ip(kInside), ip(kOutside), net::hton16(0x2222), net::hton16(0x2222)));
+    ASSERT_TRUE(ref.conn);
+    EXPECT_EQ(ref.conn->expires(worker->now_ms()), worker->now_ms() + 17'000);
+    out = roundtrip(kLan, in().udp(5000, 53).build(), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    ref = worker->conns().lookup(lb::conn_key(net::kIpProtoUdp, ip(kInside), ip(kOutside),
+                                              net::hton16(5000), net::hton16(53)));
+    ASSERT_TRUE(ref.conn);
+    EXPECT_EQ(ref.conn->expires(worker->now_ms()), worker->now_ms() + 300'000);
 }
 
 TEST_F(SnatTest, ExhaustedWanPortsAreCounted) {

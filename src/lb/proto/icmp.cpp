@@ -3,6 +3,7 @@
 #include <rte_mbuf.h>
 
 #include "lb/worker_ctx.h"
+#include "lb/xmit/ttl.h"
 #include "lb/xmit/xmit.h"
 #include "net/icmp_related.h"
 #include "stack/output.h"
@@ -15,7 +16,12 @@ template <class Af>
 bool icmp_related_key(const LbPacket<Af>& lp, ConnKey& key) {
     net::IcmpQuote q;
     if (!net::parse_icmp_error(lp.l4, lp.l4_len, q)) return false;
-    if (q.inner_proto != net::kIpProtoTcp && q.inner_proto != net::kIpProtoUdp) return false;
+    // A quoted echo (parse_icmp_error accepts no other ICMP) carries its identifier in both
+    // port positions, as SNAT's echo conns are keyed (lb/xmit/snat.h); other modes have no
+    // ICMP conns, so for them it is a miss: unrelated.
+    if (q.inner_proto != net::kIpProtoTcp && q.inner_proto != net::kIpProtoUdp &&
+        q.inner_proto != net::kIpProtoIcmp)
+        return false;
     key = conn_key(q.inner_proto, q.inner_daddr, q.inner_saddr, q.inner_dport, q.inner_sport);
     return true;
 }
@@ -30,6 +36,9 @@ void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     Conn& c = *ref.conn;
     net::IcmpQuote q;
     if (!net::parse_icmp_error(lp.l4, lp.l4_len, q)) return drop(Counter::drop_icmp_malformed);
+    // NAT and SNAT forward as a router, their conns' errors included (counted and freed if
+    // expired); FULLNAT, DR and TUN leave TTL alone, as for their own packets.
+    if ((c.mode == FwdMode::Snat || c.mode == FwdMode::Nat) && !ttl_decrement(w, lp)) return;
     if (ref.dir == ConnDir::In) {
         // The quote is a packet to the client (VIP:vport -> client:cport); the error came from
         // the client's side and goes to the RS, about the packet the RS sent.

@@ -70,6 +70,7 @@ Timeouts Timeouts::dpvs_defaults() {
     Timeouts t;
     t.tcp = {2, 90, 3, 30, 7, 7, 3, 7, 7, 120, 30};
     t.udp = 300;
+    t.icmp = 300;
     return t;
 }
 
@@ -77,6 +78,7 @@ Timeouts Timeouts::ipvs_defaults() {
     Timeouts t;
     t.tcp = {2, 900, 120, 60, 120, 120, 10, 60, 30, 120, 120};
     t.udp = 300;
+    t.icmp = 300;
     return t;
 }
 

@@ -7,22 +7,11 @@
 #include "lb/service.h"
 #include "lb/snapshot.h"
 #include "lb/worker_ctx.h"
+#include "lb/xmit/ttl.h"
 #include "net/nat_rewrite.h"
 #include "stack/output.h"
 
 namespace xvs::lb {
-
-namespace {
-
-// Forwarding decrements TTL (RFC 1812 5.3.1); a packet that would leave with 0 is dropped.
-template <class Af>
-bool ttl_decrement(WorkerCtx& w, LbPacket<Af>& lp) {
-    if (Af::ttl_decrement(*lp.ip)) return true;
-    stack::drop(w.stack, lp.pkt, stack::Counter::drop_ttl_expired);
-    return false;
-}
-
-}  // namespace
 
 template <class Af>
 stack::Verdict snat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {

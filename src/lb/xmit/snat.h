@@ -2,8 +2,8 @@
 // director, which rewrites their source to a WAN address and a port from that address's pool
 // (lb/laddr.h), so the outside only ever sees the WAN address; replies to WAN:port are
 // rewritten back to the inside host. The director acts as a router here: TTL is decremented
-// both ways, and a packet that would leave with TTL 0 is dropped (drop_ttl_expired; no ICMP
-// time exceeded is sent).
+// both ways, and a packet that would leave with TTL 0 is dropped (drop_ttl_expired) with ICMP
+// time exceeded back to its sender (lb/xmit/ttl.h).
 //
 // Tuples (lb/conn.h): caddr:cport = inside host, vaddr:vport = daddr:dport = the outside
 // host, laddr_ip:lport = WAN address and port. The outbound tuple outside:dport -> WAN:lport

@@ -74,7 +74,7 @@ stack::Verdict tunnel_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     std::memmove(start, start + overhead, sizeof(net::EtherHdr));  // output rewrites it anyway
     uint8_t* outer = start + sizeof(net::EtherHdr);
     const auto& inner = *reinterpret_cast<const net::Ipv4Hdr*>(outer + overhead);
-    const net::InetAddr& src = w.stack.view->port_source[nh.port];
+    const net::InetAddr& src = w.stack.view->ports[nh.port].tunnel_source;
     const uint16_t id = net::hton16(w.ip_id++);
     if (gue) {
         // The GUE source port carries the flow (ECMP/RSS at the RS spread flows, keep one

@@ -530,6 +530,47 @@ TEST_F(ConfigApplyTest, LocalAddressCanBecomeADirectorAddressInOneReload) {
     EXPECT_EQ(o->kind, stack::AddrKind::Director);
 }
 
+// ip_defs tunnel_source: the TUN outer source of a port, in the snapshot's port view; a
+// reload may change it, or drop it together with its address, in one go.
+TEST_F(ConfigApplyTest, TunnelSourceAppliedAndReloaded) {
+    const uint32_t lan = 1;  // wan0, lan0 in that order
+    EXPECT_EQ(director_.snapshot()->stack.ports[lan].tunnel_source, be("10.10.2.1"));  // default
+    std::string text = kBase;
+    text.replace(text.find("address 10.10.2.1/24 dev lan0"), 29,
+                 "address 10.10.2.1/24 dev lan0\n    address 10.10.2.5/24 dev lan0\n"
+                 "    address 10.10.2.9/24 dev lan0\n    tunnel_source 10.10.2.5 dev lan0");
+    auto r = config_apply(director_, parse(text.c_str()));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, testing::Contains("tunnel source of lan0: 10.10.2.5"));
+    EXPECT_EQ(director_.tunnel_source("lan0"), ip("10.10.2.5"));
+    EXPECT_EQ(director_.snapshot()->stack.ports[lan].tunnel_source, be("10.10.2.5"));
+    EXPECT_EQ(director_.snapshot()->stack.ports[0].tunnel_source, be("10.10.1.1"));
+    // The same config again: nothing to do.
+    r = config_apply(director_, parse(text.c_str()));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, IsEmpty());
+    // A tunnel source cannot be removed behind the config's back.
+    auto del = director_.address_del(ip("10.10.2.5"));
+    ASSERT_FALSE(del);
+    EXPECT_EQ(del.error(),
+              "address 10.10.2.5 is the tunnel source of port 'lan0': change or remove ip_defs "
+              "`tunnel_source` first");
+    // Moves to .9 while .5 leaves, in one reload.
+    std::string moved = text;
+    moved.replace(moved.find("    address 10.10.2.5/24 dev lan0\n"), 34, "");
+    moved.replace(moved.find("tunnel_source 10.10.2.5"), 23, "tunnel_source 10.10.2.9");
+    r = config_apply(director_, parse(moved.c_str()));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, testing::Contains("tunnel source of lan0: 10.10.2.9"));
+    EXPECT_EQ(director_.snapshot()->stack.ports[lan].tunnel_source, be("10.10.2.9"));
+    // Dropped together with its address: back to the port's first address.
+    r = config_apply(director_, base_);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, testing::Contains("tunnel source of lan0: default (first address)"));
+    EXPECT_EQ(director_.tunnel_source("lan0"), std::nullopt);
+    EXPECT_EQ(director_.snapshot()->stack.ports[lan].tunnel_source, be("10.10.2.1"));
+}
+
 TEST_F(ConfigApplyTest, ServiceRemovedAndItsVipBecomesADirectorAddress) {
     std::string text = kBase;
     text.erase(text.find("virtual_server 10.10.1.102 8443"));

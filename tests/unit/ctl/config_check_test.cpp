@@ -98,6 +98,29 @@ std::vector<Case> cases() {
          std::string(kPrelude) + "virtual_server 10.10.1.1 80 {\n    protocol TCP\n"
                                  "    laddr_group_name lips\n}\n",
          "is already a director address", 7},
+        // TUN outer source (ip_defs tunnel_source): a director address of that very port.
+        {"tunnel_source",
+         std::string(kPrelude) + "ip_defs {\n    address 10.10.2.5/24 dev lan0\n"
+                                 "    tunnel_source 10.10.2.5 dev lan0\n}\n",
+         nullptr, 0},
+        {"tunnel_source_not_a_director_address",
+         std::string(kPrelude) + "ip_defs {\n    tunnel_source 10.10.2.100 dev lan0\n}\n",
+         "tunnel_source 10.10.2.100 dev lan0: 10.10.2.100 is not a director address (VIPs and "
+         "local addresses do not qualify): add it (ip_defs `address 10.10.2.100/LEN dev lan0`) "
+         "or use one of port 'lan0': 10.10.2.1",
+         8},
+        {"tunnel_source_of_another_port",
+         std::string(kPrelude) + "ip_defs {\n    tunnel_source 10.10.1.1 dev lan0\n}\n",
+         "10.10.1.1 is on port 'wan0', not on 'lan0' (the outer source must be an address of "
+         "the port the tunnel leaves by): use one of port 'lan0': 10.10.2.1",
+         8},
+        {"tunnel_source_twice_for_a_port",
+         std::string(kPrelude) + "ip_defs {\n    tunnel_source 10.10.2.1 dev lan0\n"
+                                 "    tunnel_source 10.10.2.1 dev lan0\n}\n",
+         "tunnel_source for port 'lan0' already set at ", 9},
+        {"tunnel_source_without_dev",
+         std::string(kPrelude) + "ip_defs {\n    tunnel_source 10.10.2.1\n}\n",
+         "tunnel_source: missing 'dev PORT'", 8},
     };
     // Every keyword that used to be accepted without effect, each refused at its line.
     const std::pair<const char*, const char*> vs_keywords[] = {

@@ -339,6 +339,7 @@ ipvs_defs {
         none 14
         established 100
         fin_wait 15
+        icmp 45
     }
 }
 )");
@@ -356,6 +357,8 @@ ipvs_defs {
     EXPECT_EQ(t.of(lb::TcpState::Established), 100u);  // later statement wins
     EXPECT_EQ(t.of(lb::TcpState::FinWait), 15u);
     EXPECT_EQ(t.udp, 30u);
+    EXPECT_EQ(t.icmp, 45u);  // SNAT echo conns; unset it is DPVS's 300
+    EXPECT_EQ(parse("ipvs_defs { timeouts { udp 20 } }\n").config->ipvs.timeouts.icmp, 300u);
 }
 
 TEST(ConfigParser, VirtualServerGroupExpands) {

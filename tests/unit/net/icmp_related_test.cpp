@@ -291,6 +291,24 @@ TEST(IcmpRelated, BuildFragNeededShortOriginals) {
     EXPECT_EQ(Bytes(out + 28, out + n), head(big, 100));
 }
 
+// Time exceeded in transit (NAT/SNAT forwarding with TTL 1): type 11 code 0, bytes 4-7 zero.
+TEST(IcmpRelated, BuildTimeExceeded) {
+    uint8_t out[kIcmpErrorMaxLen];
+    const Bytes small = tcp_pkt(kClient, kVip, 51000, 80, 7);
+    const size_t n =
+        build_time_exceeded(out, sizeof out, small.data(), small.size(), InetAddr::v4(hton32(kVip)), hton16(5));
+    ASSERT_EQ(n, 28 + 47u);
+    IpFields f;
+    f.tos = 0xc0;
+    f.frag = 0;
+    f.id = 5;
+    EXPECT_EQ(Bytes(out, out + n), ipv4(1, kVip, kClient, icmp_error(11, 0, 0, small), f));
+    IcmpQuote q;
+    ASSERT_TRUE(parse_icmp_error(out + 20, n - 20, q));
+    EXPECT_EQ(q.type, kIcmpTimeExceeded);
+    EXPECT_EQ(q.next_hop_mtu, 0);
+}
+
 TEST(IcmpRelated, BuildFragNeededRefusals) {
     uint8_t out[kIcmpErrorMaxLen];
     auto build = [&](const Bytes& o) {

@@ -586,12 +586,12 @@ json Controller::dispatch(const json& req) {
         if (cmd == "set_timeout") {
             lb::Timeouts t = director_.timeouts();
             auto set = [&](const char* name, lb::TcpState st) {
-                uint64_t v = opt_uint(req, name, 2678400, 0);
+                uint64_t v = opt_uint(req, name, lb::kMaxTimeoutS, 0);
                 if (v) t.tcp[size_t(st)] = uint32_t(v);
             };
             set("tcp", lb::TcpState::Established);
             set("tcpfin", lb::TcpState::FinWait);
-            if (uint64_t v = opt_uint(req, "udp", 2678400, 0)) t.udp = uint32_t(v);
+            if (uint64_t v = opt_uint(req, "udp", lb::kMaxTimeoutS, 0)) t.udp = uint32_t(v);
             director_.timeouts_set(t);
             director_.commit();
             return ok();

@@ -39,16 +39,21 @@ struct Conn {
     stack::NhCache nh;  // next hop of each direction (stack/nh_cache.h)
 
     Service* svc() const { return dest->svc; }
-    // Deadlines are exact while they lie less than 2^31 ms (24.8 days) from now; timeouts are
-    // capped below that (kMaxTimeoutS).
+    // The deadline is exact from kDeadlinePastMs before now (a timer running late) to about
+    // 48.9 days after it, which covers the longest timeout (kMaxTimeoutS).
     uint64_t expires(uint64_t now_ms) const {
-        return now_ms + static_cast<int64_t>(static_cast<int32_t>(expires_lo - static_cast<uint32_t>(now_ms)));
+        const uint32_t ahead = expires_lo - static_cast<uint32_t>(now_ms);
+        if (ahead > ~kDeadlinePastMs) return now_ms - (~ahead + 1u);  // already past
+        return now_ms + ahead;
     }
     void set_expires(uint64_t ms) { expires_lo = static_cast<uint32_t>(ms); }
+    static constexpr uint32_t kDeadlinePastMs = 1u << 26;  // 18.6 hours
 };
 
-// The largest timeout a conn can carry (seconds): its deadline is 32-bit milliseconds.
-inline constexpr uint32_t kMaxTimeoutS = 2'000'000;  // 23 days
+// The longest timeout a conn carries (seconds): ipvsadm's 31 days, the config's limit too.
+inline constexpr uint32_t kMaxTimeoutS = 2'678'400;
+static_assert(uint64_t{kMaxTimeoutS} * 1000 < uint64_t{~Conn::kDeadlinePastMs},
+              "a 32-bit deadline must hold the longest timeout");
 
 // Per conn slot, beside the table (WorkerCtx::feat): TOA, PROXY protocol and UOA state.
 struct ConnFeatSlot {

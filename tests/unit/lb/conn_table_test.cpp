@@ -168,3 +168,28 @@ TEST(ConnTable, ChurnAtFullCapacityMatchesReference) {
 
 }  // namespace
 }  // namespace xvs::lb
+
+namespace xvs::lb {
+namespace {
+
+// The 32-bit deadline reads back exactly across the wrap of its low bits, for deadlines in the
+// past (a timer running late) and up to the longest timeout ahead.
+TEST(ConnDeadline, ExactAcrossTheWrap) {
+    for (const uint64_t now : {uint64_t{1000}, uint64_t{0xffffff00}, uint64_t{0x1fffffff0},
+                               uint64_t{0x123456789abc}}) {
+        Conn c;
+        for (const uint64_t ahead : {uint64_t{0}, uint64_t{1}, uint64_t{100'000},
+                                     uint64_t{kMaxTimeoutS} * 1000}) {
+            c.set_expires(now + ahead);
+            EXPECT_EQ(c.expires(now), now + ahead) << now << " + " << ahead;
+        }
+        for (const uint64_t behind : {uint64_t{1}, uint64_t{5'000}, uint64_t{Conn::kDeadlinePastMs}}) {
+            if (behind > now) continue;
+            c.set_expires(now - behind);
+            EXPECT_EQ(c.expires(now), now - behind) << now << " - " << behind;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace xvs::lb

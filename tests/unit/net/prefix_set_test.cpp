@@ -121,3 +121,36 @@ TEST(ParseAclPrefixTest, RefusesBadInputWithActionableText) {
 
 }  // namespace
 }  // namespace xvs::net
+
+namespace xvs::net {
+namespace {
+
+TEST(PrefixSetTest, Ipv6AndIpv4KeepToTheirFamily) {
+    std::vector<InetPrefix> v{InetPrefix::masked(be("2001:db8::"), 32),
+                              InetPrefix::masked(be("2001:db8:1::"), 48),  // nested: merges
+                              InetPrefix::masked(be("fe80::"), 10), pfx("10.0.0.0/8")};
+    PrefixSet s(v);
+    EXPECT_EQ(s.intervals(), 3u);
+    EXPECT_TRUE(s.contains(be("2001:db8:ffff::1")));
+    EXPECT_FALSE(s.contains(be("2001:db9::")));
+    EXPECT_TRUE(s.contains(be("febf:ffff::")));
+    EXPECT_FALSE(s.contains(be("fec0::")));
+    EXPECT_TRUE(s.contains(be("10.200.0.1")));
+    EXPECT_FALSE(s.contains(be("::ffff:11.0.0.1")));  // = 11.0.0.1
+    EXPECT_FALSE(s.contains(be("::a00:1"))) << "IPv4-compatible form is IPv6, not 10.0.0.1";
+}
+
+TEST(PrefixSetTest, Ipv6SlashZeroAndAdjacentRangesMerge) {
+    std::vector<InetPrefix> all{InetPrefix::masked(be("::"), 0)};
+    PrefixSet s(all);
+    EXPECT_EQ(s.intervals(), 1u);
+    EXPECT_TRUE(s.contains(be("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")));
+    EXPECT_TRUE(s.contains(be("::")));
+    EXPECT_FALSE(s.contains(be("0.0.0.0")));
+    std::vector<InetPrefix> adj{InetPrefix::masked(be("2001:db8::"), 33),
+                                InetPrefix::masked(be("2001:db8:8000::"), 33)};
+    EXPECT_EQ(PrefixSet(adj).intervals(), 1u);
+}
+
+}  // namespace
+}  // namespace xvs::net

@@ -224,9 +224,11 @@ void start_worker(Env& env, Lb& lb, uint32_t max_conns) {
     net::MacAddr m{{0x02, 0, 0, 0, 0x0a, 0}};
     for (int r = 0; r < 8; ++r) {
         m.b[5] = uint8_t(r);
-        lb.worker->neighbours().add_static(net::InetAddr::v4(net::hton32(net::parse_ipv4("10.10.2.10")->host() + r)), m, 1);
+        lb.worker->neighbours().add_static(
+            net::InetAddr::v4(net::hton32(net::parse_ipv4("10.10.2.10")->host() + r)), m, 1);
     }
-    lb.worker->neighbours().add_static(*net::parse_ipv4("10.10.1.254"), net::MacAddr{{2, 0, 0, 0, 1, 0xfe}}, 0);
+    lb.worker->neighbours().add_static(*net::parse_ipv4("10.10.1.254"),
+                                       net::MacAddr{{2, 0, 0, 0, 1, 0xfe}}, 0);
     lb.worker->refresh_snapshot();
 }
 
@@ -393,8 +395,9 @@ private:
                 std::exit(1);
             }
             const lb::Conn& c = *ref.conn;
-            synacks.push_back(make_tcp_frame(net::MacAddr{{2, 0, 0, 0, 0x0a, 0}}, env_.lan.mac, c.daddr.v4_be(),
-                                             c.laddr_ip.v4_be(), net::ntoh16(c.dport), net::ntoh16(c.lport),
+            synacks.push_back(make_tcp_frame(net::MacAddr{{2, 0, 0, 0, 0x0a, 0}}, env_.lan.mac,
+                                             c.daddr.v4_be(), c.laddr_ip.v4_be(),
+                                             net::ntoh16(c.dport), net::ntoh16(c.lport),
                                              net::kTcpSyn | net::kTcpAck, 0, 1, 0));
         }
         const uint64_t n = (flows_.size() + kBurst - 1) / kBurst * kBurst;

@@ -15,17 +15,18 @@
 #include <set>
 
 #include "ctl/config_keywords.h"
-#include "lb/conn.h"
 #include "ctl/config_lexer.h"
 #include "ctl/config_parser.h"
 #include "ctl/config_validate.h"
+#include "lb/conn.h"
 #include "net/prefix_set.h"
 
 namespace xvs::ctl::parser_detail {
 
 using namespace keywords;
 
-constexpr uint32_t kMaxTimeout = lb::kMaxTimeoutS;  // 31 days, ipvsadm's -p limit; also for timeouts
+constexpr uint32_t kMaxTimeout =
+    lb::kMaxTimeoutS;  // 31 days, ipvsadm's -p limit; also for timeouts
 constexpr uint32_t kMaxWorkers = 16;
 
 inline std::string upper(std::string_view text) {

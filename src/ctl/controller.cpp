@@ -662,7 +662,8 @@ json Controller::dispatch(const json& req) {
             const lb::Snapshot* snap = director_.snapshot();
             snap->stack.addrs.for_each([&](const stack::AddrKey& k, const stack::OwnAddr& o) {
                 if (o.kind == stack::AddrKind::Director) return;
-                addrs.push_back({{"addr", net::to_string(k.addr)}, {"prefix_len", 32},
+                addrs.push_back({{"addr", net::to_string(k.addr)},
+                                 {"prefix_len", 32},
                                  {"ifname", snap->stack.ports[o.port].name},
                                  {"kind", o.kind == stack::AddrKind::Vip ? "vip" : "lip"}});
             });

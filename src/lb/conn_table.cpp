@@ -90,7 +90,8 @@ void ConnTable::release(Conn* conn) {
     std::memcpy(k, &key, sizeof k);
     // k[1], k[3]: the low halves of the addresses (all of an IPv4 one); k[4]: ports, proto.
     const uint64_t hi = k[0] ^ std::rotl(k[2], 29);  // IPv6 high halves (constant for IPv4)
-    const uint64_t v = mix64(k[1] ^ mix64(std::rotl(k[3], 32) ^ mix64(k[4] ^ hi ^ 0x9e3779b97f4a7c15ULL)));
+    const uint64_t v =
+        mix64(k[1] ^ mix64(std::rotl(k[3], 32) ^ mix64(k[4] ^ hi ^ 0x9e3779b97f4a7c15ULL)));
     uint32_t b1 = static_cast<uint32_t>(v) & bucket_mask_;
     uint32_t b2 = static_cast<uint32_t>(v >> 32) & bucket_mask_;
     if (b2 == b1) b2 = (b1 + 1) & bucket_mask_;

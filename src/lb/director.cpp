@@ -16,7 +16,9 @@ namespace xvs::lb {
 
 namespace {
 
-std::string addr_str(net::InetAddr a) { return net::to_string(a); }
+std::string addr_str(net::InetAddr a) {
+    return net::to_string(a);
+}
 
 // Fills buf from the kernel CSPRNG. getrandom(2) blocks only until the pool is first seeded.
 // Without it there is no safe fallback (predictable cookie keys let anyone forge handshakes),
@@ -95,7 +97,8 @@ Result<void> Director::check_address_free(net::InetAddr addr, const char* what) 
     return {};
 }
 
-Result<void> Director::address_add(net::InetAddr addr, uint8_t prefix_len, const std::string& port) {
+Result<void> Director::address_add(net::InetAddr addr, uint8_t prefix_len,
+                                   const std::string& port) {
     if (prefix_len > 32) return make_error("prefix length must be 0..32");
     if (!port_index(port)) return make_error("no such port '" + port + "'");
     if (auto r = check_address_free(addr, "address"); !r) return r;
@@ -133,7 +136,8 @@ Result<void> Director::address_del(net::InetAddr addr) {
     return {};
 }
 
-Result<void> Director::tunnel_source_set(const std::string& port, std::optional<net::InetAddr> addr) {
+Result<void> Director::tunnel_source_set(const std::string& port,
+                                         std::optional<net::InetAddr> addr) {
     if (!port_index(port)) return make_error("no such port '" + port + "'");
     std::erase_if(tunnel_sources_, [&](const auto& t) { return t.first == port; });
     if (!addr) return {};
@@ -341,7 +345,8 @@ Result<void> Director::dest_del(const ServiceKey& key, net::InetAddr addr, uint1
     return {};
 }
 
-Result<void> Director::laddr_add(const ServiceKey& key, net::InetAddr lip, const std::string& port) {
+Result<void> Director::laddr_add(const ServiceKey& key, net::InetAddr lip,
+                                 const std::string& port) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
     if (!port_index(port)) return make_error("no such port '" + port + "'");

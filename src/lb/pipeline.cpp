@@ -85,7 +85,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         if (lp.kind == stack::AddrKind::Director) {
             drop(w.stack, lp.pkt,
                  lp.proto == Af::icmp_proto ? Counter::drop_icmp_unhandled
-                                               : Counter::drop_to_director);
+                                            : Counter::drop_to_director);
             return;
         }
         if (is_tcp) {

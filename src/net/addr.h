@@ -80,7 +80,9 @@ struct InetAddr {
         std::memcpy(&w, b + 8 * i, 8);
         return w;
     }
-    bool operator==(const InetAddr& o) const { return word(0) == o.word(0) && word(1) == o.word(1); }
+    bool operator==(const InetAddr& o) const {
+        return word(0) == o.word(0) && word(1) == o.word(1);
+    }
 
   private:
     uint32_t load32(unsigned off) const {
@@ -105,7 +107,8 @@ struct InetPrefix {
 
     InetPrefix() = default;
     InetPrefix(const InetAddr& a, uint8_t l) : addr(a), len(l) {}
-    InetPrefix(const Ipv4Prefix& p) : addr(p.addr), len(p.len) {}  // NOLINT(google-explicit-constructor)
+    InetPrefix(const Ipv4Prefix& p)
+        : addr(p.addr), len(p.len) {}  // NOLINT(google-explicit-constructor)
 
     // a with the host bits beyond len cleared.
     static InetPrefix masked(const InetAddr& a, uint8_t len);

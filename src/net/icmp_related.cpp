@@ -124,8 +124,8 @@ bool translate_icmp_error(Ipv4Hdr* outer, uint8_t* icmp, size_t len, const IcmpQ
 }
 
 size_t build_icmp_error(uint8_t* out, size_t cap, const uint8_t* orig, size_t orig_len,
-                        const InetAddr& saddr, uint8_t type, uint8_t code, uint32_t rest, uint16_t id,
-                        uint8_t ttl) {
+                        const InetAddr& saddr, uint8_t type, uint8_t code, uint32_t rest,
+                        uint16_t id, uint8_t ttl) {
     if (orig_len < sizeof(Ipv4Hdr) || (orig[0] >> 4) != 4) return 0;
     const size_t ihl = size_t(orig[0] & 0x0f) * 4;
     const size_t total = load_be16(orig + 2);

@@ -63,8 +63,8 @@ bool translate_icmp_error(Ipv4Hdr* outer, uint8_t* icmp, size_t len, const IcmpQ
 // 1122/1812 forbid an error for it (ICMP error, non-first fragment, source 0/8, 127/8 or
 // >= 224/4, destination multicast or broadcast).
 size_t build_icmp_error(uint8_t* out, size_t cap, const uint8_t* orig, size_t orig_len,
-                        const InetAddr& saddr, uint8_t type, uint8_t code, uint32_t rest, uint16_t id,
-                        uint8_t ttl = 64);
+                        const InetAddr& saddr, uint8_t type, uint8_t code, uint32_t rest,
+                        uint16_t id, uint8_t ttl = 64);
 
 // ICMP 3/4 with the next-hop MTU (RFC 1191: bytes 6-7).
 inline size_t build_frag_needed(uint8_t* out, size_t cap, const uint8_t* orig, size_t orig_len,

@@ -8,8 +8,8 @@
 
 #include <cstdint>
 
-#include "net/byteorder.h"
 #include "net/af.h"
+#include "net/byteorder.h"
 #include "net/checksum.h"
 #include "net/headers.h"
 

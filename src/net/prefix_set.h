@@ -1,5 +1,5 @@
-// A set of IPv4 and IPv6 prefixes compiled into sorted, disjoint, non-adjacent address intervals, for
-// per-service black and white lists. Built on the control thread (may allocate); contains() is
+// A set of IPv4 and IPv6 prefixes compiled into sorted, disjoint, non-adjacent address intervals,
+// for per-service black and white lists. Built on the control thread (may allocate); contains() is
 // a branch-light binary search over the intervals: O(log n), no allocation, safe to call from
 // the packet path on an immutable instance.
 #pragma once

@@ -11,8 +11,8 @@ namespace xvs::net {
 namespace {
 
 // Outer IPv4 header without options; flags/offset keep only the inner DF bit.
-void outer_ipv4(uint8_t* out, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner, uint16_t id,
-                uint8_t ttl, uint8_t proto, size_t overhead) {
+void outer_ipv4(uint8_t* out, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner,
+                uint16_t id, uint8_t ttl, uint8_t proto, size_t overhead) {
     out[0] = 0x45;
     // RFC 6040 normal mode: DSCP and ECN copied from the inner header.
     out[1] = inner.tos;
@@ -30,13 +30,13 @@ void outer_ipv4(uint8_t* out, const InetAddr& saddr, const InetAddr& daddr, cons
 
 }  // namespace
 
-void ipip_outer(uint8_t* out20, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner, uint16_t id,
-                uint8_t ttl) {
+void ipip_outer(uint8_t* out20, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner,
+                uint16_t id, uint8_t ttl) {
     outer_ipv4(out20, saddr, daddr, inner, id, ttl, kIpProtoIpip, kIpipOverhead);
 }
 
-void gue_outer(uint8_t* out32, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner, uint16_t id,
-               uint16_t sport, uint16_t dport, uint8_t ttl) {
+void gue_outer(uint8_t* out32, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner,
+               uint16_t id, uint16_t sport, uint16_t dport, uint8_t ttl) {
     outer_ipv4(out32, saddr, daddr, inner, id, ttl, kIpProtoUdp, kGueOverhead);
     uint8_t* udp = out32 + 20;
     store_wire16(udp, sport);

@@ -21,14 +21,14 @@ inline constexpr uint16_t kIpv4MinMtu = 68;  // RFC 791: every IPv4 link carries
 
 // Writes the 20-byte outer IPIP header for `inner` (which must follow it): protocol 4, TOS and
 // DF copied from the inner header, total length = inner total length + 20, header checksum.
-void ipip_outer(uint8_t* out20, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner, uint16_t id,
-                uint8_t ttl = kTunnelDefaultTtl);
+void ipip_outer(uint8_t* out20, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner,
+                uint16_t id, uint8_t ttl = kTunnelDefaultTtl);
 
 // Writes the 32-byte outer IPv4 + UDP + GUE v0 header (proto_ctype 4) for `inner`. The UDP
 // checksum is 0 (allowed for IPv4, RFC 768; IPVS's default "nocsum"; the inner packet keeps
 // its own checksums). sport: flow entropy, e.g. tunnel_flow_port(); dport: the GUE port.
-void gue_outer(uint8_t* out32, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner, uint16_t id,
-               uint16_t sport, uint16_t dport, uint8_t ttl = kTunnelDefaultTtl);
+void gue_outer(uint8_t* out32, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner,
+               uint16_t id, uint16_t sport, uint16_t dport, uint8_t ttl = kTunnelDefaultTtl);
 
 // Maps a flow hash to a UDP source port in 49152..65535 (network order), so ECMP between the
 // director and the RS spreads flows while one flow keeps one path (RFC 8086 section 3.2).

@@ -72,7 +72,8 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     // Learn before answering: a host asking for us is about to talk to us.
     NeighEntry* e = nullptr;
     const uint64_t evicted = ctx.neigh.evictions();
-    if (sender_be != 0) e = ctx.neigh.learn(sender, sender_mac, port, ctx.now_ms, for_us && is_request);
+    if (sender_be != 0)
+        e = ctx.neigh.learn(sender, sender_mac, port, ctx.now_ms, for_us && is_request);
     ctx.counters.inc(Counter::neigh_evicted, ctx.neigh.evictions() - evicted);
     if (e && e->npending) {
         release_pending(ctx, *e);

@@ -29,7 +29,7 @@ namespace xvs::stack {
     X(conns_created, false, "connections created")                                                 \
     X(conns_expired, false, "connections expired")                                                 \
     X(neigh_queued, false, "packets queued waiting for ARP resolution")                            \
-    X(nh_cache_hits, false, "packets sent through the next hop cached on their conn")             \
+    X(nh_cache_hits, false, "packets sent through the next hop cached on their conn")              \
     X(toa_inserted, false, "TOA option inserted (client address for the real server)")             \
     X(toa_pruned_nop, false, "TOA inserted after dropping NOP padding")                            \
     X(toa_pruned_sack, false, "TOA inserted after dropping SACK blocks")                           \

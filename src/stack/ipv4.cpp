@@ -4,8 +4,8 @@
 
 #include <rte_mbuf.h>
 
-#include "net/byteorder.h"
 #include "net/af.h"
+#include "net/byteorder.h"
 #include "net/checksum.h"
 
 namespace xvs::stack {

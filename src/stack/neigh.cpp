@@ -14,7 +14,9 @@ Neighbours::Neighbours(size_t capacity, NeighTimes times)
       mask_(table_.size() - 1),
       times_(times) {}
 
-size_t Neighbours::slot_of(const net::InetAddr& addr) const { return mix64(addr.word(1) ^ mix64(addr.word(0))) & mask_; }
+size_t Neighbours::slot_of(const net::InetAddr& addr) const {
+    return mix64(addr.word(1) ^ mix64(addr.word(0))) & mask_;
+}
 
 NeighEntry* Neighbours::find(const net::InetAddr& addr) {
     for (size_t i = slot_of(addr);; i = (i + 1) & mask_) {

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "stack/context.h"
 #include "net/addr.h"
+#include "stack/context.h"
 #include "stack/neigh.h"
 #include "stack/nh_cache.h"
 

@@ -40,13 +40,15 @@ struct AddrKey {
     net::InetAddr addr;
     bool operator==(const AddrKey&) const = default;
 };
-inline uint64_t flat_hash(const AddrKey& k) { return mix64(k.addr.word(1) ^ mix64(k.addr.word(0))); }
+inline uint64_t flat_hash(const AddrKey& k) {
+    return mix64(k.addr.word(1) ^ mix64(k.addr.word(0)));
+}
 
 struct RouteEntry {
     net::InetPrefix dst;
-    uint8_t port = 0;        // index into ports
-    net::InetAddr gateway;   // unspecified: directly connected (next hop = destination)
-    net::InetAddr source;    // own address used as source for ARP on this route
+    uint8_t port = 0;       // index into ports
+    net::InetAddr gateway;  // unspecified: directly connected (next hop = destination)
+    net::InetAddr source;   // own address used as source for ARP on this route
     // IPv4 routes: dst as host-order prefix and mask, so the scan is two ALU ops per entry.
     uint32_t v4_prefix = 0;
     uint32_t v4_mask = 0;

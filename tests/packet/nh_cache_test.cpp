@@ -13,7 +13,7 @@ const net::MacAddr kRs1NewMac{{0x02, 0, 0, 0, 0x2a, 0x99}};
 const net::MacAddr kGatewayMac{{0x02, 0, 0, 0, 0x2a, 0x09}};
 
 class NhCacheTest : public PipelineTest {
-protected:
+  protected:
     void SetUp() override {
         PipelineTest::SetUp();
         configure_default("rr");  // the first conn goes to 10.10.2.2

@@ -28,7 +28,7 @@ size_t pp_build(const Conn* c, uint8_t* out, size_t cap) {
     if (c->flags & kConnPpV1)
         return net::pp_v1_build(out, cap, c->caddr.v4_be(), c->vaddr.v4_be(), c->cport, c->vport);
     return net::pp_v2_build(out, cap, c->proto, c->caddr.v4_be(), c->vaddr.v4_be(), c->cport,
-                              c->vport);
+                            c->vport);
 }
 }  // namespace
 
@@ -160,7 +160,8 @@ void pp_send_header_segment(WorkerCtx& w, Conn* c, uint32_t ack_be, uint16_t win
     c->flags |= kConnPpSent | kConnPpHdrSeg;
     if (pp_header_segment_emit(w, c, ack_be)) w.stack.counters.inc(Counter::pp_header_segment_sent);
     if (c->flags & kConnSynAckSeen)
-        w.timers.arm(&c->timer, std::min(c->expires(w.stack.now_ms), w.stack.now_ms + kPpHeaderRtoMs));
+        w.timers.arm(&c->timer,
+                     std::min(c->expires(w.stack.now_ms), w.stack.now_ms + kPpHeaderRtoMs));
 }
 
 // Builds and sends LIP:lport -> RS:dport, seq = client ISN + 1, ACK|PSH, carrying only the

@@ -49,7 +49,8 @@ void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         } else {
             const net::IcmpTranslation t{
                 // FULLNAT and SNAT hide the sender behind the local / WAN address.
-                c.mode == FwdMode::FullNat || c.mode == FwdMode::Snat ? c.laddr_ip : Af::src(*lp.ip),
+                c.mode == FwdMode::FullNat || c.mode == FwdMode::Snat ? c.laddr_ip
+                                                                      : Af::src(*lp.ip),
                 c.daddr,
                 c.daddr,
                 c.laddr_ip,

@@ -20,7 +20,8 @@ namespace {
 // IPv6 issue adds ICMPv6's (type 3) beside it.
 void send_time_exceeded(WorkerCtx& w, const LbPacket<net::Af4>& lp) {
     if (lp.related) return;  // RFC 1122 3.2.2: no error about an ICMP error
-    const net::InetAddr saddr = lp.local ? net::Af4::dst(*lp.ip) : w.stack.view->port_source[lp.port];
+    const net::InetAddr saddr =
+        lp.local ? net::Af4::dst(*lp.ip) : w.stack.view->port_source[lp.port];
     if (saddr.is_unspecified()) return;
     rte_mbuf* m = stack::frame_alloc(w.stack);
     if (!m) return;

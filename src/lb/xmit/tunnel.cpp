@@ -24,12 +24,11 @@ void send_frag_needed(WorkerCtx& w, const LbPacket<Af>& lp, const Conn& c, uint1
     if (!m) return;
     uint8_t* out = reinterpret_cast<uint8_t*>(
         rte_pktmbuf_append(m, sizeof(net::EtherHdr) + net::kIcmpErrorMaxLen));
-    const size_t n =
-        out ? net::build_frag_needed(out + sizeof(net::EtherHdr), net::kIcmpErrorMaxLen,
-                                     reinterpret_cast<const uint8_t*>(lp.ip),
-                                     Af::packet_len(*lp.ip), c.vaddr, next_hop_mtu,
-                                     net::hton16(w.ip_id++))
-            : 0;
+    const size_t n = out ? net::build_frag_needed(
+                               out + sizeof(net::EtherHdr), net::kIcmpErrorMaxLen,
+                               reinterpret_cast<const uint8_t*>(lp.ip), Af::packet_len(*lp.ip),
+                               c.vaddr, next_hop_mtu, net::hton16(w.ip_id++))
+                         : 0;
     if (n == 0) {  // no room, or RFC 1122 forbids an error for this packet
         w.stack.counters.inc(Counter::drop_icmp_not_sent);
         rte_pktmbuf_free(m);

@@ -21,7 +21,9 @@ using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 
 net::Ipv4 ip(const char* text) { return *net::parse_ipv4(text); }
-net::InetAddr be(const char* text) { return ip(text); }
+net::InetAddr be(const char* text) {
+    return ip(text);
+}
 
 // DESIGN.md's example, adapted to what xvs runs today (FNAT, one worker, no synproxy/toa),
 // with a second static route and three services so a reload can exercise every kind of diff.

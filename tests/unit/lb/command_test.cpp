@@ -86,9 +86,15 @@ TEST_F(CommandTest, FlushDestExpiresExactlyItsConnsOneChunkPerCall) {
     EXPECT_EQ(table->in_use(), cap - of_a);
     table->for_each([&](const Conn& c) { EXPECT_EQ(c.dest, b.get()); });
     // Expired conns are gone from the hash too; the others are still found.
-    EXPECT_EQ(table->lookup(conn_key(6, net::InetAddr::v4(0x0201010a), net::InetAddr::v4(0x6401010a), 0, 0x5000)).conn, nullptr);
-    EXPECT_NE(table->lookup(conn_key(6, net::InetAddr::v4(0x0201010a + (1u << 8)),
-                                           net::InetAddr::v4(0x6401010a), 1, 0x5000)).conn,
+    EXPECT_EQ(table
+                  ->lookup(conn_key(6, net::InetAddr::v4(0x0201010a), net::InetAddr::v4(0x6401010a),
+                                    0, 0x5000))
+                  .conn,
+              nullptr);
+    EXPECT_NE(table
+                  ->lookup(conn_key(6, net::InetAddr::v4(0x0201010a + (1u << 8)),
+                                    net::InetAddr::v4(0x6401010a), 1, 0x5000))
+                  .conn,
               nullptr);
 
     // Again: nothing of a is left; a dest with no conns flushes none.

@@ -56,7 +56,8 @@ TEST(ConnTable, FindsBothDirections) {
 // sees RS -> client) puts only the inbound one in the table, and remove() takes out just that.
 TEST(ConnTable, ModeWithoutOutTupleInsertsInboundOnly) {
     static_assert(xmit_traits(FwdMode::FullNat).inserts_out_tuple);
-    static_assert(!xmit_traits(FwdMode::Dr).inserts_out_tuple && !xmit_traits(FwdMode::Tun).inserts_out_tuple);
+    static_assert(!xmit_traits(FwdMode::Dr).inserts_out_tuple &&
+                  !xmit_traits(FwdMode::Tun).inserts_out_tuple);
     auto t = ConnTable::create("t_in_only", 16);
     ASSERT_TRUE(t.ok()) << t.error();
     Conn* c = make(**t, 0x0201010a, 1234, 5000);
@@ -175,15 +176,16 @@ namespace {
 // The 32-bit deadline reads back exactly across the wrap of its low bits, for deadlines in the
 // past (a timer running late) and up to the longest timeout ahead.
 TEST(ConnDeadline, ExactAcrossTheWrap) {
-    for (const uint64_t now : {uint64_t{1000}, uint64_t{0xffffff00}, uint64_t{0x1fffffff0},
-                               uint64_t{0x123456789abc}}) {
+    for (const uint64_t now :
+         {uint64_t{1000}, uint64_t{0xffffff00}, uint64_t{0x1fffffff0}, uint64_t{0x123456789abc}}) {
         Conn c;
-        for (const uint64_t ahead : {uint64_t{0}, uint64_t{1}, uint64_t{100'000},
-                                     uint64_t{kMaxTimeoutS} * 1000}) {
+        for (const uint64_t ahead :
+             {uint64_t{0}, uint64_t{1}, uint64_t{100'000}, uint64_t{kMaxTimeoutS} * 1000}) {
             c.set_expires(now + ahead);
             EXPECT_EQ(c.expires(now), now + ahead) << now << " + " << ahead;
         }
-        for (const uint64_t behind : {uint64_t{1}, uint64_t{5'000}, uint64_t{Conn::kDeadlinePastMs}}) {
+        for (const uint64_t behind :
+             {uint64_t{1}, uint64_t{5'000}, uint64_t{Conn::kDeadlinePastMs}}) {
             if (behind > now) continue;
             c.set_expires(now - behind);
             EXPECT_EQ(c.expires(now), now - behind) << now << " - " << behind;

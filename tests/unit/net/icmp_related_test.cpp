@@ -84,8 +84,12 @@ TEST(IcmpRelated, FullnatFragNeededToRs) {
     EXPECT_EQ(q.inner_l4_len, 28);
     EXPECT_TRUE(q.inner_l4_csum);
 
-    const IcmpTranslation t{InetAddr::v4(hton32(kLip)), InetAddr::v4(hton32(kRs)),  InetAddr::v4(hton32(kRs)),
-                            InetAddr::v4(hton32(kLip)), hton16(8080), hton16(40000)};
+    const IcmpTranslation t{InetAddr::v4(hton32(kLip)),
+                            InetAddr::v4(hton32(kRs)),
+                            InetAddr::v4(hton32(kRs)),
+                            InetAddr::v4(hton32(kLip)),
+                            hton16(8080),
+                            hton16(40000)};
     ASSERT_TRUE(translate_icmp_error(ip_of(pkt), pkt.data() + 20, pkt.size() - 20, q, t));
     const Bytes want = error_pkt(kLip, kRs, 3, 4, 1400, tcp_pkt(kRs, kLip, 8080, 40000, 1460), 48);
     EXPECT_EQ(pkt, want);
@@ -104,8 +108,12 @@ TEST(IcmpRelated, NatUdpPortUnreachableToClient) {
         ASSERT_TRUE(parse(pkt, q));
         EXPECT_EQ(q.inner_l4_len, 38);
         EXPECT_EQ(q.next_hop_mtu, 0);
-        const IcmpTranslation t{InetAddr::v4(hton32(kVip)), InetAddr::v4(hton32(kClient)), InetAddr::v4(hton32(kClient)),
-                                InetAddr::v4(hton32(kVip)), hton16(51000),   hton16(53)};
+        const IcmpTranslation t{InetAddr::v4(hton32(kVip)),
+                                InetAddr::v4(hton32(kClient)),
+                                InetAddr::v4(hton32(kClient)),
+                                InetAddr::v4(hton32(kVip)),
+                                hton16(51000),
+                                hton16(53)};
         ASSERT_TRUE(translate_icmp_error(ip_of(pkt), pkt.data() + 20, pkt.size() - 20, q, t));
         const Bytes want_quote = udp_pkt(kClient, kVip, 51000, 53, 30, csum);
         EXPECT_EQ(pkt, error_pkt(kVip, kClient, 3, 3, 0, want_quote, want_quote.size())) << csum;
@@ -123,8 +131,12 @@ TEST(IcmpRelated, TcpMinimalQuote) {
     ASSERT_TRUE(parse(pkt, q));
     EXPECT_EQ(q.inner_l4_len, 8);
     EXPECT_FALSE(q.inner_l4_csum);
-    const IcmpTranslation t{InetAddr::v4(hton32(kRouter)), InetAddr::v4(hton32(kRs)),  InetAddr::v4(hton32(kRs)),
-                            InetAddr::v4(hton32(kLip)),    hton16(8080), hton16(40000)};
+    const IcmpTranslation t{InetAddr::v4(hton32(kRouter)),
+                            InetAddr::v4(hton32(kRs)),
+                            InetAddr::v4(hton32(kRs)),
+                            InetAddr::v4(hton32(kLip)),
+                            hton16(8080),
+                            hton16(40000)};
     ASSERT_TRUE(translate_icmp_error(ip_of(pkt), pkt.data() + 20, pkt.size() - 20, q, t));
     EXPECT_EQ(pkt, error_pkt(kRouter, kRs, 11, 0, 0, tcp_pkt(kRs, kLip, 8080, 40000, 100), 28));
 }
@@ -142,8 +154,12 @@ TEST(IcmpRelated, SnatTimeExceededForEcho) {
     EXPECT_EQ(q.inner_sport, hton16(0x0400));
     EXPECT_EQ(q.inner_dport, hton16(0x0400));
     EXPECT_TRUE(q.inner_l4_csum);
-    const IcmpTranslation t{InetAddr::v4(hton32(kRouter)),  InetAddr::v4(hton32(kInside)), InetAddr::v4(hton32(kInside)),
-                            InetAddr::v4(hton32(kOutside)), hton16(0x1234),  0};
+    const IcmpTranslation t{InetAddr::v4(hton32(kRouter)),
+                            InetAddr::v4(hton32(kInside)),
+                            InetAddr::v4(hton32(kInside)),
+                            InetAddr::v4(hton32(kOutside)),
+                            hton16(0x1234),
+                            0};
     ASSERT_TRUE(translate_icmp_error(ip_of(pkt), pkt.data() + 20, pkt.size() - 20, q, t));
     const Bytes want_quote =
         ipv4(1, kInside, kOutside, icmp_echo(8, 0x1234, 3, data), quoted_fields());
@@ -165,8 +181,12 @@ TEST(IcmpRelated, QuotedIpOptions) {
     EXPECT_EQ(q.inner_l4_off, 32);
     EXPECT_EQ(q.inner_sport, hton16(80));
     EXPECT_EQ(q.inner_dport, hton16(51000));
-    const IcmpTranslation t{InetAddr::v4(hton32(kLip)), InetAddr::v4(hton32(kRs)),  InetAddr::v4(hton32(kRs)),
-                            InetAddr::v4(hton32(kLip)), hton16(8080), hton16(40000)};
+    const IcmpTranslation t{InetAddr::v4(hton32(kLip)),
+                            InetAddr::v4(hton32(kRs)),
+                            InetAddr::v4(hton32(kRs)),
+                            InetAddr::v4(hton32(kLip)),
+                            hton16(8080),
+                            hton16(40000)};
     ASSERT_TRUE(translate_icmp_error(ip_of(pkt), pkt.data() + 20, pkt.size() - 20, q, t));
     EXPECT_TRUE(ref_valid(pkt.data(), 20));
     EXPECT_TRUE(ref_valid(pkt.data() + 20, pkt.size() - 20));
@@ -236,7 +256,8 @@ TEST(IcmpRelated, TranslateRefusesQuoteBeyondLength) {
     IcmpQuote q;
     ASSERT_TRUE(parse(pkt, q));
     const Bytes before = pkt;
-    const IcmpTranslation t{InetAddr::v4(1), InetAddr::v4(2), InetAddr::v4(3), InetAddr::v4(4), 5, 6};
+    const IcmpTranslation t{
+        InetAddr::v4(1), InetAddr::v4(2), InetAddr::v4(3), InetAddr::v4(4), 5, 6};
     EXPECT_FALSE(translate_icmp_error(ip_of(pkt), pkt.data() + 20, 40, q, t));
     IcmpQuote bad = q;
     bad.inner_l4_off = 30;
@@ -249,8 +270,8 @@ TEST(IcmpRelated, BuildFragNeededCapsAt576) {
     const Bytes orig = tcp_pkt(kClient, kVip, 51000, 80, 1460);
     ASSERT_EQ(orig.size(), 1500u);
     uint8_t out[kIcmpErrorMaxLen];
-    const size_t n = build_frag_needed(out, sizeof out, orig.data(), orig.size(), InetAddr::v4(hton32(kVip)),
-                                       1480, hton16(0x0777));
+    const size_t n = build_frag_needed(out, sizeof out, orig.data(), orig.size(),
+                                       InetAddr::v4(hton32(kVip)), 1480, hton16(0x0777));
     ASSERT_EQ(n, 576u);
     IpFields f;
     f.tos = 0xc0;
@@ -268,14 +289,16 @@ TEST(IcmpRelated, BuildFragNeededCapsAt576) {
     EXPECT_EQ(q.inner_dport, hton16(80));
     EXPECT_EQ(q.inner_l4_len, 528);
 
-    EXPECT_EQ(build_frag_needed(out, 575, orig.data(), orig.size(), InetAddr::v4(hton32(kVip)), 1480, 0), 0u);
+    EXPECT_EQ(
+        build_frag_needed(out, 575, orig.data(), orig.size(), InetAddr::v4(hton32(kVip)), 1480, 0),
+        0u);
 }
 
 TEST(IcmpRelated, BuildFragNeededShortOriginals) {
     uint8_t out[kIcmpErrorMaxLen];
     const Bytes small = tcp_pkt(kClient, kVip, 51000, 80, 7);  // 47 bytes: quoted whole
-    size_t n = build_frag_needed(out, sizeof out, small.data(), small.size(), InetAddr::v4(hton32(kVip)), 1400,
-                                 hton16(9), 255);
+    size_t n = build_frag_needed(out, sizeof out, small.data(), small.size(),
+                                 InetAddr::v4(hton32(kVip)), 1400, hton16(9), 255);
     ASSERT_EQ(n, 28 + 47u);
     IpFields f;
     f.tos = 0xc0;
@@ -286,7 +309,8 @@ TEST(IcmpRelated, BuildFragNeededShortOriginals) {
 
     // Only the first 100 bytes of a 1500-byte packet at hand: those are quoted.
     const Bytes big = tcp_pkt(kClient, kVip, 51000, 80, 1460);
-    n = build_frag_needed(out, sizeof out, big.data(), 100, InetAddr::v4(hton32(kVip)), 1400, hton16(9));
+    n = build_frag_needed(out, sizeof out, big.data(), 100, InetAddr::v4(hton32(kVip)), 1400,
+                          hton16(9));
     ASSERT_EQ(n, 128u);
     EXPECT_EQ(Bytes(out + 28, out + n), head(big, 100));
 }
@@ -295,8 +319,8 @@ TEST(IcmpRelated, BuildFragNeededShortOriginals) {
 TEST(IcmpRelated, BuildTimeExceeded) {
     uint8_t out[kIcmpErrorMaxLen];
     const Bytes small = tcp_pkt(kClient, kVip, 51000, 80, 7);
-    const size_t n =
-        build_time_exceeded(out, sizeof out, small.data(), small.size(), InetAddr::v4(hton32(kVip)), hton16(5));
+    const size_t n = build_time_exceeded(out, sizeof out, small.data(), small.size(),
+                                         InetAddr::v4(hton32(kVip)), hton16(5));
     ASSERT_EQ(n, 28 + 47u);
     IpFields f;
     f.tos = 0xc0;
@@ -312,7 +336,8 @@ TEST(IcmpRelated, BuildTimeExceeded) {
 TEST(IcmpRelated, BuildFragNeededRefusals) {
     uint8_t out[kIcmpErrorMaxLen];
     auto build = [&](const Bytes& o) {
-        return build_frag_needed(out, sizeof out, o.data(), o.size(), InetAddr::v4(hton32(kVip)), 1400, 0);
+        return build_frag_needed(out, sizeof out, o.data(), o.size(), InetAddr::v4(hton32(kVip)),
+                                 1400, 0);
     };
     const Bytes ok = tcp_pkt(kClient, kVip, 51000, 80, 100);
     ASSERT_NE(build(ok), 0u);

@@ -60,7 +60,8 @@ TEST(InetPrefixTest, ContainsAtBitGranularityPerFamily) {
     EXPECT_TRUE(all6.contains(a("ffff::")));
     EXPECT_FALSE(all6.contains(a("10.0.0.1"))) << "::/0 holds no IPv4 address";
     EXPECT_EQ(to_string(p6), "2001:db8:abcd:1280::/57");
-    EXPECT_EQ(InetPrefix(*parse_ipv4_prefix("192.168.0.0/16")), InetPrefix::masked(a("192.168.9.9"), 16));
+    EXPECT_EQ(InetPrefix(*parse_ipv4_prefix("192.168.0.0/16")),
+              InetPrefix::masked(a("192.168.9.9"), 16));
 }
 
 TEST(Af4Test, AddressReplacementKeepsTheHeaderChecksum) {

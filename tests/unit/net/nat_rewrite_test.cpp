@@ -44,14 +44,16 @@ TEST(PacketRef, KnownIpv4HeaderChecksum) {
 TEST(NatRewrite, TcpInboundDaddrDport) {
     Bytes pkt = ipv4(6, kClient, kVip, tcp(kClient, kVip, 51000, 80, kPayload));
     const Bytes want = ipv4(6, kClient, kRs, tcp(kClient, kRs, 51000, 8080, kPayload));
-    rewrite_daddr_dport<Af4>(ip_of(pkt), pkt.data() + 20, kIpProtoTcp, InetAddr::v4(hton32(kRs)), hton16(8080));
+    rewrite_daddr_dport<Af4>(ip_of(pkt), pkt.data() + 20, kIpProtoTcp, InetAddr::v4(hton32(kRs)),
+                             hton16(8080));
     EXPECT_EQ(pkt, want);
 }
 
 TEST(NatRewrite, TcpOutboundSaddrSport) {
     Bytes pkt = ipv4(6, kRs, kClient, tcp(kRs, kClient, 8080, 51000, kPayload));
     const Bytes want = ipv4(6, kVip, kClient, tcp(kVip, kClient, 80, 51000, kPayload));
-    rewrite_saddr_sport<Af4>(ip_of(pkt), pkt.data() + 20, kIpProtoTcp, InetAddr::v4(hton32(kVip)), hton16(80));
+    rewrite_saddr_sport<Af4>(ip_of(pkt), pkt.data() + 20, kIpProtoTcp, InetAddr::v4(hton32(kVip)),
+                             hton16(80));
     EXPECT_EQ(pkt, want);
 }
 
@@ -59,14 +61,16 @@ TEST(NatRewrite, UdpSnatInbound) {
     // SNAT: inside 192.168.1.10:5353 -> 8.8.8.8:53 leaves as WAN 198.51.100.1:40001.
     Bytes pkt = ipv4(17, kInside, kOutside, udp(kInside, kOutside, 5353, 53, kPayload));
     const Bytes want = ipv4(17, kWan, kOutside, udp(kWan, kOutside, 40001, 53, kPayload));
-    rewrite_saddr_sport<Af4>(ip_of(pkt), pkt.data() + 20, kIpProtoUdp, InetAddr::v4(hton32(kWan)), hton16(40001));
+    rewrite_saddr_sport<Af4>(ip_of(pkt), pkt.data() + 20, kIpProtoUdp, InetAddr::v4(hton32(kWan)),
+                             hton16(40001));
     EXPECT_EQ(pkt, want);
 }
 
 TEST(NatRewrite, UdpZeroChecksumStaysZero) {
     Bytes pkt = ipv4(17, kClient, kVip, udp(kClient, kVip, 51000, 53, kPayload, false));
     const Bytes want = ipv4(17, kClient, kRs, udp(kClient, kRs, 51000, 5353, kPayload, false));
-    rewrite_daddr_dport<Af4>(ip_of(pkt), pkt.data() + 20, kIpProtoUdp, InetAddr::v4(hton32(kRs)), hton16(5353));
+    rewrite_daddr_dport<Af4>(ip_of(pkt), pkt.data() + 20, kIpProtoUdp, InetAddr::v4(hton32(kRs)),
+                             hton16(5353));
     EXPECT_EQ(pkt, want);
     EXPECT_EQ(get16(pkt, 26), 0);
 }
@@ -87,7 +91,8 @@ TEST(NatRewrite, UdpComputedZeroBecomesFfff) {
 
     Bytes pkt = ipv4(17, kClient, kVip, udp(kClient, kVip, 51000, 53, payload));
     ASSERT_NE(get16(pkt, 26), 0xffff);
-    rewrite_daddr_dport<Af4>(ip_of(pkt), pkt.data() + 20, kIpProtoUdp, InetAddr::v4(hton32(kRs)), hton16(5353));
+    rewrite_daddr_dport<Af4>(ip_of(pkt), pkt.data() + 20, kIpProtoUdp, InetAddr::v4(hton32(kRs)),
+                             hton16(5353));
     EXPECT_EQ(pkt, ipv4(17, kClient, kRs, after));
 }
 
@@ -95,8 +100,8 @@ TEST(NatRewrite, IcmpEchoRequestOutSourceAndId) {
     const Bytes data = {0xde, 0xad, 0xbe, 0xef, 0x01};
     Bytes pkt = ipv4(1, kInside, kOutside, icmp_echo(8, 0x1234, 7, data));
     const Bytes want = ipv4(1, kWan, kOutside, icmp_echo(8, 0x0400, 7, data));
-    rewrite_icmp_echo<Af4>(ip_of(pkt), pkt.data() + 20, IcmpEchoSide::Source, InetAddr::v4(hton32(kWan)),
-                      hton16(0x0400));
+    rewrite_icmp_echo<Af4>(ip_of(pkt), pkt.data() + 20, IcmpEchoSide::Source,
+                           InetAddr::v4(hton32(kWan)), hton16(0x0400));
     EXPECT_EQ(pkt, want);
 }
 
@@ -104,8 +109,8 @@ TEST(NatRewrite, IcmpEchoReplyInDestinationAndId) {
     const Bytes data = {0xde, 0xad, 0xbe, 0xef, 0x01};
     Bytes pkt = ipv4(1, kOutside, kWan, icmp_echo(0, 0x0400, 7, data));
     const Bytes want = ipv4(1, kOutside, kInside, icmp_echo(0, 0x1234, 7, data));
-    rewrite_icmp_echo<Af4>(ip_of(pkt), pkt.data() + 20, IcmpEchoSide::Destination, InetAddr::v4(hton32(kInside)),
-                      hton16(0x1234));
+    rewrite_icmp_echo<Af4>(ip_of(pkt), pkt.data() + 20, IcmpEchoSide::Destination,
+                           InetAddr::v4(hton32(kInside)), hton16(0x1234));
     EXPECT_EQ(pkt, want);
 }
 
@@ -115,8 +120,8 @@ TEST(NatRewrite, UnalignedPacket) {
     Bytes pkt = ipv4(6, kClient, kVip, tcp(kClient, kVip, 51000, 80, kPayload));
     alignas(4) uint8_t buf[128] = {};
     std::copy(pkt.begin(), pkt.end(), buf + 2);
-    rewrite_daddr_dport<Af4>(reinterpret_cast<Ipv4Hdr*>(buf + 2), buf + 22, kIpProtoTcp, InetAddr::v4(hton32(kRs)),
-                        hton16(8080));
+    rewrite_daddr_dport<Af4>(reinterpret_cast<Ipv4Hdr*>(buf + 2), buf + 22, kIpProtoTcp,
+                             InetAddr::v4(hton32(kRs)), hton16(8080));
     EXPECT_EQ(Bytes(buf + 2, buf + 2 + pkt.size()),
               ipv4(6, kClient, kRs, tcp(kClient, kRs, 51000, 8080, kPayload)));
 }
@@ -139,10 +144,12 @@ TEST(NatRewrite, RandomizedMatchesRebuild) {
         Bytes pkt = ipv4(proto, s, d, l4(s, d, sp, dp));
         Bytes want;
         if (inbound) {
-            rewrite_daddr_dport<Af4>(ip_of(pkt), pkt.data() + 20, proto, InetAddr::v4(hton32(d2)), hton16(dp2));
+            rewrite_daddr_dport<Af4>(ip_of(pkt), pkt.data() + 20, proto, InetAddr::v4(hton32(d2)),
+                                     hton16(dp2));
             want = ipv4(proto, s, d2, l4(s, d2, sp, dp2));
         } else {
-            rewrite_saddr_sport<Af4>(ip_of(pkt), pkt.data() + 20, proto, InetAddr::v4(hton32(s2)), hton16(sp2));
+            rewrite_saddr_sport<Af4>(ip_of(pkt), pkt.data() + 20, proto, InetAddr::v4(hton32(s2)),
+                                     hton16(sp2));
             want = ipv4(proto, s2, d, l4(s2, d, sp2, dp));
         }
         ASSERT_TRUE(ref_valid(pkt.data(), 20)) << i;

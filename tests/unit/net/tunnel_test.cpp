@@ -40,7 +40,8 @@ TEST(Tunnel, IpipOuterExactBytes) {
     ASSERT_EQ(inner.size(), 47u);
     Bytes frame(kIpipOverhead + inner.size());
     std::copy(inner.begin(), inner.end(), frame.begin() + kIpipOverhead);
-    ipip_outer(frame.data(), InetAddr::v4(hton32(kDirector)), InetAddr::v4(hton32(kRs)), hdr_of(inner), hton16(0x00aa));
+    ipip_outer(frame.data(), InetAddr::v4(hton32(kDirector)), InetAddr::v4(hton32(kRs)),
+               hdr_of(inner), hton16(0x00aa));
     const Bytes want = {0x45, 0x10, 0x00, 0x43, 0x00, 0xaa, 0x40, 0x00, 0x40, 0x04,
                         0x24, 0xf3, 0x0a, 0x00, 0x00, 0x01, 0x0a, 0x00, 0x01, 0x0a};
     EXPECT_EQ(head(frame, 20), want);
@@ -51,7 +52,8 @@ TEST(Tunnel, IpipOuterExactBytes) {
 TEST(Tunnel, IpipDfClearMfNotCopiedTtlConfigurable) {
     const Bytes inner = inner_packet(0x00, 0x2000);  // first fragment: MF, no DF
     uint8_t out[20];
-    ipip_outer(out, InetAddr::v4(hton32(kDirector)), InetAddr::v4(hton32(kRs)), hdr_of(inner), hton16(1), 32);
+    ipip_outer(out, InetAddr::v4(hton32(kDirector)), InetAddr::v4(hton32(kRs)), hdr_of(inner),
+               hton16(1), 32);
     const Bytes want = {0x45, 0x00, 0x00, 0x43, 0x00, 0x01, 0x00, 0x00, 0x20, 0x04,
                         0x85, 0xac, 0x0a, 0x00, 0x00, 0x01, 0x0a, 0x00, 0x01, 0x0a};
     EXPECT_EQ(Bytes(out, out + 20), want);
@@ -63,8 +65,8 @@ TEST(Tunnel, GueOuterExactBytes) {
     std::copy(inner.begin(), inner.end(), frame.begin() + kGueOverhead);
     const uint16_t sport = tunnel_flow_port(0x12345678);
     EXPECT_EQ(ntoh16(sport), 0xc44c);  // 0xc000 | ((h ^ h >> 16) & 0x3fff)
-    gue_outer(frame.data(), InetAddr::v4(hton32(kDirector)), InetAddr::v4(hton32(kRs)), hdr_of(inner), hton16(0x00aa), sport,
-              hton16(6080));
+    gue_outer(frame.data(), InetAddr::v4(hton32(kDirector)), InetAddr::v4(hton32(kRs)),
+              hdr_of(inner), hton16(0x00aa), sport, hton16(6080));
     const Bytes want = {0x45, 0x10, 0x00, 0x4f, 0x00, 0xaa, 0x40, 0x00, 0x40, 0x11,
                         0x24, 0xda, 0x0a, 0x00, 0x00, 0x01, 0x0a, 0x00, 0x01, 0x0a,  // IPv4
                         0xc4, 0x4c, 0x17, 0xc0, 0x00, 0x3b, 0x00, 0x00,              // UDP, csum 0

@@ -20,6 +20,13 @@ std::string addr_str(net::InetAddr a) {
     return net::to_string(a);
 }
 
+// The model holds either family; the data path takes IPv4 only until IPv6 lands (issue 11).
+Result<void> ipv4_only(const net::InetAddr& a, const char* what) {
+    if (a.is_v4()) return {};
+    return make_error(std::string(what) + " " + net::to_string(a) +
+                      " is IPv6, which the data path does not forward yet: use an IPv4 address");
+}
+
 // Fills buf from the kernel CSPRNG. getrandom(2) blocks only until the pool is first seeded.
 // Without it there is no safe fallback (predictable cookie keys let anyone forge handshakes),
 // so failure ends the process with the reason.
@@ -99,6 +106,7 @@ Result<void> Director::check_address_free(net::InetAddr addr, const char* what) 
 
 Result<void> Director::address_add(net::InetAddr addr, uint8_t prefix_len,
                                    const std::string& port) {
+    if (auto r = ipv4_only(addr, "address"); !r) return r;
     if (prefix_len > 32) return make_error("prefix length must be 0..32");
     if (!port_index(port)) return make_error("no such port '" + port + "'");
     if (auto r = check_address_free(addr, "address"); !r) return r;
@@ -172,6 +180,9 @@ std::optional<net::InetAddr> Director::tunnel_source(const std::string& port) co
 
 Result<void> Director::route_add(net::InetPrefix prefix, std::optional<net::InetAddr> gateway,
                                  const std::string& port) {
+    if (auto r = ipv4_only(prefix.addr, "route"); !r) return r;
+    if (gateway)
+        if (auto r = ipv4_only(*gateway, "gateway"); !r) return r;
     if (!port_index(port)) return make_error("no such port '" + port + "'");
     for (const auto& r : routes_)
         if (r.prefix == prefix) return make_error("route " + net::to_string(prefix) + " exists");
@@ -193,6 +204,7 @@ std::shared_ptr<Service> Director::service_find(const ServiceKey& key) const {
 
 Result<void> Director::service_add(const ServiceSpec& spec) {
     if (spec.proto != 6 && spec.proto != 17) return make_error("protocol must be TCP or UDP");
+    if (auto r = ipv4_only(spec.vip, "virtual address"); !r) return r;
     ServiceKey key = make_service_key(spec.proto, spec.vip, spec.port);
     if (service_find(key)) return make_error("Service already exists");
     if (!sched_find(spec.sched)) return make_error("Scheduler not found");
@@ -282,6 +294,7 @@ Result<void> Director::dest_check(const Service& svc, const DestSpec& spec) cons
 Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
+    if (auto r = ipv4_only(spec.addr, "real server"); !r) return r;
     if (auto r = dest_check(*svc, spec); !r) return r;
     for (const auto& d : svc->dests)
         if (d->addr == spec.addr && d->port == spec.port)
@@ -347,6 +360,7 @@ Result<void> Director::dest_del(const ServiceKey& key, net::InetAddr addr, uint1
 
 Result<void> Director::laddr_add(const ServiceKey& key, net::InetAddr lip,
                                  const std::string& port) {
+    if (auto r = ipv4_only(lip, "local address"); !r) return r;
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
     if (!port_index(port)) return make_error("no such port '" + port + "'");

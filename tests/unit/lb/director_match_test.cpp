@@ -154,3 +154,34 @@ TEST(Match, TextFormsRoundTrip) {
 
 }  // namespace
 }  // namespace xvs::lb
+
+namespace xvs::lb {
+namespace {
+
+// The model's types hold IPv6 already; until the data path forwards it, every way in refuses
+// an IPv6 address by name instead of building state no packet can use.
+TEST_F(DirectorMatch, Ipv6IsRefusedUntilTheDataPathForwardsIt) {
+    const net::InetAddr v6 = *net::parse_inet("2001:db8::1");
+    auto r = d_.address_add(v6, 64, "wan0");
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().find("2001:db8::1 is IPv6"), std::string::npos) << r.error();
+    EXPECT_FALSE(d_.route_add(net::InetPrefix::masked(v6, 64), std::nullopt, "wan0"));
+    EXPECT_FALSE(d_.route_add(*net::parse_ipv4_prefix("0.0.0.0/0"), v6, "wan0"));
+    ServiceSpec s;
+    s.proto = 6;
+    s.vip = v6;
+    s.port = 80;
+    EXPECT_FALSE(d_.service_add(s));
+    s.vip = ip("10.10.1.100");
+    ASSERT_TRUE(d_.service_add(s));
+    const ServiceKey k = make_service_key(6, ip("10.10.1.100"), 80);
+    DestSpec rs;
+    rs.addr = v6;
+    rs.port = 80;
+    EXPECT_FALSE(d_.dest_add(k, rs));
+    EXPECT_FALSE(d_.laddr_add(k, v6, "lan0"));
+    EXPECT_TRUE(d_.service_find(k)->dests.empty());
+}
+
+}  // namespace
+}  // namespace xvs::lb

@@ -28,8 +28,10 @@ struct Conn {
     uint16_t flags = 0;  // kConn*
     uint8_t proto = 0;
     TcpState state = TcpState::None;
-    Dest* dest = nullptr;        // its service: dest->svc
-    LocalAddr* laddr = nullptr;  // nullptr when the mode needs none (XmitTraits::needs_laddr)
+    Service* svc = nullptr;  // per packet (service counters): kept here, not read via dest
+    Dest* dest = nullptr;
+    // The local address (FULLNAT LIP, SNAT WAN pool) is cold, needed at creation and expiry
+    // only: WorkerCtx::laddr_of, a per-slot side array.
     // All addresses and ports in network order. The outbound tuple is daddr:dport ->
     // laddr_ip:lport: the local address for FULLNAT; NAT sets the client's, SNAT the WAN's.
     net::InetAddr caddr, vaddr, laddr_ip, daddr;
@@ -38,7 +40,6 @@ struct Conn {
     uint8_t pad_ = 0;
     stack::NhCache nh;  // next hop of each direction (stack/nh_cache.h)
 
-    Service* svc() const { return dest->svc; }
     // The deadline is exact from kDeadlinePastMs before now (a timer running late) to about
     // 48.9 days after it, which covers the longest timeout (kMaxTimeoutS).
     uint64_t expires(uint64_t now_ms) const {

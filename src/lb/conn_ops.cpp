@@ -95,7 +95,8 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
         return nullptr;
     }
     c->dest = dest;
-    c->laddr = laddr;
+    c->svc = svc;
+    w.laddr_of(c) = laddr;
     c->mode = mode;
     c->proto = lp.proto;
     c->caddr = lp.key.saddr;
@@ -198,12 +199,13 @@ void conn_expire(WorkerCtx& w, Conn* c) {
     if (c->flags & kConnSpWaiting) synproxy_release(w, c);
     w.timers.cancel(&c->timer);
     w.conns->remove(c);
-    if (c->laddr) c->laddr->workers[wid].pool->free(net::ntoh16(c->lport));
+    LocalAddr* const laddr = w.laddr_of(c);
+    if (laddr) laddr->workers[wid].pool->free(net::ntoh16(c->lport));
     auto drop_ref = [](std::atomic<uint32_t>& a) {
         a.store(a.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     };
-    if (c->laddr) drop_ref(c->laddr->workers[wid].refs);
-    drop_ref(c->svc()->workers[wid].refs);
+    if (laddr) drop_ref(laddr->workers[wid].refs);
+    drop_ref(c->svc->workers[wid].refs);
     DestWorkerStats& ds = c->dest->stats[wid];
     if (c->flags & kConnActive)
         --ds.active;

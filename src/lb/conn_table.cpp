@@ -88,17 +88,16 @@ void ConnTable::release(Conn* conn) {
     static_assert(sizeof(ConnKey) == 40);
     uint64_t k[5];
     std::memcpy(k, &key, sizeof k);
-    // k[1], k[3]: the low halves of the addresses (all of an IPv4 one); k[4]: ports, proto.
-    const uint64_t hi = k[0] ^ std::rotl(k[2], 29);  // IPv6 high halves (constant for IPv4)
-    const uint64_t v =
-        mix64(k[1] ^ mix64(std::rotl(k[3], 32) ^ mix64(k[4] ^ hi ^ 0x9e3779b97f4a7c15ULL)));
+    // k[1], k[3]: the low halves of the addresses (all of an IPv4 one, beside the mapped tag):
+    // a is one-to-one in (saddr, daddr) for IPv4. b: ports and proto, plus the IPv6 high
+    // halves (constant for IPv4). Two mixes and two CRCs, as for the 16-byte IPv4 key before.
+    const uint64_t a = k[1] ^ std::rotl(k[3], 32);
+    const uint64_t b = k[4] ^ k[0] ^ std::rotl(k[2], 29);
+    const uint64_t v = mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL));
     uint32_t b1 = static_cast<uint32_t>(v) & bucket_mask_;
     uint32_t b2 = static_cast<uint32_t>(v >> 32) & bucket_mask_;
     if (b2 == b1) b2 = (b1 + 1) & bucket_mask_;
-    uint64_t c = _mm_crc32_u64(0x7f4a7c15u, k[1]);
-    c = _mm_crc32_u64(c, k[3]);
-    c = _mm_crc32_u64(c, k[4]);
-    uint32_t sig = static_cast<uint32_t>(_mm_crc32_u64(c, hi));
+    uint32_t sig = static_cast<uint32_t>(_mm_crc32_u64(_mm_crc32_u64(0x7f4a7c15u, a), b));
     if (sig == kEmpty) sig = 0;
     return Hash{b1, b2, sig};
 }

@@ -150,7 +150,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     }
 
     const uint32_t bytes = Af::packet_len(*lp.ip);
-    ServiceWorkerState& ss = c->svc()->workers[wid];
+    ServiceWorkerState& ss = c->svc->workers[wid];
     DestWorkerStats& ds = c->dest->stats[wid];
     const XmitOps<Af>& ops = xmit_of<Af>(c->mode);
     if (inbound) {

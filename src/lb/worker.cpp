@@ -78,6 +78,7 @@ Result<std::unique_ptr<Worker>> Worker::create(Director& director, const WorkerC
     w->ctx_.conns = std::move(*table);
     // Per-slot side arrays and the SYN proxy's handshake pool: allocated here, once.
     w->ctx_.feat.resize(cfg.max_conns);
+    w->ctx_.laddr.assign(cfg.max_conns, nullptr);
     synproxy_init(w->ctx_.sp, cfg.max_conns, cfg.synproxy_pending);
     w->refresh_snapshot();
     return w;

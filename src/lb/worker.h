@@ -85,6 +85,8 @@ public:
     // still waiting for its RS simply has nothing left to replay.
     void release_held();
     const ConnTable& conns() const { return *ctx_.conns; }
+    // The local address (or SNAT WAN pool) a conn holds a port of; nullptr when none.
+    const LocalAddr* conn_laddr(const Conn& c) { return ctx_.laddr_of(&c); }
     // SYN proxy memory: per-slot translation array, handshake side pool and its free list.
     size_t synproxy_memory_bytes() const { return lb::synproxy_memory_bytes(ctx_.sp); }
     // Client packets held by SYN proxy handshakes (conservation: frames held). O(side pool).

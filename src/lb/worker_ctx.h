@@ -55,8 +55,12 @@ struct WorkerCtx {
     SynProxyState sp;                // lb/synproxy/handshake.h
     uint16_t ip_id = 0;              // IPv4 id of headers this worker writes (TUN outer, ICMP)
     std::vector<ConnFeatSlot> feat;  // per conn slot (ConnTable::index_of): lb/conn.h
+    // Per conn slot: its local address or WAN pool (nullptr when the mode needs none,
+    // XmitTraits::needs_laddr). Read at creation and expiry only, so not in the hot Conn.
+    std::vector<LocalAddr*> laddr;
 
     ConnFeatSlot& feat_of(const Conn* c) { return feat[conns->index_of(c)]; }
+    LocalAddr*& laddr_of(const Conn* c) { return laddr[conns->index_of(c)]; }
 };
 
 }  // namespace xvs::lb

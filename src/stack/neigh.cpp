@@ -15,7 +15,7 @@ Neighbours::Neighbours(size_t capacity, NeighTimes times)
       times_(times) {}
 
 size_t Neighbours::slot_of(const net::InetAddr& addr) const {
-    return mix64(addr.word(1) ^ mix64(addr.word(0))) & mask_;
+    return mix64(addr.fold()) & mask_;
 }
 
 NeighEntry* Neighbours::find(const net::InetAddr& addr) {

@@ -41,7 +41,7 @@ struct AddrKey {
     bool operator==(const AddrKey&) const = default;
 };
 inline uint64_t flat_hash(const AddrKey& k) {
-    return mix64(k.addr.word(1) ^ mix64(k.addr.word(0)));
+    return mix64(k.addr.fold());
 }
 
 struct RouteEntry {

@@ -377,7 +377,7 @@ void Harness::check_invariants() {
         ++nconns;
         ++dests[c.dest];
         ++svcs[c.svc];
-        ++laddrs[c.laddr];
+        ++laddrs[worker->conn_laddr(c)];
     });
     CHECK_EQ(nconns, worker->conns().in_use());
     for (const auto& [d, n] : dests) CHECK_EQ(d->stats[0].refs, n);  // ASan: freed dest

@@ -123,7 +123,7 @@ TEST_F(FullnatTcpTest, SynToVipBecomesSynFromLocalAddressToRealServer) {
     ASSERT_NE(c, nullptr);
     EXPECT_EQ(c->state, lb::TcpState::SynRecv);
     EXPECT_EQ(net::ntoh16(c->lport), f.lport);
-    EXPECT_TRUE(c->laddr->workers[0].pool->in_use(f.lport));
+    EXPECT_TRUE(worker->conn_laddr(*c)->workers[0].pool->in_use(f.lport));
 }
 
 TEST_F(FullnatTcpTest, HandshakeAndDataBothWays) {

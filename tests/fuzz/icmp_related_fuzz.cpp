@@ -34,12 +34,15 @@ void fuzz_translate(const uint8_t* data, size_t size) {
     if (size < 13) return;
     const uint8_t ctl = data[0];
     IcmpTranslation t;
-    std::memcpy(&t.inner_saddr, data + 1, 4);
-    std::memcpy(&t.inner_daddr, data + 5, 4);
+    uint32_t inner_s, inner_d;
+    std::memcpy(&inner_s, data + 1, 4);
+    std::memcpy(&inner_d, data + 5, 4);
     std::memcpy(&t.inner_sport, data + 9, 2);
     std::memcpy(&t.inner_dport, data + 11, 2);
-    t.outer_saddr = t.inner_daddr ^ 0x01010101;
-    t.outer_daddr = t.inner_saddr ^ 0x02020202;
+    t.inner_saddr = InetAddr::v4(inner_s);
+    t.inner_daddr = InetAddr::v4(inner_d);
+    t.outer_saddr = InetAddr::v4(inner_d ^ 0x01010101);
+    t.outer_daddr = InetAddr::v4(inner_s ^ 0x02020202);
 
     const size_t len = size - 13;
     std::vector<uint8_t> pkt(20 + len);  // outer IPv4 header + the message, exactly sized
@@ -67,7 +70,7 @@ void fuzz_translate(const uint8_t* data, size_t size) {
     auto* outer = reinterpret_cast<Ipv4Hdr*>(pkt.data());
     FUZZ_CHECK(translate_icmp_error(outer, icmp, len, q, t));
     FUZZ_CHECK(header_valid(pkt.data()));
-    FUZZ_CHECK(outer->saddr == t.outer_saddr && outer->daddr == t.outer_daddr);
+    FUZZ_CHECK(outer->saddr == t.outer_saddr.v4_be() && outer->daddr == t.outer_daddr.v4_be());
     if (quoted_hdr_valid) FUZZ_CHECK(header_valid(icmp + 8));
 
     IcmpQuote again;
@@ -90,7 +93,8 @@ void fuzz_build(const uint8_t* data, size_t size) {
     const size_t cap = (last & 1) ? kIcmpErrorMaxLen : 28 + last * 2u;
     std::vector<uint8_t> out(cap);
     const size_t n =
-        build_frag_needed(out.data(), out.size(), orig.data(), orig.size(), 0x0100000a, 1400, 7);
+        build_frag_needed(out.data(), out.size(), orig.data(), orig.size(), InetAddr::v4(0x0100000a), 1400,
+                          7);
     if (n == 0) return;
     FUZZ_CHECK(n <= cap && n <= kIcmpErrorMaxLen && n >= 48 && n - 28 <= size);
     FUZZ_CHECK(std::memcmp(out.data() + 28, orig.data(), n - 28) == 0);

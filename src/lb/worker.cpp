@@ -29,7 +29,6 @@ namespace xvs::lb {
 using stack::Counter;
 
 namespace {
-constexpr unsigned kMaxBurst = 64;
 std::atomic<unsigned> g_table_seq{0};
 
 // One chunk of the command on ctx's tables: true when it is complete.
@@ -230,7 +229,7 @@ void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
     const stack::PortView& pv = ctx_.stack.view->ports[port];
     const uint32_t max_frame = pv.mtu + sizeof(net::EtherHdr);
 
-    LbPacket4 lbp[kMaxBurst];
+    LbPacket4* const lbp = burst_;
     unsigned nlb = 0;
     for (uint16_t i = 0; i < count; ++i) {
         if (i + 4 < count) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void*));

@@ -27,7 +27,7 @@ struct ServiceKey {
     bool operator==(const ServiceKey&) const = default;
 };
 inline uint64_t flat_hash(const ServiceKey& k) {
-    return mix64(k.vip.fold() ^ mix64(uint64_t(k.port) << 8 ^ k.proto));
+    return mix64(k.vip.fold() ^ (uint64_t(k.port) << 8 | k.proto) * 0xff51afd7ed558ccdULL);
 }
 
 struct alignas(64) ServiceWorkerState {

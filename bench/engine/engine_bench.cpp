@@ -166,24 +166,32 @@ struct Lb {
 
 void start_worker(Env& env, Lb& lb, uint32_t max_conns);
 
-// tcp_flags: kSvcFlag* for the TCP service (TOA, PROXY protocol); the UDP service has none.
-// fwd: every dest's forwarding mode (local addresses only for FULLNAT; DR/TUN keep the port).
-Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0,
-           lb::FwdMode fwd = lb::FwdMode::FullNat, lb::TunType tun = lb::TunType::Ipip) {
+void must(const xvs::Result<void>& r) {
+    if (!r) {
+        std::fprintf(stderr, "config: %s\n", r.error().c_str());
+        std::exit(1);
+    }
+}
+
+// What every bench director has: the wan and lan ports, an address on each, a default route.
+Lb base_lb(Env& env) {
     Lb lb;
     lb.director = std::make_unique<lb::Director>(1);
     auto& d = *lb.director;
-    auto must = [](const xvs::Result<void>& r) {
-        if (!r) {
-            std::fprintf(stderr, "config: %s\n", r.error().c_str());
-            std::exit(1);
-        }
-    };
     must(d.port_add({"wan", env.wan.id, env.wan.mac, 1500}));
     must(d.port_add({"lan", env.lan.id, env.lan.mac, 1500}));
     must(d.address_add(*net::parse_ipv4("10.10.1.1"), 24, "wan"));
     must(d.address_add(*net::parse_ipv4("10.10.0.1"), 16, "lan"));
     must(d.route_add(*net::parse_ipv4_prefix("default"), *net::parse_ipv4("10.10.1.254"), "wan"));
+    return lb;
+}
+
+// tcp_flags: kSvcFlag* for the TCP service (TOA, PROXY protocol); the UDP service has none.
+// fwd: every dest's forwarding mode (local addresses only for FULLNAT; DR/TUN keep the port).
+Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0,
+           lb::FwdMode fwd = lb::FwdMode::FullNat, lb::TunType tun = lb::TunType::Ipip) {
+    Lb lb = base_lb(env);
+    auto& d = *lb.director;
     const auto vip = *net::parse_ipv4("10.10.1.100");
     for (uint8_t proto : {uint8_t(6), uint8_t(17)}) {
         uint16_t port = proto == 6 ? 80 : 53;
@@ -235,20 +243,8 @@ void start_worker(Env& env, Lb& lb, uint32_t max_conns) {
 // SNAT (masquerading): a TCP match service for the inside hosts 172.16.0.0/12 (the bench's
 // flow sources) leaving by wan from the director's WAN address 10.10.1.1 (one port pool).
 Lb make_snat_lb(Env& env, uint32_t max_conns) {
-    Lb lb;
-    lb.director = std::make_unique<lb::Director>(1);
+    Lb lb = base_lb(env);
     auto& d = *lb.director;
-    auto must = [](const xvs::Result<void>& r) {
-        if (!r) {
-            std::fprintf(stderr, "config: %s\n", r.error().c_str());
-            std::exit(1);
-        }
-    };
-    must(d.port_add({"wan", env.wan.id, env.wan.mac, 1500}));
-    must(d.port_add({"lan", env.lan.id, env.lan.mac, 1500}));
-    must(d.address_add(*net::parse_ipv4("10.10.1.1"), 24, "wan"));
-    must(d.address_add(*net::parse_ipv4("10.10.0.1"), 16, "lan"));
-    must(d.route_add(*net::parse_ipv4_prefix("default"), *net::parse_ipv4("10.10.1.254"), "wan"));
     lb::MatchKey k;
     k.proto = 6;
     k.src = *lb::parse_addr_range("172.16.0.0-172.31.255.255");

@@ -29,11 +29,8 @@ struct alignas(64) DestWorkerStats {
     bool overloaded = false;  // over its -x share on this worker (lb/admission.h); worker only
 };
 
-struct Service;
-
 struct Dest {
     net::InetAddr addr;
-    Service* svc = nullptr;  // the one service it belongs to (set at creation, never changes)
     uint16_t port = 0;  // host order
     // ipvsadm -e changes these while workers read them when they create a conn (a conn keeps
     // the mode it was created with): atomics, relaxed.

@@ -749,6 +749,7 @@ std::string usage_text(std::string_view program) {
     s += "virtual-service:\n";
     s += "  --tcp-service|-t  service-address   service-address is host[:port]\n";
     s += "  --udp-service|-u  service-address   service-address is host[:port]\n";
+    s += "                                      (an IPv6 host in brackets: [2001:db8::1]:80)\n";
     s += "  --fwmark-service|-f fwmark          fwmark is an integer greater than zero\n";
     s += "  --match|-H     match                SNAT service: proto=tcp|udp|icmp,src-range=A-B,\n";
     s += "                                      dst-range=A-B[:P-Q],iif=PORT,oif=PORT\n\n";

@@ -267,7 +267,7 @@ bool is_conn_filter(std::string_view word) {
 Result<void> parse_conn_flush(Words& w, CtlCommand& c) {
     c.kind = CtlCommandKind::ConnFlush;
     if (w.done() || w.peek() != "dest")
-        return make_error("\"conn flush\" needs \"dest A.B.C.D:PORT\"");
+        return make_error("\"conn flush\" needs \"dest A.B.C.D:PORT\" (or [IPV6]:PORT)");
     auto value = w.value_of(w.take());
     if (!value) return make_error(value.error());
     auto ep = net::parse_inet_endpoint(*value);
@@ -366,17 +366,20 @@ std::string xvsctl_usage_text() {
            "\n"
            "  xvsctl link show [-s|--stats]\n"
            "  xvsctl addr show\n"
-           "  xvsctl addr add A.B.C.D[/LEN] dev IFNAME\n"
-           "  xvsctl addr del A.B.C.D[/LEN] dev IFNAME\n"
+           "  xvsctl addr add ADDR[/LEN] dev IFNAME\n"
+           "  xvsctl addr del ADDR[/LEN] dev IFNAME\n"
            "  xvsctl route show\n"
            "  xvsctl route add PREFIX|default [via GATEWAY] dev IFNAME\n"
            "  xvsctl route del PREFIX|default\n"
            "  xvsctl neigh show\n"
            "  xvsctl stats [-a|--all]\n"
-           "  xvsctl conn show [proto tcp|udp|icmp] [client A.B.C.D[:PORT]]\n"
-           "                   [vip A.B.C.D[:PORT]] [dest A.B.C.D[:PORT]] [state STATE]\n"
-           "                   [limit N]\n"
-           "  xvsctl conn flush dest A.B.C.D:PORT\n"
+           "  xvsctl conn show [proto tcp|udp|icmp] [client ENDPOINT] [vip ENDPOINT]\n"
+           "                   [dest ENDPOINT] [state STATE] [limit N]\n"
+           "  xvsctl conn flush dest ADDR:PORT\n"
+           "\n"
+           "ADDR is IPv4 (A.B.C.D) or IPv6 (2001:db8::1), LEN up to 32 or 128; an ENDPOINT is\n"
+           "ADDR or ADDR:PORT, IPv6 in brackets with a port ([2001:db8::1]:80). default is\n"
+           "0.0.0.0/0, or ::/0 with an IPv6 gateway.\n"
            "\n"
            "Objects and commands may be abbreviated as with ip(8): a, l, r, n, s, c; show\n"
            "(or list), add, del.\n"

@@ -255,7 +255,7 @@ TEST(Xvsctl, UsageErrorsExitTwoAndNeverConnect) {
         {{"conn", "show", "dest"}, "missing value after \"dest\""},
         {{"conn", "show", "proto", "tcp", "proto", "udp"}, "duplicate \"proto\""},
         {{"conn", "show", "port", "80"}, "unknown argument \"port\" for \"conn show\""},
-        {{"conn", "flush"}, "\"conn flush\" needs \"dest A.B.C.D:PORT\""},
+        {{"conn", "flush"}, "\"conn flush\" needs \"dest A.B.C.D:PORT\" (or [IPV6]:PORT)"},
         {{"conn", "flush", "dest", "10.10.2.2"},
          "invalid dest \"10.10.2.2\" (expected A.B.C.D:PORT or [IPV6]:PORT)"},
         {{"conn", "flush", "dest", "2001:db8::2:80"},

@@ -290,6 +290,75 @@ uint64_t open_flows(Env& env, Lb& lb, const std::vector<FlowSrc>& flows, uint8_t
     return lb.worker->counters().get(stack::Counter::conns_created);
 }
 
+// IPv6 rows (issue 11): a 74-byte TCP frame client -> VIP 2001:db8:1::100:80; the flow's
+// source goes into the last four bytes of the client address 2001:db8:ac10::/96.
+Template make_frame6(const net::MacAddr& src, const net::MacAddr& dst, uint8_t flags) {
+    Template t{};
+    auto* eth = reinterpret_cast<net::EtherHdr*>(t.bytes);
+    eth->src = src;
+    eth->dst = dst;
+    eth->ether_type = net::hton16(net::kEtherTypeIpv6);
+    auto* ip = reinterpret_cast<net::Ipv6Hdr*>(eth + 1);
+    const net::InetAddr c = *net::parse_inet("2001:db8:ac10::");
+    const net::InetAddr v = *net::parse_inet("2001:db8:1::100");
+    ip->vtc_flow = net::hton32(6u << 28);
+    ip->payload_len = net::hton16(20);
+    ip->next_header = net::kIpProtoTcp;
+    ip->hop_limit = 64;
+    std::memcpy(ip->saddr, c.b, 16);
+    std::memcpy(ip->daddr, v.b, 16);
+    auto* tcp = reinterpret_cast<net::TcpHdr*>(ip + 1);
+    tcp->dport = net::hton16(80);
+    tcp->seq = net::hton32(1);
+    tcp->ack = net::hton32(1);
+    tcp->data_off = 5 << 4;
+    tcp->flags = flags;
+    tcp->window = net::hton16(1000);
+    tcp->checksum = net::ipv6_l4_checksum(ip->saddr, ip->daddr, net::kIpProtoTcp, tcp, 20);
+    t.len = 14 + 40 + 20;
+    return t;
+}
+
+inline void patch_source6(uint8_t* f, uint32_t saddr, uint16_t sport_be) {
+    uint8_t* low = f + 14 + 8 + 12;  // last four bytes of the source address
+    uint8_t* l4 = f + 14 + 40;
+    auto* csum = &reinterpret_cast<net::TcpHdr*>(l4)->checksum;
+    net::csum_replace4(csum, net::load_wire32(low), saddr);
+    net::csum_replace2(csum, net::load_wire16(l4), sport_be);
+    net::store_wire32(low, saddr);
+    net::store_wire16(l4, sport_be);
+}
+
+// FNAT66 (IPv6 RS and local address) or FNAT64 (IPv4 ones) behind the IPv6 VIP, 8 RS.
+Lb make_lb6(Env& env, uint32_t max_conns, bool to_v4) {
+    Lb lb = base_lb(env);
+    auto& d = *lb.director;
+    must(d.address_add(*net::parse_inet("2001:db8:1::1"), 64, "wan"));
+    must(d.address_add(*net::parse_inet("2001:db8:2::1"), 64, "lan"));
+    const auto vip = *net::parse_inet("2001:db8:1::100");
+    must(d.service_add({6, vip, 80, "wrr", lb::FwdMode::FullNat, 0}));
+    const auto key = lb::make_service_key(6, vip, 80);
+    for (int r = 0; r < 8; ++r) {
+        net::InetAddr a = *net::parse_inet("2001:db8:2::10");
+        a.b[15] = uint8_t(0x10 + r);
+        if (to_v4) a = net::InetAddr::v4(net::hton32(net::parse_ipv4("10.10.2.10")->host() + r));
+        must(d.dest_add(key, lb::DestSpec{a, 8080, 1 + r % 3}));
+    }
+    must(d.laddr_add(key, to_v4 ? net::InetAddr(*net::parse_ipv4("10.10.3.1"))
+                                : *net::parse_inet("2001:db8:3::1"),
+                     "lan"));
+    d.commit();
+    start_worker(env, lb, max_conns);
+    net::MacAddr m{{0x02, 0, 0, 0, 0x0b, 0}};
+    for (int r = 0; r < 8; ++r) {
+        net::InetAddr a = *net::parse_inet("2001:db8:2::10");
+        a.b[15] = uint8_t(0x10 + r);
+        m.b[5] = uint8_t(r);
+        lb.worker->neighbours().add_static(a, m, 1);
+    }
+    return lb;
+}
+
 // A TCP frame with explicit seq/ack and payload_len zero bytes (<= 6, so it fits the 64-byte
 // template the harness copies).
 Template make_tcp_frame(const net::MacAddr& src, const net::MacAddr& dst, uint32_t saddr, uint32_t daddr,
@@ -549,6 +618,28 @@ int main(int argc, char** argv) {
                          [&](rte_mbuf** b) { process_into(lb, b); });
         print_row("fullnat tcp established", lb.worker->conns().in_use(), res, base,
                   double(lb.worker->conns().memory_bytes()) / lb.worker->conns().capacity());
+    }
+    // The same flows over IPv6: FNAT66 and FNAT64 (translated to IPv4 on the way to the RS).
+    for (const bool to_v4 : {false, true}) {
+        Lb lb = make_lb6(env, 4096, to_v4);
+        const Template syn6 = make_frame6(env.lan.mac, env.wan.mac, net::kTcpSyn);
+        const Template ack6 = make_frame6(env.lan.mac, env.wan.mac, net::kTcpAck);
+        auto fill = [&](uint64_t i, uint8_t* f) {
+            const FlowSrc& s = small_flows[i % small_flows.size()];
+            patch_source6(f, s.saddr, s.sport);
+        };
+        run(env, (small_flows.size() + kBurst - 1) / kBurst * kBurst, syn6, fill,
+            [&](rte_mbuf** b) { process_into(lb, b); });
+        const uint64_t before = lb.worker->counters().get(stack::Counter::lb_forwarded);
+        Figures res = run(env, packets, ack6, fill, [&](rte_mbuf** b) { process_into(lb, b); });
+        print_row(to_v4 ? "fnat64 tcp established" : "fnat66 tcp established",
+                  lb.worker->conns().in_use(), res, base, 0);
+        const uint64_t fwd = lb.worker->counters().get(stack::Counter::lb_forwarded) - before;
+        if (lb.worker->conns().in_use() != small_flows.size() || fwd != packets)
+            std::fprintf(stderr, "%s: %llu conns for %zu flows, %llu of %llu packets forwarded\n",
+                         to_v4 ? "fnat64" : "fnat66",
+                         (unsigned long long)lb.worker->conns().in_use(), small_flows.size(),
+                         (unsigned long long)fwd, (unsigned long long)packets);
     }
     // The other forwarding modes, same flows and packets as the FULLNAT row above (client ->
     // RS direction: DR and TUN never see the other one).

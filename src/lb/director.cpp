@@ -49,7 +49,6 @@ Result<void> family_check(const net::InetAddr& vip, const net::InetAddr& a, cons
 Result<void> v6_service_check(const net::InetAddr& vip, uint32_t flags) {
     if (vip.is_v4()) return {};
     const char* what = (flags & kSvcFlagSynProxy)                    ? "syn_proxy"
-                       : (flags & kSvcFlagToa)                       ? "toa"
                        : (flags & (kSvcFlagPpV1 | kSvcFlagPpV2))     ? "proxy_protocol"
                        : (flags & (kSvcFlagUoaOpp | kSvcFlagUoaIpo)) ? "uoa"
                                                                      : nullptr;

@@ -135,18 +135,17 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     // Lazy timers only move deadlines later; a shorter one (FIN, RST) is re-armed now.
     if (expires < c->timer.expires_tick * w.timers.tick_ms()) w.timers.arm(&c->timer, expires);
 
+    if (c->flags & kConnToa) {
+        if (inbound)
+            toa_inbound(w, lp, c);
+        else if ((lp.tcp_flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck))
+            toa_synack(w, lp, c);
+    }
     PpHeaderSegment pp_header_segment = PpHeaderSegment::None;
-    // TOA and PROXY protocol are IPv4's for now: the control plane refuses them on IPv6
-    // services, so no IPv6 conn carries these flags.
+    // The PROXY protocol is IPv4's for now: the control plane refuses it on IPv6 services, so
+    // no IPv6 conn carries these flags.
     if constexpr (Af::family == 4) {
-        if (c->flags & kConnToa) {
-            if (inbound)
-                toa_inbound(w, lp, c);
-            else if ((lp.tcp_flags & (net::kTcpSyn | net::kTcpAck)) ==
-                     (net::kTcpSyn | net::kTcpAck))
-                toa_synack(w, lp, c);
-        }
-        if (c->flags & (kConnPpV1 | kConnPpV2)) {
+    if (c->flags & (kConnPpV1 | kConnPpV2)) {
             if (is_tcp) {
                 if (inbound)
                     pp_header_segment = pp_inbound(w, lp, c);

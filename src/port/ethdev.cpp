@@ -44,6 +44,9 @@ Result<PortInfo> port_setup(uint16_t id, const std::string& name, const PortPara
     rte_eth_dev_set_mtu(id, params.mtu);
     rc = rte_eth_dev_start(id);
     if (rc != 0) return make_error(name + ": start failed: " + errtext(rc));
+    // IPv6 neighbour solicitations arrive at solicited-node multicast MACs (33:33:ff:..):
+    // a NIC filtering multicast would hide them. Advisory too (virtual devices pass them).
+    rte_eth_allmulticast_enable(id);
     PortInfo out;
     out.id = id;
     out.name = name;

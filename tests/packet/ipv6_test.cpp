@@ -528,7 +528,9 @@ class Fnat64Test : public PipelineTest {
         auto ok = [](const Result<void>& r) { ASSERT_TRUE(r.ok()) << r.error(); };
         ok(director->address_add(ip6("2001:db8:1::1"), 64, "wan"));
         ok(director->address_add(*net::parse_ipv4("10.10.2.1"), 24, "lan"));
-        ok(director->service_add(lb::ServiceSpec{6, ip6(kVip), 80, "rr"}));
+        lb::ServiceSpec spec{6, ip6(kVip), 80, "rr"};
+        spec.flags = svc_flags;
+        ok(director->service_add(spec));
         const auto key = lb::make_service_key(6, ip6(kVip), 80);
         ok(director->dest_add(key, lb::DestSpec{*net::parse_ipv4(kRs4), 8080, 1}));
         ok(director->laddr_add(key, *net::parse_ipv4(kLip4), "lan"));
@@ -550,9 +552,10 @@ class Fnat64Test : public PipelineTest {
             .payload(data)
             .build();
     }
+    uint32_t svc_flags = 0;  // set before SetUp
     // The translated client packet xvs must send: IPv4, DF, TTL = the hop limit, TOS carried.
     Bytes to_rs(uint16_t lport, uint8_t flags, uint16_t id, const std::string& data = "",
-                uint32_t seq = 1000) {
+                uint32_t seq = 1000, Bytes opts = {}) {
         return PacketBuilder()
             .eth(lan_mac(), kRs1Mac)
             .ipv4(kLip4, kRs4)
@@ -563,6 +566,7 @@ class Fnat64Test : public PipelineTest {
             .seq(seq)
             .ack(flags & net::kTcpAck ? 5001 : 0)
             .flags(flags)
+            .tcp_options(opts)
             .payload(data)
             .build();
     }
@@ -643,6 +647,45 @@ TEST_F(Fnat64Test, AnRsPacketTooBigForIpv6GetsFragNeeded) {
     EXPECT_EQ(net::load_be16(icmp + 6), 1480);
     EXPECT_EQ(net::InetAddr::v4(net::load_wire32(out[0].data() + 26)), ip(kLip4));
     EXPECT_EQ(counter(Counter::drop_nat64_too_big), 1u);
+}
+
+// TOA for an IPv6 client on the IPv4 packets to the RS: the 20-byte form (kind 254, port,
+// the client's IPv6 address), and the RS's MSS lowered by both the TOA and the header growth.
+class Fnat64ToaTest : public Fnat64Test {
+protected:
+    void SetUp() override {
+        svc_flags = lb::kSvcFlagToa;
+        Fnat64Test::SetUp();
+    }
+};
+
+TEST_F(Fnat64ToaTest, Toa6OnTheAckWithData) {
+    std::vector<Bytes> out;
+    const uint16_t lport = syn(out);
+    ASSERT_NE(lport, 0);
+    const uint16_t id0 = net::load_be16(out[0].data() + 18);
+    Bytes synack = PacketBuilder()
+                       .eth(kRs1Mac, lan_mac())
+                       .ipv4(kRs4, kLip4)
+                       .tcp(8080, lport)
+                       .seq(5000)
+                       .ack(1001)
+                       .flags(net::kTcpSyn | net::kTcpAck)
+                       .tcp_options({2, 4, 0x05, 0xb4})
+                       .build();
+    out = roundtrip(kLan, synack, kWan);
+    ASSERT_EQ(out.size(), 1u);
+    const uint8_t* opts = out[0].data() + 14 + 40 + 20;
+    EXPECT_EQ(net::load_be16(opts + 2), 1460 - 20 - 20);
+    EXPECT_EQ(counter(Counter::toa_mss_clamped), 1u);
+    out = roundtrip(kWan, client(net::kTcpAck | net::kTcpPsh, "hello", 1001), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    Bytes toa{254, 20, uint8_t(kCport >> 8), uint8_t(kCport & 0xff)};
+    const net::InetAddr c6 = ip6(kClient);
+    toa.insert(toa.end(), c6.b, c6.b + 16);
+    EXPECT_TRUE(FramesEqual(
+        to_rs(lport, net::kTcpAck | net::kTcpPsh, uint16_t(id0 + 1), "hello", 1001, toa), out[0]));
+    EXPECT_EQ(counter(Counter::toa_inserted), 1u);
 }
 
 class Fnat64SmallLanTest : public Fnat64Test {

@@ -1014,39 +1014,6 @@ TEST_F(ControllerTest, MatchServicesAsDpvsIpvsadmWritesThem) {
 
 // --- IPv6 ---------------------------------------------------------------------------------
 
-// The Director refuses IPv6 by name (lb/director.cpp ipv4_only) until the data path lands.
-// When it stops, flip this one line: the IPv6 tests that need the Director run, and the one
-// that checks the refusal skips.
-bool director_refuses_ipv6() {
-    return true;
-}
-constexpr const char* kIpv6Skip = "director refuses IPv6 until the data path lands";
-
-// Until then IPv6 requests decode and reach the Director, which names what it refuses.
-TEST_F(ControllerTest, Ipv6ReachesTheDirectorWhichRefusesItForNow) {
-    if (!director_refuses_ipv6()) GTEST_SKIP() << "the Director takes IPv6 now";
-    const std::string not_yet =
-        " is IPv6, which the data path does not forward yet: use an IPv4 address";
-    EXPECT_EQ(run_outcome({"-A", "-t", "[2001:db8::100]:80"}),
-              "virtual address 2001:db8::100" + not_yet);
-    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80"}), "ok");
-    EXPECT_EQ(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "[2001:db8::10]:80", "--fullnat"}),
-              "real server 2001:db8::10" + not_yet);
-    EXPECT_EQ(run_outcome({"-P", "-t", "10.0.0.1:80", "-z", "2001:db8::200", "-F", "lan0"}),
-              "local address 2001:db8::200" + not_yet);
-    EXPECT_EQ(outcome(send({{"cmd", "addr_add"},
-                            {"addr", "2001:db8::1"},
-                            {"prefix_len", 64},
-                            {"ifname", "wan0"}})),
-              "address 2001:db8::1" + not_yet);
-    EXPECT_EQ(outcome(send({{"cmd", "route_add"},
-                            {"prefix", "2001:db8:100::/40"},
-                            {"gateway", "2001:db8::fe"},
-                            {"ifname", "wan0"}})),
-              "route 2001:db8:100::" + not_yet);
-    EXPECT_TRUE(director_.addresses().empty());
-}
-
 // Decoding of IPv6 fields needs no Director support.
 TEST_F(ControllerTest, Ipv6FieldsAreDecodedAndCheckedBeforeTheDirector) {
     EXPECT_EQ(outcome(send({{"cmd", "addr_add"},
@@ -1083,7 +1050,6 @@ TEST_F(ControllerTest, Ipv6FieldsAreDecodedAndCheckedBeforeTheDirector) {
 }
 
 TEST_F(ControllerTest, Ipv6ServiceRealServersAndLocalAddresses) {
-    if (director_refuses_ipv6()) GTEST_SKIP() << kIpv6Skip;
     ASSERT_EQ(run_outcome({"-A", "-t", "[2001:db8::100]:80", "-s", "rr"}), "ok");
     ASSERT_EQ(run_outcome({"-a", "-t", "[2001:db8::100]:80", "-r", "[2001:db8:2::10]:8080",
                            "--fullnat", "-w", "2"}),
@@ -1111,7 +1077,6 @@ TEST_F(ControllerTest, Ipv6ServiceRealServersAndLocalAddresses) {
 }
 
 TEST_F(ControllerTest, Fnat64TakesIpv4RealServersAndLocalAddressesOnlyWithFullNat) {
-    if (director_refuses_ipv6()) GTEST_SKIP() << kIpv6Skip;
     ASSERT_EQ(outcome(send({{"cmd", "addr_add"},
                             {"addr", "192.168.1.254"},
                             {"prefix_len", 24},
@@ -1132,7 +1097,6 @@ TEST_F(ControllerTest, Fnat64TakesIpv4RealServersAndLocalAddressesOnlyWithFullNa
 }
 
 TEST_F(ControllerTest, Ipv6AddressesAndRoutes) {
-    if (director_refuses_ipv6()) GTEST_SKIP() << kIpv6Skip;
     ASSERT_EQ(outcome(send({{"cmd", "addr_add"},
                             {"addr", "2001:db8::1"},
                             {"prefix_len", 64},

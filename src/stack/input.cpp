@@ -78,7 +78,7 @@ bool eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max
     }
     Ipv4View v;
     if (!ipv4_validate(ctx, m, v)) {
-        rte_pktmbuf_free(m);
+        if (m) rte_pktmbuf_free(m);  // nullptr: a fragment, held or dropped by reassembly
         return false;
     }
     uint8_t flags = 0;

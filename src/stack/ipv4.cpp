@@ -7,6 +7,7 @@
 #include "net/af.h"
 #include "net/byteorder.h"
 #include "net/checksum.h"
+#include "stack/fragment.h"
 
 namespace xvs::stack {
 
@@ -19,24 +20,24 @@ bool source_own(const StackView& view, const net::InetAddr& saddr) {
     return view.own(saddr) != nullptr;
 }
 
-bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out) {
+bool ipv4_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv4View& out) {
     const uint32_t frame = rte_pktmbuf_data_len(pkt);
     if (frame < sizeof(net::EtherHdr) + sizeof(net::Ipv4Hdr)) {
         ctx.counters.inc(Counter::drop_frame_truncated);
         return false;
     }
     auto* ip = rte_pktmbuf_mtod_offset(pkt, net::Ipv4Hdr*, sizeof(net::EtherHdr));
-    const uint32_t avail = frame - sizeof(net::EtherHdr);
+    uint32_t avail = frame - sizeof(net::EtherHdr);
     if (ip->version() != 4) {
         ctx.counters.inc(Counter::drop_ip_version);
         return false;
     }
-    const uint32_t hlen = ip->header_len();
+    uint32_t hlen = ip->header_len();
     if (hlen < sizeof(net::Ipv4Hdr) || hlen > avail) {
         ctx.counters.inc(Counter::drop_ip_header_len);
         return false;
     }
-    const uint32_t total = net::ntoh16(ip->total_length);
+    uint32_t total = net::ntoh16(ip->total_length);
     if (total < hlen || total > avail) {
         ctx.counters.inc(Counter::drop_ip_total_len);
         return false;
@@ -48,10 +49,6 @@ bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out) {
     }
     if (ip->ttl == 0) {
         ctx.counters.inc(Counter::drop_ip_ttl);
-        return false;
-    }
-    if (ip->is_fragment()) {
-        ctx.counters.inc(Counter::drop_ip_fragment);
         return false;
     }
     // RFC 1122 3.3.6: a datagram for a unicast address that came in a link-layer broadcast
@@ -66,6 +63,14 @@ bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out) {
     if (ipv4_source_martian(ip->saddr)) {
         ctx.counters.inc(Counter::drop_martian_source);
         return false;
+    }
+    if (ip->is_fragment()) {
+        // Reassembled here (stack/fragment.h); the whole datagram goes on as one packet.
+        pkt = ipv4_reassemble(ctx, pkt, ip, hlen, total);
+        if (!pkt) return false;
+        ip = rte_pktmbuf_mtod_offset(pkt, net::Ipv4Hdr*, sizeof(net::EtherHdr));
+        hlen = ip->header_len();  // the first fragment's: later ones may carry fewer options
+        avail = total = net::ntoh16(ip->total_length);
     }
     if (total < avail) rte_pktmbuf_trim(pkt, static_cast<uint16_t>(avail - total));  // padding
     out.ip = ip;

@@ -81,9 +81,10 @@ std::optional<std::string> port_defrag_warning(const std::string& devargs) {
     long thresh = -1;
     if (!(in >> thresh) || thresh == 0) return std::nullopt;
     return devargs.substr(0, devargs.find(',')) +
-           ": the kernel reassembles IP fragments before xvs sees them (af_packet fanout), so "
-           "fragmented datagrams would be forwarded; set net.ipv4.ipfrag_low_thresh=0 and "
-           "net.ipv4.ipfrag_high_thresh=0 in this network namespace to have them dropped";
+           ": the kernel reassembles IP fragments before xvs sees them (af_packet fanout): "
+           "datagrams beyond the af_packet frame size are lost and frag_defs does not apply; "
+           "set net.ipv4.ipfrag_low_thresh=0 and net.ipv4.ipfrag_high_thresh=0 in this network "
+           "namespace so the fragments reach xvs, which reassembles them itself";
 }
 
 Result<PortInfo> port_open_rings(const std::string& name, rte_ring* rx, rte_ring* tx,

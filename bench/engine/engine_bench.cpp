@@ -664,18 +664,19 @@ int main(int argc, char** argv) {
             h->checksum = net::csum_fold(net::csum_partial(h, 20, 0));
         };
         std::memmove(frag[1].bytes + 34, frag[0].bytes + 34 + 24, 8);  // the last 8 UDP bytes
-        fix(frag[0], 24, 0x2000);  // MF, offset 0
-        fix(frag[1], 8, 3);        // offset 24
-        Figures res = run(env, packets, frag[0],
-                         [&](uint64_t i, uint8_t* f) {
-                             const FlowSrc& s = small_flows[(i / 2) % small_flows.size()];
-                             std::memcpy(f, frag[i & 1].bytes, 64);
-                             auto* h = reinterpret_cast<net::Ipv4Hdr*>(f + 14);
-                             net::csum_replace4(&h->checksum, h->saddr, s.saddr);
-                             h->saddr = s.saddr;
-                             if (!(i & 1)) net::store_wire16(f + 34, s.sport);
-                         },
-                         [&](rte_mbuf** b) { process_into(lb, b); });
+        fix(frag[0], 24, 0x2000);                                      // MF, offset 0
+        fix(frag[1], 8, 3);                                            // offset 24
+        Figures res = run(
+            env, packets, frag[0],
+            [&](uint64_t i, uint8_t* f) {
+                const FlowSrc& s = small_flows[(i / 2) % small_flows.size()];
+                std::memcpy(f, frag[i & 1].bytes, 64);
+                auto* h = reinterpret_cast<net::Ipv4Hdr*>(f + 14);
+                net::csum_replace4(&h->checksum, h->saddr, s.saddr);
+                h->saddr = s.saddr;
+                if (!(i & 1)) net::store_wire16(f + 34, s.sport);
+            },
+            [&](rte_mbuf** b) { process_into(lb, b); });
         print_row("fullnat udp 2-fragment datagrams", lb.worker->conns().in_use(), res, base, 0);
         const uint64_t whole = lb.worker->counters().get(stack::Counter::frag_reassembled);
         if (whole != packets / 2)

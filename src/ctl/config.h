@@ -72,10 +72,10 @@ struct WorkerDefs {
 
 // `frag_defs { ... }`: IP fragment reassembly per worker (stack/fragment.h). Restart to change.
 struct FragDefs {
-    uint32_t max_datagrams = 64;        // datagrams in flight per worker; 0: fragments dropped
-    uint32_t max_fragments = 64;        // fragments per datagram
-    uint32_t max_datagram_size = 65535; // bytes of a reassembled datagram (IP header included)
-    uint32_t timeout_ms = 5000;         // from a datagram's first fragment to its completion
+    uint32_t max_datagrams = 64;         // datagrams in flight per worker; 0: fragments dropped
+    uint32_t max_fragments = 64;         // fragments per datagram
+    uint32_t max_datagram_size = 65535;  // bytes of a reassembled datagram (IP header included)
+    uint32_t timeout_ms = 5000;          // from a datagram's first fragment to its completion
     bool operator==(const FragDefs&) const = default;
 };
 

@@ -145,8 +145,8 @@ Result<void> Daemon::start() {
             wc.reasm_pool = *reasm;
             log_info("worker " + std::to_string(w) + ": IP reassembly of " +
                      std::to_string(fd.max_datagrams) + " datagrams up to " +
-                     std::to_string(fd.max_datagram_size) + " bytes = " +
-                     mib_text(port::mempool_memory_bytes(*reasm)));
+                     std::to_string(fd.max_datagram_size) +
+                     " bytes = " + mib_text(port::mempool_memory_bytes(*reasm)));
         }
         auto worker = lb::Worker::create(*director_, wc);
         if (!worker) return make_error(worker.error());

@@ -59,8 +59,7 @@ uint64_t Worker::held_frames() const {
 }
 
 uint64_t Worker::held_mbufs() const {
-    return held_frames() - stack::fragments_held(ctx_.stack) +
-           stack::fragments_buffers(ctx_.stack);
+    return held_frames() - stack::fragments_held(ctx_.stack) + stack::fragments_buffers(ctx_.stack);
 }
 
 void Worker::release_held() {

@@ -65,10 +65,14 @@ void Reassembler::unlink(uint32_t s) {
     uint32_t* link = &buckets_[bucket_of(d.key)];
     while (*link != s) link = &slots_[*link].next;
     *link = d.next;
-    if (d.older != kNone) slots_[d.older].newer = d.newer;
-    else oldest_ = d.newer;
-    if (d.newer != kNone) slots_[d.newer].older = d.older;
-    else newest_ = d.older;
+    if (d.older != kNone)
+        slots_[d.older].newer = d.newer;
+    else
+        oldest_ = d.newer;
+    if (d.newer != kNone)
+        slots_[d.newer].older = d.older;
+    else
+        newest_ = d.older;
     held_frags_ -= d.nfrags;
     --in_flight_;
     d.used = false;

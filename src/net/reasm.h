@@ -53,35 +53,35 @@ enum class ReasmStatus : uint8_t {
 
 struct ReasmResult {
     ReasmStatus status = ReasmStatus::Held;
-    uint32_t slot = 0;         // Held/Complete: the datagram's slot
-    bool first = false;        // Held/Complete: this fragment is the one at offset 0
-    uint32_t freed_frags = 0;  // fragments of a datagram dropped with this one (not counting it)
+    uint32_t slot = 0;           // Held/Complete: the datagram's slot
+    bool first = false;          // Held/Complete: this fragment is the one at offset 0
+    uint32_t freed_frags = 0;    // fragments of a datagram dropped with this one (not counting it)
     void* freed_user = nullptr;  // that datagram's buffer owner, for the caller to free
 };
 
 // What the caller's allocator gives a new datagram: payload bytes go to buf[offset].
 struct ReasmBuffer {
     uint8_t* buf = nullptr;
-    uint32_t cap = 0;       // bytes of payload the buffer holds (the datagram's size limit)
-    void* user = nullptr;   // the owner (an mbuf); nullptr: allocation failed
+    uint32_t cap = 0;      // bytes of payload the buffer holds (the datagram's size limit)
+    void* user = nullptr;  // the owner (an mbuf); nullptr: allocation failed
 };
 
 class Reassembler {
-public:
+  public:
     struct Datagram {
         ReasmKey key;
         uint64_t deadline_ms = 0;
         uint8_t* buf = nullptr;
         void* user = nullptr;
         uint32_t cap = 0;
-        uint32_t received = 0;   // payload bytes stored
-        uint32_t total = 0;      // payload length, known once the last fragment arrived
-        uint32_t nfrags = 0;     // fragments stored (incl. an empty last one)
+        uint32_t received = 0;  // payload bytes stored
+        uint32_t total = 0;     // payload length, known once the last fragment arrived
+        uint32_t nfrags = 0;    // fragments stored (incl. an empty last one)
         uint32_t nranges = 0;
         uint32_t next = kNone;   // hash chain
         uint32_t older = kNone;  // age list (creation order = deadline order)
         uint32_t newer = kNone;
-        uint16_t aux = 0;        // the caller's: e.g. the first fragment's header length
+        uint16_t aux = 0;  // the caller's: e.g. the first fragment's header length
         bool has_last = false;
         bool used = false;
     };
@@ -118,7 +118,7 @@ public:
     uint64_t held_fragments() const { return held_frags_; }
     const ReasmLimits& limits() const { return limits_; }
 
-private:
+  private:
     struct Range {
         uint32_t start;
         uint32_t end;
@@ -143,9 +143,9 @@ private:
 
     ReasmLimits limits_;
     std::vector<Datagram> slots_;
-    std::vector<Range> ranges_;     // max_fragments per slot
+    std::vector<Range> ranges_;  // max_fragments per slot
     std::vector<uint32_t> buckets_;
-    std::vector<uint32_t> free_;    // free slot stack
+    std::vector<uint32_t> free_;  // free slot stack
     uint32_t nfree_ = 0;
     uint32_t mask_ = 0;
     uint32_t oldest_ = kNone;

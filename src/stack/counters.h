@@ -75,7 +75,8 @@ namespace xvs::stack {
     X(drop_frag_no_buffer, true, "IP fragment of a new datagram: no reassembly buffer free")       \
     X(drop_frag_too_many, true, "IP fragment of a datagram beyond max_fragments (datagram too)")   \
     X(drop_frag_overlap, true, "IP fragment overlapping received bytes (datagram dropped too)")    \
-    X(drop_frag_bad_length, true, "IP fragment: non-last not a multiple of 8, or end inconsistent") \
+    X(drop_frag_bad_length, true,                                                                  \
+      "IP fragment: non-last not a multiple of 8, or end inconsistent")                            \
     X(drop_frag_too_big, true, "IP fragment: datagram beyond 65535 or max_datagram_size")          \
     X(drop_frag_duplicate, true, "IP fragment: exact duplicate of one already received")           \
     X(drop_frame_too_big, true, "frame larger than the port MTU")                                  \
@@ -93,7 +94,7 @@ namespace xvs::stack {
     X(drop_ip_total_len, true, "IPv4 total length inconsistent with the frame")                    \
     X(drop_ip_checksum, true, "IPv4 header checksum wrong")                                        \
     X(drop_ip_ttl, true, "IPv4 TTL zero")                                                          \
-    X(drop_ip_fragment, true, "IP fragment while reassembly is off (frag_defs max_datagrams 0)")                          \
+    X(drop_ip_fragment, true, "IP fragment while reassembly is off (frag_defs max_datagrams 0)")   \
     X(drop_not_local, true, "destination not an own address (forwarding disabled)")                \
     X(drop_to_director, true, "TCP/UDP to a director address (no exception path yet)")             \
     X(drop_ip_proto, true, "IP protocol not handled for this address")                             \

@@ -26,22 +26,30 @@ void ipv4_header_checksum(net::Ipv4Hdr* ip) {
 // The counter for the fragments a non-stored status drops.
 Counter drop_reason(net::ReasmStatus s) {
     switch (s) {
-        case net::ReasmStatus::Duplicate: return Counter::drop_frag_duplicate;
-        case net::ReasmStatus::TableFull: return Counter::drop_frag_table_full;
-        case net::ReasmStatus::NoBuffer: return Counter::drop_frag_no_buffer;
-        case net::ReasmStatus::BadLength: return Counter::drop_frag_bad_length;
-        case net::ReasmStatus::TooBig: return Counter::drop_frag_too_big;
-        case net::ReasmStatus::TooManyFragments: return Counter::drop_frag_too_many;
-        case net::ReasmStatus::Overlap: return Counter::drop_frag_overlap;
-        default: return Counter::drop_ip_fragment;
+        case net::ReasmStatus::Duplicate:
+            return Counter::drop_frag_duplicate;
+        case net::ReasmStatus::TableFull:
+            return Counter::drop_frag_table_full;
+        case net::ReasmStatus::NoBuffer:
+            return Counter::drop_frag_no_buffer;
+        case net::ReasmStatus::BadLength:
+            return Counter::drop_frag_bad_length;
+        case net::ReasmStatus::TooBig:
+            return Counter::drop_frag_too_big;
+        case net::ReasmStatus::TooManyFragments:
+            return Counter::drop_frag_too_many;
+        case net::ReasmStatus::Overlap:
+            return Counter::drop_frag_overlap;
+        default:
+            return Counter::drop_ip_fragment;
     }
 }
 
 }  // namespace
 
 uint32_t reasm_data_room(uint32_t max_datagram_size) {
-    const uint32_t want = RTE_PKTMBUF_HEADROOM + kReasmHeaderRoom + max_datagram_size +
-                          kReasmTailRoom;
+    const uint32_t want =
+        RTE_PKTMBUF_HEADROOM + kReasmHeaderRoom + max_datagram_size + kReasmTailRoom;
     return std::min<uint32_t>(want, UINT16_MAX);
 }
 
@@ -55,8 +63,8 @@ void fragments_init(Fragments& f, const FragConfig& cfg, rte_mempool* pool) {
     f.max_datagram_size = cfg.max_datagram_size;
 }
 
-rte_mbuf* ipv4_reassemble(StackContext& ctx, rte_mbuf* frag, const net::Ipv4Hdr* ip,
-                          uint32_t hlen, uint32_t total_len) {
+rte_mbuf* ipv4_reassemble(StackContext& ctx, rte_mbuf* frag, const net::Ipv4Hdr* ip, uint32_t hlen,
+                          uint32_t total_len) {
     Fragments& f = ctx.frag;
     if (!f.pool) {
         ctx.counters.inc(Counter::drop_ip_fragment);
@@ -81,13 +89,12 @@ rte_mbuf* ipv4_reassemble(StackContext& ctx, rte_mbuf* frag, const net::Ipv4Hdr*
         if (!m) return {};
         auto* buf = rte_pktmbuf_mtod_offset(m, uint8_t*, kReasmHeaderRoom);
         const uint32_t room = m->buf_len - m->data_off;
-        const uint32_t cap = room > kReasmHeaderRoom + kReasmTailRoom
-                                 ? room - kReasmHeaderRoom - kReasmTailRoom
-                                 : 0;
+        const uint32_t cap =
+            room > kReasmHeaderRoom + kReasmTailRoom ? room - kReasmHeaderRoom - kReasmTailRoom : 0;
         return {buf, cap, m};
     };
-    const net::ReasmResult r = f.table.add(key, offset, total_len - hlen, more, payload,
-                                           max_payload, ctx.now_ms, alloc);
+    const net::ReasmResult r =
+        f.table.add(key, offset, total_len - hlen, more, payload, max_payload, ctx.now_ms, alloc);
     if (r.status != net::ReasmStatus::Held && r.status != net::ReasmStatus::Complete) {
         ctx.counters.inc(drop_reason(r.status), 1 + r.freed_frags);
         if (r.freed_user) rte_pktmbuf_free(static_cast<rte_mbuf*>(r.freed_user));

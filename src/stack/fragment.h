@@ -59,8 +59,8 @@ void fragments_init(Fragments& f, const FragConfig& cfg, rte_mempool* pool);
 // length). Consumes frag. Returns the reassembled datagram when this fragment completed one
 // (Ethernet header of the first fragment, IP header with MF and offset cleared, fresh
 // checksum), else nullptr: the fragment was stored or dropped under a named counter.
-rte_mbuf* ipv4_reassemble(StackContext& ctx, rte_mbuf* frag, const net::Ipv4Hdr* ip,
-                          uint32_t hlen, uint32_t total_len);
+rte_mbuf* ipv4_reassemble(StackContext& ctx, rte_mbuf* frag, const net::Ipv4Hdr* ip, uint32_t hlen,
+                          uint32_t total_len);
 // Drops datagrams past their timeout (each fragment counted drop_frag_timeout).
 void fragments_expire(StackContext& ctx);
 // Drops every incomplete datagram (worker stop), counted drop_frag_timeout.

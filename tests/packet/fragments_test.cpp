@@ -42,7 +42,7 @@ std::string text(size_t n) {
 }
 
 class FragFullnatTest : public PipelineTest {
-protected:
+  protected:
     void SetUp() override {
         PipelineTest::SetUp();
         configure_default("rr");
@@ -218,7 +218,7 @@ TEST_F(FragFullnatTest, BadLengthAndHeldAtStop) {
 // ---- NAT ------------------------------------------------------------------------------------
 
 class FragNatTest : public FragFullnatTest {
-protected:
+  protected:
     void SetUp() override {
         PipelineTest::SetUp();
         auto ok = [](const Result<void>& r) { ASSERT_TRUE(r.ok()) << r.error(); };

@@ -11,8 +11,8 @@ namespace {
 TEST(Ipv4Frag, OnlyCopiedOptionsGoToLaterFragments) {
     // NOP, timestamp (0x44, not copied, 8 bytes), router alert (0x94, copied, 4 bytes),
     // NOP, loose source route (0x83, copied, 7 bytes), EOL.
-    const std::vector<uint8_t> opts = {1,    0x44, 8, 5,  0, 0, 0, 0, 0, 0x94, 4, 0,
-                                       0,    1,    0x83, 7, 4, 10, 0, 0, 1, 0, 0, 0};
+    const std::vector<uint8_t> opts = {1, 0x44, 8,    5, 0, 0,  0, 0, 0, 0x94, 4, 0,
+                                       0, 1,    0x83, 7, 4, 10, 0, 0, 1, 0,    0, 0};
     uint8_t out[40];
     const size_t n = ipv4_copied_options(opts.data(), opts.size(), out);
     const std::vector<uint8_t> want = {0x94, 4, 0, 0, 0x83, 7, 4, 10, 0, 0, 1, 0};

@@ -24,7 +24,7 @@ struct Frag {
 };
 
 class ReasmTest : public ::testing::Test {
-protected:
+  protected:
     // Buffers handed out by the allocator; user is the buffer's index + 1.
     std::vector<std::vector<uint8_t>> bufs;
     unsigned allocs = 0;
@@ -138,8 +138,8 @@ TEST_F(ReasmTest, ExactDuplicateIsDroppedAloneInAnyPosition) {
 TEST_F(ReasmTest, OverlapDropsTheWholeDatagram) {
     const auto data = payload(3000);
     // Partial overlaps on either side, containment both ways.
-    const Frag overlapping[] = {{992, 16, true}, {8, 8, true}, {0, 2000, true}, {1000, 8, true},
-                                {1008, 992, true}};
+    const Frag overlapping[] = {
+        {992, 16, true}, {8, 8, true}, {0, 2000, true}, {1000, 8, true}, {1008, 992, true}};
     for (const Frag& o : overlapping) {
         Reassembler r;
         ASSERT_EQ(add(r, key(), data, {0, 1000, true}).status, ReasmStatus::Held);

@@ -8,6 +8,7 @@
 #include "net/byteorder.h"
 #include "net/checksum.h"
 #include "stack/fragment.h"
+#include "stack/output.h"
 
 namespace xvs::stack {
 
@@ -110,11 +111,9 @@ void icmp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv4View& 
     ip->ttl = 64;
     net::csum_replace2(&ip->checksum, old_ttl_word, net::load_wire16(&ip->ttl));
 
-    auto* eth = rte_pktmbuf_mtod(pkt, net::EtherHdr*);
-    eth->dst = eth->src;
-    eth->src = ctx.view->ports[port].mac;
+    const net::MacAddr requester = rte_pktmbuf_mtod(pkt, net::EtherHdr*)->src;
     ctx.counters.inc(Counter::icmp_echo_replies);
-    ctx.tx.enqueue(port, pkt, ctx.counters);
+    ether_send(ctx, pkt, port, requester);  // a reassembled echo goes back in fragments
 }
 
 }  // namespace xvs::stack

@@ -63,27 +63,21 @@ void fragments_init(Fragments& f, const FragConfig& cfg, rte_mempool* pool) {
     f.max_datagram_size = cfg.max_datagram_size;
 }
 
-rte_mbuf* ipv4_reassemble(StackContext& ctx, rte_mbuf* frag, const net::Ipv4Hdr* ip, uint32_t hlen,
-                          uint32_t total_len) {
+rte_mbuf* reassemble(StackContext& ctx, rte_mbuf* frag, const net::ReasmKey& key, uint32_t offset,
+                     bool more, const uint8_t* payload, uint32_t len, const uint8_t* hdr,
+                     uint32_t hdr_len, uint32_t max_payload, uint32_t& first_hdr_len) {
     Fragments& f = ctx.frag;
     if (!f.pool) {
         ctx.counters.inc(Counter::drop_ip_fragment);
         rte_pktmbuf_free(frag);
         return nullptr;
     }
+    if (hdr_len > kReasmHeaderRoom) {  // more extension headers than we keep room for
+        ctx.counters.inc(Counter::drop_frag_too_big);
+        rte_pktmbuf_free(frag);
+        return nullptr;
+    }
     fragments_expire(ctx);
-    const uint16_t fo = net::ntoh16(ip->frag_off);
-    net::ReasmKey key;
-    key.src = net::Af4::src(*ip);
-    key.dst = net::Af4::dst(*ip);
-    key.id = ip->id;
-    key.proto = ip->protocol;
-    const uint32_t offset = static_cast<uint32_t>(fo & kIpv4OffsetMask) * 8;
-    const bool more = fo & kIpv4MoreFragments;
-    const auto* payload = reinterpret_cast<const uint8_t*>(ip) + hlen;
-    // RFC 791: total length counts the header; a datagram is at most 65535 bytes (and our
-    // large mbufs may hold less: max_datagram_size).
-    const uint32_t max_payload = std::min<uint32_t>(f.max_datagram_size, UINT16_MAX) - hlen;
     auto alloc = [&]() -> net::ReasmBuffer {
         rte_mbuf* m = rte_pktmbuf_alloc(f.pool);
         if (!m) return {};
@@ -94,7 +88,7 @@ rte_mbuf* ipv4_reassemble(StackContext& ctx, rte_mbuf* frag, const net::Ipv4Hdr*
         return {buf, cap, m};
     };
     const net::ReasmResult r =
-        f.table.add(key, offset, total_len - hlen, more, payload, max_payload, ctx.now_ms, alloc);
+        f.table.add(key, offset, len, more, payload, max_payload, ctx.now_ms, alloc);
     if (r.status != net::ReasmStatus::Held && r.status != net::ReasmStatus::Complete) {
         ctx.counters.inc(drop_reason(r.status), 1 + r.freed_frags);
         if (r.freed_user) rte_pktmbuf_free(static_cast<rte_mbuf*>(r.freed_user));
@@ -102,26 +96,48 @@ rte_mbuf* ipv4_reassemble(StackContext& ctx, rte_mbuf* frag, const net::Ipv4Hdr*
         return nullptr;
     }
     net::Reassembler::Datagram& d = f.table.datagram(r.slot);
-    if (r.first) {  // its Ethernet and IP header go right in front of the payload
-        std::memcpy(d.buf - hlen - sizeof(net::EtherHdr), rte_pktmbuf_mtod(frag, const uint8_t*),
-                    sizeof(net::EtherHdr) + hlen);
-        d.aux = static_cast<uint16_t>(hlen);
+    if (r.first) {  // its headers go right in front of the payload
+        std::memcpy(d.buf - hdr_len, hdr, hdr_len);
+        d.aux = static_cast<uint16_t>(hdr_len);
     }
     rte_pktmbuf_free(frag);
     if (r.status == net::ReasmStatus::Held) return nullptr;
 
-    const uint32_t first_hlen = d.aux;
-    const uint32_t len = sizeof(net::EtherHdr) + first_hlen + d.total;
-    uint8_t* start = d.buf - first_hlen - sizeof(net::EtherHdr);
+    first_hdr_len = d.aux;
+    const uint32_t frame_len = first_hdr_len + d.total;
+    uint8_t* start = d.buf - first_hdr_len;
     ctx.counters.inc(Counter::frag_merged, d.nfrags);
     ctx.counters.inc(Counter::frag_reassembled);
     ctx.counters.inc(Counter::frames_generated);
     auto* m = static_cast<rte_mbuf*>(f.table.take(r.slot));
     m->data_off = static_cast<uint16_t>(start - static_cast<uint8_t*>(m->buf_addr));
-    m->data_len = static_cast<uint16_t>(len);
-    m->pkt_len = len;
-    auto* whole = reinterpret_cast<net::Ipv4Hdr*>(start + sizeof(net::EtherHdr));
-    whole->total_length = net::hton16(static_cast<uint16_t>(first_hlen + d.total));
+    m->data_len = static_cast<uint16_t>(frame_len);
+    m->pkt_len = frame_len;
+    return m;
+}
+
+rte_mbuf* ipv4_reassemble(StackContext& ctx, rte_mbuf* frag, const net::Ipv4Hdr* ip, uint32_t hlen,
+                          uint32_t total_len) {
+    const uint16_t fo = net::ntoh16(ip->frag_off);
+    net::ReasmKey key;
+    key.src = net::Af4::src(*ip);
+    key.dst = net::Af4::dst(*ip);
+    key.id = ip->id;
+    key.proto = ip->protocol;
+    const uint32_t offset = static_cast<uint32_t>(fo & kIpv4OffsetMask) * 8;
+    // RFC 791: total length counts the header; a datagram is at most 65535 bytes (and our
+    // large mbufs may hold less: max_datagram_size).
+    const uint32_t max_payload =
+        std::min<uint32_t>(ctx.frag.max_datagram_size, UINT16_MAX) - hlen;
+    uint32_t first_hdr = 0;
+    rte_mbuf* m = reassemble(ctx, frag, key, offset, fo & kIpv4MoreFragments,
+                             reinterpret_cast<const uint8_t*>(ip) + hlen, total_len - hlen,
+                             rte_pktmbuf_mtod(frag, const uint8_t*), sizeof(net::EtherHdr) + hlen,
+                             max_payload, first_hdr);
+    if (!m) return nullptr;
+    auto* whole = rte_pktmbuf_mtod_offset(m, net::Ipv4Hdr*, sizeof(net::EtherHdr));
+    whole->total_length =
+        net::hton16(static_cast<uint16_t>(rte_pktmbuf_data_len(m) - sizeof(net::EtherHdr)));
     whole->frag_off &= net::hton16(static_cast<uint16_t>(~(kIpv4MoreFragments | kIpv4OffsetMask)));
     ipv4_header_checksum(whole);
     return m;

@@ -55,6 +55,19 @@ uint32_t reasm_pool_size(const net::ReasmLimits& limits);
 // Sizes the table (allocates: worker start). pool may be nullptr (reassembly off).
 void fragments_init(Fragments& f, const FragConfig& cfg, rte_mempool* pool);
 
+// The family-neutral step, for IPv4 below and the IPv6 input (RFC 8200 fragment header: id,
+// offset in bytes, M flag). Stores the fragment's payload [offset, offset + len) of datagram
+// key; hdr/hdr_len: what precedes the fragmentable part in the reassembled frame (<=
+// kReasmHeaderRoom), kept from the fragment at offset 0 (IPv4: Ethernet + IP header; IPv6:
+// Ethernet + IPv6 header + the unfragmentable extension headers, without the fragment header:
+// the caller may edit those bytes in the fragment first, e.g. the next-header byte that named
+// the fragment header). max_payload: the protocol's limit (65535 less the header the length
+// field counts). Consumes frag. Returns the reassembled frame, hdr then payload, with
+// first_hdr_len = that hdr's length (the caller fixes its length fields), else nullptr: the
+// fragment was stored or dropped under a named counter.
+rte_mbuf* reassemble(StackContext& ctx, rte_mbuf* frag, const net::ReasmKey& key, uint32_t offset,
+                     bool more, const uint8_t* payload, uint32_t len, const uint8_t* hdr,
+                     uint32_t hdr_len, uint32_t max_payload, uint32_t& first_hdr_len);
 // An IPv4 fragment that passed the header checks (ip at hlen bytes, total_len its total
 // length). Consumes frag. Returns the reassembled datagram when this fragment completed one
 // (Ethernet header of the first fragment, IP header with MF and offset cleared, fresh

@@ -235,6 +235,41 @@ TEST_F(FragFullnatTest, LargePingToTheVipAnsweredInFragments) {
     EXPECT_EQ(counter(Counter::icmp_echo_replies), 1u);
 }
 
+class FragLimitsTest : public FragFullnatTest {
+protected:
+    void SetUp() override {
+        PipelineTest::SetUp();
+        configure_default("rr");
+        lb::WorkerConfig cfg;
+        cfg.frag.limits = {2, 3, 1000};  // 2 datagrams, 3 fragments each, 1 s
+        cfg.frag.max_datagram_size = 1000;
+        start_worker(cfg);
+        learn_neighbours();
+    }
+};
+
+TEST_F(FragLimitsTest, EachLimitIsCounted) {
+    // Two datagrams in flight fill the table: a third one's fragment is dropped.
+    const auto a = fragment(query(text(200), 33000, 1), 64);
+    const auto b = fragment(query(text(200), 33001, 2), 64);
+    const auto c = fragment(query(text(200), 33002, 3), 64);
+    EXPECT_TRUE(send_all({a[0], b[0], c[0]}).empty());
+    EXPECT_EQ(counter(Counter::drop_frag_table_full), 1u);
+    // a in 4 fragments: the fourth is one too many, and takes the three stored with it.
+    EXPECT_TRUE(send_all({a[1], a[2], a[3]}).empty());
+    EXPECT_EQ(counter(Counter::drop_frag_too_many), 4u);
+    // Beyond max_datagram_size (1000 bytes of IP datagram).
+    const auto big = fragment(query(text(1200), 33003, 4), 512);
+    EXPECT_TRUE(send_all({big[0], big[1], big[2]}).empty());
+    // big[1] ends past 980 payload bytes (dropped with big[0]), and so does big[2] alone.
+    EXPECT_EQ(counter(Counter::drop_frag_too_big), 3u);
+    // b times out after 1 s; its last fragments then start a datagram of their own.
+    worker->advance_clock(1000);
+    poll();
+    EXPECT_EQ(counter(Counter::drop_frag_timeout), 1u);
+    EXPECT_EQ(counter(Counter::conns_created), 0u);
+}
+
 // ---- NAT ------------------------------------------------------------------------------------
 
 class FragNatTest : public FragFullnatTest {

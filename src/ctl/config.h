@@ -70,6 +70,15 @@ struct WorkerDefs {
     PollMode poll_mode = PollMode::Adaptive;
 };
 
+// `frag_defs { ... }`: IP fragment reassembly per worker (stack/fragment.h). Restart to change.
+struct FragDefs {
+    uint32_t max_datagrams = 64;         // datagrams in flight per worker; 0: fragments dropped
+    uint32_t max_fragments = 64;         // fragments per datagram
+    uint32_t max_datagram_size = 65535;  // bytes of a reassembled datagram (IP header included)
+    uint32_t timeout_ms = 5000;          // from a datagram's first fragment to its completion
+    bool operator==(const FragDefs&) const = default;
+};
+
 // `address 10.10.1.1/24 dev wan0`: addr is the director's own address, prefix its subnet.
 struct AddressDef {
     net::InetAddr addr;
@@ -224,6 +233,7 @@ struct Config {
     GlobalDefs global;
     NetifDefs netif;
     WorkerDefs worker;
+    FragDefs frag;
     IpDefs ip;
     IpvsDefs ipvs;
     std::vector<LocalAddressGroup> laddr_groups;

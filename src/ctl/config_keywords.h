@@ -45,6 +45,7 @@ inline constexpr std::array kKeywords = {
     Keyword{"top", "global_defs", detail::A, ""},
     Keyword{"top", "netif_defs", detail::A, ""},
     Keyword{"top", "worker_defs", detail::A, ""},
+    Keyword{"top", "frag_defs", detail::A, "restart to change"},
     Keyword{"top", "ip_defs", detail::A, ""},
     Keyword{"top", "ipvs_defs", detail::A, ""},
     Keyword{"top", "local_address_group", detail::A, ""},
@@ -87,6 +88,11 @@ inline constexpr std::array kKeywords = {
     // ---- worker_defs
     Keyword{"worker_defs", "workers", detail::A, "only 1 for now: more are refused"},
     Keyword{"worker_defs", "poll_mode", detail::A, ""},
+    // ---- frag_defs
+    Keyword{"frag_defs", "max_datagrams", detail::A, "0 turns reassembly off"},
+    Keyword{"frag_defs", "max_fragments", detail::A, ""},
+    Keyword{"frag_defs", "max_datagram_size", detail::A, ""},
+    Keyword{"frag_defs", "timeout_ms", detail::A, ""},
     // ---- ip_defs
     Keyword{"ip_defs", "address", detail::A, ""},
     Keyword{"ip_defs", "route", detail::A, ""},

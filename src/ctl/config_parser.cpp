@@ -21,6 +21,8 @@ void Parser::top_level(const Token& kw) {
         block(kw, [&](const Token& t) { netif_defs(t); });
     else if (k == "worker_defs")
         block(kw, [&](const Token& t) { worker_defs(t); });
+    else if (k == "frag_defs")
+        block(kw, [&](const Token& t) { frag_defs(t); });
     else if (k == "ip_defs")
         block(kw, [&](const Token& t) { ip_defs(t); });
     else if (k == "ipvs_defs")
@@ -128,6 +130,24 @@ void Parser::worker_defs(const Token& kw) {
         if (auto mode = choice(kw, kModes)) cfg_.worker.poll_mode = *mode;
     } else {
         unknown(kw, "worker_defs");
+    }
+}
+
+// Reassembly limits (stack/fragment.h). The bounds keep a worker's preallocation sane:
+// max_datagrams * max_datagram_size bytes of large mbufs (twice, for those on their way out).
+void Parser::frag_defs(const Token& kw) {
+    if (classified(kw, "frag_defs")) return;
+    FragDefs& f = cfg_.frag;
+    if (kw.text == "max_datagrams") {
+        if (auto n = number_value(kw, 0, 4096)) f.max_datagrams = *n;
+    } else if (kw.text == "max_fragments") {
+        if (auto n = number_value(kw, 2, 256)) f.max_fragments = *n;
+    } else if (kw.text == "max_datagram_size") {
+        if (auto n = number_value(kw, 576, 65535)) f.max_datagram_size = *n;  // RFC 791 576
+    } else if (kw.text == "timeout_ms") {
+        if (auto n = number_value(kw, 100, 60000)) f.timeout_ms = *n;  // RFC 8200: 60 s
+    } else {
+        unknown(kw, "frag_defs");
     }
 }
 

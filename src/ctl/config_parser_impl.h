@@ -334,6 +334,7 @@ class Parser {
     void global_defs(const Token& kw);
     void netif_defs(const Token& kw);
     void worker_defs(const Token& kw);
+    void frag_defs(const Token& kw);
     void ip_options(const Token& kw, std::optional<std::string>& dev,
                     std::optional<net::InetAddr>* via, bool& ok);
     void ip_defs(const Token& kw);

@@ -18,6 +18,7 @@
 #include "net/syncookie.h"
 #include "port/eal.h"
 #include "port/ethdev.h"
+#include "stack/fragment.h"
 
 namespace xvs::ctl {
 
@@ -128,11 +129,25 @@ Result<void> Daemon::start() {
              " virtual services, " + std::to_string(director_->matches().size()) +
              " SNAT match services");
 
+    const FragDefs& fd = config_.frag;
     for (unsigned w = 0; w < nworkers; ++w) {
         lb::WorkerConfig wc;
         wc.id = w;
         wc.pool = first_pool;
         wc.max_conns = config_.ipvs.conn_table_size;
+        wc.frag.limits = {fd.max_datagrams, fd.max_fragments, fd.timeout_ms};
+        wc.frag.max_datagram_size = fd.max_datagram_size;
+        if (fd.max_datagrams) {  // IP reassembly: a pool of large mbufs per worker
+            auto reasm = port::mbuf_pool_create(
+                "xvs_reasm_" + std::to_string(w), stack::reasm_pool_size(wc.frag.limits), 0,
+                static_cast<uint16_t>(stack::reasm_data_room(fd.max_datagram_size)));
+            if (!reasm) return make_error("frag_defs: " + reasm.error());
+            wc.reasm_pool = *reasm;
+            log_info("worker " + std::to_string(w) + ": IP reassembly of " +
+                     std::to_string(fd.max_datagrams) + " datagrams up to " +
+                     std::to_string(fd.max_datagram_size) +
+                     " bytes = " + mib_text(port::mempool_memory_bytes(*reasm)));
+        }
         auto worker = lb::Worker::create(*director_, wc);
         if (!worker) return make_error(worker.error());
         log_info("worker " + std::to_string(w) + ": conn table " + std::to_string(wc.max_conns) +
@@ -198,6 +213,7 @@ Result<void> Daemon::reload() {
     }
     if (next.worker.workers != config_.worker.workers) restart.push_back("workers");
     if (next.worker.poll_mode != config_.worker.poll_mode) restart.push_back("poll_mode");
+    if (!(next.frag == config_.frag)) restart.push_back("frag_defs");
     if (next.global.control_socket != config_.global.control_socket)
         restart.push_back("control_socket");
     if (next.global.control_socket_gid != config_.global.control_socket_gid)

@@ -55,13 +55,18 @@ Worker::~Worker() {
 
 uint64_t Worker::held_frames() const {
     uint64_t n = ctx_.stack.neigh.pending_total + ctx_.stack.tx.pending();
-    return n + lb::synproxy_saved_count(ctx_.sp);
+    return n + lb::synproxy_saved_count(ctx_.sp) + stack::fragments_held(ctx_.stack);
+}
+
+uint64_t Worker::held_mbufs() const {
+    return held_frames() - stack::fragments_held(ctx_.stack) + stack::fragments_buffers(ctx_.stack);
 }
 
 void Worker::release_held() {
     flush();
     stack::neigh_drop_all_pending(ctx_.stack);
     synproxy_drop_saved(ctx_);
+    stack::fragments_release(ctx_.stack);
 }
 
 Result<std::unique_ptr<Worker>> Worker::create(Director& director, const WorkerConfig& cfg) {
@@ -79,6 +84,7 @@ Result<std::unique_ptr<Worker>> Worker::create(Director& director, const WorkerC
     w->ctx_.feat.resize(cfg.max_conns);
     w->ctx_.laddr.assign(cfg.max_conns, nullptr);
     synproxy_init(w->ctx_.sp, cfg.max_conns, cfg.synproxy_pending);
+    stack::fragments_init(w->ctx_.stack.frag, cfg.frag, cfg.reasm_pool);
     w->refresh_snapshot();
     return w;
 }
@@ -108,6 +114,7 @@ unsigned Worker::poll_once() {
     ctx_.timers.advance(
         now, [&](TimerNode* node) { conn_timer(ctx_, node, now); }, 4096);
     stack::neigh_tick(ctx_.stack);
+    stack::fragments_expire(ctx_.stack);
     if (Command* cmd = commands_.pending())
         if (serve_chunk(*cmd, ctx_)) commands_.answer();
 

@@ -80,6 +80,9 @@ public:
     // Frames the worker owns between polls (stack/conservation.h): waiting for ARP, saved by
     // the SYN proxy, or buffered for TX.
     uint64_t held_frames() const;
+    // mbufs the worker owns between polls: held_frames() less the fragments reassembly keeps
+    // only as bytes, plus its large mbufs (one per datagram in flight, stack/fragment.h).
+    uint64_t held_mbufs() const;
     // Sends what TX buffers hold and frees the rest, each counted (drop_neigh_unresolved,
     // synproxy_saved_dropped): afterwards held_frames() is 0. Conns stay; a SYN-proxy conn
     // still waiting for its RS simply has nothing left to replay.

@@ -32,6 +32,10 @@ struct WorkerConfig {
     uint64_t timer_tick_ms = 100;
     stack::NeighTimes neigh_times{};
     uint16_t synproxy_pending = 4096;  // SYN proxy handshakes in flight (side pool, <= 65535)
+    // IP fragment reassembly (stack/fragment.h): limits and the pool of large mbufs (its
+    // data room from stack::reasm_data_room); nullptr: fragments dropped (drop_ip_fragment).
+    stack::FragConfig frag{};
+    rte_mempool* reasm_pool = nullptr;
 };
 
 // A load-balanced packet of family Af: what the stack classified, plus its connection key.

@@ -1,6 +1,7 @@
 // DPDK EAL lifetime: started once per process from an argument list, cleaned up on exit.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,8 @@ std::vector<std::string> split_args(const std::string& text);
 // A packet mbuf pool on the caller's NUMA socket; nullptr with an error message on failure.
 // Bytes a pool's objects occupy (header + element + trailer, times its size).
 size_t mempool_memory_bytes(const rte_mempool* mp);
+// data_room 0: RTE_MBUF_DEFAULT_BUF_SIZE (a standard frame); larger for reassembled datagrams.
 Result<rte_mempool*> mbuf_pool_create(const std::string& name, unsigned n_mbufs,
-                                      unsigned cache_size = 256);
+                                      unsigned cache_size = 256, uint16_t data_room = 0);
 
 }  // namespace xvs::port

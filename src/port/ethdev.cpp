@@ -82,11 +82,19 @@ std::optional<std::string> port_defrag_warning(const std::string& devargs) {
     if (devargs.rfind("net_af_packet", 0) != 0) return std::nullopt;
     std::ifstream in("/proc/sys/net/ipv4/ipfrag_high_thresh");
     long thresh = -1;
-    if (!(in >> thresh) || thresh == 0) return std::nullopt;
-    return devargs.substr(0, devargs.find(',')) +
-           ": the kernel reassembles IP fragments before xvs sees them (af_packet fanout), so "
-           "fragmented datagrams would be forwarded; set net.ipv4.ipfrag_low_thresh=0 and "
-           "net.ipv4.ipfrag_high_thresh=0 in this network namespace to have them dropped";
+    in >> thresh;
+    const std::string dev = devargs.substr(0, devargs.find(','));
+    // DPDK 22.11's af_packet PMD joins a PACKET_FANOUT group with PACKET_FANOUT_FLAG_DEFRAG:
+    // the kernel reassembles fragments for the socket, so xvs never sees them.
+    if (thresh == 0)
+        return dev +
+               ": net.ipv4.ipfrag_high_thresh=0 here, so the kernel drops every IP "
+               "fragment before xvs sees it (af_packet fanout defrag); use net_af_xdp for "
+               "fragmented traffic";
+    return dev +
+           ": the kernel reassembles IP fragments before xvs sees them (af_packet fanout "
+           "defrag): frag_defs does not apply, and a datagram larger than the af_packet "
+           "frame is lost in the PMD; use net_af_xdp for fragmented traffic";
 }
 
 Result<PortInfo> port_open_rings(const std::string& name, rte_ring* rx, rte_ring* tx,

@@ -23,6 +23,8 @@ inline constexpr std::array kConsumedCounters{
     Counter::nd_adverts_received,          // likewise for IPv6
     Counter::synproxy_ack_deferred,        // the cookie ACK proved the handshake (defer_rs_syn)
     Counter::synproxy_rs_synack_absorbed,  // the RS SYN-ACK completed the RS side (defer_rs_syn)
+    Counter::frag_merged,                  // its bytes are in the reassembled datagram
+    Counter::frag_split,                   // sent on as the fragments it was cut into
 };
 
 struct FrameBalance {

@@ -6,6 +6,7 @@
 
 #include "common/single_writer.h"
 #include "stack/counters.h"
+#include "stack/fragment.h"
 #include "stack/neigh.h"
 #include "stack/tx.h"
 #include "stack/view.h"
@@ -22,6 +23,7 @@ struct StackContext {
     SingleWriter<uint64_t> now_ms;  // the worker's clock; the control thread reads it too
     const StackView* view = nullptr;
     uint64_t next_neigh_scan_ms = 0;
+    Fragments frag;  // reassembly table and its large mbufs (stack/fragment.h)
 };
 
 }  // namespace xvs::stack

@@ -73,6 +73,19 @@ namespace xvs::stack {
     X(synproxy_rs_timeout, false, "SYN proxy: RS never answered the SYN, client reset")            \
     X(synproxy_rs_synack_absorbed, false,                                                          \
       "SYN proxy (defer_rs_syn): RS SYN-ACK absorbed at handover")                                 \
+    X(frag_merged, false, "IP fragments merged into a reassembled datagram (consumed)")            \
+    X(frag_reassembled, false, "IP datagrams reassembled from fragments")                          \
+    X(frag_split, false, "IPv4 packets over the egress MTU sent as fragments (consumed)")          \
+    X(frag_created, false, "IPv4 fragments built for packets over the egress MTU")                 \
+    X(drop_frag_timeout, true, "IP fragment of a datagram not complete in time (or at stop)")      \
+    X(drop_frag_table_full, true, "IP fragment of a new datagram: reassembly table full")          \
+    X(drop_frag_no_buffer, true, "IP fragment of a new datagram: no reassembly buffer free")       \
+    X(drop_frag_too_many, true, "IP fragment of a datagram beyond max_fragments (datagram too)")   \
+    X(drop_frag_overlap, true, "IP fragment overlapping received bytes (datagram dropped too)")    \
+    X(drop_frag_bad_length, true,                                                                  \
+      "IP fragment: non-last not a multiple of 8, or end inconsistent")                            \
+    X(drop_frag_too_big, true, "IP fragment: datagram beyond 65535 or max_datagram_size")          \
+    X(drop_frag_duplicate, true, "IP fragment: exact duplicate of one already received")           \
     X(drop_frame_too_big, true, "frame larger than the port MTU")                                  \
     X(drop_frame_truncated, true, "frame shorter than its headers")                                \
     X(drop_not_for_us, true, "destination MAC is neither ours nor broadcast")                      \
@@ -97,7 +110,7 @@ namespace xvs::stack {
     X(drop_ip_total_len, true, "IP total/payload length inconsistent with the frame")              \
     X(drop_ip_checksum, true, "IPv4 header checksum wrong")                                        \
     X(drop_ip_ttl, true, "IPv4 TTL zero")                                                          \
-    X(drop_ip_fragment, true, "IPv4 fragment (reassembly not supported)")                          \
+    X(drop_ip_fragment, true, "IP fragment while reassembly is off (frag_defs max_datagrams 0)")   \
     X(drop_not_local, true, "destination not an own address (forwarding disabled)")                \
     X(drop_to_director, true, "TCP/UDP to a director address (no exception path yet)")             \
     X(drop_ip_proto, true, "IP protocol not handled for this address")                             \

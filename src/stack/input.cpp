@@ -78,7 +78,7 @@ void fill(PktMeta<Af>& meta, rte_mbuf* m, typename Af::Hdr* ip, uint8_t* l4, uin
 bool ip4_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af4>& meta) {
     Ipv4View v;
     if (!ipv4_validate(ctx, m, v)) {
-        rte_pktmbuf_free(m);
+        if (m) rte_pktmbuf_free(m);  // nullptr: a fragment, held or dropped by reassembly
         return false;
     }
     uint8_t flags = 0;

@@ -7,6 +7,8 @@
 #include "net/af.h"
 #include "net/byteorder.h"
 #include "net/checksum.h"
+#include "stack/fragment.h"
+#include "stack/output.h"
 
 namespace xvs::stack {
 
@@ -19,24 +21,24 @@ bool source_own(const StackView& view, const net::InetAddr& saddr) {
     return view.own(saddr) != nullptr;
 }
 
-bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out) {
+bool ipv4_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv4View& out) {
     const uint32_t frame = rte_pktmbuf_data_len(pkt);
     if (frame < sizeof(net::EtherHdr) + sizeof(net::Ipv4Hdr)) {
         ctx.counters.inc(Counter::drop_frame_truncated);
         return false;
     }
     auto* ip = rte_pktmbuf_mtod_offset(pkt, net::Ipv4Hdr*, sizeof(net::EtherHdr));
-    const uint32_t avail = frame - sizeof(net::EtherHdr);
+    uint32_t avail = frame - sizeof(net::EtherHdr);
     if (ip->version() != 4) {
         ctx.counters.inc(Counter::drop_ip_version);
         return false;
     }
-    const uint32_t hlen = ip->header_len();
+    uint32_t hlen = ip->header_len();
     if (hlen < sizeof(net::Ipv4Hdr) || hlen > avail) {
         ctx.counters.inc(Counter::drop_ip_header_len);
         return false;
     }
-    const uint32_t total = net::ntoh16(ip->total_length);
+    uint32_t total = net::ntoh16(ip->total_length);
     if (total < hlen || total > avail) {
         ctx.counters.inc(Counter::drop_ip_total_len);
         return false;
@@ -48,10 +50,6 @@ bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out) {
     }
     if (ip->ttl == 0) {
         ctx.counters.inc(Counter::drop_ip_ttl);
-        return false;
-    }
-    if (ip->is_fragment()) {
-        ctx.counters.inc(Counter::drop_ip_fragment);
         return false;
     }
     // RFC 1122 3.3.6: a datagram for a unicast address that came in a link-layer broadcast
@@ -66,6 +64,14 @@ bool ipv4_validate(StackContext& ctx, rte_mbuf* pkt, Ipv4View& out) {
     if (ipv4_source_martian(ip->saddr)) {
         ctx.counters.inc(Counter::drop_martian_source);
         return false;
+    }
+    if (ip->is_fragment()) {
+        // Reassembled here (stack/fragment.h); the whole datagram goes on as one packet.
+        pkt = ipv4_reassemble(ctx, pkt, ip, hlen, total);
+        if (!pkt) return false;
+        ip = rte_pktmbuf_mtod_offset(pkt, net::Ipv4Hdr*, sizeof(net::EtherHdr));
+        hlen = ip->header_len();  // the first fragment's: later ones may carry fewer options
+        avail = total = net::ntoh16(ip->total_length);
     }
     if (total < avail) rte_pktmbuf_trim(pkt, static_cast<uint16_t>(avail - total));  // padding
     out.ip = ip;
@@ -105,11 +111,9 @@ void icmp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv4View& 
     ip->ttl = 64;
     net::csum_replace2(&ip->checksum, old_ttl_word, net::load_wire16(&ip->ttl));
 
-    auto* eth = rte_pktmbuf_mtod(pkt, net::EtherHdr*);
-    eth->dst = eth->src;
-    eth->src = ctx.view->ports[port].mac;
+    const net::MacAddr requester = rte_pktmbuf_mtod(pkt, net::EtherHdr*)->src;
     ctx.counters.inc(Counter::icmp_echo_replies);
-    ctx.tx.enqueue(port, pkt, ctx.counters);
+    ether_send(ctx, pkt, port, requester);  // a reassembled echo goes back in fragments
 }
 
 }  // namespace xvs::stack

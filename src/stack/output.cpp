@@ -5,6 +5,7 @@
 #include <rte_mbuf.h>
 
 #include "net/af.h"
+#include "stack/fragment.h"
 #include "stack/ndp.h"
 
 namespace xvs::stack {
@@ -31,6 +32,16 @@ void ether_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAd
     eth->src = ctx.view->ports[port].mac;
     const uint8_t version = *reinterpret_cast<const uint8_t*>(eth + 1) >> 4;
     eth->ether_type = net::hton16(version == 6 ? net::kEtherTypeIpv6 : net::kEtherTypeIpv4);
+    const uint32_t mtu = ctx.view->ports[port].mtu;
+    if (rte_pktmbuf_data_len(pkt) > mtu + sizeof(net::EtherHdr)) [[unlikely]] {
+        // A reassembled datagram (or a packet grown past a smaller egress MTU): IPv4 without
+        // DF is cut into fragments (stack/fragment.h); with DF it goes as before.
+        const auto* ip = reinterpret_cast<const net::Ipv4Hdr*>(eth + 1);
+        if (version == 4 && !(net::ntoh16(ip->frag_off) & net::kIpv4DontFragment)) {
+            ipv4_fragment_send(ctx, pkt, port, dst, mtu);
+            return;
+        }
+    }
     ctx.tx.enqueue(port, pkt, ctx.counters);
 }
 

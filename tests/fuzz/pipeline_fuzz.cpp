@@ -343,13 +343,15 @@ void Harness::check_invariants() {
     const uint64_t built =
         cn.get(Counter::arp_requests_sent) + cn.get(Counter::pp_header_segment_sent) +
         cn.get(Counter::pp_header_retransmitted) + cn.get(Counter::uoa_empty_sent) +
-        cn.get(Counter::synproxy_rs_syn_sent) + cn.get(Counter::synproxy_rs_timeout);
+        cn.get(Counter::synproxy_rs_syn_sent) + cn.get(Counter::synproxy_rs_timeout) +
+        cn.get(Counter::frag_reassembled) + cn.get(Counter::frag_created);
     // Frames taken without a drop: received ARP replies, bare ACKs absorbed and RS SYN-ACKs
     // absorbed by the deferring SYN proxy.
     const uint64_t consumed = cn.get(Counter::arp_replies_received) +
                               cn.get(Counter::synproxy_ack_deferred) +
-                              cn.get(Counter::synproxy_rs_synack_absorbed);
-    const uint64_t held = worker->neighbours().pending_total + worker->synproxy_saved_count();
+                              cn.get(Counter::synproxy_rs_synack_absorbed) +
+                              cn.get(Counter::frag_merged) + cn.get(Counter::frag_split);
+    const uint64_t held = worker->held_frames();
     CHECK_EQ(cn.get(Counter::rx_packets), sent_);
     CHECK_EQ(cn.get(Counter::tx_packets), received_);
     CHECK_EQ(cn.get(Counter::drop_mbuf_alloc), 0);
@@ -366,7 +368,9 @@ void Harness::check_invariants() {
         fail("conservation: in + built == out + drops + consumed + held");
     }
     // No mbuf leaked: after TX was drained, exactly the held frames are out of the pool.
-    CHECK_EQ(rte_mempool_in_use_count(DpdkEnvironment::pool()), held);
+    CHECK_EQ(rte_mempool_in_use_count(DpdkEnvironment::pool()) +
+                 rte_mempool_in_use_count(DpdkEnvironment::reasm_pool()),
+             worker->held_mbufs());
 
     // Reference counts: every conn's dest, service and LIP count exactly the conns using them.
     std::unordered_map<const lb::Dest*, uint32_t> dests;
@@ -675,8 +679,7 @@ void Harness::run(const uint8_t* data, size_t size) {
     }
     poll_all();
     // Quiet period: everything expires, every held frame is sent or dropped (counted).
-    for (int i = 0; i < 60 && (worker->conns().in_use() || worker->neighbours().pending_total ||
-                               worker->synproxy_saved_count());
+    for (int i = 0; i < 60 && (worker->conns().in_use() || worker->held_frames());
          ++i) {
         worker->advance_clock(30'000);
         poll_all();
@@ -690,8 +693,9 @@ void Harness::run(const uint8_t* data, size_t size) {
         std::fprintf(stderr, "\n");
     }
     CHECK_EQ(worker->conns().in_use(), 0);
-    CHECK_EQ(worker->neighbours().pending_total + worker->synproxy_saved_count(), 0);
+    CHECK_EQ(worker->held_frames(), 0);  // fragments too: the quiet period outlasts their timeout
     CHECK_EQ(rte_mempool_in_use_count(DpdkEnvironment::pool()), baseline);
+    CHECK_EQ(rte_mempool_in_use_count(DpdkEnvironment::reasm_pool()), 0);
     for (const auto& s : director->services()) {
         CHECK_EQ(s->sum_refs(), 0);
         for (const auto& d : s->dests) CHECK_EQ(d->sum_refs(), 0);

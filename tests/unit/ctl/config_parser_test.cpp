@@ -1041,5 +1041,28 @@ TEST(ConfigParserErrors, LowerThresholdAboveUpper) {
                             "uthreshold 0"));
 }
 
+TEST(ConfigParser, FragDefs) {
+    ParseOutcome out = parse("");
+    ASSERT_TRUE(out.config);
+    EXPECT_EQ(out.config->frag, FragDefs{});
+    out = parse_body(
+        "frag_defs {\n max_datagrams 16\n max_fragments 8\n max_datagram_size 9000\n"
+        " timeout_ms 1500\n}\n");
+    ASSERT_TRUE(out.config) << (out.errors.empty() ? "" : out.errors[0]);
+    EXPECT_EQ(out.config->frag.max_datagrams, 16u);
+    EXPECT_EQ(out.config->frag.max_fragments, 8u);
+    EXPECT_EQ(out.config->frag.max_datagram_size, 9000u);
+    EXPECT_EQ(out.config->frag.timeout_ms, 1500u);
+    EXPECT_EQ(parse_body("frag_defs { max_datagrams 0 }\n").config->frag.max_datagrams, 0u);
+    for (const char* bad :
+         {"frag_defs { max_fragments 1 }\n", "frag_defs { max_datagram_size 70000 }\n",
+          "frag_defs { timeout_ms 10 }\n", "frag_defs { max_datagrams 5000 }\n",
+          "frag_defs { reassemble yes }\n"}) {
+        const auto errors = errors_of(bad);
+        ASSERT_EQ(errors.size(), 1u) << bad;
+        EXPECT_NE(errors[0].find("t.conf:7"), std::string::npos) << errors[0];
+    }
+}
+
 }  // namespace
 }  // namespace xvs::ctl

@@ -233,4 +233,59 @@ void ipv4_fragment_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const ne
     rte_pktmbuf_free(pkt);
 }
 
+void ipv6_fragment_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAddr& dst,
+                        uint32_t mtu) {
+    const auto* frame = rte_pktmbuf_mtod(pkt, const uint8_t*);
+    const auto* ip = reinterpret_cast<const net::Ipv6Hdr*>(frame + sizeof(net::EtherHdr));
+    const uint32_t payload = net::ntoh16(ip->payload_len);
+    constexpr uint32_t kHdr = sizeof(net::Ipv6Hdr), kFh = sizeof(net::Ipv6FragHdr);
+    const uint32_t chunk = mtu > kHdr + kFh ? (mtu - kHdr - kFh) & ~7u : 0;
+    constexpr uint32_t kMaxPieces = 64;
+    const uint32_t n = chunk == 0 ? kMaxPieces + 1 : (payload + chunk - 1) / chunk;
+    if (n > kMaxPieces || ip->next_header == net::kIp6ExtHopByHop ||
+        ip->next_header == net::kIp6ExtRouting || ip->next_header == net::kIp6ExtFragment ||
+        kHdr + payload + sizeof(net::EtherHdr) > rte_pktmbuf_data_len(pkt)) {
+        ctx.counters.inc(Counter::drop_frame_too_big);
+        rte_pktmbuf_free(pkt);
+        return;
+    }
+    rte_mbuf* frags[kMaxPieces];
+    if (rte_pktmbuf_alloc_bulk(ctx.pool, frags, n) != 0) {
+        ctx.counters.inc(Counter::drop_mbuf_alloc);
+        rte_pktmbuf_free(pkt);
+        return;
+    }
+    ctx.counters.inc(Counter::frames_generated, n);
+    ctx.counters.inc(Counter::frag_split);
+    ctx.counters.inc(Counter::frag_created, n);
+    const net::MacAddr src = ctx.view->ports[port].mac;
+    const uint32_t id = net::hton32(++ctx.frag.next_id6);
+    const auto* body = reinterpret_cast<const uint8_t*>(ip) + kHdr;
+    uint32_t off = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t len = std::min(payload - off, chunk);
+        const bool last = off + len == payload;
+        rte_mbuf* m = frags[i];
+        auto* out = reinterpret_cast<uint8_t*>(
+            rte_pktmbuf_append(m, static_cast<uint16_t>(sizeof(net::EtherHdr) + kHdr + kFh + len)));
+        auto* eth = reinterpret_cast<net::EtherHdr*>(out);
+        eth->dst = dst;
+        eth->src = src;
+        eth->ether_type = net::hton16(net::kEtherTypeIpv6);
+        auto* fip = reinterpret_cast<net::Ipv6Hdr*>(out + sizeof(net::EtherHdr));
+        std::memcpy(fip, ip, kHdr);
+        fip->payload_len = net::hton16(static_cast<uint16_t>(kFh + len));
+        fip->next_header = net::kIp6ExtFragment;
+        uint8_t* fh = out + sizeof(net::EtherHdr) + kHdr;
+        fh[0] = ip->next_header;
+        fh[1] = 0;
+        net::store_be16(fh + 2, static_cast<uint16_t>(off | (last ? 0 : 1)));
+        std::memcpy(fh + 4, &id, 4);
+        std::memcpy(fh + kFh, body + off, len);
+        ctx.tx.enqueue(port, m, ctx.counters);
+        off += len;
+    }
+    rte_pktmbuf_free(pkt);
+}
+
 }  // namespace xvs::stack

@@ -44,6 +44,7 @@ struct Fragments {
     net::Reassembler table{net::ReasmLimits{1, 1, 0}};  // replaced by fragments_init
     rte_mempool* pool = nullptr;  // large mbufs; nullptr: no reassembly (drop_ip_fragment)
     uint32_t max_datagram_size = 0;
+    uint32_t next_id6 = 0;  // identification of the IPv6 fragments this worker sends
 };
 
 // Data room of the large mbufs for datagrams up to max_datagram_size bytes (<= 65535: the
@@ -84,6 +85,12 @@ uint32_t fragments_buffers(const StackContext& ctx);  // large mbufs held by the
 // Sends an IPv4 packet larger than mtu, without DF, as fragments on port to dst (RFC 791:
 // options with the copied flag in every fragment). Consumes pkt.
 void ipv4_fragment_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAddr& dst,
+                        uint32_t mtu);
+// The same for IPv6 (RFC 8200 4.5), for packets the director sends over the MTU (a datagram it
+// reassembled, now rewritten): a fragment header after the fixed header, the rest (extension
+// headers included) fragmented in multiples of 8 bytes. A packet with a hop-by-hop or routing
+// header (unfragmentable, RFC 8200 4.5) is dropped as drop_frame_too_big.
+void ipv6_fragment_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAddr& dst,
                         uint32_t mtu);
 
 }  // namespace xvs::stack

@@ -119,7 +119,7 @@ bool ip4_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af4>& 
 bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& meta) {
     Ipv6View v;
     if (!ipv6_validate(ctx, m, v)) {
-        rte_pktmbuf_free(m);
+        if (m) rte_pktmbuf_free(m);  // nullptr: a fragment, held or dropped by reassembly
         return false;
     }
     const bool icmp = v.proto == net::kIpProtoIcmp6 && v.l4_len >= sizeof(net::IcmpHdr);

@@ -4,11 +4,13 @@
 
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "net/af.h"
 #include "net/byteorder.h"
 #include "net/checksum.h"
+#include "stack/fragment.h"
 
 namespace xvs::stack {
 
@@ -37,7 +39,7 @@ bool ipv6_is_solicited_node_of(const uint8_t* d, const net::InetAddr& target) {
     return std::memcmp(d, kPrefix, 13) == 0 && std::memcmp(d + 13, target.b + 13, 3) == 0;
 }
 
-bool ipv6_validate(StackContext& ctx, rte_mbuf* pkt, Ipv6View& out) {
+bool ipv6_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv6View& out) {
     const uint32_t frame = rte_pktmbuf_data_len(pkt);
     if (frame < sizeof(net::EtherHdr) + sizeof(net::Ipv6Hdr)) {
         ctx.counters.inc(Counter::drop_frame_truncated);
@@ -70,6 +72,7 @@ bool ipv6_validate(StackContext& ctx, rte_mbuf* pkt, Ipv6View& out) {
     uint8_t* p = reinterpret_cast<uint8_t*>(ip) + sizeof(net::Ipv6Hdr);
     const uint8_t* const end = reinterpret_cast<uint8_t*>(ip) + total;
     uint8_t nh = ip->next_header;
+    uint8_t* nh_byte = &ip->next_header;  // the byte that names the header at p
     for (unsigned n = 0;; ++n) {
         if (nh != net::kIp6ExtHopByHop && nh != net::kIp6ExtDestOpts && nh != net::kIp6ExtRouting &&
             nh != net::kIp6ExtFragment)
@@ -83,9 +86,36 @@ bool ipv6_validate(StackContext& ctx, rte_mbuf* pkt, Ipv6View& out) {
         if (nh == net::kIp6ExtFragment) {
             // An atomic fragment (offset 0, no more fragments, RFC 6946) is a whole packet.
             len = 8;
-            if ((net::load_be16(p + 2) & 0xfff9) != 0) {
-                ctx.counters.inc(Counter::drop_ip_fragment);
-                return false;
+            const uint16_t fo = net::load_be16(p + 2);
+            if ((fo & 0xfff9) != 0) {
+                // A real fragment: reassembled here (stack/fragment.h) into the unfragmentable
+                // part (without the fragment header) and the payload; the whole datagram then
+                // goes through these checks again, as one packet with no fragment header.
+                if (end - p < 8) {
+                    ctx.counters.inc(Counter::drop_ip6_ext_header);
+                    return false;
+                }
+                *nh_byte = p[0];
+                net::ReasmKey key;
+                key.src = net::Af6::src(*ip);
+                key.dst = net::Af6::dst(*ip);
+                key.id = net::load_wire32(p + 4);
+                key.proto = 0;  // RFC 8200 4.5: source, destination and identification
+                const auto unfrag = static_cast<uint32_t>(p - reinterpret_cast<uint8_t*>(ip));
+                const uint32_t max_payload =
+                    std::min<uint32_t>(ctx.frag.max_datagram_size, 65535 + 40) - unfrag;
+                uint32_t hdr_len = 0;
+                rte_mbuf* whole = reassemble(ctx, pkt, key, fo & 0xfff8, fo & 1, p + 8,
+                                             static_cast<uint32_t>(end - p - 8),
+                                             rte_pktmbuf_mtod(pkt, const uint8_t*),
+                                             static_cast<uint32_t>(sizeof(net::EtherHdr)) + unfrag,
+                                             max_payload, hdr_len);
+                pkt = whole;  // nullptr: held or dropped (counted)
+                if (!whole) return false;
+                auto* wip = rte_pktmbuf_mtod_offset(whole, net::Ipv6Hdr*, sizeof(net::EtherHdr));
+                wip->payload_len = net::hton16(static_cast<uint16_t>(
+                    rte_pktmbuf_data_len(whole) - sizeof(net::EtherHdr) - sizeof(net::Ipv6Hdr)));
+                return ipv6_validate(ctx, pkt, out);
             }
         } else if (nh == net::kIp6ExtRouting && p[3] != 0) {
             // Segments left: the packet is to be routed on past us, which xvs does not do.
@@ -97,6 +127,7 @@ bool ipv6_validate(StackContext& ctx, rte_mbuf* pkt, Ipv6View& out) {
             return false;
         }
         nh = p[0];
+        nh_byte = p;
         p += len;
     }
     out.ip = ip;

@@ -35,10 +35,16 @@ void ether_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAd
     const uint32_t mtu = ctx.view->ports[port].mtu;
     if (rte_pktmbuf_data_len(pkt) > mtu + sizeof(net::EtherHdr)) [[unlikely]] {
         // A reassembled datagram (or a packet grown past a smaller egress MTU): IPv4 without
-        // DF is cut into fragments (stack/fragment.h); with DF it goes as before.
+        // DF is cut into fragments (stack/fragment.h); with DF it goes as before; IPv6 below.
         const auto* ip = reinterpret_cast<const net::Ipv4Hdr*>(eth + 1);
         if (version == 4 && !(net::ntoh16(ip->frag_off) & net::kIpv4DontFragment)) {
             ipv4_fragment_send(ctx, pkt, port, dst, mtu);
+            return;
+        }
+        // IPv6 routers never fragment, but the director is the sender of what it reassembled
+        // and rewrote (FNAT66, NAT66 through reassembly): fragment headers of its own.
+        if (version == 6) {
+            ipv6_fragment_send(ctx, pkt, port, dst, mtu);
             return;
         }
     }

@@ -271,6 +271,8 @@ start_rs_http() {
     ns=$(ns_rs "$i")
     dir=$XE_TMP/rs$i
     listen=${XE_RS_LISTEN:-$(rs_ip "$i"):8080}
+    local first=${listen%% *} l listens=""
+    for l in $listen; do listens+="        listen $l backlog=4096;"$'\n'; done
     mkdir -p "$dir"/tmp
     # One random file shared by every RS, so a download compares with it whoever served it.
     [[ -f $XE_TMP/big.bin ]] || head -c $((20 * 1024 * 1024)) /dev/urandom >"$XE_TMP/big.bin"
@@ -293,8 +295,7 @@ http {
     scgi_temp_path $dir/tmp/scgi;
     keepalive_requests 100000;
     server {
-        listen $listen backlog=4096;
-        location = / { default_type text/plain; return 200 "rs$i\n"; }
+$listens        location = / { default_type text/plain; return 200 "rs$i\n"; }
         location = /big.bin { alias $XE_TMP/big.bin; }
         location = /upload {
             client_max_body_size 64m;
@@ -306,7 +307,7 @@ http {
 EOF
     bg_ns "$ns" "$dir/nginx.out" nginx -c "$dir/nginx.conf"
     bg_ns "$ns" "$dir/upload.out" "$XE_PY" "$XE_LIB_DIR/upload_server.py" 127.0.0.1 8081
-    wait_until 10 in_ns "$ns" curl -s --max-time 1 -o /dev/null "http://$listen/" ||
+    wait_until 10 in_ns "$ns" curl -s --max-time 1 -o /dev/null "http://$first/" ||
         fail "nginx on rs$i did not start: $(cat "$dir/nginx.out" "$dir/error.log" 2>/dev/null)"
     : >"$dir/access.log" # forget the readiness probe: the log holds client requests only
 }

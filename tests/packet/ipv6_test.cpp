@@ -220,16 +220,6 @@ TEST_F(Ipv6Test, ExtensionHeadersAreWalkedOrRefused) {
                        .build();
     EXPECT_TRUE(roundtrip(kWan, routed, kLan).empty());
     EXPECT_EQ(counter(Counter::drop_ip6_ext_header), 1u);
-    // A fragment (offset 8) is dropped as a fragment.
-    Bytes frag{net::kIpProtoTcp, 0, 0, 8, 0, 0, 0, 1};
-    Bytes fragmented = PacketBuilder()
-                           .eth(kClientMac, wan_mac())
-                           .ipv6(kClient, kVip)
-                           .ext_headers(net::kIp6ExtFragment, frag)
-                           .tcp(kCport + 2, 80)
-                           .build();
-    EXPECT_TRUE(roundtrip(kWan, fragmented, kLan).empty());
-    EXPECT_EQ(counter(Counter::drop_ip_fragment), 1u);
     // Sources no packet may have: IPv4-mapped (would alias an IPv4 client) and multicast.
     for (const char* src : {"::ffff:10.10.1.2", "ff02::1", "::1"}) {
         Bytes bad = PacketBuilder()
@@ -374,6 +364,94 @@ TEST_F(Ipv6Test, PacketTooBigOfAConnReachesTheClientTranslated) {
                                 .build(),
                             out[0]));
     EXPECT_EQ(counter(Counter::icmp_related_forwarded), 1u);
+}
+
+// An IPv6 fragment header with offset `off` bytes, M flag, id 77, before UDP.
+Bytes frag_hdr(uint16_t off, bool more) {
+    return Bytes{net::kIpProtoUdp, 0, uint8_t((off | more) >> 8), uint8_t((off | more) & 0xff),
+                 0, 0, 0, 77};
+}
+
+// The fragments of a UDP datagram client -> VIP:53 of `payload` bytes, `piece` bytes of it
+// (UDP header included) per fragment.
+std::vector<Bytes> fragments6(size_t payload, size_t piece) {
+    const Bytes whole = PacketBuilder()
+                            .eth(kClientMac, net::MacAddr{})
+                            .ipv6(kClient, kVip)
+                            .udp(kCport, 53)
+                            .payload(std::string(payload, 'f'))
+                            .build();
+    const Bytes l4(whole.begin() + 54, whole.end());
+    std::vector<Bytes> out;
+    for (size_t off = 0; off < l4.size(); off += piece) {
+        const size_t len = std::min(piece, l4.size() - off);
+        const bool more = off + len < l4.size();
+        Bytes f = PacketBuilder()
+                      .ipv6(kClient, kVip)
+                      .ext_headers(net::kIp6ExtFragment, frag_hdr(uint16_t(off), more))
+                      .ip_payload(net::kIpProtoUdp, Bytes(l4.begin() + off, l4.begin() + off + len))
+                      .build();
+        out.push_back(f);
+    }
+    return out;
+}
+
+TEST_F(Ipv6Test, FragmentsAreReassembledForwardedAndRefragmented) {
+    configure(lb::FwdMode::FullNat);
+    // Two fragments, the second first: one datagram reaches the RS, whole.
+    auto frags = fragments6(24, 16);
+    ASSERT_EQ(frags.size(), 2u);
+    for (auto& f : frags) {
+        auto* eth = reinterpret_cast<net::EtherHdr*>(f.data());
+        eth->src = kClientMac;
+        eth->dst = wan_mac();
+    }
+    EXPECT_TRUE(roundtrip(kWan, frags[1], kLan).empty());
+    auto out = roundtrip(kWan, frags[0], kLan);
+    ASSERT_EQ(out.size(), 1u);
+    uint16_t lport;
+    std::memcpy(&lport, out[0].data() + 54, 2);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(lan_mac(), kRs1Mac)
+                                .ipv6(kLip, kRs)
+                                .udp(net::ntoh16(lport), 5353)
+                                .payload(std::string(24, 'f'))
+                                .build(),
+                            out[0]));
+    EXPECT_EQ(counter(Counter::frag_reassembled), 1u);
+    // 4000 bytes in three fragments, reversed: reassembled, rewritten, and sent to the RS in
+    // fragments of its own that fit lan's MTU (1500: 1448 bytes of payload each).
+    frags = fragments6(4000, 1448);
+    ASSERT_EQ(frags.size(), 3u);
+    for (auto it = frags.rbegin(); it != frags.rend(); ++it) {
+        auto* eth = reinterpret_cast<net::EtherHdr*>(it->data());
+        eth->src = kClientMac;
+        eth->dst = wan_mac();
+        send(kWan, *it);
+    }
+    poll();
+    out = recv(kLan);
+    ASSERT_EQ(out.size(), 3u);
+    Bytes joined;
+    for (size_t i = 0; i < out.size(); ++i) {
+        const auto* ip = reinterpret_cast<const net::Ipv6Hdr*>(out[i].data() + 14);
+        ASSERT_EQ(ip->next_header, net::kIp6ExtFragment);
+        EXPECT_LE(out[i].size(), 1514u);
+        EXPECT_EQ(net::InetAddr::v6(ip->saddr), ip6(kLip));
+        const uint8_t* fh = out[i].data() + 54;
+        EXPECT_EQ(fh[0], net::kIpProtoUdp);
+        EXPECT_EQ(net::load_be16(fh + 2) & 0xfff8, joined.size());
+        EXPECT_EQ(net::load_be16(fh + 2) & 1, i + 1 < out.size() ? 1 : 0);
+        joined.insert(joined.end(), out[i].begin() + 62, out[i].end());
+    }
+    ASSERT_EQ(joined.size(), 8u + 4000);
+    EXPECT_EQ(net::load_be16(joined.data() + 2), 5353);
+    EXPECT_EQ(net::load_be16(joined.data() + 4), 4008);
+    // The UDP checksum of the whole datagram, over the new pseudo-header, holds.
+    EXPECT_EQ(net::ipv6_l4_checksum(ip6(kLip).b, ip6(kRs).b, net::kIpProtoUdp, joined.data(),
+                                    joined.size()),
+              0);
+    EXPECT_EQ(counter(Counter::frag_split), 1u);
 }
 
 // ---- NAT66, DR, TUN ---------------------------------------------------------------------------

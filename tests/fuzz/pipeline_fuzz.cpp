@@ -201,6 +201,7 @@ class Harness : public test::PipelineTest {
     void control(Cursor c);
     Bytes templated(uint8_t port, Cursor c);
     Bytes arp_templated(uint8_t port, Cursor c);
+    Bytes templated6(uint8_t port, Cursor c);
     bool reply(uint8_t port, unsigned which, Cursor c, Bytes& out);
 
     uint64_t sent_ = 0;
@@ -270,6 +271,42 @@ void Harness::configure(uint8_t cfg) {
         if (s.fwd != lb::FwdMode::FullNat) continue;
         ok(director->laddr_add(key, lip1, "lan"));
         if (s.port == 82 || s.port == 53) ok(director->laddr_add(key, lip2, "lan"));
+    }
+    // IPv6 (issue 11): FNAT66 (TOA), NAT66, DR, TUN, GUE over IPv6 and FNAT64 services on
+    // their own VIPs, reached by IPv6 frames (ND, extension headers and fragments included).
+    ok(director->address_add(*net::parse_inet("2001:db8:1::1"), 64, "wan"));
+    ok(director->address_add(*net::parse_inet("2001:db8:2::1"), 64, "lan"));
+    const auto vip6 = *net::parse_inet("2001:db8:1::100");
+    const auto vip64 = *net::parse_inet("2001:db8:1::164");
+    const net::InetAddr rs6[] = {*net::parse_inet("2001:db8:2::2"), *net::parse_inet("2001:db8:2::3")};
+    const Svc svcs6[] = {
+        {6, 80, "rr", lb::kSvcFlagToa},  {17, 53, "wrr", 0},
+        {6, 86, "rr", 0, lb::FwdMode::Nat}, {6, 87, "rr", 0, lb::FwdMode::Dr},
+        {6, 88, "rr", 0, lb::FwdMode::Tun}, {17, 58, "rr", 0, lb::FwdMode::Tun, lb::TunType::Gue},
+    };
+    for (const Svc& s : svcs6) {
+        lb::ServiceSpec spec{s.proto, vip6, s.port, s.sched};
+        spec.flags = s.flags;
+        ok(director->service_add(spec));
+        const auto key = lb::make_service_key(s.proto, vip6, s.port);
+        keys_.push_back(key);
+        const bool same_port = s.fwd == lb::FwdMode::Dr || s.fwd == lb::FwdMode::Tun;
+        const uint16_t rport = same_port ? s.port : s.proto == 6 ? 8080 : 5353;
+        const uint16_t gue_port = s.tun == lb::TunType::Gue ? 6080 : 0;
+        for (const auto& r : rs6)
+            ok(director->dest_add(key, lb::DestSpec{r, rport, 1, s.fwd, 0, 0, s.tun, gue_port}));
+        if (s.fwd == lb::FwdMode::FullNat)
+            ok(director->laddr_add(key, *net::parse_inet("2001:db8:2::100"), "lan"));
+    }
+    for (uint8_t proto : {uint8_t(6), uint8_t(17)}) {
+        lb::ServiceSpec spec{proto, vip64, 80, "rr"};
+        spec.flags = proto == 6 ? lb::kSvcFlagToa : 0;
+        ok(director->service_add(spec));
+        const auto key = lb::make_service_key(proto, vip64, 80);
+        keys_.push_back(key);
+        ok(director->dest_add(key, lb::DestSpec{rs1, 8080, 1}));
+        ok(director->dest_add(key, lb::DestSpec{rs2, 8080, 1}));
+        ok(director->laddr_add(key, lip2, "lan"));
     }
     ok(director->acl_add(lb::make_service_key(6, vip, 80), lb::AclKind::Black,
                          *net::parse_ipv4_prefix("10.10.1.66/32")));
@@ -482,6 +519,89 @@ Bytes Harness::templated(uint8_t port, Cursor c) {
     return f;
 }
 
+// IPv6 frames: [src sel | dst sel << 4][proto sel][flags][port sel] then the L4 bytes.
+// proto sel 0 TCP, 1 UDP, 2 ICMPv6 (the body's first byte is its type: echo, ND, errors...),
+// else that next header. flags: bit0 a fragment header (bit1: a later fragment, bit2: more
+// fragments), bit3 a destination options header, bit4 hop limit 255 (ND), bit5 to the
+// solicited-node multicast address of dst (its MAC too), bit6 checksum left as is.
+const char* const kAddrs6[16] = {"2001:db8:1::2",   "2001:db8:1::3",   "2001:db8:1::100",
+                                 "2001:db8:1::164", "2001:db8:1::1",   "2001:db8:2::1",
+                                 "2001:db8:2::100", "2001:db8:2::2",   "2001:db8:2::3",
+                                 "::",              "::1",             "ff02::1",
+                                 "fe80::1",         "::ffff:10.10.1.2", "2001:db8:9::9",
+                                 "2001:db8:1::2"};
+
+Bytes Harness::templated6(uint8_t port, Cursor c) {
+    const uint8_t sel = c.byte(), proto_sel = c.byte(), fl = c.byte(), psel = c.byte(0xff);
+    const net::InetAddr src = *net::parse_inet(kAddrs6[sel & 0x0f]);
+    net::InetAddr dst = *net::parse_inet(kAddrs6[sel >> 4]);
+    const uint8_t proto = proto_sel == 0   ? net::kIpProtoTcp
+                          : proto_sel == 1 ? net::kIpProtoUdp
+                          : proto_sel == 2 ? net::kIpProtoIcmp6
+                                           : proto_sel;
+    Bytes l4(c.p, c.p + c.n);
+    const size_t min_l4 = proto == net::kIpProtoTcp ? 20 : proto == net::kIpProtoUdp ? 8 : 0;
+    if (l4.size() < min_l4) l4.resize(min_l4, 0);
+    if (proto == net::kIpProtoTcp && ((l4[12] >> 4) < 5 || size_t(l4[12] >> 4) * 4 > l4.size()))
+        l4[12] = uint8_t((l4[12] & 0x0f) | 0x50);
+    if (proto == net::kIpProtoUdp) put16(&l4[4], static_cast<uint16_t>(l4.size()));
+    if (min_l4) {
+        if ((psel & 0x0f) != 0x0f) put16(&l4[0], kPorts[psel & 0x0f]);
+        if ((psel >> 4) != 0x0f) put16(&l4[2], kPorts[psel >> 4]);
+    }
+    // The L4 checksum over the whole upper-layer packet (a later fragment keeps its bytes).
+    const bool later = (fl & 0x01) && (fl & 0x02);
+    const size_t coff = proto == net::kIpProtoTcp ? 16 : proto == net::kIpProtoUdp ? 6 : 2;
+    const bool has_csum =
+        proto == net::kIpProtoTcp || proto == net::kIpProtoUdp || proto == net::kIpProtoIcmp6;
+    uint8_t mdst[6] = {0x33, 0x33, 0xff, dst.b[13], dst.b[14], dst.b[15]};
+    if (fl & 0x20) {
+        const net::InetAddr target = dst;
+        dst = *net::parse_inet("ff02::1:ff00:0");
+        std::memcpy(dst.b + 13, target.b + 13, 3);
+    }
+    if (has_csum && !later && !(fl & 0x40) && l4.size() >= coff + 2) {
+        put16(&l4[coff], 0);
+        const uint16_t csum =
+            net::ipv6_l4_checksum(src.b, dst.b, proto, l4.data(), l4.size());
+        std::memcpy(&l4[coff], &csum, 2);
+    }
+    Bytes ext;
+    uint8_t first = proto;
+    if (fl & 0x08) {  // destination options: PadN
+        ext.insert(ext.end(), {first, 0, 1, 4, 0, 0, 0, 0});
+        first = net::kIp6ExtDestOpts;
+    }
+    if (fl & 0x01) {
+        const uint16_t off = later ? 8 : 0;
+        const uint8_t nh = first;
+        Bytes fh{nh, 0, uint8_t((off | ((fl & 0x04) ? 1 : 0)) >> 8),
+                 uint8_t((off | ((fl & 0x04) ? 1 : 0)) & 0xff), 0, 0, 0, 9};
+        ext.insert(ext.begin(), fh.begin(), fh.end());
+        first = net::kIp6ExtFragment;
+    }
+    Bytes f(kEth + 40 + ext.size() + l4.size());
+    if (f.size() > kMaxFrame) f.resize(kMaxFrame);
+    const net::MacAddr our = DpdkEnvironment::port_mac(port);
+    if (fl & 0x20)
+        std::memcpy(&f[0], mdst, 6);
+    else
+        put_mac(&f[0], our);
+    put_mac(&f[6], peer_mac(0));
+    put16(&f[12], net::kEtherTypeIpv6);
+    uint8_t* ip = &f[kEth];
+    ip[0] = 0x60;
+    put16(ip + 4, static_cast<uint16_t>(f.size() - kEth - 40));
+    ip[6] = first;
+    ip[7] = (fl & 0x10) ? 255 : 64;
+    std::memcpy(ip + 8, src.b, 16);
+    std::memcpy(ip + 24, dst.b, 16);
+    Bytes rest = ext;
+    rest.insert(rest.end(), l4.begin(), l4.end());
+    copy_bytes(ip + 40, rest.data(), f.size() - kEth - 40);
+    return f;
+}
+
 // bytes: [op][spa sel | tpa sel << 4][flags: bit0 unicast to us, bit1 sha = peer of spa]
 Bytes Harness::arp_templated(uint8_t port, Cursor c) {
     const uint8_t op = c.byte(), sel = c.byte(), fl = c.byte();
@@ -655,9 +775,11 @@ void Harness::run(const uint8_t* data, size_t size) {
                 break;
             case 1:
             case 6:
-            case 7:
                 f.assign(body.p, body.p + body.n);
                 fix_checksums(f, true);
+                break;
+            case 7:
+                f = templated6(port, body);
                 break;
             case 2:
                 f = templated(port, body);

@@ -35,7 +35,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
         return nullptr;
     }
     Service* svc = view->svc;
-    FlowKey flow{lp.key.saddr, lp.key.daddr, lp.key.sport, lp.key.dport, lp.proto};
+    FlowKey flow{lp.key.saddr, lp.key.daddr, lp.key.sport, lp.key.dport, lp.proto, w.stack.now_ms};
     Dest* dest = view->sched->pick(view->plan, svc->workers[wid].cursor, wid, flow);
     if (!dest) {
         drop(w.stack, lp.pkt, sched_fail_reason(view->plan));

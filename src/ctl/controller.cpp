@@ -130,14 +130,13 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
     }
     if (s.contains("ops") && s.at("ops").is_boolean() && s.at("ops").get<bool>())
         return "One-packet scheduling is not supported yet";
-    // The persistence granularity (-M), scheduler flags (-b) and persistence engines (--pe)
-    // would be stored and never used: refused like persistence itself.
+    // The persistence granularity (-M) and engines (--pe) would be stored and never used.
     if (s.contains("netmask") &&
         (!s.at("netmask").is_string() || s.at("netmask").get<std::string>() != "255.255.255.255"))
         return "Persistence is not supported yet (-M is the persistence netmask): remove -M";
-    if (s.contains("sched_flags") && !s.at("sched_flags").is_null() &&
-        (!s.at("sched_flags").is_array() || !s.at("sched_flags").empty()))
-        return "Scheduler flags are not supported yet: remove -b";
+    if (s.contains("sched_flags") &&
+        !lb::sched_flags_parse(s.value("sched_flags", std::vector<std::string>{})))
+        return "invalid scheduler flag (sh-fallback, sh-port, mh-fallback, mh-port, flag-1..3)";
     if (s.contains("pe") && !s.at("pe").is_null() &&
         (!s.at("pe").is_string() || !s.at("pe").get<std::string>().empty()))
         return "Persistence engines are not supported yet: remove --pe";
@@ -161,6 +160,9 @@ lb::ServiceSpec service_spec_flags(const json& s) {
         else if (uoa == "ipo") spec.flags |= lb::kSvcFlagUoaIpo;
     }
     spec.conn_rate = static_cast<uint32_t>(opt_uint(s, "conn_rate", UINT32_MAX, 0));
+    spec.sched_flags =
+        lb::sched_flags_parse(s.value("sched_flags", std::vector<std::string>{})).value_or(0);
+    spec.mh_table_size = static_cast<uint32_t>(opt_uint(s, "mh_table_size", UINT32_MAX, 0));
     return spec;
 }
 
@@ -189,17 +191,6 @@ lb::DestSpec dest_spec(const json& d) {
             throw BadRequest{"GUE tunnels need a destination port ('tun_port')"};
     }
     return spec;
-}
-
-std::string_view neigh_state_name(stack::NeighState s) {
-    switch (s) {
-        case stack::NeighState::Incomplete: return "INCOMPLETE";
-        case stack::NeighState::Reachable: return "REACHABLE";
-        case stack::NeighState::Stale: return "STALE";
-        case stack::NeighState::Failed: return "FAILED";
-        case stack::NeighState::Static: return "PERMANENT";
-        default: return "NONE";
-    }
 }
 
 }  // namespace
@@ -252,7 +243,8 @@ json Controller::service_json(const lb::Service& s) const {
     json j{{"sched", s.sched_name},
            {"persistent", 0},
            {"netmask", "255.255.255.255"},
-           {"sched_flags", json::array()},
+           {"sched_flags", lb::sched_flag_names(s.sched_name, s.sched_flags)},
+           {"mh_table_size", s.mh_table_size},
            {"ops", false},
            {"pe", ""},
            {"synproxy", (s.flags & lb::kSvcFlagSynProxy) != 0},
@@ -542,7 +534,8 @@ json Controller::dispatch(const json& req) {
                         lb::match_service_check(spec.key.proto, lb::FwdMode::Snat, flags.flags);
                     !r)
                     return err(r.error());
-                if (flags.conn_rate) return err("--conn-rate is not for SNAT match services");
+                if (flags.conn_rate || flags.sched_flags)
+                    return err("--conn-rate and -b are not for SNAT match services");
                 if (cmd == "edit_service") {
                     if (auto old = director_.match_find(spec.key)) spec.name = old->match_name;
                 }
@@ -550,6 +543,10 @@ json Controller::dispatch(const json& req) {
                                                       : director_.match_edit(spec));
             }
             lb::ServiceSpec spec = service_spec(s);
+            // ipvsadm has no table size option: an edit without one keeps the configured size.
+            if (auto old = director_.service_find(get_service_key(s));
+                old && !s.contains("mh_table_size"))
+                spec.mh_table_size = old->mh_table_size;
             return commit_ok(cmd == "add_service" ? director_.service_add(spec) : director_.service_edit(spec));
         }
         if (cmd == "del_service") {
@@ -723,7 +720,7 @@ json Controller::dispatch(const json& req) {
                                 {{"addr", net::to_string(e.addr)},
                                  {"mac", mac_string(e.mac)},
                                  {"ifname", e.port < ports_.size() ? ports_[e.port].name : "?"},
-                                 {"state", neigh_state_name(e.state)},
+                                 {"state", stack::neigh_state_name(e.state)},
                                  {"worker", w->id()}});
                     });
                 if (!done) return err(done.error());

@@ -69,6 +69,16 @@ bool sched_flag_parse(std::string_view name, uint32_t& flag) {
     return false;
 }
 
+std::optional<uint32_t> sched_flags_parse(const std::vector<std::string>& names) {
+    uint32_t flags = 0;
+    for (const std::string& name : names) {
+        uint32_t flag = 0;
+        if (!sched_flag_parse(name, flag)) return std::nullopt;
+        flags |= flag;
+    }
+    return flags;
+}
+
 bool sched_is_prime(uint32_t n) {
     if (n < 2) return false;
     for (uint32_t d = 2; uint64_t{d} * d <= n; ++d) {

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -97,5 +99,7 @@ std::vector<std::string_view> sched_names();
 // "flag-3"...), in bit order; and the reverse (false for a name that is none of these).
 std::vector<std::string> sched_flag_names(std::string_view sched, uint32_t flags);
 bool sched_flag_parse(std::string_view name, uint32_t& flag);
+// The kSchedFlag* of a list of such names; nullopt if one is none of them.
+std::optional<uint32_t> sched_flags_parse(const std::vector<std::string>& names);
 
 }  // namespace xvs::lb

@@ -31,15 +31,15 @@ public:
   const SchedPlan& build(std::initializer_list<int32_t> weights) {
       for (int32_t weight : weights) add(weight);
       return rebuild();
-    }
-    Dest& add(int32_t weight) {
-        Dest& dest = dests_.emplace_back();
-        const uint32_t i = static_cast<uint32_t>(dests_.size() - 1);
-        dest.addr = net::InetAddr::v4(__builtin_bswap32(0x0a000000u | i));
-        dest.port = static_cast<uint16_t>(8000 + i);
-        dest.weight = weight;
-        return dest;
-    }
+  }
+  Dest& add(int32_t weight) {
+      Dest& dest = dests_.emplace_back();
+      const uint32_t i = static_cast<uint32_t>(dests_.size() - 1);
+      dest.addr = net::InetAddr::v4(__builtin_bswap32(0x0a000000u | i));
+      dest.port = static_cast<uint16_t>(8000 + i);
+      dest.weight = weight;
+      return dest;
+  }
 
     // Rebuilds the plan from every dest not marked removed, snapshotting Dest::weight.
     const SchedPlan& rebuild() {

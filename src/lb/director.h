@@ -23,11 +23,11 @@ struct ServiceSpec {
     net::InetAddr vip;
     uint16_t port = 0;  // host order
     std::string sched = "wlc";
-    uint32_t sched_flags = 0;    // ipvsadm -b (lb/sched/sched.h kSchedFlag*)
-    uint32_t mh_table_size = 0;  // mh lookup table size (prime); 0 = default
     FwdMode fwd = FwdMode::FullNat;
     uint32_t flags = 0;
-    uint32_t conn_rate = 0;  // new connections per second, 0 = no cap
+    uint32_t conn_rate = 0;      // new connections per second, 0 = no cap
+    uint32_t sched_flags = 0;    // ipvsadm -b (lb/sched/sched.h kSchedFlag*)
+    uint32_t mh_table_size = 0;  // mh lookup table size (prime); 0 = default
 };
 
 // Checks a scheduler name with its -b flags and Maglev table size ("Scheduler not found", a

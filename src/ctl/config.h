@@ -178,6 +178,7 @@ struct VirtualServer {
     uint16_t tun_port = 0;  // GUE destination port
     std::string laddr_group;
     bool syn_proxy = false;
+    bool ops = false;  // keepalived `ops`: one-packet scheduling (UDP)
     bool toa = false;
     ProxyProtocol proxy_protocol = ProxyProtocol::Off;
     Uoa uoa = Uoa::Off;

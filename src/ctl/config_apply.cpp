@@ -35,6 +35,7 @@ uint32_t service_flags(const VirtualServer& vs) {
     uint32_t flags = 0;
     if (vs.toa) flags |= lb::kSvcFlagToa;
     if (vs.syn_proxy) flags |= lb::kSvcFlagSynProxy;
+    if (vs.ops) flags |= lb::kSvcFlagOps;
     if (vs.proxy_protocol == ProxyProtocol::V1) flags |= lb::kSvcFlagPpV1;
     if (vs.proxy_protocol == ProxyProtocol::V2) flags |= lb::kSvcFlagPpV2;
     if (vs.uoa == Uoa::Opp) flags |= lb::kSvcFlagUoaOpp;
@@ -295,6 +296,10 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
                 if ((old_flags ^ spec.flags) & lb::kSvcFlagToa)
                     rep.changes.push_back("service " + svc_name(key) +
                                           ((spec.flags & lb::kSvcFlagToa) ? " toa on" : " toa off"));
+                if ((old_flags ^ spec.flags) & lb::kSvcFlagOps)
+                    rep.changes.push_back(
+                        "service " + svc_name(key) +
+                        ((spec.flags & lb::kSvcFlagOps) ? " ops on" : " ops off"));
                 if ((old_flags ^ spec.flags) & lb::kSvcFlagSynProxy)
                     rep.changes.push_back("service " + svc_name(key) +
                                           ((spec.flags & lb::kSvcFlagSynProxy) ? " syn_proxy on"

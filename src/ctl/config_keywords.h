@@ -151,7 +151,7 @@ inline constexpr std::array kKeywords = {
     Keyword{"virtual_server", "persistence_timeout", detail::R, detail::kPersist},
     Keyword{"virtual_server", "persistence_granularity", detail::R, detail::kPersist},
     Keyword{"virtual_server", "persistence_engine", detail::R, detail::kPersist},
-    Keyword{"virtual_server", "ops", detail::R, "one-packet scheduling is not implemented"},
+    Keyword{"virtual_server", "ops", detail::A, "UDP, DR/TUN real servers: one-packet scheduling"},
     Keyword{"virtual_server", "sh-port", detail::A, "lb_algo sh: hash the client port too"},
     Keyword{"virtual_server", "sh-fallback", detail::A, "lb_algo sh: rehash past an unusable dest"},
     Keyword{"virtual_server", "mh-port", detail::A, "lb_algo mh: hash the client port too"},

@@ -240,6 +240,8 @@ void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& 
         }
     } else if (k == "syn_proxy") {
         vs.syn_proxy = true;
+    } else if (k == "ops") {
+        vs.ops = true;
     } else if (k == "toa") {
         static constexpr std::array<std::pair<std::string_view, bool>, 2> kOnOff = {
             {{"on", true}, {"off", false}}};

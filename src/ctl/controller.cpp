@@ -128,8 +128,6 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
         if (!uoa.is_string() || (uoa != "off" && uoa != "opp" && uoa != "ipo"))
             return "'uoa' must be \"opp\", \"ipo\" or \"off\"";
     }
-    if (s.contains("ops") && s.at("ops").is_boolean() && s.at("ops").get<bool>())
-        return "One-packet scheduling is not supported yet";
     // The persistence granularity (-M) and engines (--pe) would be stored and never used.
     if (s.contains("netmask") &&
         (!s.at("netmask").is_string() || s.at("netmask").get<std::string>() != "255.255.255.255"))
@@ -147,6 +145,8 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
 lb::ServiceSpec service_spec_flags(const json& s) {
     lb::ServiceSpec spec;
     if (s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>()) spec.flags |= lb::kSvcFlagToa;
+    if (s.contains("ops") && s.at("ops").is_boolean() && s.at("ops").get<bool>())
+        spec.flags |= lb::kSvcFlagOps;
     if (s.contains("synproxy") && s.at("synproxy").is_boolean() && s.at("synproxy").get<bool>())
         spec.flags |= lb::kSvcFlagSynProxy;
     if (s.contains("proxy_protocol") && s.at("proxy_protocol").is_string()) {
@@ -245,7 +245,7 @@ json Controller::service_json(const lb::Service& s) const {
            {"netmask", "255.255.255.255"},
            {"sched_flags", lb::sched_flag_names(s.sched_name, s.sched_flags)},
            {"mh_table_size", s.mh_table_size},
-           {"ops", false},
+           {"ops", (s.flags & lb::kSvcFlagOps) != 0},
            {"pe", ""},
            {"synproxy", (s.flags & lb::kSvcFlagSynProxy) != 0},
            {"toa", (s.flags & lb::kSvcFlagToa) != 0},

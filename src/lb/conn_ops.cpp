@@ -142,6 +142,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     c->state = TcpState::None;
     const bool is_tcp = lp.proto == net::kIpProtoTcp;
     if ((view->flags & kSvcFlagToa) && is_tcp) c->flags |= kConnToa;
+    if ((view->flags & kSvcFlagOps) && !is_tcp) c->flags |= kConnOps;
     if (is_tcp && (view->flags & kSvcFlagPpV1))
         c->flags |= kConnPpV1;
     else if (view->flags & kSvcFlagPpV2)

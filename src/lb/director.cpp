@@ -202,6 +202,20 @@ std::shared_ptr<Service> Director::service_find(const ServiceKey& key) const {
     return nullptr;
 }
 
+namespace {
+
+// ops conns go once their datagram is sent: a reply through the director (FULLNAT, NAT) would
+// find none to translate it back.
+Result<void> ops_mode_check(uint32_t flags, FwdMode mode, const net::InetAddr& addr) {
+    if (!(flags & kSvcFlagOps) || (mode != FwdMode::FullNat && mode != FwdMode::Nat)) return {};
+    return make_error("real server " + net::to_string(addr) +
+                      ": ops (one-packet scheduling) keeps " + "no connection, so " +
+                      std::string(fwd_names(mode).keepalived) +
+                      " replies could not be translated back: use DR or TUN real servers");
+}
+
+}  // namespace
+
 Result<void> sched_check(std::string_view sched, uint32_t sched_flags, uint32_t mh_table_size) {
     const Scheduler* found = sched_find(sched);
     if (!found) return make_error("Scheduler not found");
@@ -246,9 +260,11 @@ Result<void> Director::service_edit(const ServiceSpec& spec) {
     if (!svc) return make_error("No such service");
     if (auto r = sched_check(spec.sched, spec.sched_flags, spec.mh_table_size); !r) return r;
     if (auto r = service_check(spec.proto, spec.fwd, spec.flags); !r) return r;
-    for (const auto& d : svc->dests)
+    for (const auto& d : svc->dests) {
         if (auto r = service_check(spec.proto, d->fwd, spec.flags); !r)
             return make_error("real server " + addr_str(d->addr) + ": " + r.error());
+        if (auto r = ops_mode_check(spec.flags, d->fwd, d->addr); !r) return r;
+    }
     // Scheduler and flags change for new connections; existing ones keep their dest.
     svc->sched_name = spec.sched;
     svc->sched_flags = spec.sched_flags;
@@ -310,6 +326,7 @@ Result<void> Director::dest_check(const Service& svc, const DestSpec& spec) cons
                               " is not on a directly connected network of the director (DR "
                               "changes only the MAC address): use TUN or NAT to reach it");
     }
+    if (auto r = ops_mode_check(svc.flags, spec.fwd, spec.addr); !r) return r;
     return service_check(svc.key.proto, spec.fwd, svc.flags);
 }
 

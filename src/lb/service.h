@@ -56,6 +56,10 @@ inline constexpr uint32_t kSvcFlagPpV2 = 1u << 3;
 // kSvcFlagPpV2.
 inline constexpr uint32_t kSvcFlagUoaOpp = 1u << 4;
 inline constexpr uint32_t kSvcFlagUoaIpo = 1u << 5;
+// One-packet scheduling (ipvsadm -o, keepalived ops), UDP only: every datagram is scheduled
+// anew and its conn goes as soon as the datagram is sent (IPVS's IP_VS_CONN_F_ONE_PACKET), so
+// no reply can come back through the director: DR and TUN real servers only.
+inline constexpr uint32_t kSvcFlagOps = 1u << 6;
 
 struct Service {
     ServiceKey key;

@@ -134,7 +134,6 @@ std::vector<Case> cases() {
         {"delay_loop", "6"},
         {"persistence_timeout", "600"},
         {"persistence_granularity", "255.255.255.0"},
-        {"ops", ""},
         {"ha_suspend", ""},
     };
     for (const auto& [kw, val] : vs_keywords)

@@ -1,6 +1,7 @@
 // Tests for src/ctl/config_parser.cpp: the DESIGN.md example, keepalived synonyms, lexing,
 // includes, group expansion, warnings, and exact "file:line: message" errors.
 #include "ctl/config_parser.h"
+#include "lb/sched/sched.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -916,6 +917,33 @@ virtual_server 10.0.0.1 80 {
                     "t.conf:10: weight: 1000000 out of range 0..65535", "t.conf:12: unexpected '}'",
                     "t.conf:8: laddr_group_name: unknown local_address_group 'missing'"));
     EXPECT_FALSE(out.config);
+}
+
+TEST(ConfigParser, SchedulerFlagsTableSizeAndOps) {
+    ParseOutcome out = parse_body(R"(virtual_server 10.10.1.100 53 { laddr_group_name lips
+  protocol UDP
+  lb_algo mh
+  mh-port
+  flag-1
+  mh_table_size 251
+  ops
+}
+virtual_server 10.10.1.100 80 { laddr_group_name lips
+  lb_algo sh
+  sh-fallback
+}
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    ASSERT_TRUE(out.config);
+    const auto& vss = out.config->virtual_servers;
+    ASSERT_EQ(vss.size(), 2u);
+    EXPECT_EQ(vss[0].sched, "mh");
+    EXPECT_EQ(vss[0].sched_flags, lb::kSchedFlagFallback | lb::kSchedFlagPort);
+    EXPECT_EQ(vss[0].mh_table_size, 251u);
+    EXPECT_TRUE(vss[0].ops);
+    EXPECT_EQ(vss[1].sched_flags, lb::kSchedFlagFallback);
+    EXPECT_EQ(vss[1].mh_table_size, 0u);
+    EXPECT_FALSE(vss[1].ops);
 }
 
 TEST(ConfigParser, UoaPerUdpServiceAndMaxTrail) {

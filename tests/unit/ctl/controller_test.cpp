@@ -153,8 +153,6 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
               "toa on cannot be combined with proxy_protocol v2");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "--proxy-protocol", "v1"}),
               "proxy_protocol v1 has no UDP form (use v2)");
-    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "-o"}),
-              "One-packet scheduling is not supported yet");
     // Once accepted and never used: a flag rr has no use for, persistence engines, -M without -p.
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-b", "flag-1"}),
               "scheduler flag flag-1 does not apply to scheduler rr (only sh and mh take -b "
@@ -185,6 +183,27 @@ TEST_F(ControllerTest, SynProxyIsAcceptedAndListed) {
     EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->flags, lb::kSvcFlagSynProxy);
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "rr"}), "ok");
     EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->flags, 0u);
+}
+
+TEST_F(ControllerTest, OpsNeedsDrOrTunRealServers) {
+    ASSERT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "-o"}), "ok");
+    auto svc = director_.service_find(key(17, "10.0.0.1", 53));
+    EXPECT_TRUE(svc->flags & lb::kSvcFlagOps);
+    EXPECT_EQ(run_outcome({"-a", "-u", "10.0.0.1:53", "-r", "192.168.1.2:53", "--fullnat"}),
+              "real server 192.168.1.2: ops (one-packet scheduling) keeps no connection, so FNAT "
+              "replies could not be translated back: use DR or TUN real servers");
+    EXPECT_EQ(run_outcome({"-a", "-u", "10.0.0.1:53", "-r", "192.168.1.2:53", "-i"}), "ok");
+    json r = send(xvsadm({"-L", "-n"}));
+    ASSERT_EQ(outcome(r), "ok");
+    EXPECT_EQ(r["services"][0]["ops"], true);
+    // A NAT service cannot become ops, and ops off again is fine.
+    ASSERT_EQ(run_outcome({"-A", "-u", "10.0.0.2:53", "-s", "rr"}), "ok");
+    ASSERT_EQ(run_outcome({"-a", "-u", "10.0.0.2:53", "-r", "192.168.1.3:53", "-m"}), "ok");
+    EXPECT_EQ(run_outcome({"-E", "-u", "10.0.0.2:53", "-s", "rr", "-o"}),
+              "real server 192.168.1.3: ops (one-packet scheduling) keeps no connection, so NAT "
+              "replies could not be translated back: use DR or TUN real servers");
+    EXPECT_EQ(run_outcome({"-E", "-u", "10.0.0.1:53", "-s", "rr"}), "ok");
+    EXPECT_FALSE(svc->flags & lb::kSvcFlagOps);
 }
 
 TEST_F(ControllerTest, EverySchedulerAndItsFlags) {

@@ -1,7 +1,6 @@
 // Tests for src/ctl/config_parser.cpp: the DESIGN.md example, keepalived synonyms, lexing,
 // includes, group expansion, warnings, and exact "file:line: message" errors.
 #include "ctl/config_parser.h"
-#include "lb/sched/sched.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,6 +8,8 @@
 
 #include <filesystem>
 #include <fstream>
+
+#include "lb/sched/sched.h"
 
 namespace xvs::ctl {
 namespace {

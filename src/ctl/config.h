@@ -72,16 +72,16 @@ struct WorkerDefs {
 
 // `address 10.10.1.1/24 dev wan0`: addr is the director's own address, prefix its subnet.
 struct AddressDef {
-    net::Ipv4 addr;
-    net::Ipv4Prefix prefix;  // masked
+    net::InetAddr addr;
+    net::InetPrefix prefix;  // masked
     std::string port;
     SourceLoc loc;
 };
 
 // `route PREFIX|default [via GW] dev PORT`; no gateway = connected route.
 struct RouteDef {
-    net::Ipv4Prefix prefix;
-    std::optional<net::Ipv4> gateway;
+    net::InetPrefix prefix;
+    std::optional<net::InetAddr> gateway;
     std::string port;
     SourceLoc loc;
 };
@@ -89,7 +89,7 @@ struct RouteDef {
 // `tunnel_source ADDR dev PORT`: the outer source of TUN (IPIP/GUE) packets leaving by PORT,
 // one of the director's addresses on it (default: the port's first `address`).
 struct TunnelSourceDef {
-    net::Ipv4 addr;
+    net::InetAddr addr;
     std::string port;
     SourceLoc loc;
 };
@@ -119,7 +119,7 @@ struct IpvsDefs {
 };
 
 struct LocalAddress {
-    net::Ipv4 addr;
+    net::InetAddr addr;
     std::string port;
     bool operator==(const LocalAddress&) const = default;
 };
@@ -130,13 +130,31 @@ struct LocalAddressGroup {
     SourceLoc loc;
 };
 
-// One `VIP[-LAST] PORT` entry of a virtual_server_group (range in the last octet).
+// One `VIP[-LAST] PORT` entry of a virtual_server_group: a range in the last octet (IPv4) or
+// in the last 16-bit group (IPv6), as keepalived reads it. first and last share the family.
 struct VsGroupEntry {
-    net::Ipv4 first;
-    net::Ipv4 last;
+    net::InetAddr first;
+    net::InetAddr last;
     uint16_t port = 0;
     SourceLoc loc;
 };
+
+// The last part of an address that keepalived's ranges count in: the last octet of IPv4, the
+// last 16-bit group of IPv6; and a with that part replaced.
+inline unsigned range_last_part(const net::InetAddr& a) {
+    return a.is_v4() ? a.b[15] : unsigned(a.b[14]) << 8 | a.b[15];
+}
+inline net::InetAddr range_with_last_part(net::InetAddr a, unsigned part) {
+    if (!a.is_v4()) a.b[14] = static_cast<uint8_t>(part >> 8);
+    a.b[15] = static_cast<uint8_t>(part);
+    return a;
+}
+// f(addr) for every address from first to last (equal but for the last part), in order.
+template <typename F>
+void range_for_each(const net::InetAddr& first, const net::InetAddr& last, F&& f) {
+    for (unsigned part = range_last_part(first); part <= range_last_part(last); ++part)
+        f(range_with_last_part(first, part));
+}
 
 struct VirtualServerGroup {
     std::string name;
@@ -145,7 +163,7 @@ struct VirtualServerGroup {
 };
 
 struct RealServer {
-    net::Ipv4 addr;
+    net::InetAddr addr;
     uint16_t port = 0;
     uint32_t weight = 1;           // 0..65535; 0 = quiescent
     uint32_t upper_threshold = 0;  // 0 = no limit
@@ -157,13 +175,13 @@ struct RealServer {
 // virtual_server takes with `daddr_group_name NAME` (entries join its `blacklist`).
 struct DenyAddressGroup {
     std::string name;
-    std::vector<net::Ipv4Prefix> prefixes;
+    std::vector<net::InetPrefix> prefixes;
     SourceLoc loc;
 };
 
 struct VirtualServer {
     Proto proto = Proto::Tcp;
-    net::Ipv4 vip;
+    net::InetAddr vip;
     uint16_t port = 0;
     std::string group;  // virtual_server_group this service was expanded from, else empty
     std::string sched = "wlc";
@@ -184,8 +202,8 @@ struct VirtualServer {
     Uoa uoa = Uoa::Off;
     // Admission control: `blacklist { PREFIX ... }`, `whitelist { PREFIX ... }` and
     // `conn_rate_limit N` (new connections per second, 0 = no cap).
-    std::vector<net::Ipv4Prefix> blacklist;
-    std::vector<net::Ipv4Prefix> whitelist;
+    std::vector<net::InetPrefix> blacklist;
+    std::vector<net::InetPrefix> whitelist;
     uint32_t conn_rate_limit = 0;
     std::vector<RealServer> real_servers;
     SourceLoc loc;

@@ -16,8 +16,8 @@ std::string where(const SourceLoc& loc) { return loc.file + ":" + std::to_string
 uint8_t proto_num(Proto p) { return p == Proto::Tcp ? 6 : 17; }
 
 std::string svc_name(const lb::ServiceKey& k) {
-    return std::string(k.proto == 6 ? "TCP " : "UDP ") + net::to_string(k.vip) + ":" +
-           std::to_string(net::ntoh16(k.port));
+    return std::string(k.proto == 6 ? "TCP " : "UDP ") +
+           net::to_string(net::InetEndpoint{k.vip, net::ntoh16(k.port)});
 }
 
 // " (sh-fallback,sh-port)" / " table 251" after a scheduler name in a change line.
@@ -163,12 +163,13 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
     };
 
     // --- services: remove those gone from the config.
-    std::set<std::tuple<uint8_t, uint32_t, uint16_t>> wanted;
+    std::set<std::tuple<uint8_t, uint64_t, uint64_t, uint16_t>> wanted;
     for (const auto& vs : cfg.virtual_servers)
-        wanted.insert({proto_num(vs.proto), vs.vip.be, net::hton16(vs.port)});
+        wanted.insert({proto_num(vs.proto), vs.vip.word(0), vs.vip.word(1), net::hton16(vs.port)});
     std::vector<lb::ServiceKey> gone;
     for (const auto& s : d.services())
-        if (!wanted.count({s->key.proto, s->key.vip.v4_be(), s->key.port})) gone.push_back(s->key);
+        if (!wanted.count({s->key.proto, s->key.vip.word(0), s->key.vip.word(1), s->key.port}))
+            gone.push_back(s->key);
     for (const auto& k : gone) {
         (void)d.service_del(k);
         rep.changes.push_back("removed service " + svc_name(k));
@@ -336,8 +337,9 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         }
         for (const auto& [addr, port] : drop) {
             (void)d.dest_del(key, addr, port);
-            rep.changes.push_back("removed real server " + net::to_string(addr) + ":" +
-                                  std::to_string(port) + " from " + svc_name(key));
+            rep.changes.push_back("removed real server " +
+                                  net::to_string(net::InetEndpoint{addr, port}) + " from " +
+                                  svc_name(key));
         }
         for (const auto& rs : vs.real_servers) {
             lb::DestSpec ds;
@@ -354,14 +356,16 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
             });
             if (it == svc->dests.end()) {
                 if (auto r = d.dest_add(key, ds); !r) return fail(rs.loc, "real_server", r.error());
-                rep.changes.push_back("added real server " + net::to_string(rs.addr) + ":" +
-                                      std::to_string(rs.port) + " to " + svc_name(key));
+                rep.changes.push_back("added real server " +
+                                      net::to_string(net::InetEndpoint{rs.addr, rs.port}) + " to " +
+                                      svc_name(key));
             } else if ((*it)->weight != ds.weight || (*it)->upper_threshold != ds.upper_threshold ||
                        (*it)->lower_threshold != ds.lower_threshold || (*it)->fwd != ds.fwd ||
                        (*it)->tun_type != ds.tun_type || (*it)->tun_port != ds.tun_port) {
                 if (auto r = d.dest_edit(key, ds); !r) return fail(rs.loc, "real_server", r.error());
-                rep.changes.push_back("real server " + net::to_string(rs.addr) + ":" +
-                                      std::to_string(rs.port) + " weight " + std::to_string(rs.weight));
+                rep.changes.push_back("real server " +
+                                      net::to_string(net::InetEndpoint{rs.addr, rs.port}) +
+                                      " weight " + std::to_string(rs.weight));
             }
         }
 

@@ -133,7 +133,7 @@ void Parser::worker_defs(const Token& kw) {
 
 // `dev PORT` (and `via GW` for routes) options after the prefix of address/route.
 void Parser::ip_options(const Token& kw, std::optional<std::string>& dev,
-                        std::optional<net::Ipv4>* via, bool& ok) {
+                        std::optional<net::InetAddr>* via, bool& ok) {
     while (has_value(kw)) {
         const Token& opt = take();
         if (opt.text == "dev") {
@@ -143,7 +143,7 @@ void Parser::ip_options(const Token& kw, std::optional<std::string>& dev,
             } else
                 ok = false;
         } else if (opt.text == "via" && via) {
-            if (auto gw = ipv4_value(opt))
+            if (auto gw = inet_value(opt))
                 *via = gw;
             else
                 ok = false;
@@ -166,21 +166,26 @@ void Parser::ip_defs(const Token& kw) {
     const Token* val = value(kw);
     if (!val) return skip_statement(kw);
     bool ok = true;
-    auto prefix = net::parse_ipv4_prefix(val->text);
-    std::optional<net::Ipv4> addr;
-    if (k == "address") {
-        addr = val->text == "default"
-                   ? std::nullopt
-                   : net::parse_ipv4(std::string_view(val->text).substr(0, val->text.find('/')));
-    }
+    // `address ADDR/LEN` keeps ADDR and its masked prefix; `route PREFIX`, where `default`
+    // is 0.0.0.0/0, or ::/0 when the gateway is IPv6 (`route default via 2001:db8::1`).
+    const bool is_default = k == "route" && val->text == "default";
+    std::optional<net::InetPrefix> prefix = is_default
+                                                ? std::optional(net::InetPrefix(net::Ipv4Prefix{}))
+                                                : net::parse_inet_prefix(val->text);
+    std::optional<net::InetAddr> addr;
+    if (k == "address" && prefix) addr = net::parse_inet(val->text.substr(0, val->text.find('/')));
     if (!prefix || (k == "address" && !addr)) {
         error(*val, k + ": bad prefix " + quoted(val->text));
         ok = false;
     }
     std::optional<std::string> dev;
-    std::optional<net::Ipv4> via;
+    std::optional<net::InetAddr> via;
     ip_options(kw, dev, k == "route" ? &via : nullptr, ok);
     if (!ok) return;
+    if (is_default && via && !via->is_v4()) prefix = net::InetPrefix(net::InetAddr{}, 0);  // ::/0
+    if (via && via->is_v4() != prefix->is_v4())
+        return error(kw, "route " + net::to_string(*prefix) + " via " + net::to_string(*via) +
+                             ": the gateway is not of the prefix's address family");
     if (k == "address")
         cfg_.ip.addresses.push_back(AddressDef{*addr, *prefix, *dev, loc(kw)});
     else
@@ -190,7 +195,7 @@ void Parser::ip_defs(const Token& kw) {
 // `tunnel_source ADDR dev PORT`. Whether ADDR is a director address on PORT is the
 // Director's check (tunnel_source_set), run by config_apply at this statement's line.
 void Parser::tunnel_source(const Token& kw) {
-    auto addr = ipv4_value(kw);
+    auto addr = inet_value(kw);
     std::optional<std::string> dev;
     bool ok = addr.has_value();
     ip_options(kw, dev, nullptr, ok);

@@ -47,31 +47,42 @@ inline std::string quoted(std::string_view text) {
     return "'" + std::string(text) + "'";
 }
 
-// "A.B.C.D" or "A.B.C.D-E" or "A.B.C.D-A.B.C.E": a range in the last octet of one /24.
-inline std::optional<std::pair<net::Ipv4, net::Ipv4>> parse_last_octet_range(
+// An address range as keepalived writes it, in the address's last part: for IPv4
+// "A.B.C.D", "A.B.C.D-E" or "A.B.C.D-A.B.C.E" (the last octet, E decimal, within one /24); for
+// IPv6 "X::Y", "X::Y-Z" or "X::Y-X::Z" (the last 16-bit group, Z hex as the group is written,
+// so "ae00::2-9" is ae00::2 .. ae00::9 and "2001:db8::a-1f" ten to thirty-one). An IPv6
+// address may be written in brackets when it is alone ("[2001:db8::1]").
+inline std::optional<std::pair<net::InetAddr, net::InetAddr>> parse_addr_range(
     std::string_view text) {
     size_t dash = text.find('-');
-    auto first = net::parse_ipv4(text.substr(0, dash));
+    auto first = net::parse_inet(dash == std::string_view::npos ? net::strip_brackets(text)
+                                                                : text.substr(0, dash));
     if (!first) return std::nullopt;
     if (dash == std::string_view::npos) return std::make_pair(*first, *first);
     std::string_view rest = text.substr(dash + 1);
-    net::Ipv4 last;
-    if (rest.find('.') != std::string_view::npos) {
-        auto addr = net::parse_ipv4(rest);
-        if (!addr) return std::nullopt;
+    const bool v4 = first->is_v4();
+    net::InetAddr last;
+    if (rest.find(v4 ? '.' : ':') != std::string_view::npos) {
+        auto addr = net::parse_inet(rest);
+        if (!addr || addr->is_v4() != v4) return std::nullopt;
         last = *addr;
     } else {
-        unsigned octet = 0;
-        auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), octet);
-        if (rest.empty() || rest.size() > 3 || ec != std::errc() ||
-            p != rest.data() + rest.size() || octet > 255)
+        unsigned part = 0;
+        const int base = v4 ? 10 : 16;
+        auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), part, base);
+        if (rest.empty() || rest.size() > (v4 ? 3u : 4u) || ec != std::errc() ||
+            p != rest.data() + rest.size() || part > (v4 ? 0xffu : 0xffffu))
             return std::nullopt;
-        last = net::Ipv4::from_host((first->host() & 0xffffff00u) | octet);
+        last = range_with_last_part(*first, part);
     }
-    if ((last.host() & 0xffffff00u) != (first->host() & 0xffffff00u)) return std::nullopt;
-    if (last.host() < first->host()) return std::nullopt;
+    // Same address but for the last part, and not backwards.
+    if (!(range_with_last_part(last, 0) == range_with_last_part(*first, 0))) return std::nullopt;
+    if (range_last_part(last) < range_last_part(*first)) return std::nullopt;
     return std::make_pair(*first, last);
 }
+inline constexpr const char* kRangeForms =
+    "A.B.C.D or A.B.C.D-E within one /24, or an IPv6 X::Y or X::Y-Z within its last 16-bit "
+    "group, Z hex";
 
 // The id of group `name` from the system's group database, if it has one.
 inline std::optional<uint32_t> group_id(const std::string& name) {
@@ -90,8 +101,9 @@ inline std::optional<uint32_t> group_id(const std::string& name) {
     }
 }
 
-inline std::string endpoint_text(net::Ipv4 addr, uint16_t port) {
-    return net::to_string(addr) + ":" + std::to_string(port);
+// "a.b.c.d:port" / "[v6]:port", as messages name a service or a real server.
+inline std::string endpoint_text(const net::InetAddr& addr, uint16_t port) {
+    return net::to_string(net::InetEndpoint{addr, port});
 }
 class Parser {
   public:
@@ -273,11 +285,13 @@ class Parser {
         return val ? number(kw, *val, min, max) : std::nullopt;
     }
 
-    std::optional<net::Ipv4> ipv4_value(const Token& kw) {
+    // An IPv4 or IPv6 address; IPv6 also in brackets ("[2001:db8::10]"), as keepalived
+    // configurations sometimes write real servers.
+    std::optional<net::InetAddr> inet_value(const Token& kw) {
         const Token* val = value(kw);
         if (!val) return std::nullopt;
-        auto addr = net::parse_ipv4(val->text);
-        if (!addr) error(*val, kw.text + ": bad IPv4 address " + quoted(val->text));
+        auto addr = net::parse_inet(net::strip_brackets(val->text));
+        if (!addr) error(*val, kw.text + ": bad IP address " + quoted(val->text));
         return addr;
     }
 
@@ -320,8 +334,8 @@ class Parser {
     void global_defs(const Token& kw);
     void netif_defs(const Token& kw);
     void worker_defs(const Token& kw);
-    void ip_options(const Token& kw, std::optional<std::string>& dev, std::optional<net::Ipv4>* via,
-                    bool& ok);
+    void ip_options(const Token& kw, std::optional<std::string>& dev,
+                    std::optional<net::InetAddr>* via, bool& ok);
     void ip_defs(const Token& kw);
     void tunnel_source(const Token& kw);
     void timeout_setting(const Token& key);
@@ -338,9 +352,9 @@ class Parser {
     void sched_flags_check(const PendingVs& p);
     void vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& toa_loc,
                     std::optional<SourceLoc>& pp_loc, std::optional<SourceLoc>& uoa_loc);
-    void acl_list(const Token& kw, std::vector<net::Ipv4Prefix>& list);
-    void acl_entry(const Token& kw, const Token& tok, std::vector<net::Ipv4Prefix>& list);
-    void acl_block(const Token& kw, std::vector<net::Ipv4Prefix>& list);
+    void acl_list(const Token& kw, std::vector<net::InetPrefix>& list);
+    void acl_entry(const Token& kw, const Token& tok, std::vector<net::InetPrefix>& list);
+    void acl_block(const Token& kw, std::vector<net::InetPrefix>& list);
     void deny_address_group(const Token& kw);
     bool open_block_at(const Token& kw);
     void real_server(const Token& kw, VirtualServer& vs);

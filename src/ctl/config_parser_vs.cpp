@@ -16,22 +16,19 @@ void Parser::local_address_group(const Token& kw) {
     block(kw, [&](const Token& entry) {
         // Several `RANGE PORT` pairs may share a line.
         const Token* port = has_value(entry) ? &take() : nullptr;
-        auto range = parse_last_octet_range(entry.text);
-        if (!range) {
-            error(entry, context + ": bad address range " + quoted(entry.text) +
-                             " (A.B.C.D or A.B.C.D-E within one /24)");
-        }
+        auto range = parse_addr_range(entry.text);
+        if (!range)
+            error(entry,
+                  context + ": bad address range " + quoted(entry.text) + " (" + kRangeForms + ")");
         if (port)
             ref_port(*port, context);
         else
             error(entry, context + ": missing port name after " + quoted(entry.text));
         if (!range || !port) return;
-        // uint64_t: a range ending at 255.255.255.255 must not wrap around.
-        for (uint64_t h = range->first.host(); h <= range->second.host(); ++h) {
-            group.addrs.push_back(
-                LocalAddress{net::Ipv4::from_host(static_cast<uint32_t>(h)), port->text});
+        range_for_each(range->first, range->second, [&](const net::InetAddr& a) {
+            group.addrs.push_back(LocalAddress{a, port->text});
             locs.push_back(loc(entry));
-        }
+        });
     });
     if (!name) return;
     if (const LocalAddressGroup* prev = cfg_.find_laddr_group(group.name)) {
@@ -51,11 +48,10 @@ void Parser::virtual_server_group(const Token& kw) {
     if (name) group.name = name->text;
     block(kw, [&](const Token& entry) {
         if (classified(entry, "virtual_server_group", /*entries=*/true)) return;
-        auto range = parse_last_octet_range(entry.text);
-        if (!range) {
+        auto range = parse_addr_range(entry.text);
+        if (!range)
             error(entry, "virtual_server_group " + quoted(group.name) + ": bad address range " +
-                             quoted(entry.text) + " (A.B.C.D or A.B.C.D-E within one /24)");
-        }
+                             quoted(entry.text) + " (" + kRangeForms + ")");
         auto port = port_value(entry);  // several `RANGE PORT` pairs may share a line
         if (range && port)
             group.entries.push_back(VsGroupEntry{range->first, range->second, *port, loc(entry)});
@@ -90,8 +86,8 @@ void Parser::virtual_server(const Token& kw) {
         p.kind = PendingVs::Kind::Invalid;
         (void)number_value(*first, 1, UINT32_MAX);
     } else {
-        auto vip = net::parse_ipv4(first->text);
-        if (!vip) error(*first, "virtual_server: bad IPv4 address " + quoted(first->text));
+        auto vip = net::parse_inet(net::strip_brackets(first->text));
+        if (!vip) error(*first, "virtual_server: bad IP address " + quoted(first->text));
         auto port = port_value(kw);
         if (vip && port) {
             p.vs.vip = *vip;
@@ -292,9 +288,10 @@ void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& 
     }
 }
 
-// `blacklist { 10.0.0.0/8 192.0.2.7 }` (entries may share lines) or, for short lists,
-// `blacklist 10.0.0.0/8 192.0.2.7`. Each entry is A.B.C.D or A.B.C.D/LEN without host bits.
-void Parser::acl_list(const Token& kw, std::vector<net::Ipv4Prefix>& list) {
+// `blacklist { 10.0.0.0/8 192.0.2.7 2001:db8::/32 }` (entries may share lines) or, for short
+// lists, `blacklist 10.0.0.0/8 192.0.2.7`. Each entry is an address of either family or
+// ADDR/LEN without host bits.
+void Parser::acl_list(const Token& kw, std::vector<net::InetPrefix>& list) {
     bool given = false;
     while (has_value(kw)) {
         acl_entry(kw, take(), list);
@@ -308,7 +305,7 @@ void Parser::acl_list(const Token& kw, std::vector<net::Ipv4Prefix>& list) {
     if (!given) error(kw, kw.text + ": expected addresses or prefixes, or a '{ }' block of them");
 }
 
-void Parser::acl_entry(const Token& kw, const Token& tok, std::vector<net::Ipv4Prefix>& list) {
+void Parser::acl_entry(const Token& kw, const Token& tok, std::vector<net::InetPrefix>& list) {
     auto prefix = net::parse_acl_prefix(tok.text);
     if (!prefix) return error(tok, kw.text + ": " + prefix.error());
     if (std::find(list.begin(), list.end(), *prefix) != list.end())
@@ -317,7 +314,7 @@ void Parser::acl_entry(const Token& kw, const Token& tok, std::vector<net::Ipv4P
 }
 
 // The `{ ... }` of a list, at the current `{`.
-void Parser::acl_block(const Token& kw, std::vector<net::Ipv4Prefix>& list) {
+void Parser::acl_block(const Token& kw, std::vector<net::InetPrefix>& list) {
     ++pos_;
     block_body(kw, [&](const Token& entry) {
         acl_entry(kw, entry, list);
@@ -356,7 +353,7 @@ bool Parser::open_block_at(const Token& kw) {
 void Parser::real_server(const Token& kw, VirtualServer& vs) {
     RealServer rs;
     rs.loc = loc(kw);
-    auto addr = ipv4_value(kw);
+    auto addr = inet_value(kw);
     auto port = addr ? port_value(kw) : std::nullopt;
     const Token* next = peek();
     if (next && next->kind == TokenKind::LBrace) {

@@ -14,8 +14,18 @@ std::string quoted(std::string_view text) {
     return "'" + std::string(text) + "'";
 }
 
-std::string endpoint_text(net::Ipv4 addr, uint16_t port) {
-    return net::to_string(addr) + ":" + std::to_string(port);
+std::string endpoint_text(const net::InetAddr& addr, uint16_t port) {
+    return net::to_string(net::InetEndpoint{addr, port});
+}
+
+const char* family_name(const net::InetAddr& a) {
+    return a.is_v4() ? "IPv4" : "IPv6";
+}
+
+// Map keys for addresses (the two words of the InetAddr).
+using AddrKey = std::pair<uint64_t, uint64_t>;
+AddrKey addr_key(const net::InetAddr& a) {
+    return {a.word(0), a.word(1)};
 }
 
 std::string loc_text(const SourceLoc& at) {
@@ -43,7 +53,7 @@ class Validator {
         if (!parsed_.pending.empty() && cfg_.netif.ports.empty())
             error(parsed_.pending.front().vs.loc, "no port defined in netif_defs");
 
-        std::map<std::tuple<Proto, uint32_t, uint16_t>, SourceLoc> seen;
+        std::map<std::tuple<Proto, AddrKey, uint16_t>, SourceLoc> seen;
         for (PendingVs& p : parsed_.pending) {
             if (p.laddr_loc && !cfg_.find_laddr_group(p.vs.laddr_group))
                 error(*p.laddr_loc,
@@ -55,7 +65,7 @@ class Validator {
                     error(*p.deny_loc,
                           "daddr_group_name: unknown deny_address_group " + quoted(p.deny_group));
                 } else {
-                    for (const net::Ipv4Prefix& prefix : group->prefixes)
+                    for (const net::InetPrefix& prefix : group->prefixes)
                         if (std::find(p.vs.blacklist.begin(), p.vs.blacklist.end(), prefix) ==
                             p.vs.blacklist.end())
                             p.vs.blacklist.push_back(prefix);
@@ -73,13 +83,13 @@ class Validator {
                     continue;
                 }
                 for (const VsGroupEntry& e : it->entries) {
-                    for (uint64_t h = e.first.host(); h <= e.last.host(); ++h) {
+                    range_for_each(e.first, e.last, [&](const net::InetAddr& vip) {
                         VirtualServer vs = p.vs;
-                        vs.vip = net::Ipv4::from_host(static_cast<uint32_t>(h));
+                        vs.vip = vip;
                         vs.port = e.port;
                         vs.group = p.group_name;
                         expanded.push_back(std::move(vs));
-                    }
+                    });
                 }
             }
             for (VirtualServer& vs : expanded) {
@@ -91,7 +101,7 @@ class Validator {
                                       "give the service's port");
                     continue;
                 }
-                auto key = std::make_tuple(vs.proto, vs.vip.be, vs.port);
+                auto key = std::make_tuple(vs.proto, addr_key(vs.vip), vs.port);
                 auto [it, inserted] = seen.emplace(key, vs.loc);
                 if (!inserted) {
                     error(vs.loc, "duplicate virtual_server " + std::string(to_string(vs.proto)) +
@@ -103,6 +113,7 @@ class Validator {
             }
         }
         validate_local_addresses();
+        validate_families();
         validate_ip();
     }
 
@@ -110,17 +121,17 @@ class Validator {
     // The Director keys addresses by address and routes by prefix: a second one would be
     // skipped by config_apply, so it is an error here.
     void validate_ip() {
-        std::map<uint32_t, SourceLoc> addrs;
+        std::map<AddrKey, SourceLoc> addrs;
         for (const AddressDef& a : cfg_.ip.addresses) {
-            auto [it, inserted] = addrs.emplace(a.addr.be, a.loc);
+            auto [it, inserted] = addrs.emplace(addr_key(a.addr), a.loc);
             if (!inserted)
                 error(a.loc, "address " + net::to_string(a.addr) + " already defined at " +
                                  loc_text(it->second));
         }
-        std::map<std::pair<uint32_t, uint8_t>, SourceLoc> routes;
+        std::map<std::pair<AddrKey, uint8_t>, SourceLoc> routes;
         for (const RouteDef& r : cfg_.ip.routes) {
             auto [it, inserted] =
-                routes.emplace(std::make_pair(r.prefix.addr.be, r.prefix.len), r.loc);
+                routes.emplace(std::make_pair(addr_key(r.prefix.addr), r.prefix.len), r.loc);
             if (!inserted)
                 error(r.loc, "route " + net::to_string(r.prefix) + " already defined at " +
                                  loc_text(it->second));
@@ -130,23 +141,77 @@ class Validator {
     // A local address belongs to one group and is neither a VIP nor a director address:
     // FULLNAT return traffic is matched by (LIP, lport), so sharing would mix connections.
     void validate_local_addresses() {
-        std::set<uint32_t> vips;
-        for (const VirtualServer& vs : cfg_.virtual_servers) vips.insert(vs.vip.be);
-        std::set<uint32_t> director;
-        for (const AddressDef& a : cfg_.ip.addresses) director.insert(a.addr.be);
-        std::map<uint32_t, std::string> owner;
+        std::set<AddrKey> vips;
+        for (const VirtualServer& vs : cfg_.virtual_servers) vips.insert(addr_key(vs.vip));
+        std::set<AddrKey> director;
+        for (const AddressDef& a : cfg_.ip.addresses) director.insert(addr_key(a.addr));
+        std::map<AddrKey, std::string> owner;
         for (size_t g = 0; g < cfg_.laddr_groups.size(); ++g) {
             const LocalAddressGroup& group = cfg_.laddr_groups[g];
             for (size_t i = 0; i < group.addrs.size(); ++i) {
-                const net::Ipv4 addr = group.addrs[i].addr;
+                const net::InetAddr addr = group.addrs[i].addr;
                 const SourceLoc& at = parsed_.laddr_locs[g][i];
                 const std::string text = "local address " + net::to_string(addr);
-                auto [it, inserted] = owner.emplace(addr.be, group.name);
+                auto [it, inserted] = owner.emplace(addr_key(addr), group.name);
                 if (!inserted)
                     error(at, text + " is already in local_address_group " + quoted(it->second));
-                if (vips.count(addr.be)) error(at, text + " is also a virtual_server address");
-                if (director.count(addr.be))
+                if (vips.count(addr_key(addr)))
+                    error(at, text + " is also a virtual_server address");
+                if (director.count(addr_key(addr)))
                     error(at, text + " is also a director address (ip_defs)");
+            }
+        }
+    }
+
+    // Address families of a service: the real servers (and, for FULLNAT, the local
+    // addresses) are of the VIP's family, except FNAT64: an IPv6 VIP in front of IPv4 local
+    // addresses and IPv4 real servers (DPVS's NAT64). Any other mix is refused where the
+    // odd address is written.
+    void validate_families() {
+        for (const VirtualServer& vs : cfg_.virtual_servers) {
+            const std::string name = "virtual_server " + endpoint_text(vs.vip, vs.port);
+            const bool fullnat = vs.fwd == lb::FwdMode::FullNat;
+            // The family of the addresses behind the director: the first real server's, or
+            // else the first local address's, or else the VIP's.
+            const LocalAddressGroup* group =
+                vs.laddr_group.empty() ? nullptr : cfg_.find_laddr_group(vs.laddr_group);
+            std::optional<bool> inner_v4;
+            if (!vs.real_servers.empty())
+                inner_v4 = vs.real_servers.front().addr.is_v4();
+            else if (fullnat && group && !group->addrs.empty())
+                inner_v4 = group->addrs.front().addr.is_v4();
+            const bool vip_v4 = vs.vip.is_v4();
+            if (!inner_v4) continue;
+            if (*inner_v4 != vip_v4 && (!fullnat || vip_v4)) {
+                const SourceLoc& at =
+                    vs.real_servers.empty() ? vs.loc : vs.real_servers.front().loc;
+                const char* what = vs.real_servers.empty() ? " local addresses" : " real servers";
+                error(at, name + ": " + (*inner_v4 ? "IPv4" : "IPv6") + what + " behind an " +
+                              family_name(vs.vip) + " VIP " +
+                              (vip_v4 ? "are not supported (only FNAT64 mixes families: an IPv6 "
+                                        "VIP with IPv4 local addresses and real servers)"
+                                      : "need lb_kind FNAT (FNAT64); " +
+                                            std::string(lb::fwd_names(vs.fwd).keepalived) +
+                                            " forwards in the VIP's family"));
+                continue;
+            }
+            for (const RealServer& rs : vs.real_servers) {
+                if (rs.addr.is_v4() == *inner_v4) continue;
+                error(rs.loc, name + ": real_server " + endpoint_text(rs.addr, rs.port) + " is " +
+                                  family_name(rs.addr) + " but the service's real servers are " +
+                                  (*inner_v4 ? "IPv4" : "IPv6") + " (one family per service)");
+            }
+            if (!fullnat || !group) continue;
+            const size_t g = static_cast<size_t>(group - cfg_.laddr_groups.data());
+            for (size_t i = 0; i < group->addrs.size(); ++i) {
+                const net::InetAddr& a = group->addrs[i].addr;
+                if (a.is_v4() == *inner_v4) continue;
+                error(parsed_.laddr_locs[g][i],
+                      "local address " + net::to_string(a) + " of local_address_group " +
+                          quoted(group->name) + " is " + family_name(a) + " but " + name +
+                          " (laddr_group_name) forwards to " + (*inner_v4 ? "IPv4" : "IPv6") +
+                          " real servers: a local address is of the real servers' family");
+                break;  // one message per group and service
             }
         }
     }

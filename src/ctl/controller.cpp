@@ -1,10 +1,11 @@
 // Control request handling. Errors carry ipvsadm's texts; anything malformed is
-// "Invalid argument" with a detail after a colon so a person can see what was wrong.
+// "Invalid argument" with a detail after a colon so a person can see what was wrong. Request
+// decoding is in controller_request.cpp.
 #include "ctl/controller.h"
 
-#include <cstdio>
 #include <unordered_set>
 
+#include "ctl/controller_request.h"
 #include "ctl/log.h"
 #include "ctl/match_json.h"
 #include "lb/laddr.h"
@@ -17,182 +18,17 @@
 namespace xvs::ctl {
 
 using nlohmann::json;
+using namespace request;
 
 namespace {
-
 constexpr const char* kVersion = "0.1.0";
 // How long a dump waits for a worker's poll loop to copy its table (lb/command.h).
 constexpr uint64_t kWorkerCommandTimeoutMs = 2000;
 
 json ok() { return json{{"ok", true}}; }
-json err(const std::string& text) { return json{{"ok", false}, {"error", text}}; }
-
-struct BadRequest {
-    std::string what;
-};
-
-const json& field(const json& obj, const char* name) {
-    if (!obj.is_object() || !obj.contains(name)) throw BadRequest{std::string("missing '") + name + "'"};
-    return obj.at(name);
+json err(const std::string& text) {
+    return json{{"ok", false}, {"error", text}};
 }
-
-std::string get_str(const json& obj, const char* name) {
-    const json& v = field(obj, name);
-    if (!v.is_string()) throw BadRequest{std::string("'") + name + "' must be a string"};
-    return v.get<std::string>();
-}
-
-uint64_t get_uint(const json& obj, const char* name, uint64_t max) {
-    const json& v = field(obj, name);
-    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
-        throw BadRequest{std::string("'") + name + "' must be a non-negative integer"};
-    uint64_t x = v.get<uint64_t>();
-    if (x > max) throw BadRequest{std::string("'") + name + "' out of range"};
-    return x;
-}
-
-uint64_t opt_uint(const json& obj, const char* name, uint64_t max, uint64_t dflt) {
-    return obj.is_object() && obj.contains(name) && !obj.at(name).is_null() ? get_uint(obj, name, max) : dflt;
-}
-
-net::Ipv4 get_ip(const json& obj, const char* name) {
-    auto a = net::parse_ipv4(get_str(obj, name));
-    if (!a) throw BadRequest{std::string("'") + name + "' is not an IPv4 address"};
-    return *a;
-}
-
-uint8_t get_proto(const json& obj) {
-    std::string p = get_str(obj, "proto");
-    if (p == "tcp") return 6;
-    if (p == "udp") return 17;
-    throw BadRequest{"'proto' must be tcp or udp"};
-}
-
-struct UnsupportedFwmark {};
-
-bool is_match(const json& obj) {
-    return obj.is_object() && obj.contains("match");
-}
-
-// The key of a SNAT match service ({"match": {...}}, see ctl/match_json.h).
-lb::MatchKey get_match_key(const json& obj) {
-    auto k = match_from_json(obj.at("match"));
-    if (!k) throw BadRequest{k.error()};
-    return *k;
-}
-
-lb::ServiceKey get_service_key(const json& obj) {
-    if (obj.is_object() && obj.contains("fwmark")) throw UnsupportedFwmark{};
-    if (is_match(obj))
-        throw BadRequest{"SNAT match services have no local addresses or client lists"};
-    return lb::make_service_key(get_proto(obj), get_ip(obj, "vip"),
-                                static_cast<uint16_t>(get_uint(obj, "port", 65535)));
-}
-
-std::string ip_port(const net::InetAddr& addr, uint16_t port_be) {
-    return net::to_string(addr) + ":" + std::to_string(net::ntoh16(port_be));
-}
-
-std::string mac_string(const net::MacAddr& m) {
-    char buf[18];
-    std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", m.b[0], m.b[1], m.b[2], m.b[3],
-                  m.b[4], m.b[5]);
-    return buf;
-}
-
-std::string fwd_string(lb::FwdMode m) { return std::string(lb::fwd_names(m).api); }
-
-lb::FwdMode parse_fwd(const std::string& s) {
-    if (auto m = lb::fwd_from_api(s)) return *m;
-    throw BadRequest{"unknown 'fwd' " + s + " (fullnat, masq, dr, tunnel or snat)"};
-}
-
-lb::TunType parse_tun_type(const std::string& s) {
-    if (s == "ipip" || s.empty()) return lb::TunType::Ipip;
-    if (s == "gue") return lb::TunType::Gue;
-    throw BadRequest{"unknown 'tun_type' " + s + " (ipip or gue; GRE is not supported)"};
-}
-
-// Features the protocol carries but the data plane does not do yet: refused, never ignored.
-std::optional<std::string> unsupported_service_attrs(const json& s) {
-    if (opt_uint(s, "persistent", 2678400, 0) != 0) return "Persistence is not supported yet";
-    // Which options combine is lb::service_check's call (Director::service_add/edit); here
-    // only the shape of the values.
-    if (s.contains("proxy_protocol")) {
-        const json& pp = s.at("proxy_protocol");
-        if (!pp.is_string() || (pp != "off" && pp != "v1" && pp != "v2"))
-            return "'proxy_protocol' must be \"v1\", \"v2\" or \"off\"";
-    }
-    if (s.contains("uoa")) {
-        const json& uoa = s.at("uoa");
-        if (!uoa.is_string() || (uoa != "off" && uoa != "opp" && uoa != "ipo"))
-            return "'uoa' must be \"opp\", \"ipo\" or \"off\"";
-    }
-    // The persistence granularity (-M) and engines (--pe) would be stored and never used.
-    if (s.contains("netmask") &&
-        (!s.at("netmask").is_string() || s.at("netmask").get<std::string>() != "255.255.255.255"))
-        return "Persistence is not supported yet (-M is the persistence netmask): remove -M";
-    if (s.contains("sched_flags") &&
-        !lb::sched_flags_parse(s.value("sched_flags", std::vector<std::string>{})))
-        return "invalid scheduler flag (sh-fallback, sh-port, mh-fallback, mh-port, flag-1..3)";
-    if (s.contains("pe") && !s.at("pe").is_null() &&
-        (!s.at("pe").is_string() || !s.at("pe").get<std::string>().empty()))
-        return "Persistence engines are not supported yet: remove --pe";
-    return std::nullopt;
-}
-
-// The flags and conn_rate of a service object (the rest of ServiceSpec left default).
-lb::ServiceSpec service_spec_flags(const json& s) {
-    lb::ServiceSpec spec;
-    if (s.contains("toa") && s.at("toa").is_boolean() && s.at("toa").get<bool>()) spec.flags |= lb::kSvcFlagToa;
-    if (s.contains("ops") && s.at("ops").is_boolean() && s.at("ops").get<bool>())
-        spec.flags |= lb::kSvcFlagOps;
-    if (s.contains("synproxy") && s.at("synproxy").is_boolean() && s.at("synproxy").get<bool>())
-        spec.flags |= lb::kSvcFlagSynProxy;
-    if (s.contains("proxy_protocol") && s.at("proxy_protocol").is_string()) {
-        const std::string pp = s.at("proxy_protocol").get<std::string>();
-        if (pp == "v1") spec.flags |= lb::kSvcFlagPpV1;
-        else if (pp == "v2") spec.flags |= lb::kSvcFlagPpV2;
-    }
-    if (s.contains("uoa") && s.at("uoa").is_string()) {
-        const std::string uoa = s.at("uoa").get<std::string>();
-        if (uoa == "opp") spec.flags |= lb::kSvcFlagUoaOpp;
-        else if (uoa == "ipo") spec.flags |= lb::kSvcFlagUoaIpo;
-    }
-    spec.conn_rate = static_cast<uint32_t>(opt_uint(s, "conn_rate", UINT32_MAX, 0));
-    spec.sched_flags =
-        lb::sched_flags_parse(s.value("sched_flags", std::vector<std::string>{})).value_or(0);
-    spec.mh_table_size = static_cast<uint32_t>(opt_uint(s, "mh_table_size", UINT32_MAX, 0));
-    return spec;
-}
-
-lb::ServiceSpec service_spec(const json& s) {
-    lb::ServiceSpec spec = service_spec_flags(s);
-    spec.proto = get_proto(s);
-    spec.vip = get_ip(s, "vip");
-    spec.port = static_cast<uint16_t>(get_uint(s, "port", 65535));
-    spec.sched = s.contains("sched") ? get_str(s, "sched") : "wlc";
-    spec.fwd = lb::FwdMode::FullNat;
-    return spec;
-}
-
-lb::DestSpec dest_spec(const json& d) {
-    lb::DestSpec spec;
-    spec.addr = get_ip(d, "addr");
-    spec.port = static_cast<uint16_t>(get_uint(d, "port", 65535));
-    spec.weight = static_cast<int32_t>(opt_uint(d, "weight", 65535, 1));
-    spec.fwd = d.contains("fwd") ? parse_fwd(get_str(d, "fwd")) : lb::FwdMode::FullNat;
-    spec.upper_threshold = static_cast<uint32_t>(opt_uint(d, "u_threshold", UINT32_MAX, 0));
-    spec.lower_threshold = static_cast<uint32_t>(opt_uint(d, "l_threshold", UINT32_MAX, 0));
-    if (spec.fwd == lb::FwdMode::Tun) {
-        spec.tun_type = parse_tun_type(d.contains("tun_type") ? get_str(d, "tun_type") : "");
-        spec.tun_port = static_cast<uint16_t>(opt_uint(d, "tun_port", 65535, 0));
-        if (spec.tun_type == lb::TunType::Gue && spec.tun_port == 0)
-            throw BadRequest{"GUE tunnels need a destination port ('tun_port')"};
-    }
-    return spec;
-}
-
 }  // namespace
 
 Controller::Controller(lb::Director& director, std::vector<lb::Worker*> workers,
@@ -404,11 +240,15 @@ json Controller::cmd_conns(const json& req, bool filtered) {
         if (req.contains("state")) f_state = get_str(req, "state");
         limit = opt_uint(req, "limit", UINT64_MAX, UINT64_MAX);
     }
-    // "10.0.0.1" matches the address with any port; "10.0.0.1:80" matches exactly.
+    // "10.0.0.1" or "2001:db8::1" matches the address with any port; "10.0.0.1:80" or
+    // "[2001:db8::1]:80" matches exactly. Both sides are compared in their canonical forms.
     auto match = [](const std::string& filter, const std::string& ep) {
         if (filter.empty()) return true;
-        if (filter.find(':') != std::string::npos) return filter == ep;
-        return ep.compare(0, ep.find(':'), filter) == 0 && ep.find(':') == filter.size();
+        auto conn = net::parse_inet_endpoint(ep);
+        if (!conn) return false;
+        if (auto want = net::parse_inet_endpoint(filter)) return *want == *conn;
+        auto addr = net::parse_inet(net::strip_brackets(filter));
+        return addr && *addr == conn->addr;
     };
     json conns = json::array();
     for (lb::Worker* w : workers_) {
@@ -464,7 +304,7 @@ void Controller::flush_removed_dests() {
     if (!director_.expire_nodest_conn() || removed.empty()) return;
     for (const auto& d : removed) {
         if (!d->removed) continue;  // added back (from the trash) since
-        const std::string name = net::to_string(d->addr) + ":" + std::to_string(d->port);
+        const std::string name = net::to_string(net::InetEndpoint{d->addr, d->port});
         auto n = flush_dest(d);
         if (!n)
             log_warning("expire_nodest_conn: real server " + name +
@@ -477,11 +317,11 @@ void Controller::flush_removed_dests() {
     director_.reclaim();  // the flushed dests hold no conns now
 }
 
-// `xvsctl conn flush dest A.B.C.D:PORT`: every dest with that address and port, in a service
-// or removed and still draining.
+// `xvsctl conn flush dest A.B.C.D:PORT|[V6]:PORT`: every dest with that address and port, in a
+// service or removed and still draining.
 json Controller::cmd_flush_dest(const json& req) {
-    auto ep = net::parse_ipv4_endpoint(get_str(req, "dest"));
-    if (!ep) throw BadRequest{"'dest' is not A.B.C.D:PORT"};
+    auto ep = net::parse_inet_endpoint(get_str(req, "dest"));
+    if (!ep) throw BadRequest{"'dest' is not A.B.C.D:PORT or [IPV6]:PORT"};
     std::vector<std::shared_ptr<lb::Dest>> dests;
     auto consider = [&](const std::shared_ptr<lb::Dest>& d) {
         if (d->addr == ep->addr && d->port == ep->port &&
@@ -602,7 +442,7 @@ json Controller::dispatch(const json& req) {
         }
         if (cmd == "add_laddr" || cmd == "del_laddr") {
             lb::ServiceKey key = get_service_key(field(req, "service"));
-            net::Ipv4 lip = get_ip(req, "laddr");
+            net::InetAddr lip = get_ip(req, "laddr");
             if (cmd == "del_laddr") {
                 auto r = director_.laddr_del(key, lip);
                 return commit_ok(r);
@@ -660,7 +500,7 @@ json Controller::dispatch(const json& req) {
             snap->stack.addrs.for_each([&](const stack::AddrKey& k, const stack::OwnAddr& o) {
                 if (o.kind == stack::AddrKind::Director) return;
                 addrs.push_back({{"addr", net::to_string(k.addr)},
-                                 {"prefix_len", 32},
+                                 {"prefix_len", net::family_bits(k.addr)},
                                  {"ifname", snap->stack.ports[o.port].name},
                                  {"kind", o.kind == stack::AddrKind::Vip ? "vip" : "lip"}});
             });
@@ -670,13 +510,14 @@ json Controller::dispatch(const json& req) {
             std::string ifname = get_str(req, "ifname");
             bool known = std::any_of(ports_.begin(), ports_.end(), [&](const auto& p) { return p.name == ifname; });
             if (!known) return err("No such device");
-            net::Ipv4 a = get_ip(req, "addr");
+            net::InetAddr a = get_ip(req, "addr");
             for (const auto& x : director_.addresses())
                 if (x.addr == a) return err("File exists");
-            return commit_ok(director_.address_add(a, uint8_t(get_uint(req, "prefix_len", 32)), ifname));
+            const uint8_t len = uint8_t(get_uint(req, "prefix_len", net::family_bits(a)));
+            return commit_ok(director_.address_add(a, len, ifname));
         }
         if (cmd == "addr_del") {
-            net::Ipv4 a = get_ip(req, "addr");
+            net::InetAddr a = get_ip(req, "addr");
             bool have = std::any_of(director_.addresses().begin(), director_.addresses().end(),
                                     [&](const auto& x) { return x.addr == a; });
             if (!have) return err("No such address");
@@ -692,8 +533,7 @@ json Controller::dispatch(const json& req) {
             return json{{"ok", true}, {"routes", routes}};
         }
         if (cmd == "route_add" || cmd == "route_del") {
-            auto prefix = net::parse_ipv4_prefix(get_str(req, "prefix"));
-            if (!prefix) throw BadRequest{"'prefix' is not an IPv4 prefix"};
+            const std::optional<net::InetPrefix> prefix = get_prefix(req, "prefix");
             if (cmd == "route_del") {
                 bool have = std::any_of(director_.routes().begin(), director_.routes().end(),
                                         [&](const auto& r) { return r.prefix == *prefix; });
@@ -705,8 +545,11 @@ json Controller::dispatch(const json& req) {
             if (!known) return err("No such device");
             for (const auto& r : director_.routes())
                 if (r.prefix == *prefix) return err("File exists");
-            std::optional<net::Ipv4> gw;
+            std::optional<net::InetAddr> gw;
             if (req.contains("gateway") && !req.at("gateway").is_null()) gw = get_ip(req, "gateway");
+            if (gw && gw->is_v4() != prefix->is_v4())
+                throw BadRequest{"'gateway' " + net::to_string(*gw) +
+                                 " is not of the family of 'prefix' " + net::to_string(*prefix)};
             return commit_ok(director_.route_add(*prefix, gw, ifname));
         }
         if (cmd == "neigh_show") {
@@ -720,7 +563,7 @@ json Controller::dispatch(const json& req) {
                                 {{"addr", net::to_string(e.addr)},
                                  {"mac", mac_string(e.mac)},
                                  {"ifname", e.port < ports_.size() ? ports_[e.port].name : "?"},
-                                 {"state", stack::neigh_state_name(e.state)},
+                                 {"state", neigh_state_name(e.state)},
                                  {"worker", w->id()}});
                     });
                 if (!done) return err(done.error());

@@ -219,17 +219,33 @@ std::optional<long> to_number(std::string_view s, long min, long max) {
 
 Error fail(std::string msg) { return make_error(std::move(msg)); }
 
-// "host[:port]" with a numeric IPv4 host; the port may be a name from /etc/services (no DNS).
-// Returns the endpoint and whether a port was given.
-std::optional<std::pair<net::Ipv4Endpoint, bool>> parse_address(std::string_view text,
-                                                                 Proto proto) {
-    size_t colon = text.rfind(':');
-    auto addr = net::parse_ipv4(text.substr(0, colon));
-    if (!addr) return std::nullopt;
-    if (colon == std::string_view::npos) return std::make_pair(net::Ipv4Endpoint{*addr, 0}, false);
+// "host[:port]" with a numeric host: A.B.C.D, or an IPv6 address in brackets as ipvsadm
+// writes it ("[2001:db8::1]:80", "[2001:db8::1]"); the port may be a name from /etc/services
+// (no DNS). Returns the endpoint and whether a port was given.
+std::optional<std::pair<net::InetEndpoint, bool>> parse_address(std::string_view text,
+                                                                Proto proto) {
+    std::optional<net::InetAddr> addr;
+    size_t colon = std::string_view::npos;
+    if (!text.empty() && text.front() == '[') {
+        const size_t close = text.find(']');
+        if (close == std::string_view::npos) return std::nullopt;
+        addr = net::parse_inet(text.substr(1, close - 1));
+        if (!addr || addr->is_v4()) return std::nullopt;
+        if (close + 1 < text.size()) {
+            if (text[close + 1] != ':') return std::nullopt;
+            colon = close + 1;
+        }
+    } else {
+        colon = text.rfind(':');
+        // An IPv6 host needs its brackets: in "2001:db8::1:80" the port is not knowable.
+        if (colon != std::string_view::npos && text.find(':') != colon) return std::nullopt;
+        addr = net::parse_inet(text.substr(0, colon));
+        if (!addr) return std::nullopt;
+    }
+    if (colon == std::string_view::npos) return std::make_pair(net::InetEndpoint{*addr, 0}, false);
     std::string_view port_text = text.substr(colon + 1);
     if (auto port = to_number(port_text, 0, 65535)) {
-        return std::make_pair(net::Ipv4Endpoint{*addr, static_cast<uint16_t>(*port)}, true);
+        return std::make_pair(net::InetEndpoint{*addr, static_cast<uint16_t>(*port)}, true);
     }
     if (port_text.empty()) return std::nullopt;
     std::string name(port_text);
@@ -239,7 +255,7 @@ std::optional<std::pair<net::Ipv4Endpoint, bool>> parse_address(std::string_view
     getservbyname_r(name.c_str(), proto == Proto::Tcp ? "tcp" : "udp", &entry, buf, sizeof buf,
                     &found);
     if (!found) return std::nullopt;
-    return std::make_pair(net::Ipv4Endpoint{*addr, ntohs(static_cast<uint16_t>(found->s_port))},
+    return std::make_pair(net::InetEndpoint{*addr, ntohs(static_cast<uint16_t>(found->s_port))},
                           true);
 }
 
@@ -527,7 +543,7 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
                 break;
             case kOptLaddr: {
                 if (!(r = set_option(kOptLaddr))) return fail(r.error());
-                auto a = net::parse_ipv4(arg);
+                auto a = net::parse_inet(net::strip_brackets(arg));
                 if (!a) return fail("illegal local address");
                 c.laddr = *a;
                 break;
@@ -733,6 +749,7 @@ std::string usage_text(std::string_view program) {
     s += "virtual-service:\n";
     s += "  --tcp-service|-t  service-address   service-address is host[:port]\n";
     s += "  --udp-service|-u  service-address   service-address is host[:port]\n";
+    s += "                                      (an IPv6 host in brackets: [2001:db8::1]:80)\n";
     s += "  --fwmark-service|-f fwmark          fwmark is an integer greater than zero\n";
     s += "  --match|-H     match                SNAT service: proto=tcp|udp|icmp,src-range=A-B,\n";
     s += "                                      dst-range=A-B[:P-Q],iif=PORT,oif=PORT\n\n";

@@ -52,7 +52,7 @@ enum class CommandKind {
 // service (DPVS's -H MATCH; proto/vip/port unused).
 struct ServiceKey {
     Proto proto = Proto::Tcp;
-    net::Ipv4 vip;
+    net::InetAddr vip;  // IPv4 or IPv6 (`-t [2001:db8::1]:80`)
     uint16_t port = 0;
     uint32_t fwmark = 0;
     std::optional<lb::MatchKey> match;
@@ -72,12 +72,12 @@ struct ServiceOptions {
     Uoa uoa = Uoa::Off;
     uint32_t conn_rate = 0;  // --conn-rate: new connections per second, 0 = no cap
     // Client lists, filled from the daemon's reply (list/save); commands use Command::acl.
-    std::vector<net::Ipv4Prefix> blacklist;
-    std::vector<net::Ipv4Prefix> whitelist;
+    std::vector<net::InetPrefix> blacklist;
+    std::vector<net::InetPrefix> whitelist;
 };
 
 struct DestOptions {
-    net::Ipv4Endpoint addr;
+    net::InetEndpoint addr;             // "a.b.c.d:port" or "[v6]:port"
     lb::FwdMode fwd = lb::FwdMode::Dr;  // ipvsadm's default (-g)
     uint32_t weight = 1;
     uint32_t u_threshold = 0;
@@ -112,9 +112,9 @@ struct Command {
     DestOptions dest;
     ListFormat format;
     Timeouts timeouts;
-    net::Ipv4 laddr;     // -z
+    net::InetAddr laddr;  // -z
     std::string ifname;  // -F
-    net::Ipv4Prefix acl;  // -k (blacklist) / -2 (whitelist) entry: ADDR[/LEN]
+    net::InetPrefix acl;      // -k (blacklist) / -2 (whitelist) entry: ADDR[/LEN]
     std::string socket_path;  // --socket; empty = not given
 };
 

@@ -38,8 +38,8 @@ __attribute__((format(printf, 1, 2))) std::string sfmt(const char* fmt, ...) {
 using ull = unsigned long long;
 
 // A list entry as operators write it: a plain address for /32, else CIDR.
-std::string acl_entry(const net::Ipv4Prefix& p) {
-    return p.len == 32 ? net::to_string(p.addr) : net::to_string(p);
+std::string acl_entry(const net::InetPrefix& p) {
+    return p.len == net::family_bits(p.addr) ? net::to_string(p.addr) : net::to_string(p);
 }
 
 // --- decoding -------------------------------------------------------------------------------
@@ -49,6 +49,12 @@ using reply::DecodeError;
 
 net::Ipv4 get_ipv4(const json& j, const char* key) {
     auto a = net::parse_ipv4(j.at(key).get<std::string>());
+    if (!a) throw DecodeError{std::string("bad address in '") + key + "'"};
+    return *a;
+}
+
+net::InetAddr get_inet(const json& j, const char* key) {
+    auto a = net::parse_inet(j.at(key).get<std::string>());
     if (!a) throw DecodeError{std::string("bad address in '") + key + "'"};
     return *a;
 }
@@ -84,14 +90,14 @@ ServiceKey get_key(const json& j) {
     if (proto == "tcp") k.proto = Proto::Tcp;
     else if (proto == "udp") k.proto = Proto::Udp;
     else throw DecodeError{"bad proto '" + proto + "'"};
-    k.vip = get_ipv4(j, "vip");
+    k.vip = get_inet(j, "vip");
     k.port = j.at("port").get<uint16_t>();
     return k;
 }
 
 LaddrEntry get_laddr(const json& j) {
     LaddrEntry l;
-    l.addr = get_ipv4(j, "addr");
+    l.addr = get_inet(j, "addr");
     l.ifname = j.value("ifname", std::string());
     l.conflicts = j.value("conflicts", uint64_t{0});
     l.conns = j.value("conns", uint64_t{0});
@@ -120,7 +126,7 @@ ServiceEntry get_service(const json& j) {
         if (!j.contains(name)) continue;
         auto& list = name[0] == 'b' ? s.opts.blacklist : s.opts.whitelist;
         for (const json& e : j.at(name)) {
-            auto p = net::parse_ipv4_prefix(e.get<std::string>());
+            auto p = net::parse_inet_prefix(e.get<std::string>());
             if (!p) throw DecodeError{std::string("bad prefix in '") + name + "'"};
             list.push_back(*p);
         }
@@ -129,7 +135,7 @@ ServiceEntry get_service(const json& j) {
     if (j.contains("dests")) {
         for (const json& d : j.at("dests")) {
             DestEntry e;
-            e.opts.addr = net::Ipv4Endpoint{get_ipv4(d, "addr"), d.at("port").get<uint16_t>()};
+            e.opts.addr = net::InetEndpoint{get_inet(d, "addr"), d.at("port").get<uint16_t>()};
             std::string fwd = d.value("fwd", std::string("dr"));
             auto f = lb::fwd_from_api(fwd);
             if (!f) throw DecodeError{"bad fwd '" + fwd + "'"};
@@ -175,10 +181,13 @@ std::string service_name(const ServiceKey& k, bool rule) {
         if (!m.oif.empty()) name += ",oif=" + m.oif;
         return name;
     }
-    std::string addr = net::to_string(net::Ipv4Endpoint{k.vip, k.port});
+    // IPv6 as "[addr]:port", ipvsadm's form.
+    std::string addr = net::to_string(net::InetEndpoint{k.vip, k.port});
     if (rule) return std::string(k.proto == Proto::Tcp ? "-t " : "-u ") + addr;
     std::string name = std::string(k.proto == Proto::Tcp ? "TCP" : "UDP") + "  " + addr;
-    return name.substr(0, 33);  // ipvsadm truncates IPv4 names at 33 characters
+    // ipvsadm truncates IPv4 names at 33 characters, IPv6 ones not at all (the columns after
+    // a long IPv6 name shift right, as ipvsadm's do).
+    return k.vip.is_v4() ? name.substr(0, 33) : name;
 }
 
 std::string join_flags(const std::vector<std::string>& flags) {
@@ -187,21 +196,27 @@ std::string join_flags(const std::vector<std::string>& flags) {
     return out;
 }
 
+// Sort key of an address: IPv4 before IPv6, each in numeric order (the wire bytes, big-endian,
+// compared as a string).
+std::string addr_order(const net::InetAddr& a) {
+    return std::string(a.is_v4() ? "4" : "6") + std::string(std::begin(a.b), std::end(a.b));
+}
+
 void sort_entries(std::vector<ServiceEntry>& services) {
     // ipvsadm's order: fwmark (plain services, mark 0, first), protocol, address, port; SNAT
     // match services last, in the daemon's order (the order they are matched in).
     std::stable_sort(services.begin(), services.end(), [](const auto& a, const auto& b) {
         auto key = [](const ServiceEntry& s) {
-            if (s.key.match) return std::make_tuple(true, 0u, 0, 0u, uint16_t{0});
+            if (s.key.match) return std::make_tuple(true, 0u, 0, std::string(), uint16_t{0});
             return std::make_tuple(false, s.key.fwmark, s.key.proto == Proto::Tcp ? 6 : 17,
-                                   s.key.vip.host(), s.key.port);
+                                   addr_order(s.key.vip), s.key.port);
         };
         return key(a) < key(b);
     });
     for (auto& s : services) {
         std::stable_sort(s.dests.begin(), s.dests.end(), [](const auto& a, const auto& b) {
-            return std::make_pair(a.opts.addr.addr.host(), a.opts.addr.port) <
-                   std::make_pair(b.opts.addr.addr.host(), b.opts.addr.port);
+            return std::make_pair(addr_order(a.opts.addr.addr), a.opts.addr.port) <
+                   std::make_pair(addr_order(b.opts.addr.addr), b.opts.addr.port);
         });
     }
 }
@@ -258,7 +273,9 @@ std::string service_line(const ServiceEntry& s, const ListFormat& fmt) {
 }
 
 std::string dest_line(const DestEntry& d, const ListFormat& fmt) {
-    std::string name = net::to_string(d.opts.addr).substr(0, 28);
+    // ipvsadm cuts IPv4 real-server names at 28 characters, never IPv6 ones.
+    std::string name = net::to_string(d.opts.addr);
+    if (d.opts.addr.addr.is_v4()) name = name.substr(0, 28);
     const char* n = name.c_str();
     const Stats& st = d.stats;
     if (fmt.stats) {
@@ -411,8 +428,9 @@ std::string format_acl(std::vector<ServiceEntry> services, bool whitelist) {
     for (const auto& s : services) {
         const auto& list = whitelist ? s.opts.whitelist : s.opts.blacklist;
         const char* proto = s.key.fwmark ? "FWM" : s.key.proto == Proto::Tcp ? "TCP" : "UDP";
-        const std::string vip = s.key.fwmark ? sfmt("%u", s.key.fwmark)
-                                             : net::to_string(net::Ipv4Endpoint{s.key.vip, s.key.port});
+        const std::string vip = s.key.fwmark
+                                    ? sfmt("%u", s.key.fwmark)
+                                    : net::to_string(net::InetEndpoint{s.key.vip, s.key.port});
         for (const auto& p : list)
             out += sfmt("%-8s %-30s %-30s\n", proto, vip.c_str(), acl_entry(p).c_str());
     }
@@ -452,7 +470,7 @@ std::string format_laddrs(const ServiceKey& key, const std::vector<LaddrEntry>& 
     std::string out = sfmt("%-20s %-8s %-20s %-10s %-10s\n", "VIP:VPORT", "TOTAL", "LADDR",
                            "CONFLICTS", "CONNS");
     std::string vip = key.fwmark ? sfmt("FWM %u", key.fwmark)
-                                 : net::to_string(net::Ipv4Endpoint{key.vip, key.port});
+                                 : net::to_string(net::InetEndpoint{key.vip, key.port});
     out += sfmt("%-20s %-8zu \n", vip.c_str(), laddrs.size());
     for (const auto& l : laddrs) {
         out += sfmt("%-20s %-8s %-20s %-10llu %-10llu\n", "", "", net::to_string(l.addr).c_str(),

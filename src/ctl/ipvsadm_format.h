@@ -29,7 +29,7 @@ struct DestEntry {
 };
 
 struct LaddrEntry {
-    net::Ipv4 addr;
+    net::InetAddr addr;
     std::string ifname;
     uint64_t conflicts = 0;
     uint64_t conns = 0;

@@ -102,36 +102,38 @@ Result<void> only_verbs(Words& w, CtlCommand& c, std::string_view object, CtlCom
     return {};
 }
 
-// "a.b.c.d" or "a.b.c.d/len".
+// "ADDR" or "ADDR/LEN", ADDR IPv4 or IPv6 (LEN up to 32 or 128).
 struct AddrArg {
-    net::Ipv4 addr;
+    net::InetAddr addr;
     std::optional<uint8_t> len;
 };
 
 Result<AddrArg> parse_addr_arg(const std::string& text) {
     size_t slash = text.find('/');
-    auto addr = net::parse_ipv4(std::string_view(text).substr(0, slash));
+    auto addr = net::parse_inet(std::string_view(text).substr(0, slash));
     if (!addr) return make_error("invalid address " + quoted(text));
     AddrArg a{*addr, std::nullopt};
     if (slash != std::string::npos) {
-        auto len = parse_number(std::string_view(text).substr(slash + 1), 32);
+        auto len = parse_number(std::string_view(text).substr(slash + 1), net::family_bits(*addr));
         if (!len) return make_error("invalid prefix length in " + quoted(text));
         a.len = static_cast<uint8_t>(*len);
     }
     return a;
 }
 
-// "default", "a.b.c.d/len" or "a.b.c.d" (= /32); host bits must be zero, as iproute2 insists.
-Result<net::Ipv4Prefix> parse_route_prefix(const std::string& text) {
-    if (text == "default") return net::Ipv4Prefix{};
+// "default", "ADDR/LEN" or "ADDR" (= /32 or /128) of either family; host bits must be zero,
+// as iproute2 insists. "default" is 0.0.0.0/0 here; parse_route makes it ::/0 when the
+// gateway is IPv6.
+Result<net::InetPrefix> parse_route_prefix(const std::string& text) {
+    if (text == "default") return net::InetPrefix(net::Ipv4Prefix{});
     auto a = parse_addr_arg(text);
     if (!a) return make_error("invalid prefix " + quoted(text));
-    net::Ipv4Prefix p{a->addr, a->len.value_or(32)};
-    auto masked = net::parse_ipv4_prefix(text);
-    if (!masked || masked->addr != p.addr)
+    const auto len = static_cast<uint8_t>(a->len.value_or(net::family_bits(a->addr)));
+    const net::InetPrefix masked = net::InetPrefix::masked(a->addr, len);
+    if (masked.addr != a->addr)
         return make_error("invalid prefix " + quoted(text) + " for its length (did you mean " +
-                          (masked ? net::to_string(*masked) : std::string("?")) + "?)");
-    return p;
+                          net::to_string(masked) + "?)");
+    return masked;
 }
 
 Result<void> parse_link(Words& w, CtlCommand& c) {
@@ -176,8 +178,10 @@ Result<void> parse_addr(Words& w, CtlCommand& c) {
     if (c.ifname.empty())
         return make_error("not enough information: \"dev\" argument is required");
     if (c.kind == CtlCommandKind::AddrAdd) {
-        if (!c.prefix_len) c.prefix_len = 32;  // as `ip addr add` does
-        if (*c.prefix_len == 0) return make_error("prefix length of an address must be 1..32");
+        const unsigned bits = net::family_bits(c.addr);
+        if (!c.prefix_len) c.prefix_len = static_cast<uint8_t>(bits);  // as `ip addr add` does
+        if (*c.prefix_len == 0)
+            return make_error("prefix length of an address must be 1.." + std::to_string(bits));
     }
     return {};
 }
@@ -194,13 +198,14 @@ Result<void> parse_route(Words& w, CtlCommand& c) {
     bool add = c.kind == CtlCommandKind::RouteAdd;
     const char* what = add ? "route add" : "route delete";
     bool have_prefix = false;
+    bool is_default = false;
     while (!w.done()) {
         const std::string& word = w.take();
         if (add && word == "via") {
             if (c.gateway) return make_error("duplicate \"via\"");
             auto gw = w.value_of(word);
             if (!gw) return make_error(gw.error());
-            auto a = net::parse_ipv4(*gw);
+            auto a = net::parse_inet(*gw);
             if (!a) return make_error("invalid gateway " + quoted(*gw));
             c.gateway = *a;
         } else if (add && word == "dev") {
@@ -213,11 +218,17 @@ Result<void> parse_route(Words& w, CtlCommand& c) {
             if (!p) return make_error(p.error());
             c.prefix = *p;
             have_prefix = true;
+            is_default = word == "default";
         } else {
             return unknown_argument(word, what);
         }
     }
     if (!have_prefix) return make_error(std::string("missing prefix for ") + quoted(what));
+    if (is_default && c.gateway && !c.gateway->is_v4())
+        c.prefix = net::InetPrefix(net::InetAddr{}, 0);  // ::/0, as `ip -6 route add default`
+    if (c.gateway && c.gateway->is_v4() != c.prefix.is_v4())
+        return make_error("gateway " + net::to_string(*c.gateway) + " is not of the family of " +
+                          net::to_string(c.prefix));
     if (add && c.ifname.empty())
         return make_error("not enough information: \"dev\" argument is required");
     return {};
@@ -238,14 +249,13 @@ Result<void> parse_stats(Words& w, CtlCommand& c) {
     return {};
 }
 
-// client/vip/dest: "a.b.c.d" or "a.b.c.d:port", written back canonically.
+// client/vip/dest: "a.b.c.d", "a.b.c.d:port", an IPv6 address (bare or in brackets) or
+// "[v6]:port", written back canonically.
 Result<std::string> parse_conn_addr(const std::string& key, const std::string& text) {
-    if (text.find(':') != std::string::npos) {
-        if (auto ep = net::parse_ipv4_endpoint(text)) return net::to_string(*ep);
-    } else if (auto a = net::parse_ipv4(text)) {
-        return net::to_string(*a);
-    }
-    return make_error("invalid " + key + " " + quoted(text) + " (expected A.B.C.D or A.B.C.D:PORT)");
+    if (auto ep = net::parse_inet_endpoint(text)) return net::to_string(*ep);
+    if (auto a = net::parse_inet(net::strip_brackets(text))) return net::to_string(*a);
+    return make_error("invalid " + key + " " + quoted(text) +
+                      " (expected A.B.C.D, A.B.C.D:PORT, an IPv6 address or [IPV6]:PORT)");
 }
 
 bool is_conn_filter(std::string_view word) {
@@ -257,11 +267,13 @@ bool is_conn_filter(std::string_view word) {
 Result<void> parse_conn_flush(Words& w, CtlCommand& c) {
     c.kind = CtlCommandKind::ConnFlush;
     if (w.done() || w.peek() != "dest")
-        return make_error("\"conn flush\" needs \"dest A.B.C.D:PORT\"");
+        return make_error("\"conn flush\" needs \"dest A.B.C.D:PORT\" (or [IPV6]:PORT)");
     auto value = w.value_of(w.take());
     if (!value) return make_error(value.error());
-    auto ep = net::parse_ipv4_endpoint(*value);
-    if (!ep) return make_error("invalid dest " + quoted(*value) + " (expected A.B.C.D:PORT)");
+    auto ep = net::parse_inet_endpoint(*value);
+    if (!ep)
+        return make_error("invalid dest " + quoted(*value) +
+                          " (expected A.B.C.D:PORT or [IPV6]:PORT)");
     c.filter.dest = net::to_string(*ep);
     return no_more_words(w, "conn flush");
 }
@@ -354,17 +366,20 @@ std::string xvsctl_usage_text() {
            "\n"
            "  xvsctl link show [-s|--stats]\n"
            "  xvsctl addr show\n"
-           "  xvsctl addr add A.B.C.D[/LEN] dev IFNAME\n"
-           "  xvsctl addr del A.B.C.D[/LEN] dev IFNAME\n"
+           "  xvsctl addr add ADDR[/LEN] dev IFNAME\n"
+           "  xvsctl addr del ADDR[/LEN] dev IFNAME\n"
            "  xvsctl route show\n"
            "  xvsctl route add PREFIX|default [via GATEWAY] dev IFNAME\n"
            "  xvsctl route del PREFIX|default\n"
            "  xvsctl neigh show\n"
            "  xvsctl stats [-a|--all]\n"
-           "  xvsctl conn show [proto tcp|udp|icmp] [client A.B.C.D[:PORT]]\n"
-           "                   [vip A.B.C.D[:PORT]] [dest A.B.C.D[:PORT]] [state STATE]\n"
-           "                   [limit N]\n"
-           "  xvsctl conn flush dest A.B.C.D:PORT\n"
+           "  xvsctl conn show [proto tcp|udp|icmp] [client ENDPOINT] [vip ENDPOINT]\n"
+           "                   [dest ENDPOINT] [state STATE] [limit N]\n"
+           "  xvsctl conn flush dest ADDR:PORT\n"
+           "\n"
+           "ADDR is IPv4 (A.B.C.D) or IPv6 (2001:db8::1), LEN up to 32 or 128; an ENDPOINT is\n"
+           "ADDR or ADDR:PORT, IPv6 in brackets with a port ([2001:db8::1]:80). default is\n"
+           "0.0.0.0/0, or ::/0 with an IPv6 gateway.\n"
            "\n"
            "Objects and commands may be abbreviated as with ip(8): a, l, r, n, s, c; show\n"
            "(or list), add, del.\n"

@@ -25,11 +25,11 @@ enum class CtlCommandKind {
     NeighShow,
     Stats,
     ConnShow,
-    ConnFlush,  // conn flush dest A.B.C.D:PORT (filter.dest)
+    ConnFlush,  // conn flush dest A.B.C.D:PORT|[V6]:PORT (filter.dest)
 };
 
 // conn show filters, already validated and normalised (proto lower case, state upper case,
-// addresses as "a.b.c.d" or "a.b.c.d:port"). Empty = no filter.
+// addresses as "a.b.c.d", "a.b.c.d:port", "v6" or "[v6]:port"). Empty = no filter.
 struct ConnFilter {
     std::string proto;
     std::string client, vip, dest;
@@ -44,13 +44,13 @@ struct CtlCommand {
     bool all_counters = false;  // stats -a
 
     // addr add / addr del
-    net::Ipv4 addr;
-    std::optional<uint8_t> prefix_len;  // addr del may omit it; addr add defaults to 32
+    net::InetAddr addr;                 // IPv4 or IPv6
+    std::optional<uint8_t> prefix_len;  // addr del may omit it; addr add defaults to 32 / 128
     std::string ifname;                 // addr add/del, route add
 
     // route add / route del
-    net::Ipv4Prefix prefix;
-    std::optional<net::Ipv4> gateway;
+    net::InetPrefix prefix;  // "default" is 0.0.0.0/0, or ::/0 with an IPv6 gateway
+    std::optional<net::InetAddr> gateway;
 
     ConnFilter filter;
 };

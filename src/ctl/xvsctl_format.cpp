@@ -48,9 +48,9 @@ bool get_bool(const json& j, const char* key) {
     return v.get<bool>();
 }
 
-net::Ipv4 get_ipv4(const json& j, const char* key) {
+net::InetAddr get_inet(const json& j, const char* key) {
     std::string text = get_string(j, key);
-    auto a = net::parse_ipv4(text);
+    auto a = net::parse_inet(text);
     if (!a) throw DecodeError{"bad address '" + text + "' in '" + key + "'"};
     return *a;
 }
@@ -61,10 +61,10 @@ const json& get_array(const json& j, const char* key) {
     return v;
 }
 
-
-std::string prefix_text(const net::Ipv4Prefix& p) {
-    if (p.len == 0) return "default";
-    if (p.len == 32) return net::to_string(p.addr);  // a host route, as ip(8) prints it
+std::string prefix_text(const net::InetPrefix& p) {
+    if (p.len == 0) return "default";  // ip(8) says default for ::/0 too
+    if (p.len == net::family_bits(p.addr))
+        return net::to_string(p.addr);  // a host route, as ip(8) prints it
     return net::to_string(p);
 }
 
@@ -125,8 +125,9 @@ Result<std::vector<AddrEntry>> decode_addrs(const json& reply) {
         std::vector<AddrEntry> out;
         for (const json& a : get_array(reply, "addrs")) {
             AddrEntry e;
-            e.addr = get_ipv4(a, "addr");
-            e.prefix_len = static_cast<uint8_t>(get_uint(a, "prefix_len", 32));
+            e.addr = get_inet(a, "addr");
+            e.prefix_len =
+                static_cast<uint8_t>(get_uint(a, "prefix_len", net::family_bits(e.addr)));
             e.ifname = get_string(a, "ifname");
             e.kind = get_string(a, "kind");
             if (e.kind != "director" && e.kind != "vip" && e.kind != "lip")
@@ -145,10 +146,10 @@ Result<std::vector<RouteEntry>> decode_routes(const json& reply) {
             std::string prefix = get_string(r, "prefix");
             // The protocol always writes the length; a bare address is not a valid prefix here.
             auto p = prefix.find('/') == std::string::npos ? std::nullopt
-                                                           : net::parse_ipv4_prefix(prefix);
+                                                           : net::parse_inet_prefix(prefix);
             if (!p) throw DecodeError{"bad prefix '" + prefix + "'"};
             e.prefix = *p;
-            if (!field(r, "gateway").is_null()) e.gateway = get_ipv4(r, "gateway");
+            if (!field(r, "gateway").is_null()) e.gateway = get_inet(r, "gateway");
             e.ifname = get_string(r, "ifname");
             e.connected = get_bool(r, "connected");
             out.push_back(std::move(e));
@@ -162,7 +163,7 @@ Result<std::vector<NeighDisplay>> decode_neighbours(const json& reply) {
         std::vector<NeighDisplay> out;
         for (const json& n : get_array(reply, "neighbours")) {
             NeighDisplay e;
-            e.addr = get_ipv4(n, "addr");
+            e.addr = get_inet(n, "addr");
             if (!field(n, "mac").is_null()) e.mac = get_string(n, "mac");
             e.ifname = get_string(n, "ifname");
             e.state = get_string(n, "state");
@@ -207,23 +208,24 @@ std::string format_links(std::vector<LinkEntry> links, bool with_stats) {
 
 std::string format_addrs(std::vector<AddrEntry> addrs) {
     std::stable_sort(addrs.begin(), addrs.end(), [](const AddrEntry& a, const AddrEntry& b) {
-        return std::tuple(a.ifname, kind_rank(a.kind), a.addr.host()) <
-               std::tuple(b.ifname, kind_rank(b.kind), b.addr.host());
+        if (a.ifname != b.ifname) return a.ifname < b.ifname;
+        if (kind_rank(a.kind) != kind_rank(b.kind)) return kind_rank(a.kind) < kind_rank(b.kind);
+        return net::addr_less(a.addr, b.addr);
     });
     size_t width = 0;
     for (const auto& a : addrs) width = std::max(width, a.ifname.size());
     std::string out;
     for (const auto& a : addrs) {
-        out += pad_right(a.ifname, width) + "  inet " + net::to_string(a.addr) + "/" +
-               std::to_string(a.prefix_len) + " " + a.kind + "\n";
+        out += pad_right(a.ifname, width) + (a.addr.is_v4() ? "  inet " : "  inet6 ") +
+               net::to_string(a.addr) + "/" + std::to_string(a.prefix_len) + " " + a.kind + "\n";
     }
     return out;
 }
 
 std::string format_routes(std::vector<RouteEntry> routes) {
     std::stable_sort(routes.begin(), routes.end(), [](const RouteEntry& a, const RouteEntry& b) {
-        return std::tuple(a.prefix.addr.host(), a.prefix.len) <
-               std::tuple(b.prefix.addr.host(), b.prefix.len);
+        if (!(a.prefix.addr == b.prefix.addr)) return net::addr_less(a.prefix.addr, b.prefix.addr);
+        return a.prefix.len < b.prefix.len;
     });
     std::string out;
     for (const auto& r : routes) {
@@ -240,8 +242,8 @@ std::string format_routes(std::vector<RouteEntry> routes) {
 std::string format_neighbours(std::vector<NeighDisplay> neighbours) {
     std::stable_sort(neighbours.begin(), neighbours.end(),
                      [](const NeighDisplay& a, const NeighDisplay& b) {
-                         return std::tuple(a.addr.host(), a.worker) <
-                                std::tuple(b.addr.host(), b.worker);
+                         if (!(a.addr == b.addr)) return net::addr_less(a.addr, b.addr);
+                         return a.worker < b.worker;
                      });
     // Workers keep separate caches; say which one only when that tells entries apart.
     bool several_workers = std::any_of(neighbours.begin(), neighbours.end(), [&](const auto& n) {

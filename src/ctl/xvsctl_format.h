@@ -30,21 +30,21 @@ struct LinkEntry {
 };
 
 struct AddrEntry {
-    net::Ipv4 addr;
+    net::InetAddr addr;
     uint8_t prefix_len = 0;
     std::string ifname;
     std::string kind;  // "director" | "vip" | "lip"
 };
 
 struct RouteEntry {
-    net::Ipv4Prefix prefix;
-    std::optional<net::Ipv4> gateway;
+    net::InetPrefix prefix;
+    std::optional<net::InetAddr> gateway;
     std::string ifname;
     bool connected = false;
 };
 
 struct NeighDisplay {
-    net::Ipv4 addr;
+    net::InetAddr addr;
     std::string mac;  // "" when the reply has null (INCOMPLETE, FAILED)
     std::string ifname;
     std::string state;

@@ -167,6 +167,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
 }
 
 template Conn* conn_create<net::Af4>(WorkerCtx&, LbPacket4&);
+template Conn* conn_create<net::Af6>(WorkerCtx&, LbPacket6&);
 
 // RS SYN-ACK: remember the RS's ISN (TOA goes into client packets acking exactly it + 1) and
 

@@ -20,11 +20,42 @@ std::string addr_str(net::InetAddr a) {
     return net::to_string(a);
 }
 
-// The model holds either family; the data path takes IPv4 only until IPv6 lands (issue 11).
-Result<void> ipv4_only(const net::InetAddr& a, const char* what) {
-    if (a.is_v4()) return {};
-    return make_error(std::string(what) + " " + net::to_string(a) +
-                      " is IPv6, which the data path does not forward yet: use an IPv4 address");
+// The family rules of a service (issue 11): its real servers and local addresses share one
+// family, the VIP's, except FULLNAT's, which may be IPv4 behind an IPv6 VIP (FNAT64).
+// `other` is the family of what the service already has (dests or local addresses; nullptr
+// when none).
+Result<void> family_check(const net::InetAddr& vip, const net::InetAddr& a, const char* what,
+                          const net::InetAddr* other, FwdMode mode) {
+    if (other && other->is_v4() != a.is_v4())
+        return make_error(std::string(what) + " " + net::to_string(a) + " is " +
+                          (a.is_v4() ? "IPv4" : "IPv6") + " but the service's " +
+                          (other->is_v4() ? "IPv4" : "IPv6") +
+                          " real servers/local addresses are not: one service uses one family");
+    if (vip.is_v4() == a.is_v4()) return {};
+    if (vip.is_v4())
+        return make_error(std::string(what) + " " + net::to_string(a) +
+                          " is IPv6 behind IPv4 virtual address " + net::to_string(vip) +
+                          ": xvs translates IPv6 to IPv4 only (FNAT64), not back; use an "
+                          "IPv4 real server");
+    if (mode != FwdMode::FullNat)
+        return make_error(std::string(what) + " " + net::to_string(a) +
+                          " is IPv4 behind IPv6 virtual address " + net::to_string(vip) +
+                          ": only FULLNAT translates between the families (FNAT64); use an "
+                          "IPv6 address or lb_kind FNAT");
+    return {};
+}
+
+// What an IPv6 service cannot have yet: the features whose IPv6 forms are not wired.
+Result<void> v6_service_check(const net::InetAddr& vip, uint32_t flags) {
+    if (vip.is_v4()) return {};
+    const char* what = (flags & kSvcFlagSynProxy)                    ? "syn_proxy"
+                       : (flags & kSvcFlagToa)                       ? "toa"
+                       : (flags & (kSvcFlagPpV1 | kSvcFlagPpV2))     ? "proxy_protocol"
+                       : (flags & (kSvcFlagUoaOpp | kSvcFlagUoaIpo)) ? "uoa"
+                                                                     : nullptr;
+    if (!what) return {};
+    return make_error(std::string(what) + " on IPv6 virtual address " + net::to_string(vip) +
+                      " is not supported yet: remove it or use an IPv4 virtual address");
 }
 
 // Fills buf from the kernel CSPRNG. getrandom(2) blocks only until the pool is first seeded.
@@ -106,8 +137,9 @@ Result<void> Director::check_address_free(net::InetAddr addr, const char* what) 
 
 Result<void> Director::address_add(net::InetAddr addr, uint8_t prefix_len,
                                    const std::string& port) {
-    if (auto r = ipv4_only(addr, "address"); !r) return r;
-    if (prefix_len > 32) return make_error("prefix length must be 0..32");
+    if (prefix_len > (addr.is_v4() ? 32 : 128))
+        return make_error(addr.is_v4() ? "prefix length must be 0..32"
+                                       : "prefix length must be 0..128");
     if (!port_index(port)) return make_error("no such port '" + port + "'");
     if (auto r = check_address_free(addr, "address"); !r) return r;
     if (is_vip(addr)) return make_error("address " + addr_str(addr) + " is a virtual service address");
@@ -180,9 +212,9 @@ std::optional<net::InetAddr> Director::tunnel_source(const std::string& port) co
 
 Result<void> Director::route_add(net::InetPrefix prefix, std::optional<net::InetAddr> gateway,
                                  const std::string& port) {
-    if (auto r = ipv4_only(prefix.addr, "route"); !r) return r;
-    if (gateway)
-        if (auto r = ipv4_only(*gateway, "gateway"); !r) return r;
+    if (gateway && gateway->is_v4() != prefix.is_v4())
+        return make_error("gateway " + addr_str(*gateway) + " is not of route " +
+                          net::to_string(prefix) + "'s address family");
     if (!port_index(port)) return make_error("no such port '" + port + "'");
     for (const auto& r : routes_)
         if (r.prefix == prefix) return make_error("route " + net::to_string(prefix) + " exists");
@@ -236,7 +268,7 @@ Result<void> sched_check(std::string_view sched, uint32_t sched_flags, uint32_t 
 
 Result<void> Director::service_add(const ServiceSpec& spec) {
     if (spec.proto != 6 && spec.proto != 17) return make_error("protocol must be TCP or UDP");
-    if (auto r = ipv4_only(spec.vip, "virtual address"); !r) return r;
+    if (auto r = v6_service_check(spec.vip, spec.flags); !r) return r;
     ServiceKey key = make_service_key(spec.proto, spec.vip, spec.port);
     if (service_find(key)) return make_error("Service already exists");
     if (auto r = sched_check(spec.sched, spec.sched_flags, spec.mh_table_size); !r) return r;
@@ -260,6 +292,7 @@ Result<void> Director::service_edit(const ServiceSpec& spec) {
     if (!svc) return make_error("No such service");
     if (auto r = sched_check(spec.sched, spec.sched_flags, spec.mh_table_size); !r) return r;
     if (auto r = service_check(spec.proto, spec.fwd, spec.flags); !r) return r;
+    if (auto r = v6_service_check(spec.vip, spec.flags); !r) return r;
     for (const auto& d : svc->dests) {
         if (auto r = service_check(spec.proto, d->fwd, spec.flags); !r)
             return make_error("real server " + addr_str(d->addr) + ": " + r.error());
@@ -327,13 +360,16 @@ Result<void> Director::dest_check(const Service& svc, const DestSpec& spec) cons
                               "changes only the MAC address): use TUN or NAT to reach it");
     }
     if (auto r = ops_mode_check(svc.flags, spec.fwd, spec.addr); !r) return r;
+    const net::InetAddr* other = !svc.dests.empty()    ? &svc.dests.front()->addr
+                                 : !svc.laddrs.empty() ? &svc.laddrs.front()->addr
+                                                       : nullptr;
+    if (auto r = family_check(svc.key.vip, spec.addr, "real server", other, spec.fwd); !r) return r;
     return service_check(svc.key.proto, spec.fwd, svc.flags);
 }
 
 Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
-    if (auto r = ipv4_only(spec.addr, "real server"); !r) return r;
     if (auto r = dest_check(*svc, spec); !r) return r;
     for (const auto& d : svc->dests)
         if (d->addr == spec.addr && d->port == spec.port)
@@ -398,9 +434,13 @@ Result<void> Director::dest_del(const ServiceKey& key, net::InetAddr addr, uint1
 
 Result<void> Director::laddr_add(const ServiceKey& key, net::InetAddr lip,
                                  const std::string& port) {
-    if (auto r = ipv4_only(lip, "local address"); !r) return r;
     auto svc = service_find(key);
     if (!svc) return make_error("No such service");
+    const net::InetAddr* other = !svc->dests.empty()    ? &svc->dests.front()->addr
+                                 : !svc->laddrs.empty() ? &svc->laddrs.front()->addr
+                                                        : nullptr;
+    if (auto r = family_check(svc->key.vip, lip, "local address", other, FwdMode::FullNat); !r)
+        return r;
     if (!port_index(port)) return make_error("no such port '" + port + "'");
     if (auto r = check_address_free(lip, "local address"); !r) return r;
     if (is_vip(lip)) return make_error("local address " + addr_str(lip) + " is a virtual service address");
@@ -497,12 +537,18 @@ std::unique_ptr<Snapshot> Director::build() const {
     stack::StackView& sv = snap->stack;
     for (const auto& p : ports_) sv.ports.push_back(stack::PortView{p.port_id, p.mac, p.mtu, p.name});
     sv.port_source.assign(ports_.size(), net::InetAddr{});
+    sv.port_source6.assign(ports_.size(), net::InetAddr{});
+    // The first own address of each family on a port is its source for ARP/ND.
+    auto source_candidate = [&](uint8_t port, const net::InetAddr& a) {
+        net::InetAddr& src = a.is_v4() ? sv.port_source[port] : sv.port_source6[port];
+        if (src.is_unspecified()) src = a;
+    };
 
     std::vector<std::pair<stack::AddrKey, stack::OwnAddr>> own;
     for (const auto& a : addresses_) {
         uint8_t port = *port_index(a.port);
         own.push_back({{a.addr}, {stack::AddrKind::Director, port, nullptr}});
-        if (sv.port_source[port].is_unspecified()) sv.port_source[port] = a.addr;
+        source_candidate(port, a.addr);
     }
     for (const auto& r : routes_) {
         stack::RouteEntry e;
@@ -527,7 +573,7 @@ std::unique_ptr<Snapshot> Director::build() const {
     for (const auto& l : used_laddrs) {
         uint8_t port = *port_index(l->port_name);
         own.push_back({{l->addr}, {stack::AddrKind::Lip, port, l.get()}});
-        if (sv.port_source[port].is_unspecified()) sv.port_source[port] = l->addr;
+        source_candidate(port, l->addr);
         snap->keep_laddrs.push_back(l);
     }
 
@@ -552,8 +598,7 @@ std::unique_ptr<Snapshot> Director::build() const {
         if (std::none_of(own.begin(), own.end(), [&](const auto& o) { return o.first == vk; })) {
             own.push_back({vk, {stack::AddrKind::Vip, vport, nullptr}});
         }
-        if (!ports_.empty() && sv.port_source[vport].is_unspecified())
-            sv.port_source[vport] = svc->key.vip;
+        if (!ports_.empty()) source_candidate(vport, svc->key.vip);
 
         auto view = std::make_unique<ServiceView>();
         view->svc = svc.get();
@@ -584,11 +629,13 @@ std::unique_ptr<Snapshot> Director::build() const {
     }
     build_matches(*snap);
     for (auto& r : sv.routes) {
-        r.source = r.port < sv.port_source.size() ? sv.port_source[r.port] : net::InetAddr{};
+        r.source =
+            r.port < sv.port_source.size() ? sv.source_of(r.port, r.dst.addr) : net::InetAddr{};
     }
     for (size_t i = 0; i < sv.ports.size(); ++i) {
         const auto src = tunnel_source(ports_[i].name);
-        sv.ports[i].tunnel_source = src ? *src : sv.port_source[i];
+        sv.ports[i].tunnel_source = src && src->is_v4() ? *src : sv.port_source[i];
+        sv.ports[i].tunnel_source6 = src && !src->is_v4() ? *src : sv.port_source6[i];
     }
     sv.addrs = FlatMap<stack::AddrKey, stack::OwnAddr>(own);
     snap->services = FlatMap<ServiceKey, const ServiceView*>(svc_items);

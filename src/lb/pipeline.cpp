@@ -88,16 +88,19 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                                             : Counter::drop_to_director);
             return;
         }
-        if (is_tcp) {
-            const SpPacket sp{lp.pkt, lp.ip, reinterpret_cast<net::TcpHdr*>(lp.l4), lp.port};
-            switch (synproxy_no_conn(w, sp, pure_syn)) {
-                case SpVerdict::Consumed:
-                    return;
-                case SpVerdict::Open:
-                    if ((c = conn_create(w, lp))) synproxy_open(w, sp, c);
-                    return;
-                case SpVerdict::Pass:
-                    break;
+        // The SYN proxy is IPv4's for now: the control plane refuses it on IPv6 services.
+        if constexpr (Af::family == 4) {
+            if (is_tcp) {
+                const SpPacket sp{lp.pkt, lp.ip, reinterpret_cast<net::TcpHdr*>(lp.l4), lp.port};
+                switch (synproxy_no_conn(w, sp, pure_syn)) {
+                    case SpVerdict::Consumed:
+                        return;
+                    case SpVerdict::Open:
+                        if ((c = conn_create(w, lp))) synproxy_open(w, sp, c);
+                        return;
+                    case SpVerdict::Pass:
+                        break;
+                }
             }
         }
         if (is_tcp && !pure_syn) {
@@ -108,10 +111,13 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         if (!c) return;  // counted and freed
         ref.dir = ConnDir::In;
     }
-    if ((c->flags & kConnSynProxy) &&
-        synproxy_conn(w, SpPacket{lp.pkt, lp.ip, reinterpret_cast<net::TcpHdr*>(lp.l4), lp.port}, c,
-                      ref.dir == ConnDir::In))
-        return;
+    if constexpr (Af::family == 4) {
+        if ((c->flags & kConnSynProxy) &&
+            synproxy_conn(w,
+                          SpPacket{lp.pkt, lp.ip, reinterpret_cast<net::TcpHdr*>(lp.l4), lp.port},
+                          c, ref.dir == ConnDir::In))
+            return;
+    }
 
     const unsigned wid = w.id;
     const bool inbound = ref.dir == ConnDir::In;
@@ -122,30 +128,35 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         if (next != c->state) conn_set_state(w, c, next);
         timeout_s = w.snap->timeouts.of(c->state);
     } else {
-        timeout_s = lp.proto == net::kIpProtoIcmp ? w.snap->timeouts.icmp : w.snap->timeouts.udp;
+        timeout_s = lp.proto == Af::icmp_proto ? w.snap->timeouts.icmp : w.snap->timeouts.udp;
     }
     const uint64_t expires = w.stack.now_ms + uint64_t(timeout_s) * 1000;
     c->set_expires(expires);
     // Lazy timers only move deadlines later; a shorter one (FIN, RST) is re-armed now.
     if (expires < c->timer.expires_tick * w.timers.tick_ms()) w.timers.arm(&c->timer, expires);
 
-    if (c->flags & kConnToa) {
-        if (inbound)
-            toa_inbound(w, lp, c);
-        else if ((lp.tcp_flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck))
-            toa_synack(w, lp, c);
-    }
     PpHeaderSegment pp_header_segment = PpHeaderSegment::None;
-    if (c->flags & (kConnPpV1 | kConnPpV2)) {
-        if (is_tcp) {
+    // TOA and PROXY protocol are IPv4's for now: the control plane refuses them on IPv6
+    // services, so no IPv6 conn carries these flags.
+    if constexpr (Af::family == 4) {
+        if (c->flags & kConnToa) {
             if (inbound)
-                pp_header_segment = pp_inbound(w, lp, c);
-            else
-                pp_outbound(w, lp, c);
-        } else if (inbound && !(c->flags & kConnPpSent)) {
-            // UDP (v2): the header goes in front of the flow's first datagram only.
-            c->flags |= kConnPpSent;
-            pp_insert(w, lp, c, sizeof(net::UdpHdr));
+                toa_inbound(w, lp, c);
+            else if ((lp.tcp_flags & (net::kTcpSyn | net::kTcpAck)) ==
+                     (net::kTcpSyn | net::kTcpAck))
+                toa_synack(w, lp, c);
+        }
+        if (c->flags & (kConnPpV1 | kConnPpV2)) {
+            if (is_tcp) {
+                if (inbound)
+                    pp_header_segment = pp_inbound(w, lp, c);
+                else
+                    pp_outbound(w, lp, c);
+            } else if (inbound && !(c->flags & kConnPpSent)) {
+                // UDP (v2): the header goes in front of the flow's first datagram only.
+                c->flags |= kConnPpSent;
+                pp_insert(w, lp, c, sizeof(net::UdpHdr));
+            }
         }
     }
 
@@ -186,6 +197,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
 }
 
 template void lb_handle<net::Af4>(WorkerCtx&, LbPacket4&, ConnRef);
+template void lb_handle<net::Af6>(WorkerCtx&, LbPacket6&, ConnRef);
 
 void lb_replay(WorkerCtx& w, rte_mbuf* m, Conn* c) {
     auto* ip = rte_pktmbuf_mtod_offset(m, net::Ipv4Hdr*, sizeof(net::EtherHdr));

@@ -219,6 +219,35 @@ bool Worker::admit(const ServiceView& view, const net::InetAddr& client) {
     return lb::admit(ctx_, view, client);
 }
 
+// The conn key of a classified packet; false (counted, freed) for an ICMP error that quotes
+// nothing of ours.
+template <class Af>
+bool Worker::key_of(LbPacket<Af>& lp) {
+    if (lp.related) {
+        // An ICMP error: the key of the conn is the quoted packet's tuple, reversed.
+        if (icmp_related_key(lp, lp.key)) return true;
+        ctx_.stack.counters.inc(Counter::drop_icmp_unrelated);
+        rte_pktmbuf_free(lp.pkt);
+        return false;
+    }
+    // ICMP echo (SNAT ping): the identifier stands in both port positions (lb/xmit/snat.h).
+    const bool echo = lp.proto == Af::icmp_proto;
+    const uint16_t sport = net::load_wire16(lp.l4 + (echo ? 4 : 0));
+    const uint16_t dport = echo ? sport : net::load_wire16(lp.l4 + 2);
+    lp.key = conn_key(lp.proto, Af::src(*lp.ip), Af::dst(*lp.ip), sport, dport);
+    return true;
+}
+
+template <class Af>
+void Worker::handle_all(LbPacket<Af>* lbp, unsigned n) {
+    const ConnKey* keys[kMaxBurst];
+    ConnRef refs[kMaxBurst];
+    if (n == 0 || n > kMaxBurst) return;  // (never: tells GCC keys[0..n) is written)
+    for (unsigned i = 0; i < n; ++i) keys[i] = &lbp[i].key;
+    ctx_.conns->lookup_bulk(keys, n, refs);
+    for (unsigned i = 0; i < n; ++i) lb_handle(ctx_, lbp[i], refs[i]);
+}
+
 void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
     while (count > kMaxBurst) {
         process_burst(port, pkts, kMaxBurst);
@@ -229,36 +258,25 @@ void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
     const stack::PortView& pv = ctx_.stack.view->ports[port];
     const uint32_t max_frame = pv.mtu + sizeof(net::EtherHdr);
 
-    LbPacket4* const lbp = burst_;
-    unsigned nlb = 0;
+    // Pass 1 sorts the burst by family (each keeps its order); pass 2 handles IPv4, then IPv6.
+    unsigned n4 = 0, n6 = 0;
     for (uint16_t i = 0; i < count; ++i) {
         if (i + 4 < count) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void*));
-        LbPacket4& lp = lbp[nlb];
-        if (!stack::eth_input(ctx_.stack, port, pv, max_frame, pkts[i], lp)) continue;
-        if (lp.related) {
-            // An ICMP error: the key of the conn is the quoted packet's tuple, reversed.
-            if (!icmp_related_key(lp, lp.key)) {
-                ctx_.stack.counters.inc(Counter::drop_icmp_unrelated);
-                rte_pktmbuf_free(lp.pkt);
-                continue;
-            }
-        } else {
-            // ICMP echo (SNAT ping): the identifier stands in both port positions
-            // (lb/xmit/snat.h).
-            const bool echo = lp.proto == net::kIpProtoIcmp;
-            const uint16_t sport = net::load_wire16(lp.l4 + (echo ? 4 : 0));
-            const uint16_t dport = echo ? sport : net::load_wire16(lp.l4 + 2);
-            lp.key = conn_key(lp.proto, net::Af4::src(*lp.ip), net::Af4::dst(*lp.ip), sport, dport);
+        LbPacket4& lp4 = burst_[n4];
+        LbPacket6& lp6 = burst6_[n6];
+        switch (stack::eth_input(ctx_.stack, port, pv, max_frame, pkts[i], lp4, lp6)) {
+            case 4:
+                n4 += key_of(lp4);
+                break;
+            case 6:
+                n6 += key_of(lp6);
+                break;
+            default:
+                break;
         }
-        ++nlb;
     }
-    if (nlb == 0) return;
-
-    const ConnKey* keys[kMaxBurst];
-    ConnRef refs[kMaxBurst];
-    for (unsigned i = 0; i < nlb; ++i) keys[i] = &lbp[i].key;
-    ctx_.conns->lookup_bulk(keys, nlb, refs);
-    for (unsigned i = 0; i < nlb; ++i) lb_handle(ctx_, lbp[i], refs[i]);
+    handle_all(burst_, n4);
+    handle_all(burst6_, n6);
 }
 
 }  // namespace xvs::lb

@@ -97,6 +97,10 @@ public:
 private:
     Worker(Director& director, const WorkerConfig& cfg);
     static uint64_t clock_ms();
+    template <class Af>
+    bool key_of(LbPacket<Af>& lp);
+    template <class Af>
+    void handle_all(LbPacket<Af>* lbp, unsigned n);
     Result<void> command_run(Command::Kind kind, std::shared_ptr<const Dest> dest,
                              uint64_t timeout_ms, const std::function<void(const Command&)>& use);
 
@@ -106,6 +110,7 @@ private:
     // have default initializers, and zeroing 64 of them per burst cost a nanosecond a packet.
     static constexpr unsigned kMaxBurst = 64;
     LbPacket4 burst_[kMaxBurst];
+    LbPacket6 burst6_[kMaxBurst];
     std::atomic<bool> polling_{false};  // a Polling scope is open (seq_cst: command handshake)
 };
 

@@ -40,6 +40,7 @@ struct LbPacket : stack::PktMeta<Af> {
     ConnKey key;
 };
 using LbPacket4 = LbPacket<net::Af4>;
+using LbPacket6 = LbPacket<net::Af6>;
 
 struct WorkerCtx {
     WorkerCtx(Director& d, const WorkerConfig& c, uint64_t now_ms)

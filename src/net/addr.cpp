@@ -118,4 +118,48 @@ std::string to_string(const InetPrefix& p) {
     return to_string(p.addr) + "/" + std::to_string(p.len);
 }
 
+std::optional<InetPrefix> parse_inet_prefix(std::string_view text) {
+    const size_t slash = text.find('/');
+    auto addr = parse_inet(text.substr(0, slash));
+    if (!addr) return std::nullopt;
+    unsigned len = family_bits(*addr);
+    if (slash != std::string_view::npos) {
+        auto l = parse_uint(text.substr(slash + 1), len);
+        if (!l) return std::nullopt;
+        len = *l;
+    }
+    return InetPrefix::masked(*addr, static_cast<uint8_t>(len));
+}
+
+std::string_view strip_brackets(std::string_view text) {
+    if (text.size() >= 2 && text.front() == '[' && text.back() == ']' &&
+        text.find(':') != std::string_view::npos)
+        return text.substr(1, text.size() - 2);
+    return text;
+}
+
+std::optional<InetEndpoint> parse_inet_endpoint(std::string_view text) {
+    size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    std::string_view host = text.substr(0, colon);
+    std::optional<InetAddr> addr;
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        addr = parse_inet(host.substr(1, host.size() - 2));
+        if (addr && addr->is_v4()) return std::nullopt;  // "[1.2.3.4]:80" is not a form
+    } else if (host.find(':') == std::string_view::npos) {
+        addr = parse_inet(host);  // IPv6 needs its brackets: "::1:80" is ambiguous
+    }
+    auto port = parse_uint(text.substr(colon + 1), 65535);
+    if (!addr || !port) return std::nullopt;
+    return InetEndpoint{*addr, static_cast<uint16_t>(*port)};
+}
+
+std::string endpoint_host(const InetAddr& addr) {
+    return addr.is_v4() ? to_string(addr) : "[" + to_string(addr) + "]";
+}
+
+std::string to_string(const InetEndpoint& ep) {
+    return endpoint_host(ep.addr) + ":" + std::to_string(ep.port);
+}
+
 }  // namespace xvs::net

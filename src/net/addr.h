@@ -129,4 +129,37 @@ struct InetPrefix {
 };
 std::string to_string(const InetPrefix& p);
 
+// "ADDR/LEN" or "ADDR" (= /32 or /128) of either family; the address is masked. "default" is
+// not accepted here: which family it means is the caller's call.
+std::optional<InetPrefix> parse_inet_prefix(std::string_view text);
+// The width of a's family in bits: 32 or 128.
+inline unsigned family_bits(const InetAddr& a) {
+    return a.is_v4() ? 32u : 128u;
+}
+
+// An address and a port of either family. Text form as ipvsadm and keepalived write it:
+// "a.b.c.d:port" for IPv4, "[v6]:port" for IPv6 (RFC 3986 brackets).
+struct InetEndpoint {
+    InetAddr addr;
+    uint16_t port = 0;  // host order
+    bool operator==(const InetEndpoint&) const = default;
+};
+// "a.b.c.d:port" or "[v6]:port"; port 0..65535.
+std::optional<InetEndpoint> parse_inet_endpoint(std::string_view text);
+std::string to_string(const InetEndpoint& ep);
+// An address as it stands before ":port": a.b.c.d, or [v6] in brackets.
+std::string endpoint_host(const InetAddr& addr);
+// "[v6]" -> "v6"; anything else unchanged. Bracketed IPv4 is not unwrapped.
+std::string_view strip_brackets(std::string_view text);
+
+// Total order (family first, then address bytes) for sorted lists and map keys; no packet
+// path use.
+inline bool addr_less(const InetAddr& a, const InetAddr& b) {
+    if (a.is_v4() != b.is_v4()) return a.is_v4();
+    return std::memcmp(a.b, b.b, 16) < 0;
+}
+struct InetAddrLess {
+    bool operator()(const InetAddr& a, const InetAddr& b) const { return addr_less(a, b); }
+};
+
 }  // namespace xvs::net

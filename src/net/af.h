@@ -3,7 +3,7 @@
 // (<AfIn, AfOut>) arrive as new traits and instantiations rather than copies. A trait says how
 // to read and replace the addresses of its L3 header, with the checksum arithmetic each family
 // needs; code that only exists for one family (IPv4 options, the IP id) tests
-// `Af::family` with `if constexpr`. Only Af4 is wired until the IPv6 issue.
+// `Af::family` with `if constexpr`.
 #pragma once
 
 #include <cstddef>
@@ -70,6 +70,55 @@ struct Af4 {
     // Pseudo-header sum for an L4 segment of len bytes.
     static uint32_t pseudo_sum(const InetAddr& s, const InetAddr& d, uint8_t proto, uint16_t len) {
         return ipv4_pseudo_sum(s.v4_be(), d.v4_be(), proto, len);
+    }
+};
+
+// IPv6 (RFC 8200). No header checksum: replacing an address only changes the pseudo-header
+// the L4 checksum covers. header_len is the fixed header; extension headers, walked by the
+// input, sit between it and the L4 header (PktMeta::l4_off says where that is).
+struct Af6 {
+    using Hdr = Ipv6Hdr;
+    static constexpr uint8_t family = 6;
+    static constexpr uint16_t ether_type = kEtherTypeIpv6;
+    static constexpr uint8_t icmp_proto = kIpProtoIcmp6;
+    static constexpr bool icmp_pseudo_header = true;
+
+    static bool is(const InetAddr& a) { return !a.is_v4(); }
+    static InetAddr src(const Hdr& h) { return InetAddr::v6(h.saddr); }
+    static InetAddr dst(const Hdr& h) { return InetAddr::v6(h.daddr); }
+    static unsigned header_len(const Hdr&) { return sizeof(Hdr); }
+    static uint16_t packet_len(const Hdr& h) {
+        return static_cast<uint16_t>(sizeof(Hdr) + ntoh16(h.payload_len));
+    }
+    static uint8_t l4_proto(const Hdr& h) { return h.next_header; }
+
+    static uint32_t addr_delta(const InetAddr& o, const InetAddr& n) {
+        return csum_delta128(o.b, n.b);
+    }
+    static uint32_t set_src(Hdr& h, const InetAddr& a) {
+        const uint32_t d = csum_delta128(h.saddr, a.b);
+        __builtin_memcpy(h.saddr, a.b, 16);
+        return d;
+    }
+    static uint32_t set_dst(Hdr& h, const InetAddr& a) {
+        const uint32_t d = csum_delta128(h.daddr, a.b);
+        __builtin_memcpy(h.daddr, a.b, 16);
+        return d;
+    }
+    static uint32_t set_src_dst(Hdr& h, const InetAddr& s, const InetAddr& d) {
+        const uint32_t delta = csum_delta128(h.saddr, s.b) + csum_delta128(h.daddr, d.b);
+        __builtin_memcpy(h.saddr, s.b, 16);
+        __builtin_memcpy(h.daddr, d.b, 16);
+        return delta;
+    }
+    // The hop limit (RFC 8200 3), no checksum to follow.
+    static bool ttl_decrement(Hdr& h) {
+        if (h.hop_limit <= 1) return false;
+        --h.hop_limit;
+        return true;
+    }
+    static uint32_t pseudo_sum(const InetAddr& s, const InetAddr& d, uint8_t proto, uint16_t len) {
+        return ipv6_pseudo_sum(s.b, d.b, proto, len);
     }
 };
 

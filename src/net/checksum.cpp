@@ -50,4 +50,10 @@ uint16_t ipv4_l4_checksum(uint32_t saddr, uint32_t daddr, uint8_t proto, const v
     return csum_fold(csum_partial(l4, len, sum));
 }
 
+uint16_t ipv6_l4_checksum(const uint8_t* saddr, const uint8_t* daddr, uint8_t proto, const void* l4,
+                          size_t len) {
+    const uint32_t sum = ipv6_pseudo_sum(saddr, daddr, proto, static_cast<uint32_t>(len));
+    return csum_fold(csum_partial(l4, len, sum));
+}
+
 }  // namespace xvs::net

@@ -30,6 +30,23 @@ inline uint32_t ipv4_pseudo_sum(uint32_t saddr, uint32_t daddr, uint8_t proto, u
     return sum;
 }
 
+// IPv6 pseudo-header sum (RFC 8200 8.1: saddr, daddr, upper-layer length, next header) in
+// wire order; saddr and daddr are 16 bytes each.
+inline uint32_t ipv6_pseudo_sum(const uint8_t* saddr, const uint8_t* daddr, uint8_t proto,
+                                uint32_t len) {
+    uint32_t sum = hton16(proto) + hton16(static_cast<uint16_t>(len)) +
+                   hton16(static_cast<uint16_t>(len >> 16));
+    for (unsigned i = 0; i < 16; i += 2) {
+        sum += uint32_t{saddr[i]} | uint32_t{saddr[i + 1]} << 8;
+        sum += uint32_t{daddr[i]} | uint32_t{daddr[i + 1]} << 8;
+    }
+    return sum;
+}
+
+// TCP/UDP/ICMPv6 checksum of an IPv6 L4 segment of len bytes (its checksum field zeroed).
+uint16_t ipv6_l4_checksum(const uint8_t* saddr, const uint8_t* daddr, uint8_t proto, const void* l4,
+                          size_t len);
+
 // TCP/UDP/ICMP checksum of an IPv4 L4 segment of len bytes (its checksum field zeroed first).
 uint16_t ipv4_l4_checksum(uint32_t saddr, uint32_t daddr, uint8_t proto, const void* l4,
                           size_t len);
@@ -39,6 +56,17 @@ uint16_t ipv4_l4_checksum(uint32_t saddr, uint32_t daddr, uint8_t proto, const v
 inline uint32_t csum_delta32(uint32_t old_v, uint32_t new_v) {
     return static_cast<uint16_t>(~old_v) + static_cast<uint16_t>(~(old_v >> 16)) +
            (new_v & 0xffff) + (new_v >> 16);
+}
+// The same over a 16-byte address (IPv6): four 32-bit words.
+inline uint32_t csum_delta128(const uint8_t* old_v, const uint8_t* new_v) {
+    uint32_t d = 0;
+    for (unsigned i = 0; i < 16; i += 4) {
+        uint32_t o, n;
+        __builtin_memcpy(&o, old_v + i, 4);
+        __builtin_memcpy(&n, new_v + i, 4);
+        d += csum_delta32(o, n);
+    }
+    return d;
 }
 inline uint32_t csum_delta16(uint16_t old_v, uint16_t new_v) {
     return static_cast<uint16_t>(~old_v) + uint32_t{new_v};

@@ -1,4 +1,4 @@
-// Wire-format header structs for Ethernet, ARP, IPv4, TCP, UDP and ICMP.
+// Wire-format header structs for Ethernet, ARP, IPv4, IPv6, TCP, UDP, ICMP and ICMPv6.
 // All multi-byte fields are in network byte order exactly as on the wire; no DPDK here.
 #pragma once
 
@@ -50,6 +50,16 @@ static_assert(sizeof(ArpHdr) == 28);
 inline constexpr uint8_t kIpProtoIcmp = 1;
 inline constexpr uint8_t kIpProtoTcp = 6;
 inline constexpr uint8_t kIpProtoUdp = 17;
+inline constexpr uint8_t kIpProtoIpv6 = 41;  // IPv6-in-IPv6 (RFC 2473)
+inline constexpr uint8_t kIpProtoIcmp6 = 58;
+// IPv6 extension headers (RFC 8200 4), walked to the L4 header by the IPv6 input.
+inline constexpr uint8_t kIp6ExtHopByHop = 0;
+inline constexpr uint8_t kIp6ExtRouting = 43;
+inline constexpr uint8_t kIp6ExtFragment = 44;
+inline constexpr uint8_t kIp6ExtEsp = 50;
+inline constexpr uint8_t kIp6ExtAh = 51;
+inline constexpr uint8_t kIp6NoNext = 59;
+inline constexpr uint8_t kIp6ExtDestOpts = 60;
 
 struct __attribute__((packed, aligned(2))) Ipv4Hdr {
     uint8_t version_ihl;
@@ -69,6 +79,27 @@ struct __attribute__((packed, aligned(2))) Ipv4Hdr {
 };
 static_assert(sizeof(Ipv4Hdr) == 20);
 inline constexpr uint16_t kIpv4DontFragment = 0x4000;
+
+struct __attribute__((packed, aligned(2))) Ipv6Hdr {
+    uint32_t vtc_flow;     // version (4 bits), traffic class (8), flow label (20)
+    uint16_t payload_len;  // bytes after this header, extension headers included
+    uint8_t next_header;
+    uint8_t hop_limit;
+    uint8_t saddr[16];
+    uint8_t daddr[16];
+
+    unsigned version() const { return reinterpret_cast<const uint8_t*>(this)[0] >> 4; }
+};
+static_assert(sizeof(Ipv6Hdr) == 40);
+
+// The fragment extension header (RFC 8200 4.5).
+struct __attribute__((packed, aligned(2))) Ipv6FragHdr {
+    uint8_t next_header;
+    uint8_t reserved;
+    uint16_t frag_off;  // offset (13 bits, 8-byte units) << 3 | M flag
+    uint32_t id;
+};
+static_assert(sizeof(Ipv6FragHdr) == 8);
 
 inline constexpr uint8_t kTcpFin = 0x01;
 inline constexpr uint8_t kTcpSyn = 0x02;
@@ -104,6 +135,36 @@ inline constexpr uint8_t kIcmpEchoReply = 0;
 inline constexpr uint8_t kIcmpDestUnreach = 3;
 inline constexpr uint8_t kIcmpEchoRequest = 8;
 inline constexpr uint8_t kIcmpTimeExceeded = 11;
+
+// ICMPv6 (RFC 4443) and neighbour discovery (RFC 4861) types.
+inline constexpr uint8_t kIcmp6DestUnreach = 1;
+inline constexpr uint8_t kIcmp6PacketTooBig = 2;
+inline constexpr uint8_t kIcmp6TimeExceeded = 3;
+inline constexpr uint8_t kIcmp6ParamProblem = 4;
+inline constexpr uint8_t kIcmp6EchoRequest = 128;
+inline constexpr uint8_t kIcmp6EchoReply = 129;
+inline constexpr uint8_t kNdRouterSolicit = 133;
+inline constexpr uint8_t kNdRouterAdvert = 134;
+inline constexpr uint8_t kNdNeighSolicit = 135;
+inline constexpr uint8_t kNdNeighAdvert = 136;
+inline constexpr uint8_t kNdOptSourceLla = 1;
+inline constexpr uint8_t kNdOptTargetLla = 2;
+// Neighbour advertisement flags (first byte of the reserved word).
+inline constexpr uint8_t kNaRouter = 0x80;
+inline constexpr uint8_t kNaSolicited = 0x40;
+inline constexpr uint8_t kNaOverride = 0x20;
+
+// Neighbour solicitation and advertisement share this layout (RFC 4861 4.3, 4.4); options
+// (link-layer addresses) follow.
+struct __attribute__((packed, aligned(2))) NdMsg {
+    uint8_t type;
+    uint8_t code;
+    uint16_t checksum;
+    uint8_t flags;  // NA: R, S, O; NS: 0
+    uint8_t reserved[3];
+    uint8_t target[16];
+};
+static_assert(sizeof(NdMsg) == 24);
 
 struct __attribute__((packed, aligned(2))) IcmpHdr {
     uint8_t type;

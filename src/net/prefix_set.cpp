@@ -72,15 +72,19 @@ bool PrefixSet::contains(const InetAddr& addr) const {
     return search(lo6_, hi6_, to_u128(addr));
 }
 
-Result<Ipv4Prefix> parse_acl_prefix(std::string_view text) {
+Result<InetPrefix> parse_acl_prefix(std::string_view text) {
     const std::string shown(text);
-    auto prefix = parse_ipv4_prefix(text);
-    if (!prefix || text == "default")
-        return make_error("bad address or prefix '" + shown +
-                          "' (expected A.B.C.D or A.B.C.D/LEN, LEN 0..32)");
     const size_t slash = text.find('/');
-    auto addr = parse_ipv4(text.substr(0, slash));
-    if (addr && !(*addr == prefix->addr))
+    const std::string_view host = strip_brackets(text.substr(0, slash));
+    const std::string bare =
+        std::string(host) + std::string(slash == std::string_view::npos ? "" : text.substr(slash));
+    auto addr = parse_inet(host);
+    auto prefix = addr ? parse_inet_prefix(bare) : std::nullopt;
+    if (!addr || !prefix)
+        return make_error("bad address or prefix '" + shown +
+                          "' (expected A.B.C.D[/LEN], LEN 0..32, or an IPv6 address[/LEN], LEN "
+                          "0..128)");
+    if (!(*addr == prefix->addr))
         return make_error("prefix '" + shown + "' has host bits set (did you mean " +
                           to_string(*prefix) + "?)");
     return *prefix;

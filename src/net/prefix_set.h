@@ -36,9 +36,10 @@ class PrefixSet {
     std::vector<U128> hi6_;
 };
 
-// "a.b.c.d" (= /32) or "a.b.c.d/len". Strict: host bits beyond len are refused, because
+// "a.b.c.d" (= /32) or "a.b.c.d/len", or an IPv6 address (= /128, optionally in brackets) or
+// "v6/len". Strict: host bits beyond len are refused, because
 // "10.1.2.3/8" in a blacklist is far more likely a typo than a wish to block 10.0.0.0/8.
 // The error says what was wrong and what the masked form would be.
-Result<Ipv4Prefix> parse_acl_prefix(std::string_view text);
+Result<InetPrefix> parse_acl_prefix(std::string_view text);
 
 }  // namespace xvs::net

@@ -194,6 +194,78 @@ size_t pp_v1_build(uint8_t* out, size_t cap, uint32_t src_be, uint32_t dst_be, u
     return len;
 }
 
+namespace {
+
+// "PROXY TCP6 <src> <dst> <sport> <dport>\r\n" into line (kPpV1MaxLen bytes); its length, or
+// 0 if it would not fit (it always does: RFC 5952 text is at most 39 characters).
+size_t v1_tcp6_line(char* line, const InetAddr& src, const InetAddr& dst, uint16_t sport_be,
+                    uint16_t dport_be) {
+    char a[INET6_ADDRSTRLEN];
+    char b[INET6_ADDRSTRLEN];
+    if (!inet_ntop(AF_INET6, src.b, a, sizeof a) || !inet_ntop(AF_INET6, dst.b, b, sizeof b))
+        return 0;
+    const std::string_view sa(a), sb(b);
+    constexpr std::string_view kPrefix = "PROXY TCP6 ";
+    // Prefix, two addresses, four separators and CRLF, two ports of at most 5 digits.
+    if (kPrefix.size() + sa.size() + sb.size() + 5 + 10 > kPpV1MaxLen) return 0;
+    char* p = line;
+    p = std::copy(kPrefix.begin(), kPrefix.end(), p);
+    p = std::copy(sa.begin(), sa.end(), p);
+    *p++ = ' ';
+    p = std::copy(sb.begin(), sb.end(), p);
+    *p++ = ' ';
+    p = put_decimal(p, ntoh16(sport_be));
+    *p++ = ' ';
+    p = put_decimal(p, ntoh16(dport_be));
+    *p++ = '\r';
+    *p++ = '\n';
+    return static_cast<size_t>(p - line);
+}
+
+}  // namespace
+
+size_t pp_v1_build(uint8_t* out, size_t cap, const InetAddr& src, const InetAddr& dst,
+                   uint16_t sport_be, uint16_t dport_be) noexcept {
+    if (src.is_v4() != dst.is_v4()) return 0;
+    if (src.is_v4()) return pp_v1_build(out, cap, src.v4_be(), dst.v4_be(), sport_be, dport_be);
+    char line[kPpV1MaxLen];
+    const size_t len = v1_tcp6_line(line, src, dst, sport_be, dport_be);
+    if (len == 0 || len > cap) return 0;
+    std::memcpy(out, line, len);
+    return len;
+}
+
+size_t pp_v1_len(const InetAddr& src, const InetAddr& dst, uint16_t sport_be,
+                 uint16_t dport_be) noexcept {
+    uint8_t line[kPpV1MaxLen];
+    return pp_v1_build(line, sizeof line, src, dst, sport_be, dport_be);
+}
+
+size_t pp_v2_build(uint8_t* out, size_t cap, uint8_t transport, const InetAddr& src,
+                   const InetAddr& dst, uint16_t sport_be, uint16_t dport_be) noexcept {
+    if (src.is_v4() != dst.is_v4()) return 0;
+    if (src.is_v4())
+        return pp_v2_build(out, cap, transport, src.v4_be(), dst.v4_be(), sport_be, dport_be);
+    uint8_t fam;
+    if (transport == kIpProtoTcp) {
+        fam = kPpV2FamTcp6;
+    } else if (transport == kIpProtoUdp) {
+        fam = kPpV2FamUdp6;
+    } else {
+        return 0;
+    }
+    if (cap < kPpV2Inet6Len) return 0;
+    std::memcpy(out, kPpV2Signature.data(), kPpV2Signature.size());
+    out[12] = kPpV2VerCmdProxy;
+    out[13] = fam;
+    store_be16(&out[14], kPpV2AddrLenInet6);
+    std::memcpy(&out[16], src.b, 16);
+    std::memcpy(&out[32], dst.b, 16);
+    std::memcpy(&out[48], &sport_be, 2);
+    std::memcpy(&out[50], &dport_be, 2);
+    return kPpV2Inet6Len;
+}
+
 size_t pp_v2_build(uint8_t* out, size_t cap, uint8_t transport, uint32_t src_be, uint32_t dst_be,
                    uint16_t sport_be, uint16_t dport_be) noexcept {
     uint8_t fam;
@@ -227,6 +299,14 @@ uint32_t PpParsed::dst_v4_be() const noexcept {
     uint32_t v;
     std::memcpy(&v, dst_addr.data(), 4);
     return v;
+}
+
+InetAddr PpParsed::src() const noexcept {
+    return family == PpFamily::Inet6 ? InetAddr::v6(src_addr.data()) : InetAddr::v4(src_v4_be());
+}
+
+InetAddr PpParsed::dst() const noexcept {
+    return family == PpFamily::Inet6 ? InetAddr::v6(dst_addr.data()) : InetAddr::v4(dst_v4_be());
 }
 
 std::optional<PpParsed> pp_parse(std::span<const uint8_t> in) noexcept {

@@ -9,19 +9,24 @@
 #include <optional>
 #include <span>
 
+#include "net/addr.h"
+
 namespace xvs::net {
 
 // v1: "PROXY TCP4 255.255.255.255 255.255.255.255 65535 65535\r\n" is 56 bytes; the spec caps
 // any v1 line (TCP6 included) at 107 bytes including CRLF.
 inline constexpr size_t kPpV1MaxLen = 107;
 inline constexpr size_t kPpV1Tcp4MaxLen = 56;
+// "PROXY TCP6 " + two 39-character addresses + two 5-digit ports + spaces + CRLF.
+inline constexpr size_t kPpV1Tcp6MaxLen = 104;
 // v2: 12-byte signature, version/command, family/transport, be16 length, then the addresses.
 inline constexpr std::array<uint8_t, 12> kPpV2Signature = {0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d,
                                                            0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a};
 inline constexpr size_t kPpV2FixedLen = 16;
 inline constexpr size_t kPpV2AddrLenInet = 12;   // src, dst (4 each), sport, dport
 inline constexpr size_t kPpV2AddrLenInet6 = 36;  // src, dst (16 each), sport, dport
-inline constexpr size_t kPpV2Inet4Len = kPpV2FixedLen + kPpV2AddrLenInet;  // 28
+inline constexpr size_t kPpV2Inet4Len = kPpV2FixedLen + kPpV2AddrLenInet;   // 28
+inline constexpr size_t kPpV2Inet6Len = kPpV2FixedLen + kPpV2AddrLenInet6;  // 52
 inline constexpr uint8_t kPpV2VerCmdLocal = 0x20;
 inline constexpr uint8_t kPpV2VerCmdProxy = 0x21;
 inline constexpr uint8_t kPpV2FamTcp4 = 0x11;
@@ -40,6 +45,25 @@ size_t pp_v1_build(uint8_t* out, size_t cap, uint32_t src_be, uint32_t dst_be, u
 // 0 (nothing written) if cap < 28 or the transport is neither.
 size_t pp_v2_build(uint8_t* out, size_t cap, uint8_t transport, uint32_t src_be, uint32_t dst_be,
                    uint16_t sport_be, uint16_t dport_be) noexcept;
+
+// Either family, picked from the addresses (client and VIP, so FNAT64's IPv6 client gets the
+// IPv6 form): v1 "PROXY TCP4 ..." or "PROXY TCP6 <src> <dst> <sport> <dport>\r\n" with the
+// addresses in RFC 5952 form; v2 0x11/0x12 with 12 address bytes, or 0x21 (TCP over IPv6) /
+// 0x22 (UDP over IPv6) with 36: src (16), dst (16), sport, dport. Ports in network order.
+// Returns the length written (v2: 28 or 52), or 0 (nothing written) if cap is too small or
+// src and dst are of different families (the spec has no form for that). cap >=
+// kPpV1Tcp6MaxLen / kPpV2Inet6Len always suffices.
+size_t pp_v1_build(uint8_t* out, size_t cap, const InetAddr& src, const InetAddr& dst,
+                   uint16_t sport_be, uint16_t dport_be) noexcept;
+size_t pp_v2_build(uint8_t* out, size_t cap, uint8_t transport, const InetAddr& src,
+                   const InetAddr& dst, uint16_t sport_be, uint16_t dport_be) noexcept;
+// Bytes the header takes for this flow: v1 the exact line length (0 for a family mix), v2 28
+// or 52. For sequence shifts, decided before the header is written.
+size_t pp_v1_len(const InetAddr& src, const InetAddr& dst, uint16_t sport_be,
+                 uint16_t dport_be) noexcept;
+inline size_t pp_v2_len(const InetAddr& src) {
+    return src.is_v4() ? kPpV2Inet4Len : kPpV2Inet6Len;
+}
 
 enum class PpFamily : uint8_t { Unspec, Inet, Inet6 };
 
@@ -61,6 +85,9 @@ struct PpParsed {
 
     uint32_t src_v4_be() const noexcept;
     uint32_t dst_v4_be() const noexcept;
+    // The addresses as InetAddr (Inet or Inet6; meaningless for Unspec).
+    InetAddr src() const noexcept;
+    InetAddr dst() const noexcept;
 };
 
 // Parses one header at the start of `in`. Returns nullopt when the bytes are not a complete,

@@ -22,7 +22,8 @@ inline constexpr uint8_t kTcpOptSackPerm = 4;   // len 2
 inline constexpr uint8_t kTcpOptSack = 5;       // len 2 + 8n: n (left, right) edge pairs
 inline constexpr uint8_t kTcpOptTimestamp = 8;  // len 10: TSval, TSecr
 // TOA ("TCP option address", used by FULLNAT balancers to pass the client address to the real
-// server): kind 254 shared with RFC 6994 experiments, len 8 = port (2) + IPv4 address (4).
+// server): kind 254 shared with RFC 6994 experiments, len 8 = port (2) + IPv4 address (4), or
+// len 20 = port (2) + IPv6 address (16) for an IPv6 client.
 inline constexpr uint8_t kTcpOptToa = 254;
 
 inline constexpr uint8_t kTcpOptLenMss = 4;
@@ -30,6 +31,7 @@ inline constexpr uint8_t kTcpOptLenWscale = 3;
 inline constexpr uint8_t kTcpOptLenSackPerm = 2;
 inline constexpr uint8_t kTcpOptLenTimestamp = 10;
 inline constexpr uint8_t kTcpOptLenToaV4 = 8;
+inline constexpr uint8_t kTcpOptLenToaV6 = 20;  // port (2) + IPv6 address (16)
 inline constexpr uint8_t kTcpSackBlockLen = 8;
 // doff is 4 bits of 32-bit words: at most 60 header bytes, so at most 40 bytes of options.
 inline constexpr size_t kTcpOptionsMaxLen = 40;

@@ -1,6 +1,8 @@
-// TOA (TCP Option Address, kind 254, len 8: client port be16 + client IPv4) for FULLNAT: plan a
-// new options area with our TOA first and every client kind-254 option removed, and rewrite an
-// IPv4/TCP packet in place with it. Pure byte code, no DPDK; never touches bytes it was not given.
+// TOA (TCP Option Address, kind 254: client port be16 + client address; len 8 for an IPv4
+// client, 20 for an IPv6 one) for FULLNAT: plan a new options area with our TOA first and every
+// client kind-254 option removed, and rewrite an IPv4/TCP or IPv6/TCP packet in place with it.
+// The option's form follows the client's family, not the packet's: FNAT64 puts the 20-byte
+// form on an IPv4 packet. Pure byte code, no DPDK; never touches bytes it was not given.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "net/addr.h"
 #include "net/tcp_options.h"
 
 namespace xvs::net {
@@ -22,7 +25,7 @@ namespace xvs::net {
       "TOA inserted after dropping NOPs and the SACK option")                                  \
     X(NoRoom, "toa_no_room", "options area (40 bytes) has no room for TOA")                    \
     X(TooBig, "toa_too_big", "TOA would make the packet longer than the capacity (MTU)")       \
-    X(Malformed, "toa_malformed", "not a well-formed, unfragmented IPv4/TCP segment")
+    X(Malformed, "toa_malformed", "not a well-formed, unfragmented IPv4/TCP or IPv6/TCP segment")
 
 enum class ToaOutcome : uint8_t {
 #define XVS_TOA_ENUM(name, counter, desc) name,
@@ -68,6 +71,13 @@ struct ToaPlan {
 ToaPlan toa_plan(std::span<const uint8_t> old_opts, uint32_t client_addr_be,
                  uint16_t client_port_be, bool allow_sack_prune,
                  size_t max_len = kTcpOptionsMaxLen) noexcept;
+// The same for a client of either family: the 8-byte TOA for IPv4, the 20-byte one for IPv6.
+ToaPlan toa_plan(std::span<const uint8_t> old_opts, const InetAddr& client, uint16_t client_port_be,
+                 bool allow_sack_prune, size_t max_len = kTcpOptionsMaxLen) noexcept;
+// Bytes of the TOA option for a client of this family: 8 or 20.
+inline uint8_t toa_len(const InetAddr& client) {
+    return client.is_v4() ? kTcpOptLenToaV4 : kTcpOptLenToaV6;
+}
 
 struct ToaResult {
     ToaOutcome outcome = ToaOutcome::Malformed;
@@ -89,15 +99,30 @@ struct ToaResult {
 // byte for byte untouched. A packet whose options do fit 40 bytes but not the capacity -> TooBig.
 ToaResult toa_insert_ipv4(uint8_t* ip_hdr, size_t pkt_len, size_t capacity, uint32_t client_addr_be,
                           uint16_t client_port_be, bool allow_sack_prune) noexcept;
+// The same with the client of either family (FNAT64: an IPv6 client's 20-byte TOA on the
+// IPv4 packet to the RS).
+ToaResult toa_insert_ipv4(uint8_t* ip_hdr, size_t pkt_len, size_t capacity, const InetAddr& client,
+                          uint16_t client_port_be, bool allow_sack_prune) noexcept;
+
+// The IPv6 form: ip6_hdr is a 40-byte IPv6 header followed directly by TCP (next header 6; a
+// packet with extension headers is Malformed, the caller strips or refuses them first).
+// Payload length and the TCP checksum (pseudo-header upper-layer length) are updated;
+// new_pkt_len is the whole length, 40 + payload. Otherwise as toa_insert_ipv4.
+ToaResult toa_insert_ipv6(uint8_t* ip6_hdr, size_t pkt_len, size_t capacity, const InetAddr& client,
+                          uint16_t client_port_be, bool allow_sack_prune) noexcept;
 
 // Lowers every MSS option of an RS SYN-ACK by the TOA length (8) so that the client's full-size
 // segments plus our TOA still fit the RS's MSS (seed 001). *tcp_csum (wire order) is updated
 // incrementally unless nullptr. Returns false, changing nothing, when there is no MSS option or
 // it is too small to lower (<= 8). Duplicates all get the first option's value minus 8.
 bool toa_clamp_mss(std::span<uint8_t> synack_opts, uint16_t* tcp_csum) noexcept;
+// The same for a TOA of toa_len bytes (toa_len(client): 20 for an IPv6 client).
+bool toa_clamp_mss(std::span<uint8_t> synack_opts, uint16_t* tcp_csum, uint8_t toa_len) noexcept;
 
 // The first kind-254 option of length 8, as the RS `toa` module picks it: (client address, client
 // port), both in wire order. Kind-254 options of other lengths are skipped.
 std::optional<std::pair<uint32_t, uint16_t>> toa_find(std::span<const uint8_t> opts) noexcept;
+// The first kind-254 option of length 8 or 20 (the IPv4 or the IPv6 form): (client, port).
+std::optional<std::pair<InetAddr, uint16_t>> toa_find_inet(std::span<const uint8_t> opts) noexcept;
 
 }  // namespace xvs::net

@@ -5,6 +5,7 @@
 
 #include "net/byteorder.h"
 #include "net/checksum.h"
+#include "net/icmp6.h"
 
 namespace xvs::net {
 
@@ -28,7 +29,40 @@ void outer_ipv4(uint8_t* out, const InetAddr& saddr, const InetAddr& daddr, cons
     store_wire16(out + 10, csum);
 }
 
+// Outer IPv6 header: traffic class copied, flow label from the flow's hash.
+void outer_ipv6(uint8_t* out, const InetAddr& saddr, const InetAddr& daddr, const Ipv6Hdr& inner,
+                uint16_t payload_len, uint32_t flow_hash, uint8_t hop_limit, uint8_t proto) {
+    const uint32_t tclass = (ntoh32(inner.vtc_flow) >> 20) & 0xff;
+    store_be32(out, 6u << 28 | tclass << 20 | (flow_hash & 0xfffff));
+    store_be16(out + 4, payload_len);
+    out[6] = proto;
+    out[7] = hop_limit;
+    std::memcpy(out + 8, saddr.b, 16);
+    std::memcpy(out + 24, daddr.b, 16);
+}
+
 }  // namespace
+
+void ip6ip6_outer(uint8_t* out40, const InetAddr& saddr, const InetAddr& daddr,
+                  const Ipv6Hdr& inner, uint16_t inner_len, uint32_t flow_hash, uint8_t hop_limit) {
+    outer_ipv6(out40, saddr, daddr, inner, inner_len, flow_hash, hop_limit, kIpProtoIpv6);
+}
+
+void gue6_outer(uint8_t* out52, const InetAddr& saddr, const InetAddr& daddr, const Ipv6Hdr& inner,
+                uint16_t inner_len, uint32_t flow_hash, uint16_t sport, uint16_t dport,
+                uint8_t hop_limit) {
+    const auto udp_len = static_cast<uint16_t>(inner_len + 8 + kGueHdrLen);
+    outer_ipv6(out52, saddr, daddr, inner, udp_len, flow_hash, hop_limit, kIpProtoUdp);
+    uint8_t* udp = out52 + 40;
+    store_wire16(udp, sport);
+    store_wire16(udp + 2, dport);
+    store_be16(udp + 4, udp_len);
+    store_wire16(udp + 6, 0);
+    uint8_t* gue = udp + 8;
+    gue[0] = 0;
+    gue[1] = kIpProtoIpv6;
+    gue[2] = gue[3] = 0;
+}
 
 void ipip_outer(uint8_t* out20, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner,
                 uint16_t id, uint8_t ttl) {
@@ -56,6 +90,13 @@ TunnelMtuVerdict tunnel_mtu_check(const Ipv4Hdr& inner, size_t inner_len, size_t
     if ((ntoh16(inner.frag_off) & kIpv4DontFragment) == 0) {
         return {TunnelMtuAction::Fragment, 0};
     }
+    const size_t hop = mtu - overhead;
+    return {TunnelMtuAction::FragNeeded, static_cast<uint16_t>(hop > 0xffff ? 0xffff : hop)};
+}
+
+TunnelMtuVerdict tunnel_mtu_check(const Ipv6Hdr&, size_t inner_len, size_t overhead, size_t mtu) {
+    if (tunnel_fits(inner_len, overhead, mtu)) return {TunnelMtuAction::Fits, 0};
+    if (mtu < overhead + kIpv6MinMtu) return {TunnelMtuAction::MtuTooSmall, 0};
     const size_t hop = mtu - overhead;
     return {TunnelMtuAction::FragNeeded, static_cast<uint16_t>(hop > 0xffff ? 0xffff : hop)};
 }

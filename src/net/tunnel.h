@@ -16,6 +16,8 @@ inline constexpr uint8_t kIpProtoIpip = 4;   // IPv4-in-IPv4 (RFC 2003)
 inline constexpr size_t kIpipOverhead = 20;  // outer IPv4 header, no options
 inline constexpr size_t kGueHdrLen = 4;      // GUE v0 base header, no extension fields
 inline constexpr size_t kGueOverhead = 20 + 8 + kGueHdrLen;  // IPv4 + UDP + GUE = 32
+inline constexpr size_t kIp6ip6Overhead = 40;                // outer IPv6 header (RFC 2473)
+inline constexpr size_t kGue6Overhead = 40 + 8 + kGueHdrLen;  // IPv6 + UDP + GUE = 52
 inline constexpr uint8_t kTunnelDefaultTtl = 64;
 inline constexpr uint16_t kIpv4MinMtu = 68;  // RFC 791: every IPv4 link carries 68 bytes
 
@@ -29,6 +31,18 @@ void ipip_outer(uint8_t* out20, const InetAddr& saddr, const InetAddr& daddr, co
 // its own checksums). sport: flow entropy, e.g. tunnel_flow_port(); dport: the GUE port.
 void gue_outer(uint8_t* out32, const InetAddr& saddr, const InetAddr& daddr, const Ipv4Hdr& inner,
                uint16_t id, uint16_t sport, uint16_t dport, uint8_t ttl = kTunnelDefaultTtl);
+
+// IPv6-in-IPv6 (RFC 2473): the 40-byte outer header for `inner` (inner_len bytes, following
+// it): next header 41, traffic class copied (RFC 6040), flow label from flow_hash (RFC 6438).
+void ip6ip6_outer(uint8_t* out40, const InetAddr& saddr, const InetAddr& daddr,
+                  const Ipv6Hdr& inner, uint16_t inner_len, uint32_t flow_hash,
+                  uint8_t hop_limit = kTunnelDefaultTtl);
+// GUE v0 over IPv6 carrying IPv6 (proto_ctype 41): the 52-byte IPv6 + UDP + GUE header. The
+// UDP checksum is 0, as IPVS's "nocsum" default writes it (RFC 6935 allows it for tunnels;
+// the inner packet keeps its own checksums).
+void gue6_outer(uint8_t* out52, const InetAddr& saddr, const InetAddr& daddr, const Ipv6Hdr& inner,
+                uint16_t inner_len, uint32_t flow_hash, uint16_t sport, uint16_t dport,
+                uint8_t hop_limit = kTunnelDefaultTtl);
 
 // Maps a flow hash to a UDP source port in 49152..65535 (network order), so ECMP between the
 // director and the RS spreads flows while one flow keeps one path (RFC 8086 section 3.2).
@@ -56,6 +70,11 @@ struct TunnelMtuVerdict {
 
 // Decides what to do with `inner` (inner_len bytes) before encapsulating it on a link of mtu.
 TunnelMtuVerdict tunnel_mtu_check(const Ipv4Hdr& inner, size_t inner_len, size_t overhead,
+                                  size_t mtu);
+// The same for an IPv6 inner packet, which nobody on the way may fragment: too big means a
+// packet too big with mtu - overhead (FragNeeded) while that is at least 1280, else
+// MtuTooSmall.
+TunnelMtuVerdict tunnel_mtu_check(const Ipv6Hdr& inner, size_t inner_len, size_t overhead,
                                   size_t mtu);
 
 }  // namespace xvs::net

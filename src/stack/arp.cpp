@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "stack/ndp.h"
 #include "stack/output.h"
 
 namespace xvs::stack {
@@ -141,7 +142,7 @@ void neigh_tick(StackContext& ctx) {
                     e.state = NeighState::Failed;
                     break;
                 }
-                if (e.port < ctx.view->ports.size()) arp_send_request(ctx, e.port, e.addr);
+                if (e.port < ctx.view->ports.size()) neigh_probe(ctx, e.port, e.addr);
                 ++e.probes;
                 e.next_probe_ms = now + t.retrans_ms;
                 break;

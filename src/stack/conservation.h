@@ -20,6 +20,7 @@ namespace xvs::stack {
 // Non-drop counters that free the frame they count: the frame did its job.
 inline constexpr std::array kConsumedCounters{
     Counter::arp_replies_received,         // the reply taught us a MAC
+    Counter::nd_adverts_received,          // likewise for IPv6
     Counter::synproxy_ack_deferred,        // the cookie ACK proved the handshake (defer_rs_syn)
     Counter::synproxy_rs_synack_absorbed,  // the RS SYN-ACK completed the RS side (defer_rs_syn)
 };

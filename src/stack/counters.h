@@ -18,14 +18,21 @@ namespace xvs::stack {
     X(arp_replies_sent, false, "ARP replies sent for own addresses")                               \
     X(arp_requests_sent, false, "ARP requests sent to resolve next hops")                          \
     X(icmp_echo_replies, false, "ICMP echo replies sent")                                          \
+    X(icmp6_echo_replies, false, "ICMPv6 echo replies sent")                                       \
+    X(nd_adverts_sent, false, "IPv6 neighbour advertisements sent for own addresses")              \
+    X(nd_solicits_sent, false, "IPv6 neighbour solicitations sent to resolve next hops")           \
+    X(nd_adverts_received, false, "IPv6 neighbour advertisements received (learned if we asked)")  \
+    X(nd_no_source, false, "no solicitation sent: the port has no IPv6 address to send it from")   \
     X(arp_replies_received, false, "ARP replies received (learned if we asked, then freed)")       \
     X(neigh_evicted, false, "neighbour entries evicted to make room (table full)")                 \
     X(lb_forwarded, false, "load-balanced packets handed to output (client->RS, RS->client)")      \
     X(frames_generated, false,                                                                     \
       "frames the stack built itself, incl. those lost to drop_mbuf_alloc")                        \
     X(icmp_related_forwarded, false, "ICMP errors of a conn translated and forwarded (PMTU etc.)") \
-    X(icmp_frag_needed_sent, false, "ICMP frag-needed sent to a client (TUN packet too big)")      \
+    X(icmp_frag_needed_sent, false, "ICMP frag-needed / packet too big sent (TUN, FNAT64)")        \
     X(icmp_time_exceeded_sent, false, "ICMP time exceeded sent (NAT/SNAT packet with TTL 1)")      \
+    X(nat64_translated, false, "FNAT64 packets translated between IPv6 and IPv4")                  \
+    X(nat64_mss_clamped, false, "FNAT64: real server SYN-ACK MSS lowered by 20 for IPv6")          \
     X(conns_created, false, "connections created")                                                 \
     X(conns_expired, false, "connections expired")                                                 \
     X(neigh_queued, false, "packets queued waiting for ARP resolution")                            \
@@ -74,11 +81,20 @@ namespace xvs::stack {
     X(drop_arp_not_ours, true, "ARP request for an address we do not own on that port")            \
     X(drop_arp_off_link, true, "ARP from a sender outside the receiving port's subnets")           \
     X(drop_arp_own_address, true, "ARP whose sender claims one of our own addresses")              \
+    X(drop_nd_malformed, true, "IPv6 ND message invalid (RFC 4861 7.1: hop limit, code, options)") \
+    X(drop_nd_not_ours, true, "neighbour solicitation for an address we do not own on that port")  \
+    X(drop_nd_off_link, true, "ND from a sender outside the receiving port's subnets")             \
+    X(drop_nd_own_address, true, "ND whose sender claims one of our own addresses")                \
+    X(drop_nd_dad, true, "duplicate address detection probe (unspecified source): not answered")   \
+    X(drop_ip6_ext_header, true, "IPv6 extension headers malformed, too many, or unforwardable")   \
+    X(drop_nat64_too_big, true, "FNAT64 packet too big for the next link once translated")         \
+    X(drop_icmp_nat64, true, "ICMP error of an FNAT64 conn (not translated between families)")     \
+    X(drop_ip6_multicast, true, "IPv6 packet to a multicast address (only ND is handled)")         \
     X(drop_l2_broadcast_ip, true, "IPv4 packet in a broadcast Ethernet frame")                     \
-    X(drop_martian_source, true, "IPv4 source 0/8, 127/8, multicast, 240/4 or our own address")    \
-    X(drop_ip_version, true, "IP version is not 4")                                                \
+    X(drop_martian_source, true, "martian source (RFC 1812, RFC 4291) or one of our addresses")    \
+    X(drop_ip_version, true, "IP version does not match the EtherType")                            \
     X(drop_ip_header_len, true, "IPv4 header length below 20 or beyond the packet")                \
-    X(drop_ip_total_len, true, "IPv4 total length inconsistent with the frame")                    \
+    X(drop_ip_total_len, true, "IP total/payload length inconsistent with the frame")              \
     X(drop_ip_checksum, true, "IPv4 header checksum wrong")                                        \
     X(drop_ip_ttl, true, "IPv4 TTL zero")                                                          \
     X(drop_ip_fragment, true, "IPv4 fragment (reassembly not supported)")                          \

@@ -4,19 +4,24 @@
 
 #include "stack/arp.h"
 #include "stack/ipv4.h"
+#include "stack/ipv6.h"
+#include "stack/ndp.h"
 #include "stack/output.h"
 
 namespace xvs::stack {
 
 namespace {
 
-// TCP/UDP header bounds; the drop reason when they do not hold.
-bool l4_valid(const Ipv4View& v, uint8_t& tcp_flags, Counter& reason) {
-    switch (v.ip->protocol) {
+// TCP/UDP/ICMP-echo header bounds; the drop reason when they do not hold. icmp_proto is the
+// family's ICMP (echo request/reply are the types lb maps, for SNAT ping).
+template <class Af>
+bool l4_valid(uint8_t proto, const uint8_t* l4, uint16_t l4_len, uint8_t& tcp_flags,
+              Counter& reason) {
+    switch (proto) {
         case net::kIpProtoTcp: {
-            const auto* tcp = reinterpret_cast<const net::TcpHdr*>(v.l4);
-            if (v.l4_len < sizeof(net::TcpHdr) || tcp->header_len() < sizeof(net::TcpHdr) ||
-                tcp->header_len() > v.l4_len) {
+            const auto* tcp = reinterpret_cast<const net::TcpHdr*>(l4);
+            if (l4_len < sizeof(net::TcpHdr) || tcp->header_len() < sizeof(net::TcpHdr) ||
+                tcp->header_len() > l4_len) {
                 reason = Counter::drop_tcp_header;
                 return false;
             }
@@ -24,22 +29,24 @@ bool l4_valid(const Ipv4View& v, uint8_t& tcp_flags, Counter& reason) {
             return true;
         }
         case net::kIpProtoUdp: {
-            const auto* udp = reinterpret_cast<const net::UdpHdr*>(v.l4);
-            if (v.l4_len < sizeof(net::UdpHdr) || net::ntoh16(udp->length) < 8 ||
-                net::ntoh16(udp->length) > v.l4_len) {
+            const auto* udp = reinterpret_cast<const net::UdpHdr*>(l4);
+            // IPv6 has no UDP without a checksum (RFC 8200 8.1).
+            if (l4_len < sizeof(net::UdpHdr) || net::ntoh16(udp->length) < 8 ||
+                net::ntoh16(udp->length) > l4_len || (Af::family == 6 && udp->checksum == 0)) {
                 reason = Counter::drop_udp_header;
                 return false;
             }
             return true;
         }
-        case net::kIpProtoIcmp: {
-            // Only echo request/reply go to lb (SNAT maps their identifier like a port).
-            const auto* icmp = reinterpret_cast<const net::IcmpHdr*>(v.l4);
-            if (v.l4_len < sizeof(net::IcmpHdr)) {
+        case Af::icmp_proto: {
+            constexpr uint8_t kRequest =
+                Af::family == 4 ? net::kIcmpEchoRequest : net::kIcmp6EchoRequest;
+            constexpr uint8_t kReply = Af::family == 4 ? net::kIcmpEchoReply : net::kIcmp6EchoReply;
+            if (l4_len < sizeof(net::IcmpHdr)) {
                 reason = Counter::drop_icmp_malformed;
                 return false;
             }
-            if (icmp->type != net::kIcmpEchoRequest && icmp->type != net::kIcmpEchoReply) {
+            if (l4[0] != kRequest && l4[0] != kReply) {
                 reason = Counter::drop_icmp_unhandled;
                 return false;
             }
@@ -50,32 +57,25 @@ bool l4_valid(const Ipv4View& v, uint8_t& tcp_flags, Counter& reason) {
             return false;
     }
 }
-}  // namespace
 
-bool eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max_frame, rte_mbuf* m,
-               PktMeta<net::Af4>& meta) {
-    const uint32_t len = rte_pktmbuf_data_len(m);
-    if (m->nb_segs > 1 || len > max_frame) {
-        drop(ctx, m, Counter::drop_frame_too_big);
-        return false;
-    }
-    if (len < sizeof(net::EtherHdr)) {
-        drop(ctx, m, Counter::drop_frame_truncated);
-        return false;
-    }
-    auto* eth = rte_pktmbuf_mtod(m, net::EtherHdr*);
-    if (!(eth->dst == pv.mac) && !eth->dst.is_broadcast()) {
-        drop(ctx, m, Counter::drop_not_for_us);
-        return false;
-    }
-    if (eth->ether_type == net::hton16(net::kEtherTypeArp)) {
-        arp_input(ctx, port, m);
-        return false;
-    }
-    if (eth->ether_type != net::hton16(net::kEtherTypeIpv4)) {
-        drop(ctx, m, Counter::drop_ethertype);
-        return false;
-    }
+template <class Af>
+void fill(PktMeta<Af>& meta, rte_mbuf* m, typename Af::Hdr* ip, uint8_t* l4, uint16_t l4_len,
+          uint8_t port, uint8_t proto, uint8_t flags, const OwnAddr* own, bool related) {
+    meta.pkt = m;
+    meta.ip = ip;
+    meta.l4 = l4;
+    meta.l3_off = sizeof(net::EtherHdr);
+    meta.l4_off = static_cast<uint16_t>(l4 - rte_pktmbuf_mtod(m, uint8_t*));
+    meta.l4_len = l4_len;
+    meta.port = port;
+    meta.proto = proto;
+    meta.tcp_flags = flags;
+    meta.kind = own ? own->kind : AddrKind::Vip;
+    meta.local = own != nullptr;
+    meta.related = related;
+}
+
+bool ip4_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af4>& meta) {
     Ipv4View v;
     if (!ipv4_validate(ctx, m, v)) {
         rte_pktmbuf_free(m);
@@ -94,7 +94,7 @@ bool eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max
     } else if (!own) {
         // Not ours: only a TCP/UDP packet of one of our conns goes on (lb decides); anything
         // else is dropped as before, drop_not_local.
-        if (!l4_valid(v, flags, reason)) {
+        if (!l4_valid<net::Af4>(v.ip->protocol, v.l4, v.l4_len, flags, reason)) {
             drop(ctx, m, Counter::drop_not_local);
             return false;
         }
@@ -105,25 +105,97 @@ bool eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max
         // be the answer to an inside host's ping through SNAT (lb looks up its conn).
         icmp_input(ctx, port, m, v);
         return false;
-    } else if (!l4_valid(v, flags, reason)) {
+    } else if (!l4_valid<net::Af4>(v.ip->protocol, v.l4, v.l4_len, flags, reason)) {
         drop(ctx, m, reason);
         return false;
     }
     // TCP/UDP to a director address goes to lb too: a SNAT WAN address receives the replies
     // of inside hosts' connections there; without a conn lb drops it (drop_to_director).
-    meta.pkt = m;
-    meta.ip = v.ip;
-    meta.l4 = v.l4;
-    meta.l3_off = sizeof(net::EtherHdr);
-    meta.l4_off = static_cast<uint16_t>(v.l4 - rte_pktmbuf_mtod(m, uint8_t*));
-    meta.l4_len = v.l4_len;
-    meta.port = port;
-    meta.proto = v.ip->protocol;
-    meta.tcp_flags = flags;
-    meta.kind = own ? own->kind : AddrKind::Vip;
-    meta.local = own != nullptr;
-    meta.related = related;
+    fill(meta, m, v.ip, v.l4, v.l4_len, port, v.ip->protocol, flags, own, related);
     return true;
+}
+
+// The same classification for IPv6, plus neighbour discovery.
+bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& meta) {
+    Ipv6View v;
+    if (!ipv6_validate(ctx, m, v)) {
+        rte_pktmbuf_free(m);
+        return false;
+    }
+    const bool icmp = v.proto == net::kIpProtoIcmp6 && v.l4_len >= sizeof(net::IcmpHdr);
+    const uint8_t type = icmp ? v.l4[0] : 0;
+    if (icmp && (type == net::kNdNeighSolicit || type == net::kNdNeighAdvert)) {
+        nd_input(ctx, port, m, v);
+        return false;
+    }
+    if (v.multicast) {
+        drop(ctx, m, Counter::drop_ip6_multicast);
+        return false;
+    }
+    uint8_t flags = 0;
+    Counter reason = Counter::drop_ip_proto;
+    const OwnAddr* own = ctx.view->own(net::Af6::dst(*v.ip));
+    bool related = false;
+    if (icmp && (type == net::kIcmp6DestUnreach || type == net::kIcmp6PacketTooBig ||
+                 type == net::kIcmp6TimeExceeded)) {
+        related = true;
+    } else if (!own) {
+        if (!l4_valid<net::Af6>(v.proto, v.l4, v.l4_len, flags, reason)) {
+            drop(ctx, m, Counter::drop_not_local);
+            return false;
+        }
+    } else if (v.proto == net::kIpProtoIcmp6 &&
+               (own->kind != AddrKind::Director || type != net::kIcmp6EchoReply)) {
+        icmp6_input(ctx, port, m, v);
+        return false;
+    } else if (!l4_valid<net::Af6>(v.proto, v.l4, v.l4_len, flags, reason)) {
+        drop(ctx, m, reason);
+        return false;
+    }
+    fill(meta, m, v.ip, v.l4, v.l4_len, port, v.proto, flags, own, related);
+    return true;
+}
+
+}  // namespace
+
+uint8_t eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max_frame,
+                  rte_mbuf* m, PktMeta<net::Af4>& meta4, PktMeta<net::Af6>& meta6) {
+    const uint32_t len = rte_pktmbuf_data_len(m);
+    if (m->nb_segs > 1 || len > max_frame) {
+        drop(ctx, m, Counter::drop_frame_too_big);
+        return 0;
+    }
+    if (len < sizeof(net::EtherHdr)) {
+        drop(ctx, m, Counter::drop_frame_truncated);
+        return 0;
+    }
+    auto* eth = rte_pktmbuf_mtod(m, net::EtherHdr*);
+    const bool unicast = eth->dst == pv.mac;
+    if (eth->ether_type == net::hton16(net::kEtherTypeIpv4)) {
+        if (!unicast && !eth->dst.is_broadcast()) {
+            drop(ctx, m, Counter::drop_not_for_us);
+            return 0;
+        }
+        return ip4_input(ctx, port, m, meta4) ? 4 : 0;
+    }
+    if (eth->ether_type == net::hton16(net::kEtherTypeIpv6)) {
+        // IPv6 multicast frames (33:33:...) carry neighbour solicitations.
+        if (!unicast && !(eth->dst.b[0] == 0x33 && eth->dst.b[1] == 0x33)) {
+            drop(ctx, m, Counter::drop_not_for_us);
+            return 0;
+        }
+        return ip6_input(ctx, port, m, meta6) ? 6 : 0;
+    }
+    if (!unicast && !eth->dst.is_broadcast()) {
+        drop(ctx, m, Counter::drop_not_for_us);
+        return 0;
+    }
+    if (eth->ether_type == net::hton16(net::kEtherTypeArp)) {
+        arp_input(ctx, port, m);
+        return 0;
+    }
+    drop(ctx, m, Counter::drop_ethertype);
+    return 0;
 }
 
 }  // namespace xvs::stack

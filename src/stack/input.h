@@ -1,5 +1,5 @@
-// The stack stage of the packet path for one received frame: Ethernet checks, ARP, IPv4
-// validation, ICMP for own addresses, TCP/UDP header checks, and classification into a
+// The stack stage of the packet path for one received frame: Ethernet checks, ARP and ND,
+// IPv4/IPv6 validation, ICMP for own addresses, TCP/UDP header checks, and classification into a
 // PktMeta for the lb hooks.
 #pragma once
 
@@ -12,12 +12,13 @@ struct rte_mbuf;
 
 namespace xvs::stack {
 
-// Returns true when the frame is a well-formed TCP/UDP packet for lb: addressed to a VIP or
-// LIP (meta.local, meta.kind), or to an address the director does not own (!meta.local: lb
-// looks for a conn, e.g. NAT return traffic, and counts drop_not_local when there is none).
-// Otherwise the frame was consumed (ARP, ICMP) or freed and counted. max_frame is the
-// receiving port's MTU plus the Ethernet header.
-bool eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max_frame, rte_mbuf* m,
-               PktMeta<net::Af4>& meta);
+// Returns 4 or 6 when the frame is a well-formed TCP/UDP (or related ICMP) packet for lb,
+// described in meta4 or meta6 by family: addressed to a VIP or LIP (meta.local, meta.kind), or
+// to an address the director does not own (!meta.local: lb looks for a conn, e.g. NAT return
+// traffic, and counts drop_not_local when there is none). Otherwise 0: the frame was consumed
+// (ARP, ND, ICMP) or freed and counted. max_frame is the receiving port's MTU plus the
+// Ethernet header.
+uint8_t eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max_frame,
+                  rte_mbuf* m, PktMeta<net::Af4>& meta4, PktMeta<net::Af6>& meta6);
 
 }  // namespace xvs::stack

@@ -7,7 +7,6 @@
 
 #include <array>
 #include <cstdint>
-#include <string_view>
 #include <vector>
 
 #include "net/addr.h"
@@ -18,24 +17,6 @@ struct rte_mbuf;
 namespace xvs::stack {
 
 enum class NeighState : uint8_t { Empty, Incomplete, Reachable, Stale, Failed, Static };
-
-// ip-neighbour(8)'s names for the states (xvsctl neigh).
-constexpr std::string_view neigh_state_name(NeighState s) {
-    switch (s) {
-        case NeighState::Incomplete:
-            return "INCOMPLETE";
-        case NeighState::Reachable:
-            return "REACHABLE";
-        case NeighState::Stale:
-            return "STALE";
-        case NeighState::Failed:
-            return "FAILED";
-        case NeighState::Static:
-            return "PERMANENT";
-        default:
-            return "NONE";
-    }
-}
 
 struct NeighTimes {
     uint64_t reachable_ms = 30'000;  // Reachable -> Stale after this long without confirmation

@@ -5,7 +5,7 @@
 #include <rte_mbuf.h>
 
 #include "net/af.h"
-#include "stack/arp.h"
+#include "stack/ndp.h"
 
 namespace xvs::stack {
 
@@ -92,7 +92,7 @@ void ip_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhR
                 e->used_ms = ctx.now_ms;
                 if (ctx.now_ms >= e->next_probe_ms) {
                     e->next_probe_ms = ctx.now_ms + ctx.neigh.times().retrans_ms;
-                    arp_send_request(ctx, nh.port, nh.addr);
+                    neigh_probe(ctx, nh.port, nh.addr);
                 }
                 ether_send(ctx, pkt, nh.port, e->mac);
                 return;
@@ -124,13 +124,14 @@ void ip_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhR
         ctx.counters.inc(Counter::neigh_queued);
     }
     if (ctx.now_ms >= e->next_probe_ms) {
-        arp_send_request(ctx, nh.port, nh.addr);
+        neigh_probe(ctx, nh.port, nh.addr);
         ++e->probes;
         e->next_probe_ms = ctx.now_ms + ctx.neigh.times().retrans_ms;
     }
 }
 
 template void ip_output<net::Af4>(StackContext&, rte_mbuf*, const net::InetAddr&, NhRef);
+template void ip_output<net::Af6>(StackContext&, rte_mbuf*, const net::InetAddr&, NhRef);
 
 void neigh_drop_all_pending(StackContext& ctx) {
     ctx.neigh.for_each([&](NeighEntry& e) {

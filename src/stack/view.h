@@ -24,8 +24,9 @@ struct PortView {
     uint16_t mtu = 1500;   // L3 MTU; frames above mtu + 14 are dropped on RX
     std::string name;
     // Outer source of TUN packets leaving by this port: the configured
-    // tunnel_source, else the port's first own address (port_source).
+    // tunnel_source, else the port's first own address (port_source); per family.
     net::InetAddr tunnel_source;
+    net::InetAddr tunnel_source6;
 };
 
 enum class AddrKind : uint8_t { Director, Vip, Lip };
@@ -70,7 +71,13 @@ struct StackView {
     std::vector<PortView> ports;
     FlatMap<AddrKey, OwnAddr> addrs;
     std::vector<RouteEntry> routes;  // longest prefix first
-    std::vector<net::InetAddr> port_source;  // per port: an own address for ARP (unspecified: none)
+    std::vector<net::InetAddr> port_source;   // per port: an own IPv4 address for ARP (or none)
+    std::vector<net::InetAddr> port_source6;  // per port: an own IPv6 address for ND (or none)
+
+    // The port's own address of the family of `like` (unspecified when it has none).
+    const net::InetAddr& source_of(uint8_t port, const net::InetAddr& like) const {
+        return like.is_v4() ? port_source[port] : port_source6[port];
+    }
 
     const OwnAddr* own(const net::InetAddr& addr) const { return addrs.find(AddrKey{addr}); }
 

@@ -125,12 +125,12 @@ TEST_F(ArpIcmpTest, FrameForAnotherMacOrUnknownEthertypeDropped) {
                     .build();
     EXPECT_TRUE(roundtrip(kWan, req, kWan).empty());
     EXPECT_EQ(counter(Counter::drop_not_for_us), 1u);
-    Bytes v6 = req;
+    Bytes lldp = req;
     const net::MacAddr wan = wan_mac();  // one object: begin and end must point into it
-    std::copy(wan.b, wan.b + 6, v6.begin());
-    v6[12] = 0x86;
-    v6[13] = 0xdd;
-    EXPECT_TRUE(roundtrip(kWan, v6, kWan).empty());
+    std::copy(wan.b, wan.b + 6, lldp.begin());
+    lldp[12] = 0x88;
+    lldp[13] = 0xcc;
+    EXPECT_TRUE(roundtrip(kWan, lldp, kWan).empty());
     EXPECT_EQ(counter(Counter::drop_ethertype), 1u);
 }
 

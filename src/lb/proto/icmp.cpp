@@ -5,6 +5,7 @@
 #include "lb/worker_ctx.h"
 #include "lb/xmit/ttl.h"
 #include "lb/xmit/xmit.h"
+#include "net/icmp6.h"
 #include "net/icmp_related.h"
 #include "stack/output.h"
 
@@ -12,15 +13,35 @@ namespace xvs::lb {
 
 using stack::Counter;
 
+namespace {
+
+template <class Af>
+bool parse_error(const LbPacket<Af>& lp, net::IcmpQuote& q) {
+    if constexpr (Af::family == 4)
+        return net::parse_icmp_error(lp.l4, lp.l4_len, q);
+    else
+        return net::parse_icmp6_error(*lp.ip, lp.l4, lp.l4_len, q);
+}
+
+template <class Af>
+bool translate_error(LbPacket<Af>& lp, const net::IcmpQuote& q, const net::IcmpTranslation& t) {
+    if constexpr (Af::family == 4)
+        return net::translate_icmp_error(lp.ip, lp.l4, lp.l4_len, q, t);
+    else
+        return net::translate_icmp6_error(lp.ip, lp.l4, lp.l4_len, q, t);
+}
+
+}  // namespace
+
 template <class Af>
 bool icmp_related_key(const LbPacket<Af>& lp, ConnKey& key) {
     net::IcmpQuote q;
-    if (!net::parse_icmp_error(lp.l4, lp.l4_len, q)) return false;
+    if (!parse_error(lp, q)) return false;
     // A quoted echo (parse_icmp_error accepts no other ICMP) carries its identifier in both
     // port positions, as SNAT's echo conns are keyed (lb/xmit/snat.h); other modes have no
     // ICMP conns, so for them it is a miss: unrelated.
     if (q.inner_proto != net::kIpProtoTcp && q.inner_proto != net::kIpProtoUdp &&
-        q.inner_proto != net::kIpProtoIcmp)
+        q.inner_proto != Af::icmp_proto)
         return false;
     key = conn_key(q.inner_proto, q.inner_daddr, q.inner_saddr, q.inner_dport, q.inner_sport);
     return true;
@@ -35,7 +56,9 @@ void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     if (!ref.conn) return drop(Counter::drop_icmp_unrelated);
     Conn& c = *ref.conn;
     net::IcmpQuote q;
-    if (!net::parse_icmp_error(lp.l4, lp.l4_len, q)) return drop(Counter::drop_icmp_malformed);
+    if (!parse_error(lp, q)) return drop(Counter::drop_icmp_malformed);
+    // FNAT64: the error would have to change family as well (RFC 7915 4.2, 5.2).
+    if (c.caddr.is_v4() != c.daddr.is_v4()) return drop(Counter::drop_icmp_nat64);
     // NAT and SNAT forward as a router, their conns' errors included (counted and freed if
     // expired); FULLNAT, DR and TUN leave TTL alone, as for their own packets.
     if ((c.mode == FwdMode::Snat || c.mode == FwdMode::Nat) && !ttl_decrement(w, lp)) return;
@@ -56,8 +79,7 @@ void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                 c.laddr_ip,
                 c.dport,
                 c.lport};
-            if (!net::translate_icmp_error(lp.ip, lp.l4, lp.l4_len, q, t))
-                return drop(Counter::drop_icmp_malformed);
+            if (!translate_error(lp, q, t)) return drop(Counter::drop_icmp_malformed);
         }
         w.stack.counters.inc(Counter::icmp_related_forwarded);
         stack::ip_output<Af>(w.stack, lp.pkt, c.daddr, {&c.nh, stack::NhDir::ToDest});
@@ -73,13 +95,14 @@ void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                                  c.vaddr,
                                  c.cport,
                                  c.vport};
-    if (!net::translate_icmp_error(lp.ip, lp.l4, lp.l4_len, q, t))
-        return drop(Counter::drop_icmp_malformed);
+    if (!translate_error(lp, q, t)) return drop(Counter::drop_icmp_malformed);
     w.stack.counters.inc(Counter::icmp_related_forwarded);
     stack::ip_output<Af>(w.stack, lp.pkt, c.caddr, {&c.nh, stack::NhDir::ToClient});
 }
 
 template bool icmp_related_key<net::Af4>(const LbPacket4&, ConnKey&);
+template bool icmp_related_key<net::Af6>(const LbPacket6&, ConnKey&);
 template void icmp_related<net::Af4>(WorkerCtx&, LbPacket4&, ConnRef);
+template void icmp_related<net::Af6>(WorkerCtx&, LbPacket6&, ConnRef);
 
 }  // namespace xvs::lb

@@ -12,5 +12,6 @@ stack::Verdict dr_in(WorkerCtx&, LbPacket<Af>&, Conn&) {
 }
 
 template stack::Verdict dr_in<net::Af4>(WorkerCtx&, LbPacket4&, Conn&);
+template stack::Verdict dr_in<net::Af6>(WorkerCtx&, LbPacket6&, Conn&);
 
 }  // namespace xvs::lb

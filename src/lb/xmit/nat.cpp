@@ -22,6 +22,8 @@ stack::Verdict nat_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
 }
 
 template stack::Verdict nat_in<net::Af4>(WorkerCtx&, LbPacket4&, Conn&);
+template stack::Verdict nat_in<net::Af6>(WorkerCtx&, LbPacket6&, Conn&);
 template stack::Verdict nat_out<net::Af4>(WorkerCtx&, LbPacket4&, Conn&);
+template stack::Verdict nat_out<net::Af6>(WorkerCtx&, LbPacket6&, Conn&);
 
 }  // namespace xvs::lb

@@ -55,7 +55,10 @@ const ServiceView* snat_match(const Snapshot& snap, const LbPacket<Af>& lp) {
 }
 
 template stack::Verdict snat_in<net::Af4>(WorkerCtx&, LbPacket4&, Conn&);
+template stack::Verdict snat_in<net::Af6>(WorkerCtx&, LbPacket6&, Conn&);
 template stack::Verdict snat_out<net::Af4>(WorkerCtx&, LbPacket4&, Conn&);
+template stack::Verdict snat_out<net::Af6>(WorkerCtx&, LbPacket6&, Conn&);
 template const ServiceView* snat_match<net::Af4>(const Snapshot&, const LbPacket4&);
+template const ServiceView* snat_match<net::Af6>(const Snapshot&, const LbPacket6&);
 
 }  // namespace xvs::lb

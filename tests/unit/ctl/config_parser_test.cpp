@@ -610,14 +610,14 @@ TEST(ConfigParserErrors, MissingValue) {
 TEST(ConfigParserErrors, BadAddresses) {
     EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
                           "  real_server 10.10.2.256 80\n}\n"),
-                ElementsAre("t.conf:8: real_server: bad IPv4 address '10.10.2.256'"));
+                ElementsAre("t.conf:8: real_server: bad IP address '10.10.2.256'"));
     EXPECT_THAT(errors_of("virtual_server 10.10.1 80 { laddr_group_name lips }\n"),
-                ElementsAre("t.conf:7: virtual_server: bad IPv4 address '10.10.1'"));
+                ElementsAre("t.conf:7: virtual_server: bad IP address '10.10.1'"));
     EXPECT_THAT(errors_of("ip_defs {\n  address 10.1.1.1/33 dev wan0\n  route 10.2.0.0/x dev wan0\n"
                           "  route default via 10.1.1.300 dev wan0\n}\n"),
                 ElementsAre("t.conf:8: address: bad prefix '10.1.1.1/33'",
                             "t.conf:9: route: bad prefix '10.2.0.0/x'",
-                            "t.conf:10: via: bad IPv4 address '10.1.1.300'"));
+                            "t.conf:10: via: bad IP address '10.1.1.300'"));
 }
 
 TEST(ConfigParserErrors, DuplicateAddressesAndRoutes) {
@@ -714,9 +714,11 @@ TEST(ConfigParserErrors, BadLocalAddressRanges) {
         errors_of("local_address_group g {\n  10.10.3.1-10.10.4.2 lan0\n  10.10.3.9-3 lan0\n"
                   "  10.10.3.10\n}\n"),
         ElementsAre("t.conf:8: local_address_group 'g': bad address range '10.10.3.1-10.10.4.2' "
-                    "(A.B.C.D or A.B.C.D-E within one /24)",
+                    "(A.B.C.D or A.B.C.D-E within one /24, or an IPv6 X::Y or X::Y-Z within its "
+                    "last 16-bit group, Z hex)",
                     "t.conf:9: local_address_group 'g': bad address range '10.10.3.9-3' "
-                    "(A.B.C.D or A.B.C.D-E within one /24)",
+                    "(A.B.C.D or A.B.C.D-E within one /24, or an IPv6 X::Y or X::Y-Z within its "
+                    "last 16-bit group, Z hex)",
                     "t.conf:10: local_address_group 'g': missing port name after '10.10.3.10'",
                     "t.conf:7: local_address_group 'g': no address"));
 }
@@ -914,7 +916,7 @@ virtual_server 10.0.0.1 80 {
         ElementsAre("t.conf:2: log_level: bad value 'loud' (debug|info|warning|error)",
                     "t.conf:4: workers: 0 out of range 1..16",
                     "t.conf:7: lb_algo: unknown scheduler 'fastest'",
-                    "t.conf:9: real_server: bad IPv4 address '10.0.0.300'",
+                    "t.conf:9: real_server: bad IP address '10.0.0.300'",
                     "t.conf:10: weight: 1000000 out of range 0..65535", "t.conf:12: unexpected '}'",
                     "t.conf:8: laddr_group_name: unknown local_address_group 'missing'"));
     EXPECT_FALSE(out.config);
@@ -1080,9 +1082,9 @@ TEST(ConfigParserErrors, BadListEntriesNameFileLineAndFix) {
                 ElementsAre("t.conf:9: blacklist: prefix '10.1.2.3/8' has host bits set (did you "
                             "mean 10.0.0.0/8?)",
                             "t.conf:10: blacklist: bad address or prefix '10.0.0.0/33' (expected "
-                            "A.B.C.D or A.B.C.D/LEN, LEN 0..32)",
+                            "A.B.C.D[/LEN], LEN 0..32, or an IPv6 address[/LEN], LEN 0..128)",
                             "t.conf:10: blacklist: bad address or prefix 'bogus' (expected "
-                            "A.B.C.D or A.B.C.D/LEN, LEN 0..32)",
+                            "A.B.C.D[/LEN], LEN 0..32, or an IPv6 address[/LEN], LEN 0..128)",
                             "t.conf:12: whitelist: expected addresses or prefixes, or a '{ }' "
                             "block of them",
                             "t.conf:13: conn_rate_limit: '-5' is not a number"));

@@ -1079,5 +1079,148 @@ TEST_F(ControllerTest, MatchServicesAsDpvsIpvsadmWritesThem) {
               "Invalid argument: SNAT match services have no local addresses or client lists");
 }
 
+// --- IPv6 ---------------------------------------------------------------------------------
+
+// The Director refuses IPv6 by name (lb/director.cpp ipv4_only) until the data path lands.
+// When it stops, flip this one line: the IPv6 tests that need the Director run, and the one
+// that checks the refusal skips.
+bool director_refuses_ipv6() {
+    return true;
+}
+constexpr const char* kIpv6Skip = "director refuses IPv6 until the data path lands";
+
+// Until then IPv6 requests decode and reach the Director, which names what it refuses.
+TEST_F(ControllerTest, Ipv6ReachesTheDirectorWhichRefusesItForNow) {
+    if (!director_refuses_ipv6()) GTEST_SKIP() << "the Director takes IPv6 now";
+    const std::string not_yet =
+        " is IPv6, which the data path does not forward yet: use an IPv4 address";
+    EXPECT_EQ(run_outcome({"-A", "-t", "[2001:db8::100]:80"}),
+              "virtual address 2001:db8::100" + not_yet);
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80"}), "ok");
+    EXPECT_EQ(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "[2001:db8::10]:80", "--fullnat"}),
+              "real server 2001:db8::10" + not_yet);
+    EXPECT_EQ(run_outcome({"-P", "-t", "10.0.0.1:80", "-z", "2001:db8::200", "-F", "lan0"}),
+              "local address 2001:db8::200" + not_yet);
+    EXPECT_EQ(outcome(send({{"cmd", "addr_add"},
+                            {"addr", "2001:db8::1"},
+                            {"prefix_len", 64},
+                            {"ifname", "wan0"}})),
+              "address 2001:db8::1" + not_yet);
+    EXPECT_EQ(outcome(send({{"cmd", "route_add"},
+                            {"prefix", "2001:db8:100::/40"},
+                            {"gateway", "2001:db8::fe"},
+                            {"ifname", "wan0"}})),
+              "route 2001:db8:100::" + not_yet);
+    EXPECT_TRUE(director_.addresses().empty());
+}
+
+// Decoding of IPv6 fields needs no Director support.
+TEST_F(ControllerTest, Ipv6FieldsAreDecodedAndCheckedBeforeTheDirector) {
+    EXPECT_EQ(outcome(send({{"cmd", "addr_add"},
+                            {"addr", "2001:db8::zz"},
+                            {"prefix_len", 64},
+                            {"ifname", "wan0"}})),
+              "Invalid argument: 'addr' is not an IP address");
+    EXPECT_EQ(outcome(send({{"cmd", "addr_add"},
+                            {"addr", "2001:db8::1"},
+                            {"prefix_len", 129},
+                            {"ifname", "wan0"}})),
+              "Invalid argument: 'prefix_len' out of range");
+    EXPECT_EQ(
+        outcome(send({{"cmd", "route_add"},
+                      {"prefix", "2001:db8::/64"},
+                      {"gateway", "10.0.0.1"},
+                      {"ifname", "wan0"}})),
+        "Invalid argument: 'gateway' 10.0.0.1 is not of the family of 'prefix' 2001:db8::/64");
+    EXPECT_EQ(
+        outcome(send({{"cmd", "route_add"}, {"prefix", "2001:db8::/129"}, {"ifname", "wan0"}})),
+        "Invalid argument: 'prefix' is not an IP prefix");
+    EXPECT_EQ(outcome(send({{"cmd", "flush_dest"}, {"dest", "[2001:db8::10]:80"}})),
+              "No such destination");
+    EXPECT_EQ(outcome(send({{"cmd", "flush_dest"}, {"dest", "2001:db8::10:80"}})),
+              "Invalid argument: 'dest' is not A.B.C.D:PORT or [IPV6]:PORT");
+    // Client lists hold either family (an FNAT64 service's clients are IPv6).
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80"}), "ok");
+    EXPECT_EQ(run_outcome({"-U", "-t", "10.0.0.1:80", "-k", "2001:db8:bad::/48"}), "ok");
+    EXPECT_EQ(run_outcome({"-O", "-t", "10.0.0.1:80", "--whtlst", "2001:db8::7"}), "ok");
+    json s = list_one("10.0.0.1:80");
+    EXPECT_EQ(s["blacklist"], json::parse(R"(["2001:db8:bad::/48"])"));
+    EXPECT_EQ(s["whitelist"], json::parse(R"(["2001:db8::7/128"])"));
+    EXPECT_EQ(run_outcome({"-V", "-t", "10.0.0.1:80", "-k", "2001:db8:bad::/48"}), "ok");
+}
+
+TEST_F(ControllerTest, Ipv6ServiceRealServersAndLocalAddresses) {
+    if (director_refuses_ipv6()) GTEST_SKIP() << kIpv6Skip;
+    ASSERT_EQ(run_outcome({"-A", "-t", "[2001:db8::100]:80", "-s", "rr"}), "ok");
+    ASSERT_EQ(run_outcome({"-a", "-t", "[2001:db8::100]:80", "-r", "[2001:db8:2::10]:8080",
+                           "--fullnat", "-w", "2"}),
+              "ok");
+    ASSERT_EQ(
+        run_outcome({"-P", "-t", "[2001:db8::100]:80", "-z", "2001:db8:2::100", "-F", "lan0"}),
+        "ok");
+    json s = list_one("[2001:db8::100]:80");
+    EXPECT_EQ(s["vip"], "2001:db8::100");
+    EXPECT_EQ(s["port"], 80);
+    ASSERT_EQ(s["dests"].size(), 1u);
+    EXPECT_EQ(s["dests"][0]["addr"], "2001:db8:2::10");
+    EXPECT_EQ(s["dests"][0]["port"], 8080);
+    EXPECT_EQ(s["laddrs"], json::parse(R"([{"addr":"2001:db8:2::100","ifname":"lan0"}])"));
+    // An IPv4 real server or local address next to IPv6 ones: one family per service.
+    // (The Director words these refusals; the tests check that it refuses.)
+    EXPECT_NE(run_outcome({"-a", "-t", "[2001:db8::100]:80", "-r", "10.0.0.2:80", "--fullnat"}),
+              "ok");
+    EXPECT_NE(run_outcome({"-P", "-t", "[2001:db8::100]:80", "-z", "192.168.1.100", "-F", "lan0"}),
+              "ok");
+    EXPECT_EQ(run_outcome({"-d", "-t", "[2001:db8::100]:80", "-r", "[2001:db8:2::10]:8080"}), "ok");
+    EXPECT_EQ(run_outcome({"-Q", "-t", "[2001:db8::100]:80", "-z", "2001:db8:2::100"}), "ok");
+    EXPECT_EQ(run_outcome({"-D", "-t", "[2001:db8::100]:80"}), "ok");
+    EXPECT_TRUE(director_.services().empty());
+}
+
+TEST_F(ControllerTest, Fnat64TakesIpv4RealServersAndLocalAddressesOnlyWithFullNat) {
+    if (director_refuses_ipv6()) GTEST_SKIP() << kIpv6Skip;
+    ASSERT_EQ(outcome(send({{"cmd", "addr_add"},
+                            {"addr", "192.168.1.254"},
+                            {"prefix_len", 24},
+                            {"ifname", "lan0"}})),
+              "ok");
+    ASSERT_EQ(run_outcome({"-A", "-t", "[2001:db8::64]:80"}), "ok");
+    EXPECT_EQ(run_outcome({"-a", "-t", "[2001:db8::64]:80", "-r", "192.168.1.2:80", "--fullnat"}),
+              "ok");
+    EXPECT_EQ(run_outcome({"-P", "-t", "[2001:db8::64]:80", "-z", "192.168.1.100", "-F", "lan0"}),
+              "ok");
+    EXPECT_NE(run_outcome({"-a", "-t", "[2001:db8::64]:80", "-r", "192.168.1.3:80", "-m"}), "ok");
+    EXPECT_NE(run_outcome({"-P", "-t", "[2001:db8::64]:80", "-z", "2001:db8::200", "-F", "lan0"}),
+              "ok");
+    // No FNAT46.
+    ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80"}), "ok");
+    EXPECT_NE(run_outcome({"-a", "-t", "10.0.0.1:80", "-r", "[2001:db8::10]:80", "--fullnat"}),
+              "ok");
+}
+
+TEST_F(ControllerTest, Ipv6AddressesAndRoutes) {
+    if (director_refuses_ipv6()) GTEST_SKIP() << kIpv6Skip;
+    ASSERT_EQ(outcome(send({{"cmd", "addr_add"},
+                            {"addr", "2001:db8::1"},
+                            {"prefix_len", 64},
+                            {"ifname", "wan0"}})),
+              "ok");
+    EXPECT_EQ(outcome(send({{"cmd", "route_add"},
+                            {"prefix", "::/0"},
+                            {"gateway", "2001:db8::fe"},
+                            {"ifname", "wan0"}})),
+              "ok");
+    json r = send({{"cmd", "route_show"}});
+    EXPECT_EQ(r["routes"], json::parse(R"([
+        {"prefix":"2001:db8::/64","gateway":null,"ifname":"wan0","connected":true},
+        {"prefix":"::/0","gateway":"2001:db8::fe","ifname":"wan0","connected":false}])"));
+    json a = send({{"cmd", "addr_show"}});
+    ASSERT_EQ(a["addrs"].size(), 1u);
+    EXPECT_EQ(a["addrs"][0]["addr"], "2001:db8::1");
+    EXPECT_EQ(a["addrs"][0]["prefix_len"], 64);
+    EXPECT_EQ(outcome(send({{"cmd", "route_del"}, {"prefix", "::/0"}})), "ok");
+    EXPECT_EQ(outcome(send({{"cmd", "addr_del"}, {"addr", "2001:db8::1"}})), "ok");
+}
+
 }  // namespace
 }  // namespace xvs::ctl

@@ -26,6 +26,65 @@ std::string error_of(const std::string& line) {
 
 net::Ipv4 ip(const char* s) { return *net::parse_ipv4(s); }
 
+net::InetAddr ip6(const char* s) {
+    auto a = net::parse_inet(s);
+    EXPECT_TRUE(a && !a->is_v4()) << s;
+    return a.value_or(net::InetAddr{});
+}
+
+// IPv6 as ipvsadm writes it: "[addr]:port", "[addr]" for a real server without a port.
+TEST(IpvsadmArgs, Ipv6ServicesAndServersInBrackets) {
+    auto svc = parse("-A -t [2001:db8::100]:80 -s rr");
+    ASSERT_TRUE(svc.ok()) << svc.error();
+    EXPECT_EQ(*svc->service, (ServiceKey{Proto::Tcp, ip6("2001:db8::100"), 80, 0}));
+    auto udp = parse("-A -u [2001:DB8:0::53]:domain");
+    ASSERT_TRUE(udp.ok()) << udp.error();
+    EXPECT_EQ(*udp->service, (ServiceKey{Proto::Udp, ip6("2001:db8::53"), 53, 0}));
+    auto rs = parse("-a -t [2001:db8::100]:80 -r [2001:db8::10]:8080 -m -w 3");
+    ASSERT_TRUE(rs.ok()) << rs.error();
+    EXPECT_EQ(rs->dest.addr, (net::InetEndpoint{ip6("2001:db8::10"), 8080}));
+    EXPECT_EQ(rs->dest.fwd, lb::FwdMode::Nat);
+    auto no_port = parse("-a -t [2001:db8::100]:80 -r [2001:db8::10]");
+    ASSERT_TRUE(no_port.ok()) << no_port.error();
+    EXPECT_EQ(no_port->dest.addr, (net::InetEndpoint{ip6("2001:db8::10"), 80}));
+    // FNAT64: an IPv4 real server behind an IPv6 service parses (the daemon decides).
+    auto fnat64 = parse("-a -t [2001:db8::100]:80 -r 10.0.0.2:80 --fullnat");
+    ASSERT_TRUE(fnat64.ok()) << fnat64.error();
+    EXPECT_TRUE(fnat64->dest.addr.addr.is_v4());
+    auto del = parse("-d -t [2001:db8::100]:80 -r [2001:db8::10]:8080");
+    ASSERT_TRUE(del.ok()) << del.error();
+    EXPECT_EQ(del->dest.addr.port, 8080);
+}
+
+TEST(IpvsadmArgs, Ipv6LocalAddressesAndLists) {
+    auto laddr = parse("-P -t [2001:db8::100]:80 -z 2001:db8::200 -F lan0");
+    ASSERT_TRUE(laddr.ok()) << laddr.error();
+    EXPECT_EQ(laddr->laddr, ip6("2001:db8::200"));
+    auto bracketed = parse("-Q -t [2001:db8::100]:80 -z [2001:db8::200]");
+    ASSERT_TRUE(bracketed.ok()) << bracketed.error();
+    EXPECT_EQ(bracketed->laddr, ip6("2001:db8::200"));
+    auto black = parse("-U -t [2001:db8::100]:80 -k 2001:db8:bad::/48");
+    ASSERT_TRUE(black.ok()) << black.error();
+    EXPECT_EQ(black->acl, *net::parse_inet_prefix("2001:db8:bad::/48"));
+    auto host = parse("-O -t [2001:db8::100]:80 --whtlst 2001:db8::7");
+    ASSERT_TRUE(host.ok()) << host.error();
+    EXPECT_EQ(host->acl.len, 128);
+    EXPECT_EQ(error_of("-U -t [2001:db8::100]:80 -k 2001:db8::1/64"),
+              "illegal blacklist entry: prefix '2001:db8::1/64' has host bits set (did you mean "
+              "2001:db8::/64?)");
+}
+
+TEST(IpvsadmArgs, Ipv6WithoutBracketsOrMalformedIsRefused) {
+    for (const char* bad :
+         {"-A -t 2001:db8::100:80", "-A -t [2001:db8::100:80", "-A -t [2001:db8::100]80",
+          "-A -t [10.0.0.1]:80", "-A -t [2001:db8::zz]:80", "-A -t [2001:db8::1]:65536"})
+        EXPECT_EQ(error_of(bad), "illegal virtual server address[:port] specified") << bad;
+    EXPECT_EQ(error_of("-a -t [2001:db8::100]:80 -r 2001:db8::10"),
+              "illegal real server address[:port] specified");
+    EXPECT_EQ(error_of("-P -t [2001:db8::100]:80 -z 2001:db8::zz -F lan0"),
+              "illegal local address");
+}
+
 TEST(IpvsadmArgs, ParseErrorsExitWithTwo) { EXPECT_EQ(kArgsErrorExit, 2); }
 
 TEST(IpvsadmArgs, NoArgumentsListsTheTable) {
@@ -171,7 +230,7 @@ TEST(IpvsadmArgs, AddServerDefaultsToRouteWeightOneAndServicePort) {
     EXPECT_EQ(r->kind, CommandKind::AddDest);
     EXPECT_EQ(r->dest.fwd, lb::FwdMode::Dr);
     EXPECT_EQ(r->dest.weight, 1u);
-    EXPECT_EQ(r->dest.addr, (net::Ipv4Endpoint{ip("192.168.10.1"), 80}));
+    EXPECT_EQ(r->dest.addr, (net::InetEndpoint{ip("192.168.10.1"), 80}));
 }
 
 TEST(IpvsadmArgs, MasqueradingKeepsTheMappedPort) {
@@ -468,8 +527,8 @@ TEST(IpvsadmArgs, BlackAndWhiteListErrors) {
               "illegal blacklist entry: prefix '10.1.2.3/8' has host bits set (did you mean "
               "10.0.0.0/8?)");
     EXPECT_EQ(error_of("-O -t 10.0.0.1:80 --whtlst 10.0.0.0/40"),
-              "illegal whitelist entry: bad address or prefix '10.0.0.0/40' (expected A.B.C.D or "
-              "A.B.C.D/LEN, LEN 0..32)");
+              "illegal whitelist entry: bad address or prefix '10.0.0.0/40' (expected "
+              "A.B.C.D[/LEN], LEN 0..32, or an IPv6 address[/LEN], LEN 0..128)");
     EXPECT_EQ(error_of("-U -t 10.0.0.1:80 -k 1.2.3.4 -k 1.2.3.5"),
               "multiple 'blklst-address' options specified");
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -51,25 +52,28 @@ TEST_P(IpvsadmFormatGolden, RendersExactly) {
 
 INSTANTIATE_TEST_SUITE_P(
     Goldens, IpvsadmFormatGolden,
-    testing::Values(Golden{"list.json", "-L -n", "list_n.txt"},
-                    Golden{"list.json", "-L", "list_n.txt"},  // never resolves names
-                    Golden{"list.json", "-L -n --stats", "list_stats.txt"},
-                    Golden{"list.json", "-L -n --stats --exact", "list_stats_exact.txt"},
-                    Golden{"list.json", "-L -n --rate", "list_rate.txt"},
-                    Golden{"list.json", "-L -n --thresholds", "list_thresholds.txt"},
-                    Golden{"list.json", "-S -n", "save.txt"},
-                    Golden{"save_dpvs.json", "-L -n", "list_dpvs.txt"},
-                    Golden{"save_dpvs.json", "-S", "save_dpvs.txt"},
-                    Golden{"conns.json", "-L -n -c", "conns.txt"},
-                    Golden{"conns_fullnat.json", "-lnc", "conns_fullnat.txt"},
-                    Golden{"timeout.json", "-L --timeout", "timeout.txt"},
-                    Golden{"laddr.json", "-G -t 10.10.1.100:80", "laddr.txt"},
-                    // Admission control: empty lists and no rate leave the lines above alone.
-                    Golden{"acl.json", "-L -n", "list_acl.txt"},
-                    Golden{"acl.json", "-L -n --thresholds", "list_acl_thresholds.txt"},
-                    Golden{"acl.json", "-S -n", "save_acl.txt"},
-                    Golden{"acl.json", "-B", "blklst.txt"},
-                    Golden{"acl.json", "--get-whtlst -n", "whtlst.txt"}),
+    testing::Values(
+        Golden{"list.json", "-L -n", "list_n.txt"},
+        Golden{"list.json", "-L", "list_n.txt"},  // never resolves names
+        Golden{"list.json", "-L -n --stats", "list_stats.txt"},
+        Golden{"list.json", "-L -n --stats --exact", "list_stats_exact.txt"},
+        Golden{"list.json", "-L -n --rate", "list_rate.txt"},
+        Golden{"list.json", "-L -n --thresholds", "list_thresholds.txt"},
+        Golden{"list.json", "-S -n", "save.txt"},
+        Golden{"save_dpvs.json", "-L -n", "list_dpvs.txt"},
+        Golden{"save_dpvs.json", "-S", "save_dpvs.txt"},
+        Golden{"conns.json", "-L -n -c", "conns.txt"},
+        Golden{"conns_fullnat.json", "-lnc", "conns_fullnat.txt"},
+        Golden{"timeout.json", "-L --timeout", "timeout.txt"},
+        Golden{"laddr.json", "-G -t 10.10.1.100:80", "laddr.txt"},
+        // Admission control: empty lists and no rate leave the lines above alone.
+        Golden{"acl.json", "-L -n", "list_acl.txt"},
+        Golden{"acl.json", "-L -n --thresholds", "list_acl_thresholds.txt"},
+        Golden{"acl.json", "-S -n", "save_acl.txt"}, Golden{"acl.json", "-B", "blklst.txt"},
+        Golden{"acl.json", "--get-whtlst -n", "whtlst.txt"},
+        // IPv6 in ipvsadm's bracketed form; IPv6 names are never truncated.
+        Golden{"list6.json", "-L -n", "list6_n.txt"}, Golden{"list6.json", "-S -n", "save6.txt"},
+        Golden{"list6.json", "-B", "blklst6.txt"}, Golden{"conns6.json", "-L -n -c", "conns6.txt"}),
     [](const testing::TestParamInfo<Golden>& info) {
         std::string name = std::string(info.param.expected);
         name = name.substr(0, name.find('.')) + "_" + std::to_string(info.index);
@@ -139,7 +143,7 @@ TEST(IpvsadmFormat, NoSortKeepsDaemonOrder) {
 
 // Every line -S prints must be accepted by -R and describe the same thing.
 TEST(IpvsadmFormat, SaveRoundTripsThroughRestoreParsing) {
-    for (const char* file : {"save.txt", "save_dpvs.txt", "save_acl.txt"}) {
+    for (const char* file : {"save.txt", "save_dpvs.txt", "save_acl.txt", "save6.txt"}) {
         std::istringstream in(read_file(file));
         for (std::string line; std::getline(in, line);) {
             auto cmd = parse_ipvsadm_args(split_restore_line(line));
@@ -181,7 +185,67 @@ TEST(IpvsadmFormat, MatchServiceSaveLinesRestoreTheSameKey) {
         words("-a -H " + lb::to_string(*m.key.match) + " -r 10.10.1.1:0 -J -w 4"));
     ASSERT_TRUE(dest.ok()) << dest.error();
     EXPECT_EQ(dest->dest.fwd, lb::FwdMode::Snat);
-    EXPECT_EQ(dest->dest.addr, (net::Ipv4Endpoint{*net::parse_ipv4("10.10.1.1"), 0}));
+    EXPECT_EQ(dest->dest.addr, (net::InetEndpoint{*net::parse_ipv4("10.10.1.1"), 0}));
+}
+
+// -S of IPv6 services, read back by -R's parser, names the same services, real servers, local
+// addresses and list entries as the reply it was made from.
+TEST(IpvsadmFormat, Ipv6SaveRestoresTheSameRules) {
+    auto services = decode_services(nlohmann::json::parse(read_file("list6.json")));
+    ASSERT_TRUE(services.ok()) << services.error();
+    std::vector<ServiceKey> keys;
+    std::vector<net::InetEndpoint> dests;
+    std::vector<net::InetAddr> laddrs;
+    std::vector<net::InetPrefix> acls;
+    std::istringstream in(read_file("save6.txt"));
+    for (std::string line; std::getline(in, line);) {
+        auto cmd = parse_ipvsadm_args(split_restore_line(line));
+        ASSERT_TRUE(cmd.ok()) << line << ": " << cmd.error();
+        switch (cmd->kind) {
+            case CommandKind::AddService:
+                keys.push_back(*cmd->service);
+                break;
+            case CommandKind::AddDest:
+                dests.push_back(cmd->dest.addr);
+                break;
+            case CommandKind::AddLaddr:
+                laddrs.push_back(cmd->laddr);
+                break;
+            case CommandKind::AddBlacklist:
+            case CommandKind::AddWhitelist:
+                acls.push_back(cmd->acl);
+                break;
+            default:
+                ADD_FAILURE() << line;
+        }
+    }
+    std::vector<ServiceKey> want_keys;
+    std::vector<net::InetEndpoint> want_dests;
+    std::vector<net::InetAddr> want_laddrs;
+    std::vector<net::InetPrefix> want_acls;
+    // -S's order: IPv4 before IPv6, each by address.
+    for (const char* vip : {"10.10.1.100", "2001:db8::64", "2001:db8::100",
+                            "2001:db8:1234:5678:9abc:def0:1234:5678"}) {
+        for (const ServiceEntry& s : *services) {
+            if (!(s.key.vip == *net::parse_inet(vip))) continue;
+            want_keys.push_back(s.key);
+            auto ds = s.dests;
+            std::sort(ds.begin(), ds.end(), [](const DestEntry& a, const DestEntry& b) {
+                return net::addr_less(a.opts.addr.addr, b.opts.addr.addr);
+            });
+            for (const DestEntry& d : ds) want_dests.push_back(d.opts.addr);
+            for (const LaddrEntry& l : s.laddrs) want_laddrs.push_back(l.addr);
+            for (const auto& p : s.opts.blacklist) want_acls.push_back(p);
+            for (const auto& p : s.opts.whitelist) want_acls.push_back(p);
+        }
+    }
+    EXPECT_EQ(keys, want_keys);
+    EXPECT_EQ(dests, want_dests);
+    EXPECT_EQ(laddrs, want_laddrs);
+    EXPECT_EQ(acls, want_acls);
+    ASSERT_EQ(keys.size(), 4u);
+    EXPECT_FALSE(keys[2].vip.is_v4());
+    EXPECT_EQ(keys[3].proto, Proto::Udp);
 }
 
 TEST(IpvsadmFormat, MalformedReplyIsAnError) {

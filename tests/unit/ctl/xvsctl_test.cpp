@@ -122,6 +122,67 @@ TEST(Xvsctl, RequestForEveryCommandAndAbbreviation) {
     }
 }
 
+TEST(Xvsctl, Ipv6Requests) {
+    struct Case {
+        std::vector<std::string> args;
+        const char* request;
+    };
+    const Case changes[] = {
+        {{"addr", "add", "2001:db8::1/64", "dev", "wan0"},
+         R"({"cmd":"addr_add","addr":"2001:db8::1","prefix_len":64,"ifname":"wan0"})"},
+        {{"addr", "add", "2001:DB8:0::7", "dev", "lan0"},
+         R"({"cmd":"addr_add","addr":"2001:db8::7","prefix_len":128,"ifname":"lan0"})"},
+        {{"addr", "del", "2001:db8::1", "dev", "wan0"},
+         R"({"cmd":"addr_del","addr":"2001:db8::1","ifname":"wan0"})"},
+        {{"route", "add", "default", "via", "2001:db8::fe", "dev", "wan0"},
+         R"({"cmd":"route_add","prefix":"::/0","gateway":"2001:db8::fe","ifname":"wan0"})"},
+        {{"route", "add", "2001:db8:100::/40", "via", "fe80::1", "dev", "wan0"},
+         R"({"cmd":"route_add","prefix":"2001:db8:100::/40","gateway":"fe80::1","ifname":"wan0"})"},
+        {{"route", "add", "2001:db8::9", "dev", "lan0"},
+         R"({"cmd":"route_add","prefix":"2001:db8::9/128","ifname":"lan0"})"},
+        {{"route", "del", "::/0"}, R"({"cmd":"route_del","prefix":"::/0"})"},
+    };
+    for (const auto& c : changes) run_expecting(c.args, c.request);
+    run_expecting({"conn", "flush", "dest", "[2001:db8::2]:8080"},
+                  R"({"cmd":"flush_dest","dest":"[2001:db8::2]:8080"})",
+                  R"({"ok":true,"flushed":0})");
+    run_expecting({"conn", "show", "client", "2001:DB8::7", "vip", "[2001:db8::100]:80", "dest",
+                   "[2001:db8::2]"},
+                  R"({"cmd":"conn_show","client":"2001:db8::7","vip":"[2001:db8::100]:80",
+                      "dest":"2001:db8::2"})",
+                  R"({"ok":true,"conns":[]})");
+}
+
+TEST(Xvsctl, Ipv6Listings) {
+    RunResult addrs = run_expecting({"addr"}, R"({"cmd":"addr_show"})", R"({"ok":true,"addrs":[
+        {"addr":"2001:db8::100","prefix_len":128,"ifname":"wan0","kind":"vip"},
+        {"addr":"2001:db8::1","prefix_len":64,"ifname":"wan0","kind":"director"},
+        {"addr":"10.10.1.1","prefix_len":24,"ifname":"wan0","kind":"director"}]})");
+    EXPECT_EQ(addrs.out,
+              "wan0  inet 10.10.1.1/24 director\n"
+              "wan0  inet6 2001:db8::1/64 director\n"
+              "wan0  inet6 2001:db8::100/128 vip\n");
+    RunResult routes = run_expecting({"route"}, R"({"cmd":"route_show"})", R"({"ok":true,"routes":[
+        {"prefix":"2001:db8::/64","gateway":null,"ifname":"wan0","connected":true},
+        {"prefix":"::/0","gateway":"2001:db8::fe","ifname":"wan0","connected":false},
+        {"prefix":"2001:db8::9/128","gateway":null,"ifname":"lan0","connected":false},
+        {"prefix":"0.0.0.0/0","gateway":"10.10.1.254","ifname":"wan0","connected":false}]})");
+    EXPECT_EQ(routes.out,
+              "default via 10.10.1.254 dev wan0\n"
+              "default via 2001:db8::fe dev wan0\n"
+              "2001:db8::/64 dev wan0 proto kernel scope link\n"
+              "2001:db8::9 dev lan0 scope link\n");
+    RunResult neighs =
+        run_expecting({"neigh"}, R"({"cmd":"neigh_show"})", R"({"ok":true,"neighbours":[
+        {"addr":"2001:db8::fe","mac":"02:00:00:00:01:fe","ifname":"wan0","state":"REACHABLE","worker":0},
+        {"addr":"10.10.1.254","mac":"02:00:00:00:01:fe","ifname":"wan0","state":"REACHABLE","worker":0},
+        {"addr":"2001:db8::2","mac":null,"ifname":"lan0","state":"INCOMPLETE","worker":0}]})");
+    EXPECT_EQ(neighs.out,
+              "10.10.1.254 dev wan0 lladdr 02:00:00:00:01:fe REACHABLE\n"
+              "2001:db8::2 dev lan0 INCOMPLETE\n"
+              "2001:db8::fe dev wan0 lladdr 02:00:00:00:01:fe REACHABLE\n");
+}
+
 TEST(Xvsctl, SocketOptionForms) {
     FakeXvsd d({R"({"ok":true,"routes":[]})"});
     RunResult r = run({"--socket=" + d.path(), "route"});
@@ -183,18 +244,32 @@ TEST(Xvsctl, UsageErrorsExitTwoAndNeverConnect) {
         {{"stats", "del"}, "\"stats\" supports only \"show\""},
         {{"conn", "show", "proto", "sctp"}, "invalid proto \"sctp\" (expected tcp, udp or icmp)"},
         {{"conn", "show", "client", "10.0.0"},
-         "invalid client \"10.0.0\" (expected A.B.C.D or A.B.C.D:PORT)"},
+         "invalid client \"10.0.0\" (expected A.B.C.D, A.B.C.D:PORT, an IPv6 address or "
+         "[IPV6]:PORT)"},
         {{"conn", "show", "vip", "10.0.0.1:99999"},
-         "invalid vip \"10.0.0.1:99999\" (expected A.B.C.D or A.B.C.D:PORT)"},
+         "invalid vip \"10.0.0.1:99999\" (expected A.B.C.D, A.B.C.D:PORT, an IPv6 address or "
+         "[IPV6]:PORT)"},
         {{"conn", "show", "state", "OPEN"}, "invalid state \"OPEN\""},
         {{"conn", "show", "limit", "0"}, "invalid limit \"0\" (expected 1..4294967295)"},
         {{"conn", "show", "limit", "-5"}, "invalid limit \"-5\" (expected 1..4294967295)"},
         {{"conn", "show", "dest"}, "missing value after \"dest\""},
         {{"conn", "show", "proto", "tcp", "proto", "udp"}, "duplicate \"proto\""},
         {{"conn", "show", "port", "80"}, "unknown argument \"port\" for \"conn show\""},
-        {{"conn", "flush"}, "\"conn flush\" needs \"dest A.B.C.D:PORT\""},
+        {{"conn", "flush"}, "\"conn flush\" needs \"dest A.B.C.D:PORT\" (or [IPV6]:PORT)"},
         {{"conn", "flush", "dest", "10.10.2.2"},
-         "invalid dest \"10.10.2.2\" (expected A.B.C.D:PORT)"},
+         "invalid dest \"10.10.2.2\" (expected A.B.C.D:PORT or [IPV6]:PORT)"},
+        {{"conn", "flush", "dest", "2001:db8::2:80"},
+         "invalid dest \"2001:db8::2:80\" (expected A.B.C.D:PORT or [IPV6]:PORT)"},
+        {{"addr", "add", "2001:db8::1/129", "dev", "wan0"},
+         "invalid prefix length in \"2001:db8::1/129\""},
+        {{"addr", "add", "2001:db8::1/0", "dev", "wan0"},
+         "prefix length of an address must be 1..128"},
+        {{"route", "add", "2001:db8::1/64", "dev", "wan0"},
+         "invalid prefix \"2001:db8::1/64\" for its length (did you mean 2001:db8::/64?)"},
+        {{"route", "add", "2001:db8::/64", "via", "10.10.1.254", "dev", "wan0"},
+         "gateway 10.10.1.254 is not of the family of 2001:db8::/64"},
+        {{"route", "add", "10.20.0.0/16", "via", "2001:db8::1", "dev", "wan0"},
+         "gateway 2001:db8::1 is not of the family of 10.20.0.0/16"},
         {{"conn", "flush", "dest", "10.10.2.2:80", "vip"},
          "unknown argument \"vip\" for \"conn flush\""},
     };

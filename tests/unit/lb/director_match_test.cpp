@@ -158,28 +158,48 @@ TEST(Match, TextFormsRoundTrip) {
 namespace xvs::lb {
 namespace {
 
-// The model's types hold IPv6 already; until the data path forwards it, every way in refuses
-// an IPv6 address by name instead of building state no packet can use.
-TEST_F(DirectorMatch, Ipv6IsRefusedUntilTheDataPathForwardsIt) {
+// IPv6 is taken where the data path forwards it, and the family rules refuse the rest by
+// name: a gateway of the other family, an IPv6 real server or local address behind an IPv4
+// VIP, an IPv4 one behind an IPv6 VIP in a mode other than FULLNAT, SYN proxy on IPv6.
+TEST_F(DirectorMatch, Ipv6IsTakenWithTheFamilyRules) {
     const net::InetAddr v6 = *net::parse_inet("2001:db8::1");
-    auto r = d_.address_add(v6, 64, "wan0");
+    ASSERT_TRUE(d_.address_add(v6, 64, "wan0"));
+    EXPECT_FALSE(d_.address_add(*net::parse_inet("2001:db8:5::1"), 129, "wan0"));
+    EXPECT_TRUE(d_.route_add(net::InetPrefix::masked(*net::parse_inet("2001:db8:9::"), 48),
+                             *net::parse_inet("2001:db8::fe"), "wan0"));
+    auto r = d_.route_add(*net::parse_ipv4_prefix("0.0.0.0/0"), v6, "wan0");
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().find("2001:db8::1 is IPv6"), std::string::npos) << r.error();
-    EXPECT_FALSE(d_.route_add(net::InetPrefix::masked(v6, 64), std::nullopt, "wan0"));
-    EXPECT_FALSE(d_.route_add(*net::parse_ipv4_prefix("0.0.0.0/0"), v6, "wan0"));
+    EXPECT_NE(r.error().find("address family"), std::string::npos) << r.error();
     ServiceSpec s;
     s.proto = 6;
-    s.vip = v6;
+    s.vip = *net::parse_inet("2001:db8::100");
     s.port = 80;
-    EXPECT_FALSE(d_.service_add(s));
+    s.flags = kSvcFlagSynProxy;
+    r = d_.service_add(s);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().find("syn_proxy on IPv6"), std::string::npos) << r.error();
+    s.flags = 0;
+    ASSERT_TRUE(d_.service_add(s));
+    const ServiceKey k6 = make_service_key(6, s.vip, 80);
+    DestSpec rs;
+    rs.addr = ip("10.10.2.2");
+    rs.port = 80;
+    rs.fwd = FwdMode::Nat;
+    r = d_.dest_add(k6, rs);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().find("only FULLNAT translates"), std::string::npos) << r.error();
+    rs.fwd = FwdMode::FullNat;
+    EXPECT_TRUE(d_.dest_add(k6, rs));                                           // FNAT64
+    EXPECT_FALSE(d_.laddr_add(k6, *net::parse_inet("2001:db8::200"), "lan0"));  // one family
+
     s.vip = ip("10.10.1.100");
     ASSERT_TRUE(d_.service_add(s));
     const ServiceKey k = make_service_key(6, ip("10.10.1.100"), 80);
-    DestSpec rs;
     rs.addr = v6;
-    rs.port = 80;
-    EXPECT_FALSE(d_.dest_add(k, rs));
-    EXPECT_FALSE(d_.laddr_add(k, v6, "lan0"));
+    r = d_.dest_add(k, rs);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().find("not back"), std::string::npos) << r.error();
+    EXPECT_FALSE(d_.laddr_add(k, *net::parse_inet("2001:db8::200"), "lan0"));
     EXPECT_TRUE(d_.service_find(k)->dests.empty());
 }
 

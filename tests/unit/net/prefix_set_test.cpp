@@ -10,10 +10,10 @@
 namespace xvs::net {
 namespace {
 
-Ipv4Prefix pfx(const char* text) {
+InetPrefix pfx(const char* text) {
     auto p = parse_acl_prefix(text);
     EXPECT_TRUE(p.ok()) << text << ": " << (p.ok() ? "" : p.error());
-    return p.ok() ? *p : Ipv4Prefix{};
+    return p.ok() ? *p : InetPrefix{};
 }
 
 InetAddr be(const char* text) {
@@ -105,6 +105,24 @@ TEST(ParseAclPrefixTest, AcceptsAddressesAndPrefixes) {
     EXPECT_EQ(to_string(pfx("192.0.2.7")), "192.0.2.7/32");
     EXPECT_EQ(to_string(pfx("10.0.0.0/8")), "10.0.0.0/8");
     EXPECT_EQ(to_string(pfx("0.0.0.0/0")), "0.0.0.0/0");
+}
+
+TEST(ParseAclPrefixTest, AcceptsIpv6AddressesAndPrefixes) {
+    EXPECT_EQ(to_string(pfx("2001:db8::7")), "2001:db8::7/128");
+    EXPECT_EQ(to_string(pfx("[2001:db8::7]")), "2001:db8::7/128");
+    EXPECT_EQ(to_string(pfx("2001:DB8::/32")), "2001:db8::/32");
+    EXPECT_EQ(to_string(pfx("::/0")), "::/0");
+    EXPECT_FALSE(pfx("2001:db8::/32").is_v4());
+    PrefixSet s(std::vector<InetPrefix>{pfx("2001:db8::/32"), pfx("10.0.0.0/8")});
+    EXPECT_TRUE(s.contains(be("2001:db8:ffff::1")));
+    EXPECT_FALSE(s.contains(be("2001:db9::1")));
+    EXPECT_TRUE(s.contains(be("10.2.3.4")));
+    auto host_bits = parse_acl_prefix("2001:db8::1/64");
+    ASSERT_FALSE(host_bits.ok());
+    EXPECT_EQ(host_bits.error(),
+              "prefix '2001:db8::1/64' has host bits set (did you mean 2001:db8::/64?)");
+    for (const char* bad : {"2001:db8::/129", "2001:db8::zz", "[10.0.0.1]", "[2001:db8::1", "::/"})
+        EXPECT_FALSE(parse_acl_prefix(bad).ok()) << bad;
 }
 
 TEST(ParseAclPrefixTest, RefusesBadInputWithActionableText) {

@@ -190,14 +190,16 @@ Lb base_lb(Env& env) {
 
 // tcp_flags: kSvcFlag* for the TCP service (TOA, PROXY protocol); the UDP service has none.
 // fwd: every dest's forwarding mode (local addresses only for FULLNAT; DR/TUN keep the port).
+// sched: both services' scheduler.
 Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0,
-           lb::FwdMode fwd = lb::FwdMode::FullNat, lb::TunType tun = lb::TunType::Ipip) {
+           lb::FwdMode fwd = lb::FwdMode::FullNat, lb::TunType tun = lb::TunType::Ipip,
+           const char* sched = "wrr") {
     Lb lb = base_lb(env);
     auto& d = *lb.director;
     const auto vip = *net::parse_ipv4("10.10.1.100");
     for (uint8_t proto : {uint8_t(6), uint8_t(17)}) {
         uint16_t port = proto == 6 ? 80 : 53;
-        must(d.service_add({proto, vip, port, "wrr", fwd, proto == 6 ? tcp_flags : 0}));
+        must(d.service_add({proto, vip, port, sched, fwd, proto == 6 ? tcp_flags : 0}));
         auto key = lb::make_service_key(proto, vip, port);
         const bool same_port = fwd == lb::FwdMode::Dr || fwd == lb::FwdMode::Tun;
         for (int r = 0; r < 8; ++r) {
@@ -713,9 +715,12 @@ int main(int argc, char** argv) {
         print_row("fullnat tcp established (random)", created, res, base_big,
                   double(lb.worker->conns().memory_bytes()) / lb.worker->conns().capacity());
     }
-    {
-        // New connections: every packet is a SYN of a new flow (table sized to hold them all).
-        Lb lb = make_lb(env, uint32_t(big + 1024), unsigned(big / 60000 + 1));
+    // New connections: every packet is a SYN of a new flow (table sized to hold them all),
+    // scheduled by wrr (the row's historical name), then rr, wlc and mh (Maglev, 65537 slots)
+    // over the same 8 dests of weights 1..3.
+    for (const char* sched : {"wrr", "rr", "wlc", "mh"}) {
+        Lb lb = make_lb(env, uint32_t(big + 1024), unsigned(big / 60000 + 1), 0,
+                        lb::FwdMode::FullNat, lb::TunType::Ipip, sched);
         Template syn = make_frame(env.lan.mac, env.wan.mac, 0, vip, 0, 80, 6, net::kTcpSyn);
         uint64_t n = big / kBurst * kBurst;
         Figures res = run(env, n, syn,
@@ -724,8 +729,11 @@ int main(int argc, char** argv) {
                              patch_source(f, s.saddr, s.sport);
                          },
                          [&](rte_mbuf** b) { process_into(lb, b); });
-        print_row("new tcp connections (SYN)", lb.worker->counters().get(stack::Counter::conns_created),
-                  res, base_big, 0);
+        const std::string name =
+            std::string("new tcp connections (SYN)") +
+            (std::string_view(sched) == "wrr" ? "" : ", " + std::string(sched));
+        print_row(name.c_str(), lb.worker->counters().get(stack::Counter::conns_created), res,
+                  base_big, 0);
     }
     {
         Lb lb = make_lb(env, 4096, 1);

@@ -194,6 +194,10 @@ struct VirtualServer {
     uint16_t port = 0;
     std::string group;  // virtual_server_group this service was expanded from, else empty
     std::string sched = "wlc";
+    // Scheduler flags (keepalived's sh-port, sh-fallback, mh-port, mh-fallback, flag-1..3;
+    // lb/sched/sched.h kSchedFlag*) and xvs's `mh_table_size N` (a prime; 0 = 65537).
+    uint32_t sched_flags = 0;
+    uint32_t mh_table_size = 0;
     // keepalived lb_kind / lvs_method, for every real server of this virtual server; xvs's
     // default is FULLNAT (DPVS FNAT). TUN: `lvs_method TUN [type ipip|gue] [port N]`.
     lb::FwdMode fwd = lb::FwdMode::FullNat;
@@ -201,6 +205,7 @@ struct VirtualServer {
     uint16_t tun_port = 0;  // GUE destination port
     std::string laddr_group;
     bool syn_proxy = false;
+    bool ops = false;  // keepalived `ops`: one-packet scheduling (UDP)
     bool toa = false;
     ProxyProtocol proxy_protocol = ProxyProtocol::Off;
     Uoa uoa = Uoa::Off;

@@ -20,11 +20,22 @@ std::string svc_name(const lb::ServiceKey& k) {
            net::to_string(net::InetEndpoint{k.vip, net::ntoh16(k.port)});
 }
 
+// " (sh-fallback,sh-port)" / " table 251" after a scheduler name in a change line.
+std::string sched_detail(const lb::ServiceSpec& spec) {
+    std::string out;
+    for (const std::string& name : lb::sched_flag_names(spec.sched, spec.sched_flags))
+        out += (out.empty() ? " (" : ",") + name;
+    if (!out.empty()) out += ")";
+    if (spec.mh_table_size != 0) out += " table " + std::to_string(spec.mh_table_size);
+    return out;
+}
+
 // The kSvcFlag* bits of a virtual server's options.
 uint32_t service_flags(const VirtualServer& vs) {
     uint32_t flags = 0;
     if (vs.toa) flags |= lb::kSvcFlagToa;
     if (vs.syn_proxy) flags |= lb::kSvcFlagSynProxy;
+    if (vs.ops) flags |= lb::kSvcFlagOps;
     if (vs.proxy_protocol == ProxyProtocol::V1) flags |= lb::kSvcFlagPpV1;
     if (vs.proxy_protocol == ProxyProtocol::V2) flags |= lb::kSvcFlagPpV2;
     if (vs.uoa == Uoa::Opp) flags |= lb::kSvcFlagUoaOpp;
@@ -255,6 +266,8 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         spec.vip = vs.vip;
         spec.port = vs.port;
         spec.sched = vs.sched;
+        spec.sched_flags = vs.sched_flags;
+        spec.mh_table_size = vs.mh_table_size;
         spec.fwd = vs.fwd;
         spec.flags = service_flags(vs);
         spec.conn_rate = vs.conn_rate_limit;
@@ -265,21 +278,29 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
             rep.changes.push_back("added service " + svc_name(key));
             svc = d.service_find(key);
         } else if (svc->sched_name != spec.sched || svc->flags != spec.flags ||
-                   svc->conn_rate != spec.conn_rate) {
+                   svc->conn_rate != spec.conn_rate || svc->sched_flags != spec.sched_flags ||
+                   svc->mh_table_size != spec.mh_table_size) {
             if (svc->conn_rate != spec.conn_rate)
                 rep.changes.push_back("service " + svc_name(key) + " conn_rate_limit " +
                                       std::to_string(spec.conn_rate));
-            const bool sched_changed = svc->sched_name != spec.sched;
+            const bool sched_changed = svc->sched_name != spec.sched ||
+                                       svc->sched_flags != spec.sched_flags ||
+                                       svc->mh_table_size != spec.mh_table_size;
             const bool flags_changed = svc->flags != spec.flags;
             const uint32_t old_flags = svc->flags;
             if (auto r = d.service_edit(spec); !r) return fail(vs.loc, "virtual_server", r.error());
             if (sched_changed)
-                rep.changes.push_back("service " + svc_name(key) + " scheduler " + spec.sched);
+                rep.changes.push_back("service " + svc_name(key) + " scheduler " + spec.sched +
+                                      sched_detail(spec));
             if (flags_changed) {
                 const uint32_t pp = lb::kSvcFlagPpV1 | lb::kSvcFlagPpV2;
                 if ((old_flags ^ spec.flags) & lb::kSvcFlagToa)
                     rep.changes.push_back("service " + svc_name(key) +
                                           ((spec.flags & lb::kSvcFlagToa) ? " toa on" : " toa off"));
+                if ((old_flags ^ spec.flags) & lb::kSvcFlagOps)
+                    rep.changes.push_back(
+                        "service " + svc_name(key) +
+                        ((spec.flags & lb::kSvcFlagOps) ? " ops on" : " ops off"));
                 if ((old_flags ^ spec.flags) & lb::kSvcFlagSynProxy)
                     rep.changes.push_back("service " + svc_name(key) +
                                           ((spec.flags & lb::kSvcFlagSynProxy) ? " syn_proxy on"

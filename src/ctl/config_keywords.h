@@ -135,7 +135,8 @@ inline constexpr std::array kKeywords = {
     // ---- virtual_server
     Keyword{"virtual_server", "protocol", detail::A,
             "TCP or UDP (match services also ICMP); SCTP is refused"},
-    Keyword{"virtual_server", "lb_algo", detail::A, "rr, wrr, wlc; other IPVS schedulers are refused"},
+    Keyword{"virtual_server", "lb_algo", detail::A,
+            "rr wrr lc wlc lblc lblcr dh sh sed nq fo ovf mh twos conhash"},
     Keyword{"virtual_server", "lvs_sched", detail::A, "as lb_algo"},
     Keyword{"virtual_server", "lb_kind", detail::A, "FNAT NAT DR TUN [type ipip|gue] [port N] SNAT"},
     Keyword{"virtual_server", "lvs_method", detail::A, "as lb_kind"},
@@ -156,11 +157,16 @@ inline constexpr std::array kKeywords = {
     Keyword{"virtual_server", "persistence_timeout", detail::R, detail::kPersist},
     Keyword{"virtual_server", "persistence_granularity", detail::R, detail::kPersist},
     Keyword{"virtual_server", "persistence_engine", detail::R, detail::kPersist},
-    Keyword{"virtual_server", "ops", detail::R, "one-packet scheduling is not implemented"},
-    Keyword{"virtual_server", "sh-port", detail::R, "scheduler flags are not implemented"},
-    Keyword{"virtual_server", "sh-fallback", detail::R, "scheduler flags are not implemented"},
-    Keyword{"virtual_server", "mh-port", detail::R, "scheduler flags are not implemented"},
-    Keyword{"virtual_server", "mh-fallback", detail::R, "scheduler flags are not implemented"},
+    Keyword{"virtual_server", "ops", detail::A, "UDP, DR/TUN real servers: one-packet scheduling"},
+    Keyword{"virtual_server", "sh-port", detail::A, "lb_algo sh: hash the client port too"},
+    Keyword{"virtual_server", "sh-fallback", detail::A, "lb_algo sh: rehash past an unusable dest"},
+    Keyword{"virtual_server", "mh-port", detail::A, "lb_algo mh: hash the client port too"},
+    Keyword{"virtual_server", "mh-fallback", detail::A, "lb_algo mh: rehash past an unusable dest"},
+    Keyword{"virtual_server", "flag-1", detail::A, "ipvsadm's name of sh-fallback / mh-fallback"},
+    Keyword{"virtual_server", "flag-2", detail::A, "ipvsadm's name of sh-port / mh-port"},
+    Keyword{"virtual_server", "flag-3", detail::A, "no scheduler takes it: refused"},
+    Keyword{"virtual_server", "mh_table_size", detail::A,
+            "xvs: lb_algo mh lookup table size, a prime (default 65537)"},
     Keyword{"virtual_server", "sorry_server", detail::R, detail::kSorry},
     Keyword{"virtual_server", "sorry_server_inhibit", detail::R, detail::kSorry},
     Keyword{"virtual_server", "sorry_server_lvs_method", detail::R, detail::kSorry},
@@ -206,10 +212,12 @@ inline constexpr std::array kKeywords = {
 };
 // clang-format on
 
-inline constexpr std::array kSupportedScheds = {"rr"sv, "wrr"sv, "wlc"sv};
-// IPVS (and DPVS) scheduler names that are recognised but not implemented yet.
-inline constexpr std::array kKnownScheds = {"lc"sv,    "sed"sv, "nq"sv,  "sh"sv, "dh"sv,  "lblc"sv,
-                                            "lblcr"sv, "fo"sv,  "ovf"sv, "mh"sv, "twos"sv};
+// Every scheduler of the registry (lb/sched/registry.cpp), IPVS's and DPVS's conhash.
+inline constexpr std::array kSupportedScheds = {"rr"sv,    "wrr"sv, "lc"sv, "wlc"sv,  "lblc"sv,
+                                                "lblcr"sv, "dh"sv,  "sh"sv, "sed"sv,  "nq"sv,
+                                                "fo"sv,    "ovf"sv, "mh"sv, "twos"sv, "conhash"sv};
+// IPVS (and DPVS) scheduler names that are recognised but not implemented yet: none left.
+inline constexpr std::array<std::string_view, 0> kKnownScheds{};
 
 constexpr bool keyword_matches(const Keyword& k, std::string_view block, std::string_view name) {
     if (k.block != block) return false;

@@ -350,6 +350,7 @@ class Parser {
     void sched_value(const Token& t, std::string& sched);
     // `virtual_server match NAME { ... }`: SNAT (config_parser_match.cpp).
     void match_server(const Token& kw, const Token& match_tok);
+    void sched_flags_check(const PendingVs& p);
     void vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& toa_loc,
                     std::optional<SourceLoc>& pp_loc, std::optional<SourceLoc>& uoa_loc);
     void acl_list(const Token& kw, std::vector<net::InetPrefix>& list);

@@ -2,6 +2,7 @@
 // virtual_server (with real_server and the client lists), deny_address_group. The Parser
 // class and the other sections are in config_parser_impl.h / config_parser.cpp.
 #include "ctl/config_parser_impl.h"
+#include "lb/sched/sched.h"
 
 namespace xvs::ctl::parser_detail {
 
@@ -126,9 +127,28 @@ void Parser::virtual_server(const Token& kw) {
                       " cannot be combined with proxy_protocol " +
                       std::string(to_string(vs.proxy_protocol)));
     }
+    sched_flags_check(p);
     if (vs.fwd == lb::FwdMode::FullNat && vs.laddr_group.empty() && !p.laddr_loc)
         error(kw, "virtual_server: laddr_group_name missing (required for lb_kind FNAT)");
     pending_.push_back(std::move(p));
+}
+
+// Scheduler flags and mh_table_size must fit lb_algo: sh-* and mh-* name their scheduler,
+// flag-N means whatever the scheduler makes of it (sh and mh take flag-1 and flag-2).
+void Parser::sched_flags_check(const PendingVs& p) {
+    const lb::Scheduler* sched = lb::sched_find(p.vs.sched);
+    if (!sched) return;  // an unknown lb_algo has its own error
+    for (const auto& [name, at] : p.sched_flag_locs) {
+        uint32_t flag = 0;
+        (void)lb::sched_flag_parse(name, flag);
+        const bool named_other = !name.starts_with("flag-") && !name.starts_with(p.vs.sched + "-");
+        if (named_other || (sched->flags & flag) == 0)
+            error(at, quoted(name) + " does not apply to lb_algo " + p.vs.sched +
+                          " (sh-* need lb_algo sh, mh-* need lb_algo mh)");
+    }
+    if (p.table_loc && p.vs.sched != "mh")
+        error(*p.table_loc,
+              "mh_table_size applies to lb_algo mh only (lb_algo is " + p.vs.sched + ")");
 }
 
 // `lb_kind|lvs_method NAT|DR|TUN|FNAT|SNAT`, TUN with `[type ipip|gue] [port N]` after it
@@ -216,6 +236,8 @@ void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& 
         }
     } else if (k == "syn_proxy") {
         vs.syn_proxy = true;
+    } else if (k == "ops") {
+        vs.ops = true;
     } else if (k == "toa") {
         static constexpr std::array<std::pair<std::string_view, bool>, 2> kOnOff = {
             {{"on", true}, {"off", false}}};
@@ -246,6 +268,19 @@ void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& 
         }
     } else if (k == "conn_rate_limit") {
         if (auto n = number_value(t, 0, UINT32_MAX)) vs.conn_rate_limit = *n;
+    } else if (uint32_t flag = 0; lb::sched_flag_parse(k, flag)) {
+        vs.sched_flags |= flag;
+        p.sched_flag_locs.emplace_back(k, loc(t));
+    } else if (k == "mh_table_size") {
+        const Token* val = peek();
+        if (auto n = number_value(t, 2, lb::kMhMaxTableSize)) {
+            if (!lb::sched_is_prime(*n))
+                error(*val,
+                      "mh_table_size " + std::to_string(*n) +
+                          " is not a prime (Maglev needs one: e.g. 251, 4093, 65537, 131071)");
+            vs.mh_table_size = *n;
+            p.table_loc = loc(t);
+        }
     } else if (k == "real_server") {
         real_server(t, vs);
     } else {

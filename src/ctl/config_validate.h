@@ -22,6 +22,10 @@ struct PendingVs {
     std::optional<SourceLoc> laddr_loc;  // where laddr_group_name was given
     std::string deny_group;              // daddr_group_name (DPVS), resolved by the validator
     std::optional<SourceLoc> deny_loc;
+    // Scheduler flag keywords (sh-port, flag-1, ...) and mh_table_size as written, checked
+    // against lb_algo once the block is read (either may come first).
+    std::vector<std::pair<std::string, SourceLoc>> sched_flag_locs;
+    std::optional<SourceLoc> table_loc;
 };
 
 // A netif port named somewhere, checked against netif_defs at the end.

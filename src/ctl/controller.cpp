@@ -79,8 +79,9 @@ json Controller::service_json(const lb::Service& s) const {
     json j{{"sched", s.sched_name},
            {"persistent", 0},
            {"netmask", "255.255.255.255"},
-           {"sched_flags", json::array()},
-           {"ops", false},
+           {"sched_flags", lb::sched_flag_names(s.sched_name, s.sched_flags)},
+           {"mh_table_size", s.mh_table_size},
+           {"ops", (s.flags & lb::kSvcFlagOps) != 0},
            {"pe", ""},
            {"synproxy", (s.flags & lb::kSvcFlagSynProxy) != 0},
            {"toa", (s.flags & lb::kSvcFlagToa) != 0},
@@ -373,7 +374,8 @@ json Controller::dispatch(const json& req) {
                         lb::match_service_check(spec.key.proto, lb::FwdMode::Snat, flags.flags);
                     !r)
                     return err(r.error());
-                if (flags.conn_rate) return err("--conn-rate is not for SNAT match services");
+                if (flags.conn_rate || flags.sched_flags)
+                    return err("--conn-rate and -b are not for SNAT match services");
                 if (cmd == "edit_service") {
                     if (auto old = director_.match_find(spec.key)) spec.name = old->match_name;
                 }
@@ -381,6 +383,10 @@ json Controller::dispatch(const json& req) {
                                                       : director_.match_edit(spec));
             }
             lb::ServiceSpec spec = service_spec(s);
+            // ipvsadm has no table size option: an edit without one keeps the configured size.
+            if (auto old = director_.service_find(get_service_key(s));
+                old && !s.contains("mh_table_size"))
+                spec.mh_table_size = old->mh_table_size;
             return commit_ok(cmd == "add_service" ? director_.service_add(spec) : director_.service_edit(spec));
         }
         if (cmd == "del_service") {

@@ -120,16 +120,13 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
         if (!uoa.is_string() || (uoa != "off" && uoa != "opp" && uoa != "ipo"))
             return "'uoa' must be \"opp\", \"ipo\" or \"off\"";
     }
-    if (s.contains("ops") && s.at("ops").is_boolean() && s.at("ops").get<bool>())
-        return "One-packet scheduling is not supported yet";
-    // The persistence granularity (-M), scheduler flags (-b) and persistence engines (--pe)
-    // would be stored and never used: refused like persistence itself.
+    // The persistence granularity (-M) and engines (--pe) would be stored and never used.
     if (s.contains("netmask") &&
         (!s.at("netmask").is_string() || s.at("netmask").get<std::string>() != "255.255.255.255"))
         return "Persistence is not supported yet (-M is the persistence netmask): remove -M";
-    if (s.contains("sched_flags") && !s.at("sched_flags").is_null() &&
-        (!s.at("sched_flags").is_array() || !s.at("sched_flags").empty()))
-        return "Scheduler flags are not supported yet: remove -b";
+    if (s.contains("sched_flags") &&
+        !lb::sched_flags_parse(s.value("sched_flags", std::vector<std::string>{})))
+        return "invalid scheduler flag (sh-fallback, sh-port, mh-fallback, mh-port, flag-1..3)";
     if (s.contains("pe") && !s.at("pe").is_null() &&
         (!s.at("pe").is_string() || !s.at("pe").get<std::string>().empty()))
         return "Persistence engines are not supported yet: remove --pe";
@@ -143,6 +140,8 @@ lb::ServiceSpec service_spec_flags(const json& s) {
         spec.flags |= lb::kSvcFlagToa;
     if (s.contains("synproxy") && s.at("synproxy").is_boolean() && s.at("synproxy").get<bool>())
         spec.flags |= lb::kSvcFlagSynProxy;
+    if (s.contains("ops") && s.at("ops").is_boolean() && s.at("ops").get<bool>())
+        spec.flags |= lb::kSvcFlagOps;
     if (s.contains("proxy_protocol") && s.at("proxy_protocol").is_string()) {
         const std::string pp = s.at("proxy_protocol").get<std::string>();
         if (pp == "v1")
@@ -158,6 +157,9 @@ lb::ServiceSpec service_spec_flags(const json& s) {
             spec.flags |= lb::kSvcFlagUoaIpo;
     }
     spec.conn_rate = static_cast<uint32_t>(opt_uint(s, "conn_rate", UINT32_MAX, 0));
+    spec.sched_flags =
+        lb::sched_flags_parse(s.value("sched_flags", std::vector<std::string>{})).value_or(0);
+    spec.mh_table_size = static_cast<uint32_t>(opt_uint(s, "mh_table_size", UINT32_MAX, 0));
     return spec;
 }
 

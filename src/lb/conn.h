@@ -86,6 +86,7 @@ inline constexpr uint16_t kConnUoaIpo = 1u << 15;    // UOA as IPv4 option 31 (e
 inline constexpr uint16_t kConnSynProxy = 1u << 8;
 inline constexpr uint16_t kConnSpWaiting = 1u << 9;  // RS SYN sent, its SYN-ACK not yet seen
 inline constexpr uint16_t kConnTunGue = 1u << 11;    // TUN: GUE outer header (else IPIP)
+inline constexpr uint16_t kConnOps = 1u << 12;       // one-packet scheduling: gone once sent
 static_assert(offsetof(Conn, timer) == 0);
 // The hot part fits two cache lines.
 static_assert(sizeof(Conn) == 128);

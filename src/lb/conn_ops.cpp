@@ -35,7 +35,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
         return nullptr;
     }
     Service* svc = view->svc;
-    FlowKey flow{lp.key.saddr, lp.key.daddr, lp.key.sport, lp.key.dport, lp.proto};
+    FlowKey flow{lp.key.saddr, lp.key.daddr, lp.key.sport, lp.key.dport, lp.proto, w.stack.now_ms};
     Dest* dest = view->sched->pick(view->plan, svc->workers[wid].cursor, wid, flow);
     if (!dest) {
         drop(w.stack, lp.pkt, sched_fail_reason(view->plan));
@@ -142,6 +142,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     c->state = TcpState::None;
     const bool is_tcp = lp.proto == net::kIpProtoTcp;
     if ((view->flags & kSvcFlagToa) && is_tcp) c->flags |= kConnToa;
+    if ((view->flags & kSvcFlagOps) && !is_tcp) c->flags |= kConnOps;
     if (is_tcp && (view->flags & kSvcFlagPpV1))
         c->flags |= kConnPpV1;
     else if (view->flags & kSvcFlagPpV2)

@@ -233,18 +233,52 @@ std::shared_ptr<Service> Director::service_find(const ServiceKey& key) const {
     return nullptr;
 }
 
+namespace {
+
+// ops conns go once their datagram is sent: a reply through the director (FULLNAT, NAT) would
+// find none to translate it back.
+Result<void> ops_mode_check(uint32_t flags, FwdMode mode, const net::InetAddr& addr) {
+    if (!(flags & kSvcFlagOps) || (mode != FwdMode::FullNat && mode != FwdMode::Nat)) return {};
+    return make_error("real server " + net::to_string(addr) +
+                      ": ops (one-packet scheduling) keeps " + "no connection, so " +
+                      std::string(fwd_names(mode).keepalived) +
+                      " replies could not be translated back: use DR or TUN real servers");
+}
+
+}  // namespace
+
+Result<void> sched_check(std::string_view sched, uint32_t sched_flags, uint32_t mh_table_size) {
+    const Scheduler* found = sched_find(sched);
+    if (!found) return make_error("Scheduler not found");
+    if (const uint32_t extra = sched_flags & ~found->flags; extra != 0) {
+        std::string names;
+        for (const std::string& n : sched_flag_names(sched, extra))
+            names += (names.empty() ? "" : ",") + n;
+        return make_error("scheduler flag " + names + " does not apply to scheduler " +
+                          std::string(sched) + " (only sh and mh take -b sh-/mh-fallback,port)");
+    }
+    if (mh_table_size != 0 && (!sched_is_prime(mh_table_size) || mh_table_size > kMhMaxTableSize))
+        return make_error("mh table size " + std::to_string(mh_table_size) +
+                          " must be a prime number no larger than " +
+                          std::to_string(kMhMaxTableSize) +
+                          " (e.g. 65537, the default, or 251, 509, 1021, 2039, 4093, 131071)");
+    return {};
+}
+
 Result<void> Director::service_add(const ServiceSpec& spec) {
     if (spec.proto != 6 && spec.proto != 17) return make_error("protocol must be TCP or UDP");
     if (auto r = v6_service_check(spec.vip, spec.flags); !r) return r;
     ServiceKey key = make_service_key(spec.proto, spec.vip, spec.port);
     if (service_find(key)) return make_error("Service already exists");
-    if (!sched_find(spec.sched)) return make_error("Scheduler not found");
+    if (auto r = sched_check(spec.sched, spec.sched_flags, spec.mh_table_size); !r) return r;
     if (auto r = service_check(spec.proto, spec.fwd, spec.flags); !r) return r;
     if (auto r = check_address_free(spec.vip, "virtual address"); !r) return r;
     if (is_lip(spec.vip)) return make_error("virtual address " + addr_str(spec.vip) + " is a local address");
     auto svc = std::make_shared<Service>();
     svc->key = key;
     svc->sched_name = spec.sched;
+    svc->sched_flags = spec.sched_flags;
+    svc->mh_table_size = spec.mh_table_size;
     svc->fwd = spec.fwd;
     svc->flags = spec.flags;
     svc->conn_rate = spec.conn_rate;
@@ -255,14 +289,18 @@ Result<void> Director::service_add(const ServiceSpec& spec) {
 Result<void> Director::service_edit(const ServiceSpec& spec) {
     auto svc = service_find(make_service_key(spec.proto, spec.vip, spec.port));
     if (!svc) return make_error("No such service");
-    if (!sched_find(spec.sched)) return make_error("Scheduler not found");
+    if (auto r = sched_check(spec.sched, spec.sched_flags, spec.mh_table_size); !r) return r;
     if (auto r = service_check(spec.proto, spec.fwd, spec.flags); !r) return r;
     if (auto r = v6_service_check(spec.vip, spec.flags); !r) return r;
-    for (const auto& d : svc->dests)
+    for (const auto& d : svc->dests) {
         if (auto r = service_check(spec.proto, d->fwd, spec.flags); !r)
             return make_error("real server " + addr_str(d->addr) + ": " + r.error());
+        if (auto r = ops_mode_check(spec.flags, d->fwd, d->addr); !r) return r;
+    }
     // Scheduler and flags change for new connections; existing ones keep their dest.
     svc->sched_name = spec.sched;
+    svc->sched_flags = spec.sched_flags;
+    svc->mh_table_size = spec.mh_table_size;
     svc->flags = spec.flags;
     svc->conn_rate = spec.conn_rate;
     return {};
@@ -320,6 +358,7 @@ Result<void> Director::dest_check(const Service& svc, const DestSpec& spec) cons
                               " is not on a directly connected network of the director (DR "
                               "changes only the MAC address): use TUN or NAT to reach it");
     }
+    if (auto r = ops_mode_check(svc.flags, spec.fwd, spec.addr); !r) return r;
     const net::InetAddr* other = !svc.dests.empty()    ? &svc.dests.front()->addr
                                  : !svc.laddrs.empty() ? &svc.laddrs.front()->addr
                                                        : nullptr;
@@ -580,6 +619,7 @@ std::unique_ptr<Snapshot> Director::build() const {
             for (const auto& d : svc->dests)
                 view->plan.limits.push_back(DestLimit{d->upper_threshold, d->lower_threshold});
         }
+        sched_plan_inputs(*svc, view->plan, *view->sched, nworkers_);
         view->sched->build(view->plan);
         for (const auto& l : svc->laddrs) view->laddrs.push_back(l.get());
         svc_items.push_back({svc->key, view.get()});

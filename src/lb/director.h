@@ -25,8 +25,14 @@ struct ServiceSpec {
     std::string sched = "wlc";
     FwdMode fwd = FwdMode::FullNat;
     uint32_t flags = 0;
-    uint32_t conn_rate = 0;  // new connections per second, 0 = no cap
+    uint32_t conn_rate = 0;      // new connections per second, 0 = no cap
+    uint32_t sched_flags = 0;    // ipvsadm -b (lb/sched/sched.h kSchedFlag*)
+    uint32_t mh_table_size = 0;  // mh lookup table size (prime); 0 = default
 };
+
+// Checks a scheduler name with its -b flags and Maglev table size ("Scheduler not found", a
+// flag the scheduler has no use for, a table size that is not a prime).
+Result<void> sched_check(std::string_view sched, uint32_t sched_flags, uint32_t mh_table_size);
 
 struct DestSpec {
     net::InetAddr addr;

@@ -212,6 +212,7 @@ void Director::build_matches(Snapshot& snap) const {
             for (const auto& d : svc->dests)
                 view->plan.limits.push_back(DestLimit{d->upper_threshold, d->lower_threshold});
         }
+        sched_plan_inputs(*svc, view->plan, *view->sched, nworkers_);
         view->sched->build(view->plan);
         snap.matches.push_back(view.get());
         snap.service_views.push_back(std::move(view));

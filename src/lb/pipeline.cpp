@@ -182,6 +182,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         stack::ip_output<Af>(w.stack, lp.pkt, c->daddr, {&c->nh, stack::NhDir::ToDest});
         if (pp_header_segment == PpHeaderSegment::After)
             pp_send_header_segment(w, c, ack_be, window_be);
+        if (c->flags & kConnOps) conn_expire(w, c);  // the next datagram is scheduled anew
     } else {
         ++ss.outpkts;
         ss.outbytes += bytes;

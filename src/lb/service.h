@@ -15,6 +15,7 @@
 #include "lb/dest.h"
 #include "lb/laddr.h"
 #include "lb/match.h"
+#include "lb/sched/locality.h"
 #include "lb/sched/sched.h"
 #include "net/prefix_set.h"
 
@@ -55,10 +56,19 @@ inline constexpr uint32_t kSvcFlagPpV2 = 1u << 3;
 // kSvcFlagPpV2.
 inline constexpr uint32_t kSvcFlagUoaOpp = 1u << 4;
 inline constexpr uint32_t kSvcFlagUoaIpo = 1u << 5;
+// One-packet scheduling (ipvsadm -o, keepalived ops), UDP only: every datagram is scheduled
+// anew and its conn goes as soon as the datagram is sent (IPVS's IP_VS_CONN_F_ONE_PACKET), so
+// no reply can come back through the director: DR and TUN real servers only.
+inline constexpr uint32_t kSvcFlagOps = 1u << 6;
 
 struct Service {
     ServiceKey key;
     std::string sched_name = "wlc";
+    uint32_t sched_flags = 0;    // ipvsadm -b (kSchedFlag*), those the scheduler accepts
+    uint32_t mh_table_size = 0;  // mh: lookup table size, a prime; 0 = kMhDefaultTableSize
+    // lblc/lblcr tables, one per worker: allocated the first time the service schedules with
+    // one of them and kept (snapshots point into it) until the service itself is freed.
+    std::unique_ptr<LocalityTable[]> locality;
     FwdMode fwd = FwdMode::FullNat;
     uint32_t flags = 0;
     uint32_t persistence_s = 0;  // 0 = not persistent (persistence arrives with its issue)
@@ -83,6 +93,18 @@ struct Service {
         return s;
     }
 };
+
+// The scheduler inputs of a plan besides its dests, weights and limits: the -b flags, the mh
+// table size and, for lblc/lblcr, the service's per-worker tables (allocated here, on the
+// control thread, the first time the service needs them).
+inline void sched_plan_inputs(Service& svc, SchedPlan& plan, const Scheduler& sched,
+                              unsigned workers) {
+    plan.flags = svc.sched_flags & sched.flags;
+    plan.table_size = svc.mh_table_size;
+    if (sched.needs_locality && !svc.locality)
+        svc.locality = std::make_unique<LocalityTable[]>(workers);
+    plan.locality = sched.needs_locality ? svc.locality.get() : nullptr;
+}
 
 // Immutable per snapshot.
 struct ServiceView {

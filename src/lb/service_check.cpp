@@ -28,6 +28,8 @@ Result<void> service_check(uint8_t proto, FwdMode mode, uint32_t flags) {
     const bool tcp = proto == 6;
     const bool pp = flags & (kSvcFlagPpV1 | kSvcFlagPpV2);
     const bool uoa = flags & (kSvcFlagUoaOpp | kSvcFlagUoaIpo);
+    if ((flags & kSvcFlagOps) && proto != 17)
+        return make_error("ops (one-packet scheduling) needs protocol UDP");
     if ((flags & kSvcFlagSynProxy) && !tcp)
         return make_error("syn_proxy needs protocol TCP (SYN cookies are a TCP handshake)");
     // NAT would work in principle (both directions pass the director); the SYN proxy's RS

@@ -12,40 +12,32 @@ namespace {
 
 void wlc_build(SchedPlan& plan) { sched_plan_snapshot_weights(plan); }
 
-uint64_t conn_overhead(const DestWorkerStats& stats) {
-    return uint64_t{stats.active} * 256 + stats.inactive;
-}
-
-// Compares overhead_a / weight_a < overhead_b / weight_b without division, as IPVS does.
-// 128-bit products: overhead reaches 2^40 and weight 2^31, which overflows 64 bits.
-bool less_loaded(uint64_t overhead_a, int32_t weight_a, uint64_t overhead_b, int32_t weight_b) {
-    using U128 = unsigned __int128;
-    return U128{overhead_a} * static_cast<uint32_t>(weight_b) <
-           U128{overhead_b} * static_cast<uint32_t>(weight_a);
-}
-
-// Strictly-less comparison keeps the first dest in plan order on ties.
 Dest* wlc_pick(const SchedPlan& plan, SchedCursor& /*cursor*/, unsigned worker,
                const FlowKey& /*flow*/) {
+    const int best = sched_least_loaded(plan, worker);
+    return best < 0 ? nullptr : plan.dests[best];
+}
+
+}  // namespace
+
+// Strictly-less comparison keeps the first dest in plan order on ties.
+int sched_least_loaded(const SchedPlan& plan, unsigned worker) {
     assert(worker < kMaxWorkers);
-    Dest* best = nullptr;
+    int best = -1;
     uint64_t best_overhead = 0;
     int32_t best_weight = 0;
     for (size_t i = 0; i < plan.dests.size(); ++i) {
         if (!sched_dest_usable(plan, i, worker)) continue;
         const int32_t weight = plan.weights[i];
-        Dest* dest = plan.dests[i];
-        const uint64_t overhead = conn_overhead(dest->stats[worker]);
-        if (best == nullptr || less_loaded(overhead, weight, best_overhead, best_weight)) {
-            best = dest;
+        const uint64_t overhead = sched_overhead(plan.dests[i]->stats[worker]);
+        if (best < 0 || sched_less_loaded(overhead, weight, best_overhead, best_weight)) {
+            best = static_cast<int>(i);
             best_overhead = overhead;
             best_weight = weight;
         }
     }
     return best;
 }
-
-}  // namespace
 
 constexpr Scheduler kSchedWlc{
     .name = "wlc",

@@ -503,6 +503,36 @@ TEST_F(ConfigApplyTest, AdmissionControlAppliedAndReloaded) {
     EXPECT_TRUE(view->plan.limits.empty());
 }
 
+TEST_F(ConfigApplyTest, SchedulerFlagsAndMaglevTableSizeAppliedAndReloaded) {
+    std::string mh(kBase);
+    const std::string anchor = "    lb_algo wrr\n";
+    const size_t at = mh.find(anchor);
+    ASSERT_NE(at, std::string::npos);
+    mh.replace(at, anchor.size(),
+               "    lb_algo mh\n    mh-port\n    mh-fallback\n    mh_table_size 4093\n");
+    auto r = config_apply(director_, parse(mh.c_str()));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, ::testing::Contains("service TCP 10.10.1.100:80 scheduler mh "
+                                                "(mh-fallback,mh-port) table 4093"));
+    auto web = director_.service_find(key(6, "10.10.1.100", 80));
+    EXPECT_EQ(web->sched_flags, lb::kSchedFlagFallback | lb::kSchedFlagPort);
+    const lb::ServiceView* view =
+        director_.snapshot()->service(6, be("10.10.1.100"), net::hton16(80));
+    ASSERT_TRUE(view);
+    EXPECT_EQ(view->sched->name, "mh");
+    EXPECT_EQ(view->plan.table.size(), 4093u);
+    EXPECT_EQ(view->plan.flags, lb::kSchedFlagFallback | lb::kSchedFlagPort);
+    auto same = config_apply(director_, parse(mh.c_str()));
+    ASSERT_TRUE(same) << same.error();
+    EXPECT_THAT(same->changes, IsEmpty());
+    auto back = config_apply(director_, parse(kBase));
+    ASSERT_TRUE(back) << back.error();
+    view = director_.snapshot()->service(6, be("10.10.1.100"), net::hton16(80));
+    EXPECT_EQ(view->sched->name, "wrr");
+    EXPECT_EQ(view->plan.flags, 0u);
+    EXPECT_EQ(director_.service_find(key(6, "10.10.1.100", 80))->mh_table_size, 0u);
+}
+
 TEST_F(ConfigApplyTest, LocalAddressCanMovePortInOneReload) {
     std::string text = kBase;
     // .103 moves from lan0 to wan0 (no other service keeps it on lan0).

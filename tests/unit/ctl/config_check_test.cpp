@@ -134,9 +134,7 @@ std::vector<Case> cases() {
         {"delay_loop", "6"},
         {"persistence_timeout", "600"},
         {"persistence_granularity", "255.255.255.0"},
-        {"ops", ""},
         {"ha_suspend", ""},
-        {"sh-port", ""},
     };
     for (const auto& [kw, val] : vs_keywords)
         c.push_back({kw, service(std::string(kw) + " " + val), "is not supported yet", 10});

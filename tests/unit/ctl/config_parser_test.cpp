@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "lb/sched/sched.h"
+
 namespace xvs::ctl {
 namespace {
 
@@ -772,9 +774,45 @@ TEST(ConfigParserErrors, ToaAndProxyProtocolConflict) {
 TEST(ConfigParserErrors, Schedulers) {
     EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
                           "  lb_algo lc\n  lvs_sched mh\n  lb_algo fastest\n}\n"),
-                ElementsAre("t.conf:8: scheduler 'lc' not supported yet",
-                            "t.conf:9: scheduler 'mh' not supported yet",
-                            "t.conf:10: lb_algo: unknown scheduler 'fastest'"));
+                ElementsAre("t.conf:10: lb_algo: unknown scheduler 'fastest'"));
+    for (const char* name : {"rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq",
+                             "fo", "ovf", "mh", "twos", "conhash"}) {
+        EXPECT_THAT(errors_of(std::string("virtual_server 10.10.1.100 80 { laddr_group_name "
+                                          "lips\n  lb_algo ") +
+                              name + "\n}\n"),
+                    IsEmpty())
+            << name;
+    }
+}
+
+TEST(ConfigParserErrors, SchedulerFlagsMustFitTheScheduler) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  sh-port\n  lb_algo rr\n  mh-fallback\n  flag-1\n}\n"),
+                ElementsAre("t.conf:8: 'sh-port' does not apply to lb_algo rr (sh-* need lb_algo "
+                            "sh, mh-* need lb_algo mh)",
+                            "t.conf:10: 'mh-fallback' does not apply to lb_algo rr (sh-* need "
+                            "lb_algo sh, mh-* need lb_algo mh)",
+                            "t.conf:11: 'flag-1' does not apply to lb_algo rr (sh-* need lb_algo "
+                            "sh, mh-* need lb_algo mh)"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  lb_algo sh\n  mh-port\n  flag-3\n}\n"),
+                ElementsAre("t.conf:9: 'mh-port' does not apply to lb_algo sh (sh-* need lb_algo "
+                            "sh, mh-* need lb_algo mh)",
+                            "t.conf:10: 'flag-3' does not apply to lb_algo sh (sh-* need lb_algo "
+                            "sh, mh-* need lb_algo mh)"));
+}
+
+TEST(ConfigParserErrors, MhTableSizeMustBeAPrimeForMh) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  lb_algo mh\n  mh_table_size 65536\n}\n"),
+                ElementsAre("t.conf:9: mh_table_size 65536 is not a prime (Maglev needs one: e.g. "
+                            "251, 4093, 65537, 131071)"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  lb_algo wlc\n  mh_table_size 251\n}\n"),
+                ElementsAre("t.conf:9: mh_table_size applies to lb_algo mh only (lb_algo is wlc)"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                          "  lb_algo mh\n  mh_table_size 1\n}\n"),
+                ElementsAre("t.conf:9: mh_table_size: 1 out of range 2..16777216"));
 }
 
 TEST(ConfigParserErrors, ForwardingMethods) {
@@ -866,7 +904,7 @@ TEST(ConfigParserErrors, ManyErrorsCollectedInOneRun) {
 worker_defs { workers 0 }
 netif_defs { port p0 { dev net_ring0 } }
 virtual_server 10.0.0.1 80 {
-    lb_algo lc
+    lb_algo fastest
     laddr_group_name missing
     real_server 10.0.0.300 80
     real_server 10.0.1.1 80 { weight 1000000 }
@@ -877,11 +915,38 @@ virtual_server 10.0.0.1 80 {
         out.errors,
         ElementsAre("t.conf:2: log_level: bad value 'loud' (debug|info|warning|error)",
                     "t.conf:4: workers: 0 out of range 1..16",
-                    "t.conf:7: scheduler 'lc' not supported yet",
+                    "t.conf:7: lb_algo: unknown scheduler 'fastest'",
                     "t.conf:9: real_server: bad IP address '10.0.0.300'",
                     "t.conf:10: weight: 1000000 out of range 0..65535", "t.conf:12: unexpected '}'",
                     "t.conf:8: laddr_group_name: unknown local_address_group 'missing'"));
     EXPECT_FALSE(out.config);
+}
+
+TEST(ConfigParser, SchedulerFlagsTableSizeAndOps) {
+    ParseOutcome out = parse_body(R"(virtual_server 10.10.1.100 53 { laddr_group_name lips
+  protocol UDP
+  lb_algo mh
+  mh-port
+  flag-1
+  mh_table_size 251
+  ops
+}
+virtual_server 10.10.1.100 80 { laddr_group_name lips
+  lb_algo sh
+  sh-fallback
+}
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    ASSERT_TRUE(out.config);
+    const auto& vss = out.config->virtual_servers;
+    ASSERT_EQ(vss.size(), 2u);
+    EXPECT_EQ(vss[0].sched, "mh");
+    EXPECT_EQ(vss[0].sched_flags, lb::kSchedFlagFallback | lb::kSchedFlagPort);
+    EXPECT_EQ(vss[0].mh_table_size, 251u);
+    EXPECT_TRUE(vss[0].ops);
+    EXPECT_EQ(vss[1].sched_flags, lb::kSchedFlagFallback);
+    EXPECT_EQ(vss[1].mh_table_size, 0u);
+    EXPECT_FALSE(vss[1].ops);
 }
 
 TEST(ConfigParser, UoaPerUdpServiceAndMaxTrail) {

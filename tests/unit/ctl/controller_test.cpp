@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "ctl/ipvsadm_args.h"
@@ -135,7 +136,7 @@ TEST_F(ControllerTest, AddServiceAsXvsadmSendsIt) {
 TEST_F(ControllerTest, AddServiceErrors) {
     ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "ok");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "Service already exists");
-    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.2:80", "-s", "sh"}), "Scheduler not found");
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.2:80", "-s", "fastest"}), "Scheduler not found");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.2:80", "-s", "nosuch"}), "Scheduler not found");
     EXPECT_EQ(director_.services().size(), 1u);
 }
@@ -152,11 +153,10 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
               "toa on cannot be combined with proxy_protocol v2");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "--proxy-protocol", "v1"}),
               "proxy_protocol v1 has no UDP form (use v2)");
-    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "-o"}),
-              "One-packet scheduling is not supported yet");
-    // Once accepted and never used: scheduler flags, persistence engines, -M without -p.
+    // Once accepted and never used: a flag rr has no use for, persistence engines, -M without -p.
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-b", "flag-1"}),
-              "Scheduler flags are not supported yet: remove -b");
+              "scheduler flag flag-1 does not apply to scheduler rr (only sh and mh take -b "
+              "sh-/mh-fallback,port)");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--pe", "sip"}),
               "Persistence engines are not supported yet: remove --pe");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-M", "255.255.255.0"}),
@@ -173,7 +173,8 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "wrr", "-p", "60"}),
               "Persistence is not supported yet");
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "wrr", "-b", "flag-2"}),
-              "Scheduler flags are not supported yet: remove -b");
+              "scheduler flag flag-2 does not apply to scheduler wrr (only sh and mh take -b "
+              "sh-/mh-fallback,port)");
     EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->sched_name, "rr");
 }
 
@@ -182,6 +183,71 @@ TEST_F(ControllerTest, SynProxyIsAcceptedAndListed) {
     EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->flags, lb::kSvcFlagSynProxy);
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "rr"}), "ok");
     EXPECT_EQ(director_.service_find(key(6, "10.0.0.1", 80))->flags, 0u);
+}
+
+TEST_F(ControllerTest, OpsNeedsDrOrTunRealServers) {
+    ASSERT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "-o"}), "ok");
+    auto svc = director_.service_find(key(17, "10.0.0.1", 53));
+    EXPECT_TRUE(svc->flags & lb::kSvcFlagOps);
+    EXPECT_EQ(run_outcome({"-a", "-u", "10.0.0.1:53", "-r", "192.168.1.2:53", "--fullnat"}),
+              "real server 192.168.1.2: ops (one-packet scheduling) keeps no connection, so FNAT "
+              "replies could not be translated back: use DR or TUN real servers");
+    EXPECT_EQ(run_outcome({"-a", "-u", "10.0.0.1:53", "-r", "192.168.1.2:53", "-i"}), "ok");
+    json r = send(xvsadm({"-L", "-n"}));
+    ASSERT_EQ(outcome(r), "ok");
+    EXPECT_EQ(r["services"][0]["ops"], true);
+    // A NAT service cannot become ops, and ops off again is fine.
+    ASSERT_EQ(run_outcome({"-A", "-u", "10.0.0.2:53", "-s", "rr"}), "ok");
+    ASSERT_EQ(run_outcome({"-a", "-u", "10.0.0.2:53", "-r", "192.168.1.3:53", "-m"}), "ok");
+    EXPECT_EQ(run_outcome({"-E", "-u", "10.0.0.2:53", "-s", "rr", "-o"}),
+              "real server 192.168.1.3: ops (one-packet scheduling) keeps no connection, so NAT "
+              "replies could not be translated back: use DR or TUN real servers");
+    EXPECT_EQ(run_outcome({"-E", "-u", "10.0.0.1:53", "-s", "rr"}), "ok");
+    EXPECT_FALSE(svc->flags & lb::kSvcFlagOps);
+}
+
+TEST_F(ControllerTest, EverySchedulerAndItsFlags) {
+    uint16_t port = 1000;
+    for (std::string_view name : lb::sched_names()) {
+        const std::string vs = "10.0.0.1:" + std::to_string(++port);
+        EXPECT_EQ(run_outcome({"-A", "-t", vs, "-s", std::string(name)}), "ok") << name;
+    }
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.2:80", "-s", "sh", "-b", "sh-port,sh-fallback"}),
+              "ok");
+    EXPECT_EQ(director_.service_find(key(6, "10.0.0.2", 80))->sched_flags,
+              lb::kSchedFlagFallback | lb::kSchedFlagPort);
+    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.2:53", "-s", "mh", "-b", "mh-port"}), "ok");
+    json r = send(xvsadm({"-L", "-n"}));
+    ASSERT_EQ(outcome(r), "ok");
+    std::map<std::string, json> flags;
+    for (const auto& s : r["services"])
+        flags[s["sched"].get<std::string>() + s["proto"].get<std::string>()] = s["sched_flags"];
+    EXPECT_EQ(flags["shtcp"], json({"sh-fallback", "sh-port"}));
+    EXPECT_EQ(flags["mhudp"], json({"mh-port"}));
+    // -E changes the flags (xvsadm itself refuses another scheduler's named flags).
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.2:80", "-s", "sh", "-b", "flag-2"}), "ok");
+    EXPECT_EQ(director_.service_find(key(6, "10.0.0.2", 80))->sched_flags, lb::kSchedFlagPort);
+    json bad = xvsadm({"-E", "-t", "10.0.0.2:80", "-s", "sh"});
+    bad["service"]["sched_flags"] = json({"sh-port", "nosuch"});
+    EXPECT_EQ(outcome(send(bad)),
+              "invalid scheduler flag (sh-fallback, sh-port, mh-fallback, mh-port, flag-1..3)");
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.2:80", "-s", "mh", "-b", "flag-3"}),
+              "scheduler flag flag-3 does not apply to scheduler mh (only sh and mh take -b "
+              "sh-/mh-fallback,port)");
+}
+
+TEST_F(ControllerTest, MhTableSizeFromJsonIsCheckedAndKeptByEdit) {
+    json req = xvsadm({"-A", "-t", "10.0.0.1:80", "-s", "mh"});
+    req["service"]["mh_table_size"] = 65536;
+    EXPECT_THAT(outcome(send(req)), StartsWith("mh table size 65536 must be a prime number"));
+    req["service"]["mh_table_size"] = 251;
+    ASSERT_EQ(outcome(send(req)), "ok");
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "mh", "-b", "mh-fallback"}), "ok");
+    auto svc = director_.service_find(key(6, "10.0.0.1", 80));
+    EXPECT_EQ(svc->mh_table_size, 251u);  // ipvsadm has no option for it: -E keeps it
+    EXPECT_EQ(svc->sched_flags, lb::kSchedFlagFallback);
+    EXPECT_EQ(director_.snapshot()->service(6, ip("10.0.0.1"), net::hton16(80))->plan.table.size(),
+              251u);
 }
 
 TEST_F(ControllerTest, ProxyProtocolIsAcceptedAndListed) {
@@ -378,10 +444,11 @@ TEST_F(ControllerTest, ListHasEveryProtocolField) {
     const json& s = r["services"][0];
     std::set<std::string> fields;
     for (auto& [k, v] : s.items()) fields.insert(k);
-    EXPECT_EQ(fields, (std::set<std::string>{"proto", "vip", "port", "sched", "persistent",
-                                             "netmask", "sched_flags", "ops", "pe", "synproxy",
-                                             "toa", "proxy_protocol", "uoa", "conn_rate", "blacklist",
-                                             "whitelist", "stats", "laddrs", "dests"}));
+    EXPECT_EQ(fields, (std::set<std::string>{
+                          "proto",     "vip",         "port",           "sched",  "persistent",
+                          "netmask",   "sched_flags", "mh_table_size",  "ops",    "pe",
+                          "synproxy",  "toa",         "proxy_protocol", "uoa",    "conn_rate",
+                          "blacklist", "whitelist",   "stats",          "laddrs", "dests"}));
     EXPECT_EQ(s["proto"], "tcp");
     EXPECT_EQ(s["vip"], "10.0.0.1");
     EXPECT_EQ(s["port"], 80);

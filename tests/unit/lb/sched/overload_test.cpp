@@ -1,7 +1,11 @@
 // Every scheduler skips a dest over its connection threshold (ipvsadm -x), picks it again once
 // it is back under the lower threshold, and returns nothing when all usable dests are
-// overloaded. Counts are the picking worker's own (Dest::stats[worker]).
+// overloaded. Counts are the picking worker's own (Dest::stats[worker]). Every registered
+// scheduler runs these, the hashing ones (sh, mh) with their fallback flag and a fresh client
+// per pick; without fallback a hashing scheduler gives an overloaded dest's clients nothing.
 #include <gtest/gtest.h>
+
+#include <ostream>
 
 #include "sched_fixture.h"
 
@@ -10,7 +14,23 @@ namespace {
 
 using testing::SchedFixture;
 
-class OverloadTest : public ::testing::TestWithParam<const char*> {};
+struct Sched {
+    const char* name;
+    uint32_t flags = 0;
+};
+
+void PrintTo(const Sched& s, std::ostream* os) {
+    *os << s.name;
+}
+
+class OverloadTest : public ::testing::TestWithParam<Sched> {
+  protected:
+    SchedFixture make() {
+        SchedFixture f(GetParam().name, GetParam().flags);
+        f.vary_flow(true);
+        return f;
+    }
+};
 
 void set_conns(Dest& d, uint32_t n, unsigned worker = 0) {
     d.stats[worker].active = n;
@@ -18,7 +38,7 @@ void set_conns(Dest& d, uint32_t n, unsigned worker = 0) {
 }
 
 TEST_P(OverloadTest, OverloadedDestIsSkippedUntilBelowLower) {
-    SchedFixture f(GetParam());
+    SchedFixture f = make();
     f.build({3, 1});
     f.plan().limits = {DestLimit{2, 1}, DestLimit{}};
     set_conns(f.dest(0), 2);
@@ -32,7 +52,7 @@ TEST_P(OverloadTest, OverloadedDestIsSkippedUntilBelowLower) {
 }
 
 TEST_P(OverloadTest, AllOverloadedPicksNothing) {
-    SchedFixture f(GetParam());
+    SchedFixture f = make();
     f.build({5, 1, 0});
     f.plan().limits = {DestLimit{1, 0}, DestLimit{1, 0}, DestLimit{}};
     set_conns(f.dest(0), 1);
@@ -41,7 +61,7 @@ TEST_P(OverloadTest, AllOverloadedPicksNothing) {
 }
 
 TEST_P(OverloadTest, OtherWorkersCountsDoNotMatter) {
-    SchedFixture f(GetParam());
+    SchedFixture f = make();
     f.build({1});
     f.plan().limits = {DestLimit{2, 0}};
     f.plan().workers = 2;  // worker 0's share of 2 is 1
@@ -51,7 +71,36 @@ TEST_P(OverloadTest, OtherWorkersCountsDoNotMatter) {
     EXPECT_EQ(f.pick(0), nullptr);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, OverloadTest, ::testing::Values("rr", "wrr", "wlc"));
+INSTANTIATE_TEST_SUITE_P(
+    Schedulers, OverloadTest,
+    ::testing::Values(Sched{"rr"}, Sched{"wrr"}, Sched{"lc"}, Sched{"wlc"}, Sched{"lblc"},
+                      Sched{"lblcr"}, Sched{"sh", kSchedFlagFallback}, Sched{"sed"}, Sched{"nq"},
+                      Sched{"fo"}, Sched{"ovf"}, Sched{"mh", kSchedFlagFallback}, Sched{"twos"}),
+    [](const ::testing::TestParamInfo<Sched>& info) { return std::string(info.param.name); });
+
+// Hashing without fallback: a client mapped to the overloaded dest gets no dest (IPVS's sh and
+// mh, DPVS's conhash; dh has no fallback), the others keep theirs; dest 0 serves again once
+// under its lower threshold.
+class HashOverloadTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(HashOverloadTest, OverloadedDestsClientsGetNothing) {
+    SchedFixture f(GetParam());
+    f.vary_flow(true);
+    f.build({1, 1});
+    f.plan().limits = {DestLimit{2, 1}, DestLimit{}};
+    set_conns(f.dest(0), 2);
+    auto counts = f.histogram(2000);
+    EXPECT_EQ(counts[0], 0);
+    EXPECT_GT(counts[-1], 0);
+    EXPECT_GT(counts[1], 0);
+    set_conns(f.dest(0), 0);
+    counts = f.histogram(2000);
+    EXPECT_EQ(counts[-1], 0);
+    EXPECT_GT(counts[0], 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, HashOverloadTest,
+                         ::testing::Values("sh", "dh", "mh", "conhash"));
 
 // wrr with the heaviest dest overloaded still serves the lighter ones at once (no walk
 // through the empty weight levels), in their weighted proportion.

@@ -133,9 +133,11 @@ download6 "http://[$VIP_NAT]/big.bin" NAT66
 
 # FNAT64 with TOA: capture at rs1, then check the option on the wire.
 clear_logs
-bg_ns "$(ns_rs 1)" "$XE_TMP/cap64.out" timeout 60 tcpdump -n -i rs0 -U -w "$XE_TMP/rs1_64.pcap" "tcp port 8080 and ip"
+bg_ns "$(ns_rs 1)" "$XE_TMP/cap64.out" timeout 60 tcpdump -n -i rs0 -U --immediate-mode -w "$XE_TMP/rs1_64.pcap" "tcp port 8080 and ip"
 cap=$BG_PID
-sleep 1
+# tcpdump writes the file header once it listens.
+wait_until 10 test -s "$XE_TMP/rs1_64.pcap" || fail "tcpdump at rs1 did not start"
+sleep 0.3
 loop6 "http://[$VIP64]/" 40 "$XE_TMP/fnat64"
 split_check "$XE_TMP/fnat64" FNAT64
 sleep 0.5
@@ -161,6 +163,7 @@ print(seen, good)
 PY
 )
 read -r toa_seen toa_good <<<"$toa"
+log "toa_inserted $(counter toa_inserted), $(tcpdump -n -r "$XE_TMP/rs1_64.pcap" 2>/dev/null | wc -l) packets captured at rs1"
 log "FNAT64 TOA options at rs1: $toa_seen, with the client's IPv6 address: $toa_good"
 assert_ge "${toa_seen:-0}" 1 "FNAT64: TOA options seen at rs1"
 assert_eq "$toa_seen" "$toa_good" "FNAT64: every TOA is the 20-byte form with $V6_CL"

@@ -349,9 +349,10 @@ Lb make_lb6(Env& env, uint32_t max_conns, bool to_v4) {
         if (to_v4) a = net::InetAddr::v4(net::hton32(net::parse_ipv4("10.10.2.10")->host() + r));
         must(d.dest_add(key, lb::DestSpec{a, 8080, 1 + r % 3}));
     }
-    must(d.laddr_add(key, to_v4 ? net::InetAddr(*net::parse_ipv4("10.10.3.1"))
-                                : *net::parse_inet("2001:db8:3::1"),
-                     "lan"));
+    must(d.laddr_add(
+        key,
+        to_v4 ? net::InetAddr(*net::parse_ipv4("10.10.3.1")) : *net::parse_inet("2001:db8:3::1"),
+        "lan"));
     d.commit();
     start_worker(env, lb, max_conns);
     net::MacAddr m{{0x02, 0, 0, 0, 0x0b, 0}};

@@ -145,7 +145,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     // The PROXY protocol is IPv4's for now: the control plane refuses it on IPv6 services, so
     // no IPv6 conn carries these flags.
     if constexpr (Af::family == 4) {
-    if (c->flags & (kConnPpV1 | kConnPpV2)) {
+        if (c->flags & (kConnPpV1 | kConnPpV2)) {
             if (is_tcp) {
                 if (inbound)
                     pp_header_segment = pp_inbound(w, lp, c);

@@ -127,8 +127,7 @@ rte_mbuf* ipv4_reassemble(StackContext& ctx, rte_mbuf* frag, const net::Ipv4Hdr*
     const uint32_t offset = static_cast<uint32_t>(fo & kIpv4OffsetMask) * 8;
     // RFC 791: total length counts the header; a datagram is at most 65535 bytes (and our
     // large mbufs may hold less: max_datagram_size).
-    const uint32_t max_payload =
-        std::min<uint32_t>(ctx.frag.max_datagram_size, UINT16_MAX) - hlen;
+    const uint32_t max_payload = std::min<uint32_t>(ctx.frag.max_datagram_size, UINT16_MAX) - hlen;
     uint32_t first_hdr = 0;
     rte_mbuf* m = reassemble(ctx, frag, key, offset, fo & kIpv4MoreFragments,
                              reinterpret_cast<const uint8_t*>(ip) + hlen, total_len - hlen,

@@ -105,11 +105,10 @@ bool ipv6_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv6View& out) {
                 const uint32_t max_payload =
                     std::min<uint32_t>(ctx.frag.max_datagram_size, 65535 + 40) - unfrag;
                 uint32_t hdr_len = 0;
-                rte_mbuf* whole = reassemble(ctx, pkt, key, fo & 0xfff8, fo & 1, p + 8,
-                                             static_cast<uint32_t>(end - p - 8),
-                                             rte_pktmbuf_mtod(pkt, const uint8_t*),
-                                             static_cast<uint32_t>(sizeof(net::EtherHdr)) + unfrag,
-                                             max_payload, hdr_len);
+                rte_mbuf* whole = reassemble(
+                    ctx, pkt, key, fo & 0xfff8, fo & 1, p + 8, static_cast<uint32_t>(end - p - 8),
+                    rte_pktmbuf_mtod(pkt, const uint8_t*),
+                    static_cast<uint32_t>(sizeof(net::EtherHdr)) + unfrag, max_payload, hdr_len);
                 pkt = whole;  // nullptr: held or dropped (counted)
                 if (!whole) return false;
                 auto* wip = rte_pktmbuf_mtod_offset(whole, net::Ipv6Hdr*, sizeof(net::EtherHdr));

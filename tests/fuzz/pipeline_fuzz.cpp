@@ -278,9 +278,10 @@ void Harness::configure(uint8_t cfg) {
     ok(director->address_add(*net::parse_inet("2001:db8:2::1"), 64, "lan"));
     const auto vip6 = *net::parse_inet("2001:db8:1::100");
     const auto vip64 = *net::parse_inet("2001:db8:1::164");
-    const net::InetAddr rs6[] = {*net::parse_inet("2001:db8:2::2"), *net::parse_inet("2001:db8:2::3")};
+    const net::InetAddr rs6[] = {*net::parse_inet("2001:db8:2::2"),
+                                 *net::parse_inet("2001:db8:2::3")};
     const Svc svcs6[] = {
-        {6, 80, "rr", lb::kSvcFlagToa},  {17, 53, "wrr", 0},
+        {6, 80, "rr", lb::kSvcFlagToa},     {17, 53, "wrr", 0},
         {6, 86, "rr", 0, lb::FwdMode::Nat}, {6, 87, "rr", 0, lb::FwdMode::Dr},
         {6, 88, "rr", 0, lb::FwdMode::Tun}, {17, 58, "rr", 0, lb::FwdMode::Tun, lb::TunType::Gue},
     };
@@ -524,12 +525,11 @@ Bytes Harness::templated(uint8_t port, Cursor c) {
 // else that next header. flags: bit0 a fragment header (bit1: a later fragment, bit2: more
 // fragments), bit3 a destination options header, bit4 hop limit 255 (ND), bit5 to the
 // solicited-node multicast address of dst (its MAC too), bit6 checksum left as is.
-const char* const kAddrs6[16] = {"2001:db8:1::2",   "2001:db8:1::3",   "2001:db8:1::100",
-                                 "2001:db8:1::164", "2001:db8:1::1",   "2001:db8:2::1",
-                                 "2001:db8:2::100", "2001:db8:2::2",   "2001:db8:2::3",
-                                 "::",              "::1",             "ff02::1",
-                                 "fe80::1",         "::ffff:10.10.1.2", "2001:db8:9::9",
-                                 "2001:db8:1::2"};
+const char* const kAddrs6[16] = {
+    "2001:db8:1::2", "2001:db8:1::3",   "2001:db8:1::100", "2001:db8:1::164",  "2001:db8:1::1",
+    "2001:db8:2::1", "2001:db8:2::100", "2001:db8:2::2",   "2001:db8:2::3",    "::",
+    "::1",           "ff02::1",         "fe80::1",         "::ffff:10.10.1.2", "2001:db8:9::9",
+    "2001:db8:1::2"};
 
 Bytes Harness::templated6(uint8_t port, Cursor c) {
     const uint8_t sel = c.byte(), proto_sel = c.byte(), fl = c.byte(), psel = c.byte(0xff);
@@ -562,8 +562,7 @@ Bytes Harness::templated6(uint8_t port, Cursor c) {
     }
     if (has_csum && !later && !(fl & 0x40) && l4.size() >= coff + 2) {
         put16(&l4[coff], 0);
-        const uint16_t csum =
-            net::ipv6_l4_checksum(src.b, dst.b, proto, l4.data(), l4.size());
+        const uint16_t csum = net::ipv6_l4_checksum(src.b, dst.b, proto, l4.data(), l4.size());
         std::memcpy(&l4[coff], &csum, 2);
     }
     Bytes ext;
@@ -575,8 +574,14 @@ Bytes Harness::templated6(uint8_t port, Cursor c) {
     if (fl & 0x01) {
         const uint16_t off = later ? 8 : 0;
         const uint8_t nh = first;
-        Bytes fh{nh, 0, uint8_t((off | ((fl & 0x04) ? 1 : 0)) >> 8),
-                 uint8_t((off | ((fl & 0x04) ? 1 : 0)) & 0xff), 0, 0, 0, 9};
+        Bytes fh{nh,
+                 0,
+                 uint8_t((off | ((fl & 0x04) ? 1 : 0)) >> 8),
+                 uint8_t((off | ((fl & 0x04) ? 1 : 0)) & 0xff),
+                 0,
+                 0,
+                 0,
+                 9};
         ext.insert(ext.begin(), fh.begin(), fh.end());
         first = net::kIp6ExtFragment;
     }
@@ -801,8 +806,7 @@ void Harness::run(const uint8_t* data, size_t size) {
     }
     poll_all();
     // Quiet period: everything expires, every held frame is sent or dropped (counted).
-    for (int i = 0; i < 60 && (worker->conns().in_use() || worker->held_frames());
-         ++i) {
+    for (int i = 0; i < 60 && (worker->conns().in_use() || worker->held_frames()); ++i) {
         worker->advance_clock(30'000);
         poll_all();
     }

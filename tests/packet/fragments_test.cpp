@@ -225,7 +225,13 @@ TEST_F(FragFullnatTest, LargePingToTheVipAnsweredInFragments) {
             b.eth(wan_mac(), kClientMac);
         else
             b.eth(kClientMac, wan_mac());
-        return b.ipv4(src, dst).ttl(ttl).ip_id(9).frag_off(0).icmp_echo(type, 0x77, 1).payload(data).build();
+        return b.ipv4(src, dst)
+            .ttl(ttl)
+            .ip_id(9)
+            .frag_off(0)
+            .icmp_echo(type, 0x77, 1)
+            .payload(data)
+            .build();
     };
     auto frags = fragment(echo(net::kIcmpEchoRequest, "10.10.1.2", "10.10.1.100", 61, false), 1480);
     std::reverse(frags.begin(), frags.end());
@@ -236,7 +242,7 @@ TEST_F(FragFullnatTest, LargePingToTheVipAnsweredInFragments) {
 }
 
 class FragLimitsTest : public FragFullnatTest {
-protected:
+  protected:
     void SetUp() override {
         PipelineTest::SetUp();
         configure_default("rr");

@@ -368,8 +368,8 @@ TEST_F(Ipv6Test, PacketTooBigOfAConnReachesTheClientTranslated) {
 
 // An IPv6 fragment header with offset `off` bytes, M flag, id 77, before UDP.
 Bytes frag_hdr(uint16_t off, bool more) {
-    return Bytes{net::kIpProtoUdp, 0, uint8_t((off | more) >> 8), uint8_t((off | more) & 0xff),
-                 0, 0, 0, 77};
+    return Bytes{
+        net::kIpProtoUdp, 0, uint8_t((off | more) >> 8), uint8_t((off | more) & 0xff), 0, 0, 0, 77};
 }
 
 // The fragments of a UDP datagram client -> VIP:53 of `payload` bytes, `piece` bytes of it
@@ -730,7 +730,7 @@ TEST_F(Fnat64Test, AnRsPacketTooBigForIpv6GetsFragNeeded) {
 // TOA for an IPv6 client on the IPv4 packets to the RS: the 20-byte form (kind 254, port,
 // the client's IPv6 address), and the RS's MSS lowered by both the TOA and the header growth.
 class Fnat64ToaTest : public Fnat64Test {
-protected:
+  protected:
     void SetUp() override {
         svc_flags = lb::kSvcFlagToa;
         Fnat64Test::SetUp();

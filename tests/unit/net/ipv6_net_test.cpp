@@ -17,7 +17,9 @@
 namespace xvs::net {
 namespace {
 
-InetAddr a6(const char* t) { return *parse_inet(t); }
+InetAddr a6(const char* t) {
+    return *parse_inet(t);
+}
 
 uint16_t ref_sum(const uint8_t* p, size_t n, uint64_t sum = 0) {
     for (size_t i = 0; i + 1 < n; i += 2) sum += uint32_t(p[i]) << 8 | p[i + 1];
@@ -64,8 +66,8 @@ std::vector<uint8_t> packet6(std::mt19937& rng, const InetAddr& s, const InetAdd
 bool l6_ok(const std::vector<uint8_t>& p, size_t off = 0) {
     const uint8_t* ip = p.data() + off;
     const size_t len = load_be16(ip + 4);
-    return ref_sum(ip + 40, len,
-                   ref_sum(ip + 8, 32) + (len >> 16) + (len & 0xffff) + ip[6]) == 0xffff;
+    return ref_sum(ip + 40, len, ref_sum(ip + 8, 32) + (len >> 16) + (len & 0xffff) + ip[6]) ==
+           0xffff;
 }
 
 TEST(Ipv6Checksum, PseudoHeaderMatchesTheReference) {
@@ -94,9 +96,15 @@ TEST(Ipv6Checksum, Af6RewritesKeepTheL4ChecksumRight) {
         for (auto& b : d.b) b = uint8_t(rng());
         s.b[0] = d.b[0] = 0x20;  // not v4-mapped
         switch (i % 3) {
-            case 0: rewrite_both<Af6>(ip, p.data() + 40, proto, s, d, 1111, 2222); break;
-            case 1: rewrite_daddr_dport<Af6>(ip, p.data() + 40, proto, d, 3333); break;
-            default: rewrite_saddr_sport<Af6>(ip, p.data() + 40, proto, s, 4444); break;
+            case 0:
+                rewrite_both<Af6>(ip, p.data() + 40, proto, s, d, 1111, 2222);
+                break;
+            case 1:
+                rewrite_daddr_dport<Af6>(ip, p.data() + 40, proto, d, 3333);
+                break;
+            default:
+                rewrite_saddr_sport<Af6>(ip, p.data() + 40, proto, s, 4444);
+                break;
         }
         EXPECT_TRUE(l6_ok(p)) << i;
     }
@@ -116,7 +124,8 @@ TEST(Icmp6Error, BuiltWithinTheMinimumMtuAndParsedBack) {
     auto orig = packet6(rng, a6("2001:db8:1::2"), a6("2001:db8:1::100"), kIpProtoTcp, 1400);
     std::vector<uint8_t> out(2000);
     const InetAddr from = a6("2001:db8:1::100");
-    const size_t n = build_packet_too_big(out.data(), out.size(), orig.data(), orig.size(), from, 1420);
+    const size_t n =
+        build_packet_too_big(out.data(), out.size(), orig.data(), orig.size(), from, 1420);
     ASSERT_EQ(n, 1280u);  // RFC 4443 2.4(c): as much of the packet as fits in 1280
     out.resize(n);
     EXPECT_EQ(out[6], kIpProtoIcmp6);
@@ -180,8 +189,8 @@ TEST(Icmp6Error, QuotedFragmentAndExtensionHeaders) {
     EXPECT_EQ(q.inner_proto, kIpProtoUdp);
     // A non-first fragment quotes no ports: not related.
     store_be16(frag.data() + 40 + 2, 8 << 3);
-    n = build_icmp6_error(out.data(), out.size(), frag.data(), frag.size(), from,
-                          kIcmp6DestUnreach, 4, 0);
+    n = build_icmp6_error(out.data(), out.size(), frag.data(), frag.size(), from, kIcmp6DestUnreach,
+                          4, 0);
     ASSERT_GT(n, 0u);
     EXPECT_FALSE(parse_icmp6_error(*outer, out.data() + 40, n - 40, q));
 }

@@ -9,7 +9,10 @@
 #     request answered, a capture at the RS shows the 20-byte TOA (kind 254, the client's
 #     IPv6 address and port); 20 MB;
 #   - UDP over IPv6 through FNAT66 (200 exchanges, both RS), and 4000-byte datagrams (sent in
-#     fragments by the client's kernel) echoed through the IPv6 and the IPv4 UDP VIP.
+#     fragments by the client's kernel) echoed through the IPv6 and the IPv4 UDP VIP (af_xdp:
+#     af_packet's kernel defragmentation loses them, see test_fragments.sh);
+#   - DR over IPv6: the RS (VIP on lo) answer over the client's second leg: 40 requests, the
+#     RS see the client's address, 20 MB, no reply passes the director.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools sha256sum tcpdump ping
@@ -18,6 +21,7 @@ V6_CL=2001:db8:1::2
 VIP66=2001:db8:1::100
 VIP_NAT=2001:db8:1::101
 VIP64=2001:db8:1::164
+VIP_DR=2001:db8:1::102
 rs6() { echo "2001:db8:2::$(($1 + 1))"; }
 
 topo_up 2
@@ -27,7 +31,10 @@ for i in 1 2; do
     ns=$(ns_rs "$i")
     ip -n "$ns" addr add "$(rs6 "$i")/64" dev rs0 nodad
     ip -n "$ns" -6 route add default via 2001:db8:2::1
-    XE_RS_LISTEN="[$(rs6 "$i")]:8080 $(rs_ip "$i"):8080" start_rs_http "$i"
+    # The DR VIP on lo (IPv6 ND answers only for the receiving interface's addresses, so
+    # nothing like arp_ignore is needed).
+    ip -n "$ns" addr add "$VIP_DR/128" dev lo
+    XE_RS_LISTEN="[$(rs6 "$i")]:8080 $(rs_ip "$i"):8080 [$VIP_DR]:80" start_rs_http "$i"
     bg_ns "$ns" "$XE_TMP/udp6_$i.out" "$XE_PY" "$XE_LIB_DIR/udp_echo.py" "$(rs6 "$i")" 5353 "rs$i "
 done
 start_rs_udp 1
@@ -63,6 +70,13 @@ virtual_server $VIP_NAT 80 {
     lb_kind NAT
     real_server [$(rs6 1)] 8080 { weight 1 }
     real_server [$(rs6 2)] 8080 { weight 1 }
+}
+virtual_server $VIP_DR 80 {
+    protocol TCP
+    lb_algo rr
+    lb_kind DR
+    real_server $(rs6 1) 80 { weight 1 }
+    real_server $(rs6 2) 80 { weight 1 }
 }
 virtual_server $VIP64 80 {
     protocol TCP
@@ -190,4 +204,31 @@ done
 if [[ ${XE_PMD:-af_xdp} != af_packet ]]; then
     assert_ge "$(counter frag_reassembled)" 2 "frag_reassembled"
 fi
-pass "IPv6: ND, FNAT66, NAT66, FNAT64 with TOA, UDP and fragments"
+
+# DR over IPv6: the RS answer the client directly over a second client leg on their LAN
+# (routes to the client subnet through it, added only now: NAT66 above needed the director).
+ip link add cl-lan netns "$NS_CL" type veth peer name sw-cl netns "$NS_SW" || fail "veth cl-lan"
+ip -n "$NS_SW" link set sw-cl master br0 up
+no_offloads "$NS_SW" sw-cl
+ip -n "$NS_CL" addr add 2001:db8:2::50/64 dev cl-lan nodad
+ip -n "$NS_CL" link set cl-lan up
+no_offloads "$NS_CL" cl-lan
+for i in 1 2; do
+    ip -n "$(ns_rs "$i")" -6 route add 2001:db8:1::/64 via 2001:db8:2::50 dev rs0 || fail "rs$i route"
+done
+clear_logs
+bg_ns "$NS_CL" "$XE_TMP/capdr.out" timeout 60 tcpdump -n -i cl0 -U --immediate-mode -w "$XE_TMP/cl0_dr.pcap" "ip6 and tcp and src host $VIP_DR"
+cap=$BG_PID
+wait_until 10 test -s "$XE_TMP/cl0_dr.pcap" || fail "tcpdump at the client did not start"
+loop6 "http://[$VIP_DR]/" 40 "$XE_TMP/dr6"
+split_check "$XE_TMP/dr6" DR6
+for i in 1 2; do
+    assert_eq "$V6_CL" "$(peers_of "$i" | tr '\n' ' ' | sed 's/ $//')" "DR6: peers rs$i saw"
+done
+download6 "http://[$VIP_DR]/big.bin" DR6
+sleep 0.3
+kill -INT "$cap" 2>/dev/null
+wait "$cap" 2>/dev/null
+assert_eq 0 "$(tcpdump -n -r "$XE_TMP/cl0_dr.pcap" 2>/dev/null | wc -l)" \
+    "DR6: TCP packets from the VIP on the director-facing client interface"
+pass "IPv6: ND, FNAT66, NAT66, FNAT64 with TOA, UDP and fragments, DR"

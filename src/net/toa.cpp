@@ -135,6 +135,24 @@ struct TcpRewrite {
 // whose IP part is ip_total bytes long and may grow to capacity: payload moved, options, data
 // offset and the TCP checksum (pseudo-header length included, RFC 1624) written. The IP header
 // is the caller's. Nothing is written unless the outcome is Inserted*.
+// Copies n (4..40) option bytes with two overlapping fixed-size copies: a variable-length
+// memcpy here became `rep movsq`, whose start-up cost 40 ns a packet on the TOA bench row.
+inline void copy_opts(uint8_t* dst, const uint8_t* src, size_t n) {
+    if (n <= 8) {
+        std::memcpy(dst, src, 4);
+        std::memcpy(dst + n - 4, src + n - 4, 4);
+    } else if (n <= 16) {
+        std::memcpy(dst, src, 8);
+        std::memcpy(dst + n - 8, src + n - 8, 8);
+    } else if (n <= 32) {
+        std::memcpy(dst, src, 16);
+        std::memcpy(dst + n - 16, src + n - 16, 16);
+    } else {
+        std::memcpy(dst, src, 32);
+        std::memcpy(dst + n - 32, src + n - 32, 32);
+    }
+}
+
 TcpRewrite tcp_toa_rewrite(uint8_t* tcp, size_t tcp_len, size_t ip_total, size_t capacity,
                            size_t max_total, const InetAddr& client, uint16_t client_port_be,
                            bool allow_sack_prune) {
@@ -179,7 +197,7 @@ TcpRewrite tcp_toa_rewrite(uint8_t* tcp, size_t tcp_len, size_t ip_total, size_t
 
     // Rewrite: the payload first (growing, the new options overlap its old start), then options.
     std::memmove(opts + plan.new_len, opts + old_opts_len, payload_len);
-    std::memcpy(opts, plan.new_opts, plan.new_len);
+    copy_opts(opts, plan.new_opts, plan.new_len);
     tcp[12] = new_doff_byte;
     std::memcpy(&new_doff_word, tcp + 12, 2);
 

@@ -91,21 +91,7 @@ bool parse_icmp6_error(const Ipv6Hdr& outer, const uint8_t* icmp, size_t len, Ic
     out.inner_ip_len = static_cast<uint16_t>(off);
     out.inner_l4_off = static_cast<uint16_t>(kIcmp6HdrLen + off);
     out.inner_l4_len = static_cast<uint16_t>(l4_len);
-    if (proto == kIpProtoTcp || proto == kIpProtoUdp) {
-        out.inner_sport = load_wire16(l4);
-        out.inner_dport = load_wire16(l4 + 2);
-        const size_t csum_end =
-            (proto == kIpProtoTcp ? kTcpChecksumOffset : kUdpChecksumOffset) + 2;
-        out.inner_l4_csum = l4_len >= csum_end;
-        return true;
-    }
-    if (proto == kIpProtoIcmp6 && (l4[0] == kIcmp6EchoRequest || l4[0] == kIcmp6EchoReply)) {
-        out.inner_icmp_type = l4[0];
-        out.inner_sport = out.inner_dport = load_wire16(l4 + kIcmpEchoIdOffset);
-        out.inner_l4_csum = true;
-        return true;
-    }
-    return false;
+    return quote_l4(out, l4, l4_len, proto, kIpProtoIcmp6, kIcmp6EchoRequest, kIcmp6EchoReply);
 }
 
 bool translate_icmp6_error(Ipv6Hdr* outer, uint8_t* icmp, size_t len, const IcmpQuote& q,

@@ -73,6 +73,12 @@ bool parse_icmp_error(const uint8_t* icmp, size_t len, IcmpQuote& out) {
     out.inner_l4_off = static_cast<uint16_t>(l4_off);
     out.inner_l4_len = static_cast<uint16_t>(l4_len);
 
+    // Another protocol, or an error quoting an error: false.
+    return quote_l4(out, l4, l4_len, proto, kIpProtoIcmp, kIcmpEchoRequest, kIcmpEchoReply);
+}
+
+bool quote_l4(IcmpQuote& out, const uint8_t* l4, size_t l4_len, uint8_t proto, uint8_t icmp_proto,
+              uint8_t echo_request, uint8_t echo_reply) {
     if (proto == kIpProtoTcp || proto == kIpProtoUdp) {
         out.inner_sport = load_wire16(l4);
         out.inner_dport = load_wire16(l4 + 2);
@@ -81,13 +87,13 @@ bool parse_icmp_error(const uint8_t* icmp, size_t len, IcmpQuote& out) {
         out.inner_l4_csum = l4_len >= csum_end;
         return true;
     }
-    if (proto == kIpProtoIcmp && (l4[0] == kIcmpEchoRequest || l4[0] == kIcmpEchoReply)) {
+    if (proto == icmp_proto && (l4[0] == echo_request || l4[0] == echo_reply)) {
         out.inner_icmp_type = l4[0];
         out.inner_sport = out.inner_dport = load_wire16(l4 + kIcmpEchoIdOffset);
         out.inner_l4_csum = true;
         return true;
     }
-    return false;  // another protocol, or an error quoting an error
+    return false;
 }
 
 bool translate_icmp_error(Ipv4Hdr* outer, uint8_t* icmp, size_t len, const IcmpQuote& q,

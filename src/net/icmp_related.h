@@ -40,6 +40,12 @@ struct IcmpQuote {
 // len, quoted IPv4 version/IHL/total length, not a non-first fragment, >= 8 quoted L4 bytes.
 bool parse_icmp_error(const uint8_t* icmp, size_t len, IcmpQuote& out);
 
+// The part of parse_icmp_error and parse_icmp6_error after the quoted IP header: the quoted
+// ports (TCP/UDP) or echo identifier of family icmp_proto's echo (types echo_request,
+// echo_reply) at l4 (l4_len bytes, >= 8) into out; false for anything else.
+bool quote_l4(IcmpQuote& out, const uint8_t* l4, size_t l4_len, uint8_t proto, uint8_t icmp_proto,
+              uint8_t echo_request, uint8_t echo_reply);
+
 // New values for translate_icmp_error, all in wire order.
 struct IcmpTranslation {
     InetAddr outer_saddr;  // IPv4 addresses (ICMPv4 quotes IPv4)

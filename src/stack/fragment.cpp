@@ -164,6 +164,29 @@ uint32_t fragments_buffers(const StackContext& ctx) {
     return ctx.frag.table.in_flight();
 }
 
+namespace {
+
+// The n mbufs for the pieces of pkt, counted (frames_generated, frag_split, frag_created); on
+// failure pkt is freed under drop_frame_too_big (!ok: it cannot be cut) or drop_mbuf_alloc.
+bool pieces_alloc(StackContext& ctx, rte_mbuf* pkt, bool ok, rte_mbuf** frags, uint32_t n) {
+    if (!ok) {
+        ctx.counters.inc(Counter::drop_frame_too_big);
+        rte_pktmbuf_free(pkt);
+        return false;
+    }
+    if (rte_pktmbuf_alloc_bulk(ctx.pool, frags, n) != 0) {
+        ctx.counters.inc(Counter::drop_mbuf_alloc);
+        rte_pktmbuf_free(pkt);
+        return false;
+    }
+    ctx.counters.inc(Counter::frames_generated, n);
+    ctx.counters.inc(Counter::frag_split);
+    ctx.counters.inc(Counter::frag_created, n);
+    return true;
+}
+
+}  // namespace
+
 void ipv4_fragment_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAddr& dst,
                         uint32_t mtu) {
     const auto* frame = rte_pktmbuf_mtod(pkt, const uint8_t*);
@@ -187,20 +210,11 @@ void ipv4_fragment_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const ne
         first_chunk == 0 || chunk == 0
             ? kMaxPieces + 1
             : (payload <= first_chunk ? 1 : 1 + (payload - first_chunk + chunk - 1) / chunk);
-    if (n > kMaxPieces || total + sizeof(net::EtherHdr) > rte_pktmbuf_data_len(pkt)) {
-        ctx.counters.inc(Counter::drop_frame_too_big);
-        rte_pktmbuf_free(pkt);
-        return;
-    }
     rte_mbuf* frags[kMaxPieces];
-    if (rte_pktmbuf_alloc_bulk(ctx.pool, frags, n) != 0) {
-        ctx.counters.inc(Counter::drop_mbuf_alloc);
-        rte_pktmbuf_free(pkt);
+    if (!pieces_alloc(ctx, pkt,
+                      n <= kMaxPieces && total + sizeof(net::EtherHdr) <= rte_pktmbuf_data_len(pkt),
+                      frags, n))
         return;
-    }
-    ctx.counters.inc(Counter::frames_generated, n);
-    ctx.counters.inc(Counter::frag_split);
-    ctx.counters.inc(Counter::frag_created, n);
     const net::MacAddr src = ctx.view->ports[port].mac;
     uint32_t off = 0;
     for (uint32_t i = 0; i < n; ++i) {
@@ -241,22 +255,15 @@ void ipv6_fragment_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const ne
     const uint32_t chunk = mtu > kHdr + kFh ? (mtu - kHdr - kFh) & ~7u : 0;
     constexpr uint32_t kMaxPieces = 64;
     const uint32_t n = chunk == 0 ? kMaxPieces + 1 : (payload + chunk - 1) / chunk;
-    if (n > kMaxPieces || ip->next_header == net::kIp6ExtHopByHop ||
-        ip->next_header == net::kIp6ExtRouting || ip->next_header == net::kIp6ExtFragment ||
-        kHdr + payload + sizeof(net::EtherHdr) > rte_pktmbuf_data_len(pkt)) {
-        ctx.counters.inc(Counter::drop_frame_too_big);
-        rte_pktmbuf_free(pkt);
-        return;
-    }
+    const bool fragmentable = ip->next_header != net::kIp6ExtHopByHop &&
+                              ip->next_header != net::kIp6ExtRouting &&
+                              ip->next_header != net::kIp6ExtFragment;
     rte_mbuf* frags[kMaxPieces];
-    if (rte_pktmbuf_alloc_bulk(ctx.pool, frags, n) != 0) {
-        ctx.counters.inc(Counter::drop_mbuf_alloc);
-        rte_pktmbuf_free(pkt);
+    if (!pieces_alloc(ctx, pkt,
+                      n <= kMaxPieces && fragmentable &&
+                          kHdr + payload + sizeof(net::EtherHdr) <= rte_pktmbuf_data_len(pkt),
+                      frags, n))
         return;
-    }
-    ctx.counters.inc(Counter::frames_generated, n);
-    ctx.counters.inc(Counter::frag_split);
-    ctx.counters.inc(Counter::frag_created, n);
     const net::MacAddr src = ctx.view->ports[port].mac;
     const uint32_t id = net::hton32(++ctx.frag.next_id6);
     const auto* body = reinterpret_cast<const uint8_t*>(ip) + kHdr;

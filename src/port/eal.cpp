@@ -68,9 +68,9 @@ size_t mempool_memory_bytes(const rte_mempool* mp) {
 
 Result<rte_mempool*> mbuf_pool_create(const std::string& name, unsigned n_mbufs,
                                       unsigned cache_size, uint16_t data_room) {
-    rte_mempool* mp =
-        rte_pktmbuf_pool_create(name.c_str(), n_mbufs, cache_size, 0,
-                                data_room ? data_room : RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+    rte_mempool* mp = rte_pktmbuf_pool_create(name.c_str(), n_mbufs, cache_size, 0,
+                                              data_room ? data_room : RTE_MBUF_DEFAULT_BUF_SIZE,
+                                              static_cast<int>(rte_socket_id()));
     if (!mp) {
         return make_error("cannot create mbuf pool '" + name + "' of " + std::to_string(n_mbufs) +
                           " mbufs: " + rte_strerror(rte_errno));

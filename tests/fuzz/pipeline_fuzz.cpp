@@ -382,13 +382,16 @@ void Harness::check_invariants() {
         cn.get(Counter::arp_requests_sent) + cn.get(Counter::pp_header_segment_sent) +
         cn.get(Counter::pp_header_retransmitted) + cn.get(Counter::uoa_empty_sent) +
         cn.get(Counter::synproxy_rs_syn_sent) + cn.get(Counter::synproxy_rs_timeout) +
-        cn.get(Counter::frag_reassembled) + cn.get(Counter::frag_created);
-    // Frames taken without a drop: received ARP replies, bare ACKs absorbed and RS SYN-ACKs
-    // absorbed by the deferring SYN proxy.
+        cn.get(Counter::frag_reassembled) + cn.get(Counter::frag_created) +
+        cn.get(Counter::nd_solicits_sent) + cn.get(Counter::icmp_frag_needed_sent) +
+        cn.get(Counter::icmp_time_exceeded_sent) + cn.get(Counter::drop_icmp_not_sent);
+    // Frames taken without a drop: received ARP replies and neighbour advertisements, bare
+    // ACKs absorbed and RS SYN-ACKs absorbed by the deferring SYN proxy.
     const uint64_t consumed = cn.get(Counter::arp_replies_received) +
                               cn.get(Counter::synproxy_ack_deferred) +
                               cn.get(Counter::synproxy_rs_synack_absorbed) +
-                              cn.get(Counter::frag_merged) + cn.get(Counter::frag_split);
+                              cn.get(Counter::frag_merged) + cn.get(Counter::frag_split) +
+                              cn.get(Counter::nd_adverts_received);
     const uint64_t held = worker->held_frames();
     CHECK_EQ(cn.get(Counter::rx_packets), sent_);
     CHECK_EQ(cn.get(Counter::tx_packets), received_);

@@ -115,6 +115,7 @@ TEST_F(FragFullnatTest, LargeDatagramRefragmentedToTheLanMtu) {
     const auto in = fragment(query(data), 1480);
     ASSERT_EQ(in.size(), 3u);
     std::vector<std::vector<Bytes>> orders = {in, {in[2], in[1], in[0]}, {in[1], in[2], in[0]}};
+    // NOLINTNEXTLINE(cert-msc32-c,cert-msc51-cpp): a fixed seed keeps the test reproducible
     std::mt19937 rng(5);
     for (int i = 0; i < 3; ++i) {
         auto o = in;
@@ -244,7 +245,8 @@ TEST_F(FragFullnatTest, LargePingToTheVipAnsweredInFragments) {
 class FragLimitsTest : public FragFullnatTest {
   protected:
     void SetUp() override {
-        PipelineTest::SetUp();
+        // Not FragFullnatTest's SetUp: that starts a worker with the default limits.
+        PipelineTest::SetUp();  // NOLINT(bugprone-parent-virtual-call)
         configure_default("rr");
         lb::WorkerConfig cfg;
         cfg.frag.limits = {2, 3, 1000};  // 2 datagrams, 3 fragments each, 1 s
@@ -281,7 +283,8 @@ TEST_F(FragLimitsTest, EachLimitIsCounted) {
 class FragNatTest : public FragFullnatTest {
   protected:
     void SetUp() override {
-        PipelineTest::SetUp();
+        // Not FragFullnatTest's SetUp: this fixture configures NAT services instead.
+        PipelineTest::SetUp();  // NOLINT(bugprone-parent-virtual-call)
         auto ok = [](const Result<void>& r) { ASSERT_TRUE(r.ok()) << r.error(); };
         ok(director->address_add(*net::parse_ipv4("10.10.1.1"), 24, "wan"));
         ok(director->address_add(*net::parse_ipv4("10.10.2.1"), 24, "lan"));
@@ -324,6 +327,7 @@ TEST_F(FragNatTest, LargeDatagramShuffledAndRefragmented) {
     const std::string data = text(4000);
     auto frags = fragment(query(data), 512);  // 8 fragments in
     ASSERT_EQ(frags.size(), 8u);
+    // NOLINTNEXTLINE(cert-msc32-c,cert-msc51-cpp): a fixed seed keeps the test reproducible
     std::mt19937 rng(9);
     std::shuffle(frags.begin(), frags.end(), rng);
     auto out = send_all(frags);

@@ -389,7 +389,8 @@ std::vector<Bytes> fragments6(size_t payload, size_t piece) {
         Bytes f = PacketBuilder()
                       .ipv6(kClient, kVip)
                       .ext_headers(net::kIp6ExtFragment, frag_hdr(uint16_t(off), more))
-                      .ip_payload(net::kIpProtoUdp, Bytes(l4.begin() + off, l4.begin() + off + len))
+                      .ip_payload(net::kIpProtoUdp, Bytes(l4.begin() + std::ptrdiff_t(off),
+                                                          l4.begin() + std::ptrdiff_t(off + len)))
                       .build();
         out.push_back(f);
     }
@@ -644,7 +645,7 @@ class Fnat64Test : public PipelineTest {
             .seq(seq)
             .ack(flags & net::kTcpAck ? 5001 : 0)
             .flags(flags)
-            .tcp_options(opts)
+            .tcp_options(std::move(opts))
             .payload(data)
             .build();
     }
@@ -786,8 +787,9 @@ TEST_F(Fnat64SmallLanTest, PacketTooBigToTheClientWhenTheIpv4LinkIsSmaller) {
     ASSERT_EQ(out.size(), 1u);
     Bytes body{0, 0, 0x05, 0x8c};  // 1420
     const Bytes quoted = ip_packet(big);
-    body.insert(body.end(), quoted.begin(),
-                quoted.begin() + std::min<size_t>(quoted.size(), 1280 - 48));
+    body.insert(
+        body.end(), quoted.begin(),
+        quoted.begin() + std::min<std::ptrdiff_t>(std::ptrdiff_t(quoted.size()), 1280 - 48));
     EXPECT_TRUE(FramesEqual(PacketBuilder()
                                 .eth(wan_mac(), kClientMac)
                                 .ipv6(kVip, kClient)

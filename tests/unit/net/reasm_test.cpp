@@ -102,6 +102,7 @@ TEST_F(ReasmTest, EveryPermutationOfFive) {
     unsigned n = 0;
     do {
         std::vector<Frag> order;
+        order.reserve(idx.size());
         for (size_t i : idx) order.push_back(f[i]);
         expect_reassembles(order, 100);
         ++n;
@@ -110,6 +111,7 @@ TEST_F(ReasmTest, EveryPermutationOfFive) {
 }
 
 TEST_F(ReasmTest, RandomPermutationsOfMany) {
+    // NOLINTNEXTLINE(cert-msc32-c,cert-msc51-cpp): a fixed seed keeps the test reproducible
     std::mt19937 rng(11);
     for (int round = 0; round < 50; ++round) {
         auto f = split(8000, 8 * (1 + rng() % 40));

@@ -42,7 +42,7 @@ TEST(SchedConhash, StableUnderAdditionsAndRemovals) {
         ++moved;
         EXPECT_EQ(after, 10);  // only to the new dest
     }
-    const double share = static_cast<double>(moved) / flows.size();
+    const double share = static_cast<double>(moved) / static_cast<double>(flows.size());
     std::cout << "conhash: adding an 11th dest moved " << share * 100 << "% of clients\n";
     EXPECT_GT(share, 0.05);
     EXPECT_LT(share, 0.14);

@@ -47,7 +47,8 @@ TEST_P(Distribution, SharesFollowWeights) {
     const double total_weight = std::accumulate(weights.begin(), weights.end(), 0.0);
     double worst = 0;
     for (size_t i = 0; i < weights.size(); ++i) {
-        const double expected = c.by_weight ? weights[i] / total_weight : 1.0 / weights.size();
+        const double expected =
+            c.by_weight ? weights[i] / total_weight : 1.0 / static_cast<double>(weights.size());
         const double share = static_cast<double>(counts[i]) / kPicks;
         EXPECT_NEAR(share, expected, c.tolerance) << c.sched << " dest " << i;
         worst = std::max(worst, std::abs(share - expected));

@@ -98,7 +98,7 @@ TEST(SchedMh, RemovingOneDestMovesFewOtherFlows) {
             ++others;
             if (after != before[k]) ++moved;
         }
-        const double disruption = static_cast<double>(moved) / others;
+        const double disruption = static_cast<double>(moved) / static_cast<double>(others);
         std::cout << "mh N=" << n << ": " << disruption * 100 << "% of other flows moved\n";
         EXPECT_LT(disruption, bound) << n;
     }

@@ -46,17 +46,12 @@ Result<void> family_check(const net::InetAddr& vip, const net::InetAddr& a, cons
 }
 
 // What an IPv6 service cannot have: UOA's ipo form (an IPv4 option, so nothing an IPv6
-// datagram can carry; DPVS also sends FNAT64's UOA as opp) and, for now, the SYN proxy.
+// datagram can carry; DPVS also sends FNAT64's UOA as opp).
 Result<void> v6_service_check(const net::InetAddr& vip, uint32_t flags) {
-    if (vip.is_v4()) return {};
-    if (flags & kSvcFlagUoaIpo)
-        return make_error("uoa_mode ipo on IPv6 virtual address " + net::to_string(vip) +
-                          ": an IPv4 option cannot carry it over IPv6 (nor FNAT64, which uses "
-                          "opp as DPVS does): use uoa_mode opp");
-    if (flags & kSvcFlagSynProxy)
-        return make_error("syn_proxy on IPv6 virtual address " + net::to_string(vip) +
-                          " is not supported yet: remove it or use an IPv4 virtual address");
-    return {};
+    if (vip.is_v4() || !(flags & kSvcFlagUoaIpo)) return {};
+    return make_error("uoa_mode ipo on IPv6 virtual address " + net::to_string(vip) +
+                      ": an IPv4 option cannot carry it over IPv6 (nor FNAT64, which uses "
+                      "opp as DPVS does): use uoa_mode opp");
 }
 
 // Fills buf from the kernel CSPRNG. getrandom(2) blocks only until the pool is first seeded.

@@ -21,6 +21,19 @@ using stack::Counter;
 
 using stack::drop;
 
+namespace {
+template <class Af>
+SpPacket sp_packet(const LbPacket<Af>& lp) {
+    return SpPacket{lp.pkt,
+                    reinterpret_cast<const uint8_t*>(lp.ip),
+                    reinterpret_cast<net::TcpHdr*>(lp.l4),
+                    lp.l4_len,
+                    lp.l4_off,
+                    Af::family,
+                    lp.port};
+}
+}  // namespace
+
 template <class Af>
 void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     constexpr uint8_t kHandshakeFlags = net::kTcpSyn | net::kTcpAck | net::kTcpRst | net::kTcpFin;
@@ -88,19 +101,16 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                                             : Counter::drop_to_director);
             return;
         }
-        // The SYN proxy is IPv4's for now: the control plane refuses it on IPv6 services.
-        if constexpr (Af::family == 4) {
-            if (is_tcp) {
-                const SpPacket sp{lp.pkt, lp.ip, reinterpret_cast<net::TcpHdr*>(lp.l4), lp.port};
-                switch (synproxy_no_conn(w, sp, pure_syn)) {
-                    case SpVerdict::Consumed:
-                        return;
-                    case SpVerdict::Open:
-                        if ((c = conn_create(w, lp))) synproxy_open(w, sp, c);
-                        return;
-                    case SpVerdict::Pass:
-                        break;
-                }
+        if (is_tcp) {
+            const SpPacket sp = sp_packet(lp);
+            switch (synproxy_no_conn(w, sp, pure_syn)) {
+                case SpVerdict::Consumed:
+                    return;
+                case SpVerdict::Open:
+                    if ((c = conn_create(w, lp))) synproxy_open(w, sp, c);
+                    return;
+                case SpVerdict::Pass:
+                    break;
             }
         }
         if (is_tcp && !pure_syn) {
@@ -111,13 +121,8 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         if (!c) return;  // counted and freed
         ref.dir = ConnDir::In;
     }
-    if constexpr (Af::family == 4) {
-        if ((c->flags & kConnSynProxy) &&
-            synproxy_conn(w,
-                          SpPacket{lp.pkt, lp.ip, reinterpret_cast<net::TcpHdr*>(lp.l4), lp.port},
-                          c, ref.dir == ConnDir::In))
-            return;
-    }
+    if ((c->flags & kConnSynProxy) && synproxy_conn(w, sp_packet(lp), c, ref.dir == ConnDir::In))
+        return;
 
     const unsigned wid = w.id;
     const bool inbound = ref.dir == ConnDir::In;
@@ -194,27 +199,36 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
 template void lb_handle<net::Af4>(WorkerCtx&, LbPacket4&, ConnRef);
 template void lb_handle<net::Af6>(WorkerCtx&, LbPacket6&, ConnRef);
 
-void lb_replay(WorkerCtx& w, rte_mbuf* m, Conn* c) {
-    auto* ip = rte_pktmbuf_mtod_offset(m, net::Ipv4Hdr*, sizeof(net::EtherHdr));
-    uint8_t* l4 = reinterpret_cast<uint8_t*>(ip) + ip->header_len();
-    const ConnKey key = conn_key(net::kIpProtoTcp, net::Af4::src(*ip), net::Af4::dst(*ip),
-                                 net::load_wire16(l4), net::load_wire16(l4 + 2));
-    const uint8_t flags = reinterpret_cast<net::TcpHdr*>(l4)->flags;
-    LbPacket4 lp{};
+// A saved client packet (the SYN proxy keeps its TCP offset in l2_len + l3_len) goes through
+// lb_handle again, in the client's family.
+template <class Af>
+static void lb_replay_af(WorkerCtx& w, rte_mbuf* m, Conn* c) {
+    auto* ip = rte_pktmbuf_mtod_offset(m, typename Af::Hdr*, sizeof(net::EtherHdr));
+    const auto l4_off = static_cast<uint16_t>(m->l2_len + m->l3_len);
+    uint8_t* l4 = rte_pktmbuf_mtod_offset(m, uint8_t*, l4_off);
+    LbPacket<Af> lp{};
     lp.pkt = m;
     lp.ip = ip;
     lp.l4 = l4;
     lp.l3_off = sizeof(net::EtherHdr);
-    lp.l4_off = static_cast<uint16_t>(sizeof(net::EtherHdr) + ip->header_len());
-    lp.l4_len = static_cast<uint16_t>(net::ntoh16(ip->total_length) - ip->header_len());
+    lp.l4_off = l4_off;
+    lp.l4_len = static_cast<uint16_t>(sizeof(net::EtherHdr) + Af::packet_len(*ip) - l4_off);
     lp.port = 0;
     lp.proto = net::kIpProtoTcp;
-    lp.tcp_flags = flags;
+    lp.tcp_flags = reinterpret_cast<net::TcpHdr*>(l4)->flags;
     lp.kind = stack::AddrKind::Vip;
     lp.local = true;
     lp.related = false;
-    lp.key = key;
+    lp.key = conn_key(net::kIpProtoTcp, Af::src(*ip), Af::dst(*ip), net::load_wire16(l4),
+                      net::load_wire16(l4 + 2));
     lb_handle(w, lp, ConnRef{c, ConnDir::In});
+}
+
+void lb_replay(WorkerCtx& w, rte_mbuf* m, Conn* c) {
+    if (c->caddr.is_v4())
+        lb_replay_af<net::Af4>(w, m, c);
+    else
+        lb_replay_af<net::Af6>(w, m, c);
 }
 
 }  // namespace xvs::lb

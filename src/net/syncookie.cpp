@@ -8,6 +8,8 @@
 
 #include <sodium/crypto_shorthash_siphash24.h>
 
+#include <cstring>
+
 namespace xvs::net {
 
 namespace {
@@ -22,21 +24,34 @@ uint32_t siphash32(const std::array<uint8_t, 16>& key, const void* msg, size_t l
 
 // The hashed words, in memory order: saddr, daddr (as on the wire), sport << 16 | dport (the
 // ports as stored, network order), count. H0 hashes the first three, H1 all four.
+// The hashed words: addresses (1 or 4 words each), ports, and the count last (hash1 only).
 struct HashInput {
-    uint32_t words[4];
+    uint32_t words[10];
+    unsigned n;  // words before the count: 3 (IPv4) or 9 (IPv6)
 };
 
-HashInput hash_input(const CookieTuple& t, uint32_t count) noexcept {
-    return HashInput{{t.saddr, t.daddr, uint32_t(t.sport) << 16 | t.dport, count}};
+HashInput hash_input(const CookieTuple& t) noexcept {
+    HashInput in{};
+    if (!t.v6) {
+        in.words[0] = t.saddr;
+        in.words[1] = t.daddr;
+        in.n = 2;
+    } else {
+        std::memcpy(in.words, t.saddr6.data(), 16);
+        std::memcpy(in.words + 4, t.daddr6.data(), 16);
+        in.n = 8;
+    }
+    in.words[in.n++] = uint32_t(t.sport) << 16 | t.dport;
+    return in;
 }
 
 uint32_t hash0(const CookieKeys& keys, const HashInput& in) noexcept {
-    return siphash32(keys.k0, in.words, 3 * sizeof(uint32_t));
+    return siphash32(keys.k0, in.words, in.n * sizeof(uint32_t));
 }
 
 uint32_t hash1(const CookieKeys& keys, HashInput in, uint32_t count) noexcept {
-    in.words[3] = count;
-    return siphash32(keys.k1, in.words, 4 * sizeof(uint32_t));
+    in.words[in.n] = count;
+    return siphash32(keys.k1, in.words, (in.n + 1) * sizeof(uint32_t));
 }
 
 const CookieKeys& keys_for(const CookieSecrets& s, uint32_t count) noexcept {
@@ -57,7 +72,7 @@ std::optional<CookieOptions> check_with(const CookieSecrets& s, bool from_curren
                                         const CookieTuple& t, uint32_t client_isn, uint32_t cookie,
                                         uint32_t count_now) noexcept {
     const CookieKeys& keys = from_current ? s.current : s.previous;
-    const HashInput in = hash_input(t, 0);
+    const HashInput in = hash_input(t);
     const uint32_t rest = cookie - hash0(keys, in) - client_isn;
     // The top 8 bits hold the count's low 8 bits; the age is their distance back from now,
     // modulo 256, which also handles the 32-bit counter wrapping.
@@ -98,7 +113,7 @@ uint8_t cookie_mss_index(uint16_t client_mss) noexcept {
 uint32_t syncookie_make(const CookieSecrets& secrets, const CookieTuple& t, uint32_t client_isn,
                         uint32_t count, const CookieOptions& opts) noexcept {
     const CookieKeys& keys = keys_for(secrets, count);
-    const HashInput in = hash_input(t, 0);
+    const HashInput in = hash_input(t);
     return hash0(keys, in) + client_isn + (count << 24) +
            ((hash1(keys, in, count) + (data_encode(opts) << kDataShift)) & kFieldMask);
 }

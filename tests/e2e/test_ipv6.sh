@@ -11,6 +11,8 @@
 #   - PROXY protocol for IPv6 clients: FNAT64 [2001:db8:1::165]:80 with `proxy_protocol v2` and
 #     FNAT66 [2001:db8:1::100]:81 with `proxy_protocol v1` to nginx `listen ... proxy_protocol`:
 #     every request logged with $proxy_protocol_addr = the client's IPv6 address;
+#   - the SYN proxy for IPv6 clients ([2001:db8:1::100]:82 FNAT66, [2001:db8:1::165]:82 FNAT64):
+#     40 requests each, every one through a cookie handover; 20 MB through FNAT64;
 #   - UDP over IPv6 through FNAT66 (200 exchanges, both RS), and 4000-byte datagrams (sent in
 #     fragments by the client's kernel) echoed through the IPv6 and the IPv4 UDP VIP (af_xdp:
 #     af_packet's kernel defragmentation loses them, see test_fragments.sh);
@@ -120,6 +122,24 @@ virtual_server $VIP64PP 80 {
     proxy_protocol v2
     real_server $(rs_ip 1) 8082 { weight 1 }
     real_server $(rs_ip 2) 8082 { weight 1 }
+}
+virtual_server $VIP66 82 {
+    protocol TCP
+    lb_algo rr
+    lb_kind FNAT
+    syn_proxy
+    laddr_group_name lips6
+    real_server $(rs6 1) 8080 { weight 1 }
+    real_server $(rs6 2) 8080 { weight 1 }
+}
+virtual_server $VIP64PP 82 {
+    protocol TCP
+    lb_algo rr
+    lb_kind FNAT
+    syn_proxy
+    laddr_group_name lips
+    real_server $(rs_ip 1) 8080 { weight 1 }
+    real_server $(rs_ip 2) 8080 { weight 1 }
 }
 virtual_server $VIP66 81 {
     protocol TCP
@@ -258,6 +278,16 @@ pp_check() { # URL WHAT PEER_GLOB
 pp_check "http://[$VIP64PP]/" "FNAT64 PROXY v2" "10.10.2.10[0-3]"
 pp_check "http://[$VIP66]:81/" "FNAT66 PROXY v1" "2001:db8:2::10[0-3]"
 
+# The SYN proxy for IPv6 clients: FNAT66 and FNAT64, every handshake through a cookie.
+for vip in "$VIP66" "$VIP64PP"; do
+    before=$(counter synproxy_handover)
+    clear_logs
+    loop6 "http://[$vip]:82/" 40 "$XE_TMP/sp6"
+    split_check "$XE_TMP/sp6" "SYN proxy to [$vip]:82"
+    assert_eq 40 $(($(counter synproxy_handover) - ${before:-0})) "SYN proxy handovers for [$vip]:82"
+done
+download6 "http://[$VIP64PP]:82/big.bin" "FNAT64 with the SYN proxy"
+
 # UDP over IPv6, small and fragmented (4000 bytes over MTU 1500), and fragmented over IPv4.
 res=$(in_ns "$NS_CL" timeout 30 "$XE_PY" "$XE_LIB_DIR/udp_client.py" "$VIP66" 53 200 10 20) ||
     fail "udp6 client: $res"
@@ -306,4 +336,4 @@ kill -INT "$cap" 2>/dev/null
 wait "$cap" 2>/dev/null
 assert_eq 0 "$(tcpdump -n -r "$XE_TMP/cl0_dr.pcap" 2>/dev/null | wc -l)" \
     "DR6: TCP packets from the VIP on the director-facing client interface"
-pass "IPv6: ND, FNAT66, NAT66, FNAT64 with TOA, PROXY v1/v2 for IPv6 clients, UDP and fragments, DR"
+pass "IPv6: ND, FNAT66, NAT66, FNAT64 with TOA, PROXY v1/v2 and the SYN proxy for IPv6 clients, UDP and fragments, DR"

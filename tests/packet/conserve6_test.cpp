@@ -4,10 +4,13 @@
 // header difference), as its own segment for a server that speaks first, and in front of a UDP
 // flow's first datagram; UOA opp with the 20-byte IPv6 option, in an IPv6 datagram (FNAT66)
 // and in the translated IPv4 one (FNAT64, opp version 2), and as an empty IPv6 datagram ahead
-// of one with no room; what the director refuses for IPv6 VIPs.
+// of one with no room; what the director refuses for IPv6 VIPs; the SYN proxy for IPv6
+// clients (cookie handshake, RS side in the RS's family, seq translation).
 #include <cstring>
 
 #include "fixture/pipeline.h"
+#include "net/checksum.h"
+#include "net/syncookie.h"
 
 namespace xvs::test {
 namespace {
@@ -313,24 +316,132 @@ TEST_F(Conserve6Test, Fnat66FullDatagramGetsAnEmptyOneAhead) {
 
 // ---- refusals ----------------------------------------------------------------------------------
 
-TEST_F(Conserve6Test, IpoAndSynProxyAreRefusedOnIpv6Vips) {
+TEST_F(Conserve6Test, IpoIsRefusedOnIpv6Vips) {
     ASSERT_TRUE(director->address_add(ip6("2001:db8:1::1"), 64, "wan").ok());
     lb::ServiceSpec s{17, ip6(kVip), 53, "rr"};
     s.flags = lb::kSvcFlagUoaIpo;
     auto r = director->service_add(s);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.error().find("use uoa_mode opp"), std::string::npos) << r.error();
-    lb::ServiceSpec t{6, ip6(kVip), 80, "rr"};
-    t.flags = lb::kSvcFlagSynProxy;
-    r = director->service_add(t);
-    ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.error().find("syn_proxy"), std::string::npos) << r.error();
-    // PROXY protocol and UOA opp are accepted.
+    // PROXY protocol, UOA opp and the SYN proxy are accepted.
     s.flags = lb::kSvcFlagUoaOpp;
     EXPECT_TRUE(director->service_add(s).ok());
-    t.flags = lb::kSvcFlagPpV2;
+    lb::ServiceSpec t{6, ip6(kVip), 80, "rr"};
+    t.flags = lb::kSvcFlagPpV2 | lb::kSvcFlagSynProxy;
     EXPECT_TRUE(director->service_add(t).ok());
 }
+
+// ---- SYN proxy -------------------------------------------------------------------------------
+
+// The L4 checksum of the TCP segment in frame f verifies under its IP header's family.
+bool tcp_checksum_ok(const Bytes& f) {
+    const uint8_t* ip = f.data() + 14;
+    if (ip[0] >> 4 == 4) {
+        const size_t ihl = (ip[0] & 0x0f) * 4u;
+        const uint16_t len = static_cast<uint16_t>(net::load_be16(ip + 2) - ihl);
+        return net::ipv4_l4_checksum(net::load_wire32(ip + 12), net::load_wire32(ip + 16),
+                                     net::kIpProtoTcp, ip + ihl, len) == 0;
+    }
+    return net::ipv6_l4_checksum(ip + 8, ip + 24, net::kIpProtoTcp, ip + 40,
+                                 net::load_be16(ip + 4)) == 0;
+}
+
+class SynProxy6Test : public Conserve6Test, public ::testing::WithParamInterface<bool> {};
+
+// An IPv6 client's SYN gets a cookie SYN-ACK from the VIP (no conn); its ACK opens the conn
+// and the RS side in the RS's family (the MSS lowered by 20 for FNAT64); the RS SYN-ACK
+// releases the saved ACK and a window update; from then on seq numbers are translated.
+TEST_P(SynProxy6Test, CookieHandshakeThenTranslatedData) {
+    configure(6, lb::kSvcFlagSynProxy, GetParam());
+    constexpr uint64_t kNow = 5000;  // the worker clock from the start (as synproxy_test)
+    worker->advance_clock(kNow);
+    constexpr uint32_t kIsn = 1000;
+    Bytes syn = PacketBuilder()
+                    .eth(kClientMac, wan_mac())
+                    .ipv6(kClient, kVip)
+                    .tcp(kCport, 80)
+                    .seq(kIsn)
+                    .flags(net::kTcpSyn)
+                    .tcp_options({2, 4, 0x05, 0xa0})  // MSS 1440
+                    .build();
+    auto out = roundtrip(kWan, syn, kWan);
+    ASSERT_EQ(out.size(), 1u);
+    const uint8_t* ip = out[0].data() + 14;
+    ASSERT_EQ(ip[0] >> 4, 6);
+    EXPECT_EQ(net::InetAddr::v6(ip + 8), ip6(kVip));
+    EXPECT_EQ(net::InetAddr::v6(ip + 24), ip6(kClient));
+    const uint8_t* tcp = ip + 40;
+    EXPECT_EQ(tcp[13], net::kTcpSyn | net::kTcpAck);
+    EXPECT_EQ(net::load_be32(tcp + 8), kIsn + 1);
+    EXPECT_TRUE(tcp_checksum_ok(out[0]));
+    const uint32_t cookie = net::load_be32(tcp + 4);
+    const auto checked = net::syncookie_check(
+        director->snapshot()->cookie,
+        net::CookieTuple::of(ip6(kClient), ip6(kVip), net::hton16(kCport), net::hton16(80)), kIsn,
+        cookie, net::cookie_count(kNow));
+    ASSERT_TRUE(checked.has_value());
+    EXPECT_EQ(net::kCookieMssTable[checked->mss_index], 1440);
+    EXPECT_EQ(worker->conns().in_use(), 0u);
+
+    out = roundtrip(kWan, client_tcp(kIsn + 1, cookie + 1, net::kTcpAck), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    const size_t l4 = 14 + (rs_v4_ ? 20 : 40);
+    lport_ = net::load_be16(out[0].data() + l4);
+    EXPECT_EQ(out[0][l4 + 13], net::kTcpSyn);
+    EXPECT_EQ(net::load_be32(out[0].data() + l4 + 4), kIsn);
+    EXPECT_EQ(out[0][l4 + 20], 2);  // MSS first
+    EXPECT_EQ(net::load_be16(out[0].data() + l4 + 22), rs_v4_ ? 1420 : 1440);
+    EXPECT_TRUE(tcp_checksum_ok(out[0]));
+    if (rs_v4_) {
+        EXPECT_EQ(net::InetAddr::v4(net::load_wire32(out[0].data() + 30)), rs());
+    }
+
+    constexpr uint32_t kRsIsn = 70000;
+    send(kLan, from_rs()
+                   .tcp(8080, lport_)
+                   .seq(kRsIsn)
+                   .ack(kIsn + 1)
+                   .flags(net::kTcpSyn | net::kTcpAck)
+                   .tcp_options({2, 4, 0x05, 0xb4})
+                   .build());
+    poll();
+    auto to_lan = recv(kLan);
+    auto to_wan = recv(kWan);
+    ASSERT_EQ(to_lan.size(), 1u);  // the saved handshake ACK, replayed
+    ASSERT_EQ(to_wan.size(), 1u);  // the window update
+    EXPECT_EQ(net::load_be32(to_lan[0].data() + l4 + 4), kIsn + 1);
+    EXPECT_EQ(net::load_be32(to_lan[0].data() + l4 + 8), kRsIsn + 1);
+    EXPECT_TRUE(tcp_checksum_ok(to_lan[0]));
+    EXPECT_EQ(to_wan[0][14] >> 4, 6);
+    EXPECT_EQ(net::load_be32(to_wan[0].data() + 14 + 40 + 4), cookie + 1);
+    EXPECT_TRUE(tcp_checksum_ok(to_wan[0]));
+
+    // RS data: seq moves into the cookie's space for the client.
+    out = roundtrip(kLan,
+                    from_rs()
+                        .tcp(8080, lport_)
+                        .seq(kRsIsn + 1)
+                        .ack(kIsn + 1)
+                        .flags(net::kTcpAck | net::kTcpPsh)
+                        .payload("hello")
+                        .build(),
+                    kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(wan_mac(), kClientMac)
+                                .ipv6(kVip, kClient)
+                                .tcp(80, kCport)
+                                .seq(cookie + 1)
+                                .ack(kIsn + 1)
+                                .flags(net::kTcpAck | net::kTcpPsh)
+                                .payload("hello")
+                                .build(),
+                            out[0]));
+    EXPECT_EQ(counter(Counter::synproxy_handover), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fnat66AndFnat64, SynProxy6Test, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "Fnat64" : "Fnat66"; });
 
 }  // namespace
 }  // namespace xvs::test

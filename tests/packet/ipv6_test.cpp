@@ -561,10 +561,10 @@ TEST_F(Ipv6Test, FamilyRulesAreEnforced) {
     addresses();
     ok(director->address_add(*net::parse_ipv4("10.10.2.1"), 24, "lan"));
     lb::ServiceSpec s{6, ip6(kVip), 80, "rr"};
-    s.flags = lb::kSvcFlagSynProxy;
+    s.flags = lb::kSvcFlagUoaIpo;  // an IPv4 option: nothing IPv6 can carry
     auto r = director->service_add(s);
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.error().find("syn_proxy"), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find("uoa_mode ipo"), std::string::npos) << r.error();
     s.flags = 0;
     ok(director->service_add(s));
     const auto key = lb::make_service_key(6, ip6(kVip), 80);

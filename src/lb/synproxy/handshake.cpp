@@ -1,9 +1,9 @@
-// The SYN proxy on the packet path (FULLNAT, IPv4). A SYN to a syn_proxy service is answered
-// with a cookie SYN-ACK built in its own mbuf: no conn, no allocation. The client's ACK proves
-// the handshake (syncookie_check); only then is a conn created and a SYN sent to the RS, while
-// the client's ACK (and what follows, up to max_ack_saved) waits in a bounded side pool. The RS
-// SYN-ACK fixes the seq/TS deltas; the saved packets are replayed through the normal path and
-// the client, which saw window 0, is told the RS's window at once.
+// The SYN proxy on the packet path (FULLNAT, both families and FNAT64). A SYN to a syn_proxy
+// service is answered with a cookie SYN-ACK built in its own mbuf: no conn, no allocation. The
+// client's ACK proves the handshake (syncookie_check); only then is a conn created and a SYN sent
+// to the RS, while the client's ACK (and what follows, up to max_ack_saved) waits in a bounded side
+// pool. The RS SYN-ACK fixes the seq/TS deltas; the saved packets are replayed through the normal
+// path and the client, which saw window 0, is told the RS's window at once.
 //
 // defer_rs_syn: the bare handshake ACK is absorbed without any state (the cookie is checked and
 // the packet dropped, counted as synproxy_ack_deferred); the first data segment carries the
@@ -39,9 +39,9 @@ constexpr uint32_t kRsSynFirstRetryMs = 1000;
 constexpr uint16_t kReAckWindow = 1024;
 
 struct TcpSpec {
-    net::InetAddr saddr, daddr;  // IPv4 (the SYN proxy answers IPv4 today)
-    uint16_t sport, dport;  // network order
-    uint32_t seq, ack;      // host order
+    net::InetAddr saddr, daddr;  // the family of the packet written
+    uint16_t sport, dport;       // network order
+    uint32_t seq, ack;           // host order
     uint8_t flags;
     uint16_t window;  // host order
     uint8_t ttl;
@@ -49,12 +49,14 @@ struct TcpSpec {
     size_t opts_len;  // multiple of 4, <= 40
 };
 
-// Turns m into exactly Ethernet (left for the caller) + IPv4 + TCP + options, no payload,
-// with both checksums computed. Every packet the SYN proxy makes goes through here. False when
-// the mbuf cannot hold it (never for mbufs of a real pool: 74 bytes at most).
-bool tcp_write(rte_mbuf* m, const TcpSpec& s) {
+// Turns m into exactly Ethernet (left for the caller) + IP (of saddr's family) + TCP +
+// options, no payload, with the checksums computed. Every packet the SYN proxy makes goes
+// through here. False when the mbuf cannot hold it (never for mbufs of a real pool: 94 bytes
+// at most).
+template <class Af>
+bool tcp_write_af(rte_mbuf* m, const TcpSpec& s) {
     const uint16_t l4_len = static_cast<uint16_t>(sizeof(net::TcpHdr) + s.opts_len);
-    const uint16_t ip_len = static_cast<uint16_t>(sizeof(net::Ipv4Hdr) + l4_len);
+    const uint16_t ip_len = static_cast<uint16_t>(sizeof(typename Af::Hdr) + l4_len);
     const uint16_t frame = static_cast<uint16_t>(sizeof(net::EtherHdr) + ip_len);
     const uint16_t have = rte_pktmbuf_data_len(m);
     if (frame > have) {
@@ -62,17 +64,10 @@ bool tcp_write(rte_mbuf* m, const TcpSpec& s) {
     } else if (frame < have) {
         rte_pktmbuf_trim(m, have - frame);
     }
-    auto* ip = rte_pktmbuf_mtod_offset(m, net::Ipv4Hdr*, sizeof(net::EtherHdr));
-    std::memset(ip, 0, sizeof(net::Ipv4Hdr) + sizeof(net::TcpHdr));
-    ip->version_ihl = 0x45;
-    ip->total_length = net::hton16(ip_len);
-    ip->frag_off = net::hton16(net::kIpv4DontFragment);
-    ip->ttl = s.ttl;
-    ip->protocol = net::kIpProtoTcp;
-    ip->saddr = s.saddr.v4_be();
-    ip->daddr = s.daddr.v4_be();
-    ip->checksum = net::ipv4_header_checksum(ip);
+    auto* ip = rte_pktmbuf_mtod_offset(m, typename Af::Hdr*, sizeof(net::EtherHdr));
+    Af::write_header(*ip, s.saddr, s.daddr, net::kIpProtoTcp, l4_len, s.ttl);
     auto* tcp = reinterpret_cast<net::TcpHdr*>(ip + 1);
+    *tcp = net::TcpHdr{};
     tcp->sport = s.sport;
     tcp->dport = s.dport;
     tcp->seq = net::hton32(s.seq);
@@ -81,29 +76,43 @@ bool tcp_write(rte_mbuf* m, const TcpSpec& s) {
     tcp->flags = s.flags;
     tcp->window = net::hton16(s.window);
     if (s.opts_len) std::memcpy(tcp + 1, s.opts, s.opts_len);
-    tcp->checksum = net::ipv4_l4_checksum(ip->saddr, ip->daddr, net::kIpProtoTcp, tcp, l4_len);
+    tcp->checksum = Af::l4_checksum(*ip, net::kIpProtoTcp, tcp, l4_len);
     return true;
 }
 
-size_t payload_len(const net::Ipv4Hdr* ip, const net::TcpHdr* tcp) {
-    return net::ntoh16(ip->total_length) - ip->header_len() - tcp->header_len();
+bool tcp_write(rte_mbuf* m, const TcpSpec& s) {
+    return s.saddr.is_v4() ? tcp_write_af<net::Af4>(m, s) : tcp_write_af<net::Af6>(m, s);
 }
 
-size_t tcp_avail(const net::Ipv4Hdr* ip) {
-    return net::ntoh16(ip->total_length) - ip->header_len();
+// Sends a packet the proxy wrote (or forwards one) to daddr, in daddr's family.
+void sp_output(WorkerCtx& w, rte_mbuf* m, const net::InetAddr& daddr, stack::NhRef nh) {
+    if (daddr.is_v4())
+        stack::ip_output<net::Af4>(w.stack, m, daddr, nh);
+    else
+        stack::ip_output<net::Af6>(w.stack, m, daddr, nh);
+}
+
+size_t payload_len(const SpPacket& sp) {
+    return sp.tcp_len - sp.tcp->header_len();
+}
+
+// A packet the proxy keeps (saved until the RS answers) remembers where its TCP header is.
+void sp_keep(const SpPacket& sp) {
+    sp.pkt->l2_len = sizeof(net::EtherHdr);
+    sp.pkt->l3_len = static_cast<uint16_t>(sp.l4_off - sizeof(net::EtherHdr)) & 0x1ff;
 }
 
 // Room the RS side needs in client segments: TOA option or PROXY header.
-uint16_t mss_reserve(const ServiceView& view, const net::Ipv4Hdr* ip, const net::TcpHdr* tcp) {
-    if (view.flags & kSvcFlagToa) return net::kTcpOptLenToaV4;
+uint16_t mss_reserve(const ServiceView& view, const SpPacket& sp) {
+    const net::InetAddr src = sp.src();
+    if (view.flags & kSvcFlagToa) return src.is_v4() ? net::kTcpOptLenToaV4 : net::kTcpOptLenToaV6;
     uint8_t scratch[net::kPpV1MaxLen];
     if (view.flags & kSvcFlagPpV1)
-        return static_cast<uint16_t>(net::pp_v1_build(scratch, sizeof scratch, ip->saddr, ip->daddr,
-                                                      tcp->sport, tcp->dport));
+        return static_cast<uint16_t>(
+            net::pp_v1_build(scratch, sizeof scratch, src, sp.dst(), sp.tcp->sport, sp.tcp->dport));
     if (view.flags & kSvcFlagPpV2)
         return static_cast<uint16_t>(net::pp_v2_build(scratch, sizeof scratch, net::kIpProtoTcp,
-                                                      ip->saddr, ip->daddr, tcp->sport,
-                                                      tcp->dport));
+                                                      src, sp.dst(), sp.tcp->sport, sp.tcp->dport));
     return 0;
 }
 
@@ -143,12 +152,12 @@ void synproxy_drop_saved(WorkerCtx& w) {
 
 SpVerdict synproxy_no_conn(WorkerCtx& w, const SpPacket& sp, bool pure_syn) {
     const net::TcpHdr* tcp = sp.tcp;
-    const ServiceView* view = w.snap->service(net::kIpProtoTcp, net::Af4::dst(*sp.ip), tcp->dport);
+    const ServiceView* view = w.snap->service(net::kIpProtoTcp, sp.dst(), tcp->dport);
     if (!view || !(view->flags & kSvcFlagSynProxy) || view->fwd != FwdMode::FullNat)
         return SpVerdict::Pass;
     if (pure_syn) {
         // Admission: a listed-out client never gets a cookie (nothing is kept either way).
-        if (admit_source(w, *view, net::Af4::src(*sp.ip)))
+        if (admit_source(w, *view, sp.src()))
             synproxy_send_syncookie(w, sp, *view);
         else
             rte_pktmbuf_free(sp.pkt);  // counted by admit_source
@@ -156,7 +165,7 @@ SpVerdict synproxy_no_conn(WorkerCtx& w, const SpPacket& sp, bool pure_syn) {
     }
     constexpr uint8_t kMask = net::kTcpSyn | net::kTcpRst | net::kTcpAck;
     if ((tcp->flags & kMask) != net::kTcpAck) return SpVerdict::Pass;  // RST etc.: no conn
-    const net::CookieTuple tuple{sp.ip->saddr, sp.ip->daddr, tcp->sport, tcp->dport};
+    const auto tuple = net::CookieTuple::of(sp.src(), sp.dst(), tcp->sport, tcp->dport);
     const uint32_t isn = net::ntoh32(tcp->seq) - 1;
     const uint32_t cookie = net::ntoh32(tcp->ack) - 1;
     const auto opts =
@@ -165,12 +174,11 @@ SpVerdict synproxy_no_conn(WorkerCtx& w, const SpPacket& sp, bool pure_syn) {
         drop(w.stack, sp.pkt, Counter::synproxy_bad_cookie);
         return SpVerdict::Consumed;
     }
-    if (w.snap->synproxy.defer_rs_syn && payload_len(sp.ip, tcp) == 0 &&
-        !(tcp->flags & net::kTcpFin)) {
+    if (w.snap->synproxy.defer_rs_syn && payload_len(sp) == 0 && !(tcp->flags & net::kTcpFin)) {
         drop(w.stack, sp.pkt, Counter::synproxy_ack_deferred);
         return SpVerdict::Consumed;
     }
-    const auto parsed = net::parse_tcp_options(net::tcp_options_span(tcp, tcp_avail(sp.ip)));
+    const auto parsed = net::parse_tcp_options(net::tcp_options_span(tcp, sp.tcp_len));
     w.sp.open = SpOpen{};
     w.sp.open.cookie = cookie;
     w.sp.open.isn = isn;
@@ -194,17 +202,17 @@ void synproxy_send_syncookie(WorkerCtx& w, const SpPacket& sp, const ServiceView
     const SynProxyConf& conf = w.snap->synproxy;
     net::TcpHdr* tcp = sp.tcp;
     const uint32_t isn = net::ntoh32(tcp->seq);
-    const SynAckPlan plan = synproxy_plan_synack(net::tcp_options_span(tcp, tcp_avail(sp.ip)), conf,
-                                                 mss_reserve(view, sp.ip, tcp));
-    const net::CookieTuple tuple{sp.ip->saddr, sp.ip->daddr, tcp->sport, tcp->dport};
+    const SynAckPlan plan =
+        synproxy_plan_synack(net::tcp_options_span(tcp, sp.tcp_len), conf, mss_reserve(view, sp));
+    const auto tuple = net::CookieTuple::of(sp.src(), sp.dst(), tcp->sport, tcp->dport);
     const uint32_t cookie = net::syncookie_make(w.snap->cookie, tuple, isn,
                                                 net::cookie_count(w.stack.now_ms), plan.cookie);
     // TSval: the worker's millisecond clock (RFC 7323 §5.4: 1 ms..1 s per tick).
     uint8_t opts[20];
     const size_t opts_len =
         synproxy_write_synack_options(opts, plan, static_cast<uint32_t>(w.stack.now_ms));
-    const TcpSpec spec{net::Af4::dst(*sp.ip),
-                       net::Af4::src(*sp.ip),
+    const TcpSpec spec{sp.dst(),
+                       sp.src(),
                        tcp->dport,
                        tcp->sport,
                        cookie,
@@ -241,6 +249,7 @@ void synproxy_open(WorkerCtx& w, const SpPacket& sp, Conn* c) {
     p.window_bytes = w.sp.open.window_bytes;
     p.opts = w.sp.open.opts;
     p.have_ts = w.sp.open.have_ts;
+    sp_keep(sp);
     p.saved[0] = sp.pkt;
     p.nsaved = 1;
     SpSlot& slot = w.sp.slots[w.conns->index_of(c)];
@@ -263,7 +272,9 @@ void synproxy_send_rs_syn(WorkerCtx& w, Conn* c) {
     uint8_t opts[20];
     net::CookieOptions o = p.opts;
     o.timestamps = p.have_ts;
-    const size_t opts_len = synproxy_write_rs_syn_options(opts, o, p.client_tsval);
+    // FNAT64: the RS's segments grow by 20 bytes on their way to the IPv6 client.
+    const uint16_t mss_less = c->caddr.is_v4() == c->daddr.is_v4() ? 0 : 20;
+    const size_t opts_len = synproxy_write_rs_syn_options(opts, o, p.client_tsval, mss_less);
     const TcpSpec spec{c->laddr_ip,
                        c->daddr,
                        c->lport,
@@ -280,7 +291,7 @@ void synproxy_send_rs_syn(WorkerCtx& w, Conn* c) {
         return;
     }
     w.stack.counters.inc(Counter::synproxy_rs_syn_sent);
-    stack::ip_output<net::Af4>(w.stack, m, c->daddr, {&c->nh, stack::NhDir::ToDest});
+    sp_output(w, m, c->daddr, {&c->nh, stack::NhDir::ToDest});
 }
 
 bool synproxy_rs_syn_timer(WorkerCtx& w, Conn* c) {
@@ -322,7 +333,7 @@ void synproxy_reset_client(WorkerCtx& w, rte_mbuf* m, Conn* c) {
         drop(w.stack, m, Counter::drop_mbuf_alloc);
         return;
     }
-    stack::ip_output<net::Af4>(w.stack, m, c->caddr, {&c->nh, stack::NhDir::ToClient});
+    sp_output(w, m, c->caddr, {&c->nh, stack::NhDir::ToClient});
 }
 
 bool synproxy_conn(WorkerCtx& w, const SpPacket& sp, Conn* c, bool inbound) {
@@ -335,7 +346,7 @@ bool synproxy_conn(WorkerCtx& w, const SpPacket& sp, Conn* c, bool inbound) {
                 drop(w.stack, sp.pkt, Counter::synproxy_syn_in_handshake);
                 return true;
             }
-            synproxy_translate_in(tcp, tcp_avail(sp.ip), slot.seq());
+            synproxy_translate_in(tcp, sp.tcp_len, slot.seq());
             return false;
         }
         if ((flags & (net::kTcpSyn | net::kTcpAck)) == (net::kTcpSyn | net::kTcpAck)) {
@@ -362,10 +373,10 @@ bool synproxy_conn(WorkerCtx& w, const SpPacket& sp, Conn* c, bool inbound) {
                 return true;
             }
             w.stack.counters.inc(Counter::synproxy_rs_synack_reacked);
-            stack::ip_output<net::Af4>(w.stack, sp.pkt, c->daddr, {&c->nh, stack::NhDir::ToDest});
+            sp_output(w, sp.pkt, c->daddr, {&c->nh, stack::NhDir::ToDest});
             return true;
         }
-        synproxy_translate_out(tcp, tcp_avail(sp.ip), slot.seq());
+        synproxy_translate_out(tcp, sp.tcp_len, slot.seq());
         return false;
     }
 
@@ -401,12 +412,11 @@ bool synproxy_conn(WorkerCtx& w, const SpPacket& sp, Conn* c, bool inbound) {
     // Duplicate of the handshake ACK (saved[0]; none left after release_held()).
     bool dup = false;
     if (p.nsaved) {
-        const auto* first =
-            rte_pktmbuf_mtod_offset(p.saved[0], const net::Ipv4Hdr*, sizeof(net::EtherHdr));
-        const auto* first_tcp = reinterpret_cast<const net::TcpHdr*>(
-            reinterpret_cast<const uint8_t*>(first) + first->header_len());
-        dup = payload_len(sp.ip, tcp) == 0 && !(flags & net::kTcpFin) &&
-              tcp->seq == first_tcp->seq && tcp->ack == first_tcp->ack;
+        const rte_mbuf* first = p.saved[0];
+        const auto* first_tcp =
+            rte_pktmbuf_mtod_offset(first, const net::TcpHdr*, first->l2_len + first->l3_len);
+        dup = payload_len(sp) == 0 && !(flags & net::kTcpFin) && tcp->seq == first_tcp->seq &&
+              tcp->ack == first_tcp->ack;
     }
     if (dup && ++p.dup_acks > w.snap->synproxy.ack_storm_thresh) {
         drop(w.stack, sp.pkt, Counter::synproxy_ack_storm);
@@ -417,9 +427,10 @@ bool synproxy_conn(WorkerCtx& w, const SpPacket& sp, Conn* c, bool inbound) {
         return true;
     }
     if (p.have_ts) {
-        const auto parsed = net::parse_tcp_options(net::tcp_options_span(tcp, tcp_avail(sp.ip)));
+        const auto parsed = net::parse_tcp_options(net::tcp_options_span(tcp, sp.tcp_len));
         if (parsed.timestamp) p.client_tsval = parsed.timestamp->first;
     }
+    sp_keep(sp);
     p.saved[p.nsaved++] = sp.pkt;
     return true;
 }
@@ -433,7 +444,7 @@ void synproxy_handover(WorkerCtx& w, const SpPacket& sp, Conn* c) {
     SpPending& p = w.sp.pending[slot.pending];
     const SynProxyConf& conf = w.snap->synproxy;
     const uint32_t rs_isn = net::ntoh32(tcp->seq);
-    const auto rs_opts = net::parse_tcp_options(net::tcp_options_span(tcp, tcp_avail(sp.ip)));
+    const auto rs_opts = net::parse_tcp_options(net::tcp_options_span(tcp, sp.tcp_len));
     slot.seq_delta = p.cookie - rs_isn;
     slot.ts_delta = (p.have_ts && rs_opts.timestamp) ? p.our_tsval - rs_opts.timestamp->first : 0;
     if (p.opts.wscale != net::kCookieWscaleNone && conf.wscale != kSynProxyNoWscale) {
@@ -492,7 +503,7 @@ void synproxy_handover(WorkerCtx& w, const SpPacket& sp, Conn* c) {
         return;
     }
     w.stack.counters.inc(Counter::synproxy_window_update);
-    stack::ip_output<net::Af4>(w.stack, sp.pkt, c->caddr, {&c->nh, stack::NhDir::ToClient});
+    sp_output(w, sp.pkt, c->caddr, {&c->nh, stack::NhDir::ToClient});
 }
 
 }  // namespace xvs::lb

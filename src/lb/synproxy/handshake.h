@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "lb/synproxy/synproxy.h"
+#include "net/addr.h"
+#include "net/byteorder.h"
 #include "net/headers.h"
 #include "net/syncookie.h"
 
@@ -66,11 +68,26 @@ unsigned synproxy_saved_count(const SynProxyState& sp);
 void synproxy_drop_saved(WorkerCtx& w);
 
 // A TCP packet to a VIP, as the SYN proxy sees it.
+// A TCP packet seen by the SYN proxy, of either family (FNAT64: IPv6 from the client, IPv4
+// from the RS). l4_off is where the TCP header starts in the frame; packets the proxy keeps
+// remember it in the mbuf (l2_len + l3_len) for the replay.
 struct SpPacket {
     rte_mbuf* pkt;
-    net::Ipv4Hdr* ip;
+    const uint8_t* l3;  // the IP header
     net::TcpHdr* tcp;
-    uint8_t port;  // receiving port index
+    uint16_t tcp_len;  // TCP header + payload
+    uint16_t l4_off;
+    uint8_t family;  // 4 or 6
+    uint8_t port;    // receiving port index
+
+    net::InetAddr src() const {
+        return family == 4 ? net::InetAddr::v4(net::load_wire32(l3 + 12))
+                           : net::InetAddr::v6(l3 + 8);
+    }
+    net::InetAddr dst() const {
+        return family == 4 ? net::InetAddr::v4(net::load_wire32(l3 + 16))
+                           : net::InetAddr::v6(l3 + 24);
+    }
 };
 enum class SpVerdict : uint8_t { Pass, Consumed, Open };
 // No conn: SYN -> cookie SYN-ACK (Consumed); ACK -> cookie check: Open (the caller creates

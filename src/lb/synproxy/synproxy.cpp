@@ -111,8 +111,8 @@ size_t synproxy_write_synack_options(uint8_t* out, const SynAckPlan& plan, uint3
 }
 
 size_t synproxy_write_rs_syn_options(uint8_t* out, const net::CookieOptions& o,
-                                     uint32_t client_tsval) {
-    const uint16_t mss = net::kCookieMssTable[o.mss_index & 3];
+                                     uint32_t client_tsval, uint16_t mss_less) {
+    const uint16_t mss = static_cast<uint16_t>(net::kCookieMssTable[o.mss_index & 3] - mss_less);
     return write_options(out, mss, o.sack_permitted, o.timestamps, client_tsval, 0, o.wscale,
                          o.wscale != net::kCookieWscaleNone);
 }

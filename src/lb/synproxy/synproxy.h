@@ -59,8 +59,9 @@ size_t synproxy_write_synack_options(uint8_t* out, const SynAckPlan& plan, uint3
 
 // Options of the SYN to the RS, from the cookie: MSS (table value), SACK-perm, TS (client's
 // TSval, TSecr 0), wscale (the client's). Returns their length (<= 20); out has 20 bytes.
+// mss_less: what the RS's segments grow by on their way to the client (FNAT64: 20).
 size_t synproxy_write_rs_syn_options(uint8_t* out, const net::CookieOptions& opts,
-                                     uint32_t client_tsval);
+                                     uint32_t client_tsval, uint16_t mss_less = 0);
 
 // The translation state of one proxied connection.
 struct SynProxySeq {

@@ -6,7 +6,7 @@
 #include "lb/conn.h"
 #include "lb/conserve/uoa.h"
 #include "lb/worker_ctx.h"
-#include "lb/xmit/too_big.h"
+#include "lb/xmit/icmp_error.h"
 #include "net/icmp6.h"
 #include "net/nat64.h"
 #include "net/nat_rewrite.h"

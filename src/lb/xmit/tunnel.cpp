@@ -7,7 +7,7 @@
 #include "lb/conn.h"
 #include "lb/dest.h"
 #include "lb/worker_ctx.h"
-#include "lb/xmit/too_big.h"
+#include "lb/xmit/icmp_error.h"
 #include "net/icmp6.h"
 #include "net/icmp_related.h"
 #include "net/tunnel.h"

@@ -174,10 +174,10 @@ TEST_F(DirectorMatch, Ipv6IsTakenWithTheFamilyRules) {
     s.proto = 6;
     s.vip = *net::parse_inet("2001:db8::100");
     s.port = 80;
-    s.flags = kSvcFlagSynProxy;
+    s.flags = kSvcFlagUoaIpo;
     r = d_.service_add(s);
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().find("syn_proxy on IPv6"), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find("uoa_mode ipo on IPv6"), std::string::npos) << r.error();
     s.flags = 0;
     ASSERT_TRUE(d_.service_add(s));
     const ServiceKey k6 = make_service_key(6, s.vip, 80);

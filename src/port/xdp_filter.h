@@ -25,6 +25,8 @@ class XdpAddrMap {
 public:
     // Finds the map of xvs's program attached to iface (after the PMD attached it).
     static Result<XdpAddrMap> open(const std::string& iface);
+    // Over a map fd the caller got otherwise (tests); takes ownership of fd.
+    static XdpAddrMap adopt(std::string name, int fd) { return XdpAddrMap(std::move(name), fd); }
     XdpAddrMap(XdpAddrMap&& o) noexcept;
     XdpAddrMap& operator=(XdpAddrMap&&) = delete;
     XdpAddrMap(const XdpAddrMap&) = delete;

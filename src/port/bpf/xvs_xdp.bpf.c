@@ -56,9 +56,13 @@ struct nd_msg {
     __u8 target[16];
 };
 
+/* The verdict when no AF_XDP socket is bound to the queue (yet): the kernel's. The unit test
+ * sets it to XDP_TX before loading, to tell "for xvs" from "for the kernel" with an empty
+ * xsks_map (BPF_PROG_TEST_RUN has no socket). */
+const volatile __u64 xvs_no_socket = XDP_PASS;
+
 static __always_inline int to_xvs(struct xdp_md* ctx) {
-    /* XDP_PASS when no socket is bound to this queue (yet). */
-    return bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);
+    return bpf_redirect_map(&xsks_map, ctx->rx_queue_index, xvs_no_socket);
 }
 
 static __always_inline __u8 owner_v4(const __u8* a4) {

@@ -40,8 +40,13 @@ Result<std::optional<uint16_t>> ExceptionPorts::open(const PortDef& pd,
                                                      rte_mempool* pool) {
     switch (pd.exception_kind()) {
         case ExceptionKind::Tap: {
+            // Management traffic: short rings (net_tap keeps an mbuf per RX descriptor, taken
+            // from the port's pool).
+            port::PortParams tap_params = params;
+            tap_params.rx_desc = 256;
+            tap_params.tx_desc = 256;
             auto tap = port::port_open_tap("net_tap_xvs" + std::to_string(tap_ids_.size()),
-                                           pd.exception_tap, info.mac, params, pool);
+                                           pd.exception_tap, info.mac, tap_params, pool);
             if (!tap) return make_error(tap.error());
             tap_ids_.push_back(tap->id);
             log_info("port " + pd.name + ": exception path through TAP " + pd.exception_tap +

@@ -112,7 +112,8 @@ Result<void> Daemon::start() {
         log_info("port " + pd.name + ": mbufs per port " + std::to_string(nmbufs) + " = " +
                  mib_text(port::mempool_memory_bytes(*pool)));
         if (!first_pool) first_pool = *pool;
-        const std::string where = pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + ": ";
+        const std::string where =
+            pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + ": ";
         auto devargs = exception_.devargs(pd);
         if (!devargs) return make_error(where + devargs.error());
         auto info = port::port_open_vdev(*devargs, params, *pool);
@@ -120,7 +121,9 @@ Result<void> Daemon::start() {
         if (auto why = port::port_defrag_warning(pd.dev)) log_warning("port " + pd.name + ": " + *why);
         auto exc = exception_.open(pd, *info, params, *pool);
         if (!exc) return make_error(where + exc.error());
-        if (auto r = director_->port_add({pd.name, info->id, info->mac, static_cast<uint16_t>(pd.mtu), *exc}); !r)
+        if (auto r = director_->port_add(
+                {pd.name, info->id, info->mac, static_cast<uint16_t>(pd.mtu), *exc});
+            !r)
             return r;
         ports_.push_back(PortInfoForCtl{pd.name, pd.dev, info->id, static_cast<uint16_t>(pd.mtu), info->mac, true});
         char mac[18];

@@ -34,8 +34,7 @@ Result<std::string> ExceptionPorts::devargs(const PortDef& pd) {
     return pd.dev + ",xdp_prog=" + prog_path_;
 }
 
-Result<std::optional<uint16_t>> ExceptionPorts::open(const PortDef& pd,
-                                                     const port::PortInfo& info,
+Result<std::optional<uint16_t>> ExceptionPorts::open(const PortDef& pd, const port::PortInfo& info,
                                                      const port::PortParams& params,
                                                      rte_mempool* pool) {
     switch (pd.exception_kind()) {
@@ -59,8 +58,8 @@ Result<std::optional<uint16_t>> ExceptionPorts::open(const PortDef& pd,
             auto map = port::XdpAddrMap::open(iface);
             if (!map) return make_error("port " + pd.name + ": " + map.error());
             maps_.push_back(std::move(*map));
-            log_info("port " + pd.name + ": exception path through xvs's XDP program on " +
-                     iface + ": frames not for xvs go to the kernel");
+            log_info("port " + pd.name + ": exception path through xvs's XDP program on " + iface +
+                     ": frames not for xvs go to the kernel");
             return std::optional<uint16_t>{};
         }
         default:

@@ -20,7 +20,7 @@ struct rte_mempool;
 namespace xvs::ctl {
 
 class ExceptionPorts {
-public:
+  public:
     ExceptionPorts() = default;
     ExceptionPorts(const ExceptionPorts&) = delete;
     ~ExceptionPorts();
@@ -37,7 +37,7 @@ public:
 
     const std::vector<uint16_t>& tap_ids() const { return tap_ids_; }
 
-private:
+  private:
     std::string prog_path_;
     std::vector<port::XdpAddrMap> maps_;
     std::vector<uint16_t> tap_ids_;

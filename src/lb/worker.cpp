@@ -109,7 +109,8 @@ void Worker::refresh_snapshot() {
     for (size_t p = 0; p < ctx_.snap->stack.ports.size(); ++p) {
         const stack::PortView& pv = ctx_.snap->stack.ports[p];
         ctx_.stack.tx.set_port_id(static_cast<uint8_t>(p), pv.port_id);
-        if (pv.has_exception) ctx_.stack.exc_tx.set_port_id(static_cast<uint8_t>(p), pv.exception_port_id);
+        if (pv.has_exception)
+            ctx_.stack.exc_tx.set_port_id(static_cast<uint8_t>(p), pv.exception_port_id);
     }
 }
 
@@ -135,7 +136,8 @@ unsigned Worker::poll_once() {
             total += n;
         }
     }
-    total += stack::exception_poll(ctx_.stack, static_cast<uint16_t>(ctx_.cfg.id), ctx_.cfg.rx_burst);
+    total +=
+        stack::exception_poll(ctx_.stack, static_cast<uint16_t>(ctx_.cfg.id), ctx_.cfg.rx_burst);
     flush();
     return total;
 }

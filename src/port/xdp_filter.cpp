@@ -60,7 +60,8 @@ Result<void> xdp_program_write(const std::string& path) {
     out.write(reinterpret_cast<const char*>(xvs_port_xdp_bpf_object),
               static_cast<std::streamsize>(xvs_port_xdp_bpf_object_size));
     out.close();
-    if (!out) return make_error("cannot write the XDP program to " + path + ": " + std::strerror(errno));
+    if (!out)
+        return make_error("cannot write the XDP program to " + path + ": " + std::strerror(errno));
     return {};
 }
 
@@ -68,8 +69,7 @@ Result<XdpAddrMap> XdpAddrMap::open(const std::string& iface) {
     const unsigned ifindex = if_nametoindex(iface.c_str());
     if (ifindex == 0) return make_error("XDP: no interface " + iface);
     xdp_multiprog* mp = xdp_multiprog__get_from_ifindex(static_cast<int>(ifindex));
-    if (libxdp_get_error(mp) || !mp)
-        return make_error("XDP: no program attached to " + iface);
+    if (libxdp_get_error(mp) || !mp) return make_error("XDP: no program attached to " + iface);
     int fd = -1;
     if (xdp_multiprog__is_legacy(mp)) {
         if (xdp_program* p = xdp_multiprog__main_prog(mp)) fd = map_of_prog(xdp_program__id(p));

@@ -22,7 +22,7 @@ enum class XdpOwner : uint8_t { Xvs = 1, Kernel = 2 };  // port/xdp_abi.h values
 
 // The address map of the program attached to one interface (this network namespace).
 class XdpAddrMap {
-public:
+  public:
     // Finds the map of xvs's program attached to iface (after the PMD attached it).
     static Result<XdpAddrMap> open(const std::string& iface);
     // Over a map fd the caller got otherwise (tests); takes ownership of fd.
@@ -37,7 +37,7 @@ public:
     Result<unsigned> sync(const std::vector<std::pair<net::InetAddr, XdpOwner>>& want);
     const std::string& iface() const { return iface_; }
 
-private:
+  private:
     XdpAddrMap(std::string iface, int fd) : iface_(std::move(iface)), fd_(fd) {}
     std::string iface_;
     int fd_ = -1;

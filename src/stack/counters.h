@@ -77,8 +77,8 @@ namespace xvs::stack {
     X(frag_reassembled, false, "IP datagrams reassembled from fragments")                          \
     X(frag_split, false, "IPv4 packets over the egress MTU sent as fragments (consumed)")          \
     X(frag_created, false, "IPv4 fragments built for packets over the egress MTU")                 \
-    X(exc_to_kernel, false, "frames handed to the director's kernel (exception TAP port)")        \
-    X(exc_from_kernel, false, "frames the kernel wrote to the exception port, sent on the port")  \
+    X(exc_to_kernel, false, "frames handed to the director's kernel (exception TAP port)")         \
+    X(exc_from_kernel, false, "frames the kernel wrote to the exception port, sent on the port")   \
     X(drop_frag_timeout, true, "IP fragment of a datagram not complete in time (or at stop)")      \
     X(drop_frag_table_full, true, "IP fragment of a new datagram: reassembly table full")          \
     X(drop_frag_no_buffer, true, "IP fragment of a new datagram: no reassembly buffer free")       \

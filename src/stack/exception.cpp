@@ -30,7 +30,8 @@ unsigned exception_poll(StackContext& ctx, uint16_t queue, uint16_t burst) {
         ctx.counters.inc(Counter::exc_from_kernel, n);
         // The kernel's frames go out as written: it resolved its own neighbours, and its
         // MAC is the port's (the TAP is given the port's MAC when it is opened).
-        for (uint16_t i = 0; i < n; ++i) ctx.tx.enqueue(static_cast<uint8_t>(p), pkts[i], ctx.counters);
+        for (uint16_t i = 0; i < n; ++i)
+            ctx.tx.enqueue(static_cast<uint8_t>(p), pkts[i], ctx.counters);
         total += n;
     }
     return total;

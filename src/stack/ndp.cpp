@@ -124,9 +124,9 @@ void nd_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv6View& v)
     // Solicitations for addresses not ours on this port (the kernel's, DAD probes for them)
     // go to the kernel when the port has an exception path.
     if (!own || own->port != port)
-        return exception_or_drop(ctx, port, pkt,
-                                 sender.is_unspecified() ? Counter::drop_nd_dad
-                                                         : Counter::drop_nd_not_ours);
+        return exception_or_drop(
+            ctx, port, pkt,
+            sender.is_unspecified() ? Counter::drop_nd_dad : Counter::drop_nd_not_ours);
     if (sender.is_unspecified()) return drop_with(Counter::drop_nd_dad);
     if (v.multicast && !ipv6_is_solicited_node_of(ip->daddr, target))
         return drop_with(Counter::drop_nd_malformed);

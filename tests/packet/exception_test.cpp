@@ -56,7 +56,7 @@ Bytes arp_request_for(net::MacAddr from, const char* from_ip, const char* target
 }
 
 class ExceptionTest : public PipelineTest {
-protected:
+  protected:
     void SetUp() override {
         PipelineTest::SetUp();
         ExcPort& e = exc_port();

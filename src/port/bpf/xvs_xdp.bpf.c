@@ -118,8 +118,7 @@ int xvs_xdp(struct xdp_md* ctx) {
             if (icmp->type == 135 || icmp->type == 136) { /* NS, NA */
                 if (owner_v6(icmp->target) == XVS_XDP_OWNER_XVS) return to_xvs(ctx);
                 /* An advertisement answering xvs's solicitation comes to xvs's address. */
-                if (icmp->type == 136 && owner_v6(d) == XVS_XDP_OWNER_XVS)
-                    return to_xvs(ctx);
+                if (icmp->type == 136 && owner_v6(d) == XVS_XDP_OWNER_XVS) return to_xvs(ctx);
                 return XDP_PASS;
             }
         }

@@ -25,18 +25,38 @@ using xvs::net::InetAddr;
 using xvs::port::XdpOwner;
 using Bytes = std::vector<uint8_t>;
 
-InetAddr v4(const char* s) { return *xvs::net::parse_inet(s); }
+InetAddr v4(const char* s) {
+    return *xvs::net::parse_inet(s);
+}
 
 constexpr uint32_t kToXvs = XDP_TX;  // see the file comment
 constexpr uint32_t kToKernel = XDP_PASS;
 
 Bytes eth(uint16_t type, bool multicast = false) {
-    return {uint8_t(multicast ? 0x33 : 0x02), 0, 0, 0, 0, 0x01, 0x02, 0, 0, 0, 0, 0x02,
-            uint8_t(type >> 8), uint8_t(type)};
+    return {uint8_t(multicast ? 0x33 : 0x02),
+            0,
+            0,
+            0,
+            0,
+            0x01,
+            0x02,
+            0,
+            0,
+            0,
+            0,
+            0x02,
+            uint8_t(type >> 8),
+            uint8_t(type)};
 }
-void append(Bytes& b, const uint8_t* p, size_t n) { b.insert(b.end(), p, p + n); }
-void append_addr4(Bytes& b, const char* s) { append(b, v4(s).b + 12, 4); }
-void append_addr6(Bytes& b, const char* s) { append(b, v4(s).b, 16); }
+void append(Bytes& b, const uint8_t* p, size_t n) {
+    b.insert(b.end(), p, p + n);
+}
+void append_addr4(Bytes& b, const char* s) {
+    append(b, v4(s).b + 12, 4);
+}
+void append_addr6(Bytes& b, const char* s) {
+    append(b, v4(s).b, 16);
+}
 
 Bytes arp(uint16_t op, const char* spa, const char* tpa) {
     Bytes f = eth(0x0806);
@@ -77,11 +97,10 @@ Bytes nd(uint8_t type, const char* src, const char* dst, const char* target) {
 }
 
 class XdpFilterTest : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         if (geteuid() != 0) GTEST_SKIP() << "needs root to load a BPF program";
-        obj_ = bpf_object__open_mem(xvs_port_xdp_bpf_object, xvs_port_xdp_bpf_object_size,
-                                    nullptr);
+        obj_ = bpf_object__open_mem(xvs_port_xdp_bpf_object, xvs_port_xdp_bpf_object_size, nullptr);
         ASSERT_NE(obj_, nullptr);
         bpf_map* rodata = nullptr;
         bpf_map* m;
@@ -135,10 +154,10 @@ protected:
 };
 
 TEST_F(XdpFilterTest, ArpAboutXvsAddressesGoesToXvsTheRestToTheKernel) {
-    EXPECT_EQ(run(arp(1, "10.10.2.2", "10.10.2.1")), kToXvs);    // request for xvs
-    EXPECT_EQ(run(arp(2, "10.10.2.2", "10.10.2.1")), kToXvs);    // reply to xvs's request
-    EXPECT_EQ(run(arp(1, "10.10.2.2", "10.10.2.9")), kToKernel); // request for the kernel
-    EXPECT_EQ(run(arp(2, "10.10.2.2", "10.10.2.9")), kToKernel); // reply to the kernel's
+    EXPECT_EQ(run(arp(1, "10.10.2.2", "10.10.2.1")), kToXvs);     // request for xvs
+    EXPECT_EQ(run(arp(2, "10.10.2.2", "10.10.2.1")), kToXvs);     // reply to xvs's request
+    EXPECT_EQ(run(arp(1, "10.10.2.2", "10.10.2.9")), kToKernel);  // request for the kernel
+    EXPECT_EQ(run(arp(2, "10.10.2.2", "10.10.2.9")), kToKernel);  // reply to the kernel's
     EXPECT_EQ(run(arp(1, "10.10.2.2", "10.10.2.77")), kToKernel);
 }
 

@@ -5,7 +5,8 @@
 # lb-wan/lb-lan and xvs's XDP program passes the kernel's frames to it; net_af_packet: on the
 # TAPs `exception tap xe-wan|xe-lan` creates. Checks, with 200 curls to the VIP in flight:
 # (a) ping from the kernel to an RS; (b) TCP from the kernel to an RS echo service and from the
-# client to a TCP echo in the kernel; (c) every curl answered; and the exc_* counters.
+# client to a TCP echo in the kernel; (c) every curl answered; (d) IPv6 ping from the kernel's
+# own IPv6 address to an RS; and the exc_* counters.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools ping
@@ -67,6 +68,16 @@ assert_eq 50 "$got" "client <-> kernel session, 50 lines echoed"
 # The kernel's own ARP: the RS learned the kernel's address on the LAN.
 nb=$(ip -n "$(ns_rs 1)" neigh show 10.10.2.9)
 assert_contains "$nb" "lladdr" "rs1 resolved the kernel's 10.10.2.9"
+
+# IPv6: the kernel's 2001:db8:2::9 (ND both ways through the exception path) pings RS 1's
+# 2001:db8:2::2 (nodad: no 1 s wait for duplicate address detection).
+in_ns "$NS_LB" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 "net.ipv6.conf.$lan_if.disable_ipv6=0"
+ip -n "$NS_LB" -6 addr add 2001:db8:2::9/64 dev "$lan_if" nodad || fail "kernel IPv6 address"
+ip -n "$(ns_rs 1)" -6 addr add 2001:db8:2::2/64 dev rs0 nodad || fail "rs1 IPv6 address"
+sleep 0.5
+out=$(in_ns "$NS_LB" ping -6 -c 3 -i 0.2 -W 1 -I 2001:db8:2::9 2001:db8:2::2 2>&1)
+echo "$out" >&2
+assert_contains "$out" " 0% packet loss" "IPv6 ping from the director's kernel to rs1"
 
 wait "$loop_pid"
 ok=$(($(count_lines rs1 "$XE_TMP/curls.txt") + $(count_lines rs2 "$XE_TMP/curls.txt")))

@@ -3,10 +3,13 @@
  * what xvs needs (redirect to the AF_XDP socket of the receiving queue, xsks_map, which the
  * DPDK PMD fills) and passes everything else to the kernel unchanged.
  *   to xvs:     IP to an xvs address; IP to an address nobody here owns (traffic xvs
- *               routes: NAT replies to clients, SNAT); ARP about an xvs address (requests
- *               for it, replies to xvs's requests); ND NS/NA whose target is xvs's, NA to it.
+ *               routes: NAT replies to clients, SNAT); ARP and ND NS/NA except the kernel's
+ *               (xvs answers for its addresses, learns from replies to its requests and from
+ *               gratuitous ARP / unsolicited NA of its neighbours, and counts the rest).
  *   to kernel:  IP to a kernel address (xvs_xdp_addrs value KERNEL), multicast/broadcast
- *               and IPv6 link-local; all other ARP and ND; every other ethertype.
+ *               and IPv6 link-local; ARP whose target is the kernel's (requests for it,
+ *               replies to the kernel's requests); NS for a kernel address, NA sent to one;
+ *               every other ethertype.
  * xvsd keeps xvs_xdp_addrs in step with its addresses and the kernel's (port/xdp_filter.h). */
 /* clang-format off */
 #include <linux/bpf.h>
@@ -91,7 +94,7 @@ int xvs_xdp(struct xdp_md* ctx) {
     if (eth->h_proto == bpf_htons(ETH_P_ARP)) {
         struct arp_eth_ipv4* arp = (void*)(eth + 1);
         if ((void*)(arp + 1) > end) return XDP_PASS;
-        return owner_v4(arp->tpa) == XVS_XDP_OWNER_XVS ? to_xvs(ctx) : XDP_PASS;
+        return owner_v4(arp->tpa) == XVS_XDP_OWNER_KERNEL ? XDP_PASS : to_xvs(ctx);
     }
     if (eth->h_proto == bpf_htons(ETH_P_IP)) {
         struct iphdr* ip = (void*)(eth + 1);
@@ -116,10 +119,14 @@ int xvs_xdp(struct xdp_md* ctx) {
             struct nd_msg* icmp = (void*)(ip6 + 1);
             if ((void*)(icmp + 1) > end) return XDP_PASS;
             if (icmp->type == 135 || icmp->type == 136) { /* NS, NA */
-                if (owner_v6(icmp->target) == XVS_XDP_OWNER_XVS) return to_xvs(ctx);
-                /* An advertisement answering xvs's solicitation comes to xvs's address. */
-                if (icmp->type == 136 && owner_v6(d) == XVS_XDP_OWNER_XVS) return to_xvs(ctx);
-                return XDP_PASS;
+                const __u8 target = owner_v6(icmp->target);
+                if (target == XVS_XDP_OWNER_XVS) return to_xvs(ctx);
+                /* A solicitation for the kernel's address; an advertisement answering the
+                 * kernel's solicitation comes to the kernel's address. */
+                if (icmp->type == 135 ? target == XVS_XDP_OWNER_KERNEL
+                                      : owner_v6(d) == XVS_XDP_OWNER_KERNEL)
+                    return XDP_PASS;
+                return to_xvs(ctx);
             }
         }
         switch (owner_v6(d)) {

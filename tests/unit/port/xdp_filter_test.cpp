@@ -153,12 +153,14 @@ class XdpFilterTest : public ::testing::Test {
     unsigned last_changed_ = 0;
 };
 
-TEST_F(XdpFilterTest, ArpAboutXvsAddressesGoesToXvsTheRestToTheKernel) {
+TEST_F(XdpFilterTest, ArpAboutKernelAddressesGoesToTheKernelTheRestToXvs) {
     EXPECT_EQ(run(arp(1, "10.10.2.2", "10.10.2.1")), kToXvs);     // request for xvs
     EXPECT_EQ(run(arp(2, "10.10.2.2", "10.10.2.1")), kToXvs);     // reply to xvs's request
     EXPECT_EQ(run(arp(1, "10.10.2.2", "10.10.2.9")), kToKernel);  // request for the kernel
     EXPECT_EQ(run(arp(2, "10.10.2.2", "10.10.2.9")), kToKernel);  // reply to the kernel's
-    EXPECT_EQ(run(arp(1, "10.10.2.2", "10.10.2.77")), kToKernel);
+    EXPECT_EQ(run(arp(1, "10.10.2.2", "10.10.2.77")), kToXvs);    // counted by xvs
+    // Gratuitous ARP of a neighbour: xvs updates its entry.
+    EXPECT_EQ(run(arp(2, "10.10.2.2", "10.10.2.2")), kToXvs);
 }
 
 TEST_F(XdpFilterTest, Ipv4ByDestination) {
@@ -175,6 +177,9 @@ TEST_F(XdpFilterTest, Ipv6AndNeighbourDiscovery) {
     EXPECT_EQ(run(nd(135, "2001:db8:2::2", "ff02::1:ff00:9", "2001:db8:2::9")), kToKernel);
     EXPECT_EQ(run(nd(136, "2001:db8:2::2", "2001:db8:2::1", "2001:db8:2::2")), kToXvs);
     EXPECT_EQ(run(nd(136, "2001:db8:2::2", "2001:db8:2::9", "2001:db8:2::2")), kToKernel);
+    // Unsolicited advertisement of a neighbour, solicitation for someone else: xvs's.
+    EXPECT_EQ(run(nd(136, "2001:db8:2::2", "ff02::1", "2001:db8:2::2")), kToXvs);
+    EXPECT_EQ(run(nd(135, "2001:db8:2::2", "ff02::1:ff00:77", "2001:db8:2::77")), kToXvs);
     EXPECT_EQ(run(ipv6("2001:db8:2::2", "2001:db8:2::1")), kToXvs);
     EXPECT_EQ(run(ipv6("2001:db8:2::2", "2001:db8:2::9")), kToKernel);
     EXPECT_EQ(run(ipv6("fe80::2", "fe80::1")), kToKernel);
@@ -193,21 +198,21 @@ TEST_F(XdpFilterTest, OtherEthertypesAndRuntsGoToTheKernel) {
 
 TEST_F(XdpFilterTest, SyncFollowsAddressChanges) {
     EXPECT_EQ(last_changed_, 5u);
-    // 10.10.2.9 moves from the kernel to xvs, the VIP goes, 10.10.2.50 arrives.
-    sync({{v4("10.10.2.1"), XdpOwner::Xvs},
-          {v4("2001:db8:2::1"), XdpOwner::Xvs},
-          {v4("10.10.2.9"), XdpOwner::Xvs},
-          {v4("10.10.2.50"), XdpOwner::Xvs},
-          {v4("2001:db8:2::9"), XdpOwner::Kernel}});
+    EXPECT_EQ(run(arp(1, "10.10.2.2", "10.10.2.9")), kToKernel);
+    // 10.10.2.9 moves from the kernel to xvs, the VIP goes, the kernel gains 10.10.2.50.
+    const std::vector<std::pair<InetAddr, XdpOwner>> next = {
+        {v4("10.10.2.1"), XdpOwner::Xvs},
+        {v4("2001:db8:2::1"), XdpOwner::Xvs},
+        {v4("10.10.2.9"), XdpOwner::Xvs},
+        {v4("10.10.2.50"), XdpOwner::Kernel},
+        {v4("2001:db8:2::9"), XdpOwner::Kernel}};
+    sync(next);
     EXPECT_EQ(last_changed_, 3u);
+    EXPECT_EQ(run(arp(1, "10.10.2.2", "10.10.2.9")), kToXvs);
     EXPECT_EQ(run(ipv4("10.10.2.2", "10.10.2.9")), kToXvs);
-    EXPECT_EQ(run(arp(1, "10.10.2.2", "10.10.2.50")), kToXvs);
-    EXPECT_EQ(run(arp(1, "10.10.1.2", "10.10.1.100")), kToKernel);
-    sync({{v4("10.10.2.1"), XdpOwner::Xvs},
-          {v4("2001:db8:2::1"), XdpOwner::Xvs},
-          {v4("10.10.2.9"), XdpOwner::Xvs},
-          {v4("10.10.2.50"), XdpOwner::Xvs},
-          {v4("2001:db8:2::9"), XdpOwner::Kernel}});
+    EXPECT_EQ(run(arp(1, "10.10.2.2", "10.10.2.50")), kToKernel);
+    EXPECT_EQ(run(ipv4("10.10.2.2", "10.10.2.50")), kToKernel);
+    sync(next);
     EXPECT_EQ(last_changed_, 0u) << "nothing changed: nothing written";
 }
 

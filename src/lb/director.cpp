@@ -45,16 +45,18 @@ Result<void> family_check(const net::InetAddr& vip, const net::InetAddr& a, cons
     return {};
 }
 
-// What an IPv6 service cannot have yet: the features whose IPv6 forms are not wired.
+// What an IPv6 service cannot have: UOA's ipo form (an IPv4 option, so nothing an IPv6
+// datagram can carry; DPVS also sends FNAT64's UOA as opp) and, for now, the SYN proxy.
 Result<void> v6_service_check(const net::InetAddr& vip, uint32_t flags) {
     if (vip.is_v4()) return {};
-    const char* what = (flags & kSvcFlagSynProxy)                    ? "syn_proxy"
-                       : (flags & (kSvcFlagPpV1 | kSvcFlagPpV2))     ? "proxy_protocol"
-                       : (flags & (kSvcFlagUoaOpp | kSvcFlagUoaIpo)) ? "uoa"
-                                                                     : nullptr;
-    if (!what) return {};
-    return make_error(std::string(what) + " on IPv6 virtual address " + net::to_string(vip) +
-                      " is not supported yet: remove it or use an IPv4 virtual address");
+    if (flags & kSvcFlagUoaIpo)
+        return make_error("uoa_mode ipo on IPv6 virtual address " + net::to_string(vip) +
+                          ": an IPv4 option cannot carry it over IPv6 (nor FNAT64, which uses "
+                          "opp as DPVS does): use uoa_mode opp");
+    if (flags & kSvcFlagSynProxy)
+        return make_error("syn_proxy on IPv6 virtual address " + net::to_string(vip) +
+                          " is not supported yet: remove it or use an IPv4 virtual address");
+    return {};
 }
 
 // Fills buf from the kernel CSPRNG. getrandom(2) blocks only until the pool is first seeded.

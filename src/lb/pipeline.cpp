@@ -144,20 +144,16 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
             toa_synack(w, lp, c);
     }
     PpHeaderSegment pp_header_segment = PpHeaderSegment::None;
-    // The PROXY protocol is IPv4's for now: the control plane refuses it on IPv6 services, so
-    // no IPv6 conn carries these flags.
-    if constexpr (Af::family == 4) {
-        if (c->flags & (kConnPpV1 | kConnPpV2)) {
-            if (is_tcp) {
-                if (inbound)
-                    pp_header_segment = pp_inbound(w, lp, c);
-                else
-                    pp_outbound(w, lp, c);
-            } else if (inbound && !(c->flags & kConnPpSent)) {
-                // UDP (v2): the header goes in front of the flow's first datagram only.
-                c->flags |= kConnPpSent;
-                pp_insert(w, lp, c, sizeof(net::UdpHdr));
-            }
+    if (c->flags & (kConnPpV1 | kConnPpV2)) {
+        if (is_tcp) {
+            if (inbound)
+                pp_header_segment = pp_inbound(w, lp, c);
+            else
+                pp_outbound(w, lp, c);
+        } else if (inbound && !(c->flags & kConnPpSent)) {
+            // UDP (v2): the header goes in front of the flow's first datagram only.
+            c->flags |= kConnPpSent;
+            pp_insert(w, lp, c, sizeof(net::UdpHdr));
         }
     }
 

@@ -71,6 +71,28 @@ struct Af4 {
     static uint32_t pseudo_sum(const InetAddr& s, const InetAddr& d, uint8_t proto, uint16_t len) {
         return ipv4_pseudo_sum(s.v4_be(), d.v4_be(), proto, len);
     }
+    // The full L4 checksum of a segment of len bytes under this header's addresses.
+    static uint16_t l4_checksum(const Hdr& h, uint8_t proto, const void* l4, uint16_t len) {
+        return ipv4_l4_checksum(h.saddr, h.daddr, proto, l4, len);
+    }
+    // The L3 length (header, options or extension headers, and payload) becomes len.
+    static void set_packet_len(Hdr& h, uint16_t len) {
+        h.total_length = hton16(len);
+        h.checksum = 0;
+        h.checksum = ipv4_header_checksum(&h);
+    }
+    // A fresh header without options: s -> d, DF, id 0, TOS 0, for an L4 segment of l4_len.
+    static void write_header(Hdr& h, const InetAddr& s, const InetAddr& d, uint8_t proto,
+                             uint16_t l4_len, uint8_t ttl) {
+        h = Hdr{};
+        h.version_ihl = 0x45;
+        h.frag_off = hton16(kIpv4DontFragment);
+        h.ttl = ttl;
+        h.protocol = proto;
+        h.saddr = s.v4_be();
+        h.daddr = d.v4_be();
+        set_packet_len(h, static_cast<uint16_t>(sizeof(Hdr) + l4_len));
+    }
 };
 
 // IPv6 (RFC 8200). No header checksum: replacing an address only changes the pseudo-header
@@ -119,6 +141,23 @@ struct Af6 {
     }
     static uint32_t pseudo_sum(const InetAddr& s, const InetAddr& d, uint8_t proto, uint16_t len) {
         return ipv6_pseudo_sum(s.b, d.b, proto, len);
+    }
+    static uint16_t l4_checksum(const Hdr& h, uint8_t proto, const void* l4, uint16_t len) {
+        return ipv6_l4_checksum(h.saddr, h.daddr, proto, l4, len);
+    }
+    static void set_packet_len(Hdr& h, uint16_t len) {
+        h.payload_len = hton16(static_cast<uint16_t>(len - sizeof(Hdr)));
+    }
+    // Traffic class and flow label 0.
+    static void write_header(Hdr& h, const InetAddr& s, const InetAddr& d, uint8_t proto,
+                             uint16_t l4_len, uint8_t ttl) {
+        h = Hdr{};
+        h.vtc_flow = hton32(6u << 28);
+        h.payload_len = hton16(l4_len);
+        h.next_header = proto;
+        h.hop_limit = ttl;
+        __builtin_memcpy(h.saddr, s.b, 16);
+        __builtin_memcpy(h.daddr, d.b, 16);
     }
 };
 

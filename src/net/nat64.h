@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "net/addr.h"
+#include "net/icmp_related.h"
 
 namespace xvs::net {
 
@@ -36,5 +37,35 @@ void nat64_to_v4(uint8_t* out, const IpCarried& in, uint16_t l4_len, const InetA
 // Writes the IPv6 header at out (40 bytes, the segment follows) and rewrites the segment.
 void nat46_to_v6(uint8_t* out, const IpCarried& in, uint16_t l4_len, const InetAddr& saddr,
                  const InetAddr& daddr, uint16_t sport, uint16_t dport);
+
+// ICMP errors of an FNAT64 conn change family with its packets (RFC 7915 4.2 and 5.2), built
+// anew rather than rewritten (the header sizes differ): type and code mapped, the packet-too-big
+// / frag-needed MTU adjusted by the 20 bytes, and the quoted packet given back as the other
+// side sent it (orig: its addresses and ports, wire order), its quoted L4 checksum following
+// when it lies in the quote. q is parse_icmp_error's / parse_icmp6_error's of [icmp, ...).
+
+// The quoted packet as the receiver of the translated error sent it.
+struct QuotedFlow {
+    InetAddr saddr;
+    InetAddr daddr;
+    uint16_t sport;
+    uint16_t dport;
+};
+
+// An ICMPv4 error about a translated packet (LIP -> RS) becomes an ICMPv6 error from `from`
+// to orig.saddr (the client). Unreachable 0/1/5-8/11/12 -> no route (1/0), 9/10/13/15 ->
+// administratively prohibited (1/1), 3 -> port unreachable (1/4), 4 -> packet too big with
+// max(1280, MTU + 20) (an MTU of 0, RFC 1191's old routers, counts as 1280); time exceeded
+// keeps its code. Returns the length written into out, or 0: no IPv6 counterpart (protocol
+// unreachable, precedence codes), or build_icmp6_error refused it.
+size_t icmp_error_4to6(uint8_t* out, size_t cap, const uint8_t* icmp, const IcmpQuote& q,
+                       const InetAddr& from, const QuotedFlow& orig);
+
+// An ICMPv6 error about a translated packet (VIP -> client) becomes an ICMPv4 error from
+// `from` to orig.saddr (the RS), IP id id_be. No route 0 / beyond scope 2 / address
+// unreachable 3 -> host unreachable (3/1), prohibited 1 -> 3/10, port unreachable 4 -> 3/3;
+// packet too big -> frag needed with the MTU - 20 (at least 68); time exceeded keeps its code.
+size_t icmp_error_6to4(uint8_t* out, size_t cap, const uint8_t* icmp, const IcmpQuote& q,
+                       const InetAddr& from, const QuotedFlow& orig, uint16_t id_be);
 
 }  // namespace xvs::net

@@ -29,6 +29,8 @@ namespace xvs::stack {
     X(frames_generated, false,                                                                     \
       "frames the stack built itself, incl. those lost to drop_mbuf_alloc")                        \
     X(icmp_related_forwarded, false, "ICMP errors of a conn translated and forwarded (PMTU etc.)") \
+    X(icmp_nat64_translated, false,                                                                \
+      "FNAT64 ICMP error consumed: sent on rebuilt in the other family")                           \
     X(icmp_frag_needed_sent, false, "ICMP frag-needed / packet too big sent (TUN, FNAT64)")        \
     X(icmp_time_exceeded_sent, false, "ICMP time exceeded sent (NAT/SNAT packet with TTL 1)")      \
     X(nat64_translated, false, "FNAT64 packets translated between IPv6 and IPv4")                  \
@@ -58,7 +60,8 @@ namespace xvs::stack {
     X(uoa_empty_sent, false, "UOA sent in an empty datagram ahead of a client datagram")           \
     X(uoa_fail_mtu, false, "UOA would exceed the MTU: sent in an empty datagram first")            \
     X(uoa_fail_no_room, false, "no mbuf tailroom for UOA: sent in an empty datagram first")        \
-    X(uoa_fail_ip_options, false, "IPv4 option space full (ipo): UOA sent in an empty datagram")   \
+    X(uoa_fail_ip_options, false,                                                                  \
+      "IPv4 options full (ipo) or IPv6 ext headers (opp): UOA sent empty")                         \
     X(uoa_fail_alloc, false, "UOA empty datagram not sent: mbuf alloc failed (forwarded)")         \
     X(synproxy_syn_cookie_sent, false, "SYN proxy: cookie SYN-ACK sent for a client SYN")          \
     X(synproxy_ack_valid, false, "SYN proxy: client ACK with a valid cookie")                      \
@@ -103,7 +106,8 @@ namespace xvs::stack {
     X(drop_nd_dad, true, "duplicate address detection probe (unspecified source): not answered")   \
     X(drop_ip6_ext_header, true, "IPv6 extension headers malformed, too many, or unforwardable")   \
     X(drop_nat64_too_big, true, "FNAT64 packet too big for the next link once translated")         \
-    X(drop_icmp_nat64, true, "ICMP error of an FNAT64 conn (not translated between families)")     \
+    X(drop_icmp_nat64, true,                                                                       \
+      "FNAT64 ICMP error with no counterpart in the other family (or no mbuf)")                    \
     X(drop_ip6_multicast, true, "IPv6 packet to a multicast address (only ND is handled)")         \
     X(drop_l2_broadcast_ip, true, "IPv4 packet in a broadcast Ethernet frame")                     \
     X(drop_martian_source, true, "martian source (RFC 1812, RFC 4291) or one of our addresses")    \

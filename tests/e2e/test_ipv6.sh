@@ -8,6 +8,9 @@
 #   - FNAT64: [2001:db8:1::164]:80 -> IPv4 local addresses -> nginx on IPv4, `toa on`: every
 #     request answered, a capture at the RS shows the 20-byte TOA (kind 254, the client's
 #     IPv6 address and port); 20 MB;
+#   - PROXY protocol for IPv6 clients: FNAT64 [2001:db8:1::165]:80 with `proxy_protocol v2` and
+#     FNAT66 [2001:db8:1::100]:81 with `proxy_protocol v1` to nginx `listen ... proxy_protocol`:
+#     every request logged with $proxy_protocol_addr = the client's IPv6 address;
 #   - UDP over IPv6 through FNAT66 (200 exchanges, both RS), and 4000-byte datagrams (sent in
 #     fragments by the client's kernel) echoed through the IPv6 and the IPv4 UDP VIP (af_xdp:
 #     af_packet's kernel defragmentation loses them, see test_fragments.sh);
@@ -21,6 +24,7 @@ V6_CL=2001:db8:1::2
 VIP66=2001:db8:1::100
 VIP_NAT=2001:db8:1::101
 VIP64=2001:db8:1::164
+VIP64PP=2001:db8:1::165
 VIP_DR=2001:db8:1::102
 rs6() { echo "2001:db8:2::$(($1 + 1))"; }
 
@@ -39,6 +43,36 @@ for i in 1 2; do
 done
 start_rs_udp 1
 start_rs_udp 2
+# nginx with proxy_protocol listeners beside the plain one: IPv4 :8082 (FNAT64, v2) and IPv6
+# :8083 (FNAT66, v1), logging the address the header carries.
+for i in 1 2; do
+    dir=$XE_TMP/pp$i
+    mkdir -p "$dir/tmp"
+    cat >"$dir/nginx.conf" <<EOF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 1024; }
+http {
+    client_body_temp_path $dir/tmp/body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
+    log_format pp '\$proxy_protocol_addr \$remote_addr';
+    access_log $dir/pp.log pp;
+    server {
+        listen $(rs_ip "$i"):8082 proxy_protocol;
+        listen [$(rs6 "$i")]:8083 proxy_protocol;
+        location / { default_type text/plain; return 200 "pp$i\n"; }
+    }
+}
+EOF
+    : >"$dir/pp.log"
+    bg_ns "$(ns_rs "$i")" "$dir/nginx.out" nginx -c "$dir/nginx.conf"
+done
 
 conf=$XE_TMP/xvs.conf
 {
@@ -77,6 +111,24 @@ virtual_server $VIP_DR 80 {
     lb_kind DR
     real_server $(rs6 1) 80 { weight 1 }
     real_server $(rs6 2) 80 { weight 1 }
+}
+virtual_server $VIP64PP 80 {
+    protocol TCP
+    lb_algo rr
+    lb_kind FNAT
+    laddr_group_name lips
+    proxy_protocol v2
+    real_server $(rs_ip 1) 8082 { weight 1 }
+    real_server $(rs_ip 2) 8082 { weight 1 }
+}
+virtual_server $VIP66 81 {
+    protocol TCP
+    lb_algo rr
+    lb_kind FNAT
+    laddr_group_name lips6
+    proxy_protocol v1
+    real_server $(rs6 1) 8083 { weight 1 }
+    real_server $(rs6 2) 8083 { weight 1 }
 }
 virtual_server $VIP64 80 {
     protocol TCP
@@ -183,6 +235,29 @@ assert_ge "${toa_seen:-0}" 1 "FNAT64: TOA options seen at rs1"
 assert_eq "$toa_seen" "$toa_good" "FNAT64: every TOA is the 20-byte form with $V6_CL"
 download6 "http://[$VIP64]/big.bin" FNAT64
 
+# PROXY protocol for IPv6 clients: nginx logs the client's IPv6 address from the header and a
+# local address as the peer (v2 over FNAT64: IPv4; v1 over FNAT66: IPv6).
+pp_check() { # URL WHAT PEER_GLOB
+    local i n=0 bad
+    for i in 1 2; do : >"$XE_TMP/pp$i/pp.log"; done
+    loop6 "$1" 40 "$XE_TMP/pp.out"
+    assert_eq 0 "$(grep -c '^ERR' "$XE_TMP/pp.out")" "$2: failed requests of 40"
+    sleep 0.3
+    for i in 1 2; do
+        n=$((n + $(wc -l <"$XE_TMP/pp$i/pp.log")))
+        assert_ge "$(wc -l <"$XE_TMP/pp$i/pp.log")" 15 "$2: requests at rs$i"
+    done
+    assert_eq 40 "$n" "$2: requests nginx logged"
+    # shellcheck disable=SC2254 # $3 is a glob on purpose
+    bad=$(cat "$XE_TMP"/pp1/pp.log "$XE_TMP"/pp2/pp.log | while read -r addr peer; do
+        case "$addr/$peer" in "$V6_CL"/$3) ;; *) echo "$addr/$peer" ;; esac
+    done | sort -u | head -n 3 | tr '\n' ' ')
+    [[ -z $bad ]] || fail "$2: logged proxy_protocol_addr/remote_addr not $V6_CL/$3: $bad"
+    log "$2: 40 requests, nginx logged $V6_CL from the PROXY header"
+}
+pp_check "http://[$VIP64PP]/" "FNAT64 PROXY v2" "10.10.2.10[0-3]"
+pp_check "http://[$VIP66]:81/" "FNAT66 PROXY v1" "2001:db8:2::10[0-3]"
+
 # UDP over IPv6, small and fragmented (4000 bytes over MTU 1500), and fragmented over IPv4.
 res=$(in_ns "$NS_CL" timeout 30 "$XE_PY" "$XE_LIB_DIR/udp_client.py" "$VIP66" 53 200 10 20) ||
     fail "udp6 client: $res"
@@ -231,4 +306,4 @@ kill -INT "$cap" 2>/dev/null
 wait "$cap" 2>/dev/null
 assert_eq 0 "$(tcpdump -n -r "$XE_TMP/cl0_dr.pcap" 2>/dev/null | wc -l)" \
     "DR6: TCP packets from the VIP on the director-facing client interface"
-pass "IPv6: ND, FNAT66, NAT66, FNAT64 with TOA, UDP and fragments, DR"
+pass "IPv6: ND, FNAT66, NAT66, FNAT64 with TOA, PROXY v1/v2 for IPv6 clients, UDP and fragments, DR"

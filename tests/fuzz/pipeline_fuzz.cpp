@@ -384,14 +384,17 @@ void Harness::check_invariants() {
         cn.get(Counter::synproxy_rs_syn_sent) + cn.get(Counter::synproxy_rs_timeout) +
         cn.get(Counter::frag_reassembled) + cn.get(Counter::frag_created) +
         cn.get(Counter::nd_solicits_sent) + cn.get(Counter::icmp_frag_needed_sent) +
-        cn.get(Counter::icmp_time_exceeded_sent) + cn.get(Counter::drop_icmp_not_sent);
+        cn.get(Counter::icmp_time_exceeded_sent) + cn.get(Counter::drop_icmp_not_sent) +
+        cn.get(Counter::icmp_nat64_translated);
     // Frames taken without a drop: received ARP replies and neighbour advertisements, bare
-    // ACKs absorbed and RS SYN-ACKs absorbed by the deferring SYN proxy.
+    // ACKs absorbed and RS SYN-ACKs absorbed by the deferring SYN proxy, FNAT64 ICMP errors
+    // sent on rebuilt in the other family (the rebuilt one is built above).
     const uint64_t consumed = cn.get(Counter::arp_replies_received) +
                               cn.get(Counter::synproxy_ack_deferred) +
                               cn.get(Counter::synproxy_rs_synack_absorbed) +
                               cn.get(Counter::frag_merged) + cn.get(Counter::frag_split) +
-                              cn.get(Counter::nd_adverts_received);
+                              cn.get(Counter::nd_adverts_received) +
+                              cn.get(Counter::icmp_nat64_translated);
     const uint64_t held = worker->held_frames();
     CHECK_EQ(cn.get(Counter::rx_packets), sent_);
     CHECK_EQ(cn.get(Counter::tx_packets), received_);

@@ -2,7 +2,8 @@
 // what ND refuses), resolution of an IPv6 next hop by solicitation, ICMPv6 echo, extension
 // headers, and the forwarding modes over IPv6 with exact frames: FNAT66 handshake and data
 // both ways, NAT66 (hop limit, time exceeded), DR, TUN (IPv6-in-IPv6, GUE over IPv6), an
-// ICMPv6 packet too big of a conn translated; and the family rules the director enforces.
+// ICMPv6 packet too big of a conn translated; FNAT64 (exact IPv4 both ways, packet too big,
+// TOA-v6, ICMP errors changing family); and the family rules the director enforces.
 #include <cstring>
 
 #include "fixture/pipeline.h"
@@ -726,6 +727,101 @@ TEST_F(Fnat64Test, AnRsPacketTooBigForIpv6GetsFragNeeded) {
     EXPECT_EQ(net::load_be16(icmp + 6), 1480);
     EXPECT_EQ(net::InetAddr::v4(net::load_wire32(out[0].data() + 26)), ip(kLip4));
     EXPECT_EQ(counter(Counter::drop_nat64_too_big), 1u);
+}
+
+// ICMP errors of an FNAT64 conn change family (RFC 7915): a router on the IPv4 side says the
+// translated packet needs fragmenting -> the client gets a packet too big from the VIP with
+// the MTU + 20, quoting exactly the packet it sent (addresses, ports and quoted checksum back).
+TEST_F(Fnat64Test, Ipv4FragNeededReachesTheClientAsPacketTooBig) {
+    std::vector<Bytes> out;
+    const uint16_t lport = syn(out);
+    ASSERT_NE(lport, 0);
+    const uint16_t id0 = net::load_be16(out[0].data() + 18);
+    const Bytes sent = client(net::kTcpAck | net::kTcpPsh, "hello", 1001);
+    out = roundtrip(kWan, sent, kLan);
+    ASSERT_EQ(out.size(), 1u);
+    const Bytes translated = out[0];
+    ASSERT_TRUE(FramesEqual(
+        to_rs(lport, net::kTcpAck | net::kTcpPsh, uint16_t(id0 + 1), "hello", 1001), translated));
+    Bytes err = PacketBuilder()
+                    .eth(kRs1Mac, lan_mac())
+                    .ipv4("10.10.2.254", kLip4)
+                    .icmp_error(net::kIcmpDestUnreach, 4, 1400, ip_packet(translated))
+                    .build();
+    out = roundtrip(kLan, err, kWan);
+    ASSERT_EQ(out.size(), 1u);
+    Bytes body = {0, 0, 0x05, 0x8c};  // MTU 1420
+    const Bytes quote = ip_packet(sent);
+    body.insert(body.end(), quote.begin(), quote.end());
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(wan_mac(), kClientMac)
+                                .ipv6(kVip, kClient)
+                                .icmp6(net::kIcmp6PacketTooBig, 0, body)
+                                .build(),
+                            out[0]));
+    EXPECT_EQ(counter(Counter::icmp_nat64_translated), 1u);
+    // Port unreachable -> ICMPv6 port unreachable; protocol unreachable has no counterpart.
+    err = PacketBuilder()
+              .eth(kRs1Mac, lan_mac())
+              .ipv4(kRs4, kLip4)
+              .icmp_error(net::kIcmpDestUnreach, 3, 0, ip_packet(translated))
+              .build();
+    out = roundtrip(kLan, err, kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0][14 + 40], net::kIcmp6DestUnreach);
+    EXPECT_EQ(out[0][14 + 40 + 1], 4);
+    err = PacketBuilder()
+              .eth(kRs1Mac, lan_mac())
+              .ipv4(kRs4, kLip4)
+              .icmp_error(net::kIcmpDestUnreach, 2, 0, ip_packet(translated))
+              .build();
+    send(kLan, err);
+    poll();
+    EXPECT_TRUE(recv(kWan).empty());
+    EXPECT_EQ(counter(Counter::drop_icmp_nat64), 1u);
+    EXPECT_EQ(counter(Counter::drop_icmp_not_sent), 1u);
+}
+
+// The other way: the client's path says the VIP's IPv6 packet is too big -> the RS gets a
+// frag needed from the local address with the MTU - 20, quoting its own IPv4 packet.
+TEST_F(Fnat64Test, Ipv6PacketTooBigReachesTheRsAsFragNeeded) {
+    std::vector<Bytes> out;
+    const uint16_t lport = syn(out);
+    ASSERT_NE(lport, 0);
+    const Bytes rs_sent = PacketBuilder()
+                              .eth(kRs1Mac, lan_mac())
+                              .ipv4(kRs4, kLip4)
+                              .ip_id(0)
+                              .tcp(8080, lport)
+                              .seq(5001)
+                              .ack(1001)
+                              .flags(net::kTcpAck | net::kTcpPsh)
+                              .payload("world")
+                              .build();
+    out = roundtrip(kLan, rs_sent, kWan);
+    ASSERT_EQ(out.size(), 1u);
+    Bytes body = {0, 0, 0x05, 0x78};  // MTU 1400
+    const Bytes quote = ip_packet(out[0]);
+    body.insert(body.end(), quote.begin(), quote.end());
+    Bytes err = PacketBuilder()
+                    .eth(kClientMac, wan_mac())
+                    .ipv6("2001:db8:1::fe", kVip)
+                    .icmp6(net::kIcmp6PacketTooBig, 0, body)
+                    .build();
+    out = roundtrip(kWan, err, kLan);
+    ASSERT_EQ(out.size(), 1u);
+    const uint16_t id = net::load_be16(out[0].data() + 18);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(lan_mac(), kRs1Mac)
+                                .ipv4(kLip4, kRs4)
+                                .tos(0xc0)
+                                .ip_id(id)
+                                .frag_off(0)
+                                .icmp_error(net::kIcmpDestUnreach, 4, 1380, ip_packet(rs_sent))
+                                .build(),
+                            out[0]));
+    EXPECT_EQ(counter(Counter::icmp_nat64_translated), 1u);
+    EXPECT_EQ(counter(Counter::icmp_related_forwarded), 1u);
 }
 
 // TOA for an IPv6 client on the IPv4 packets to the RS: the 20-byte form (kind 254, port,

@@ -24,17 +24,19 @@ namespace {
 constexpr uint64_t kPpHeaderRtoMs = 1000;
 constexpr uint8_t kPpHeaderMaxRexmits = 5;
 
+// The client and VIP share a family (FNAT64's are both IPv6): TCP4 / 0x11-0x12 or TCP6 /
+// 0x21-0x22 follows from it.
 size_t pp_build(const Conn* c, uint8_t* out, size_t cap) {
     if (c->flags & kConnPpV1)
-        return net::pp_v1_build(out, cap, c->caddr.v4_be(), c->vaddr.v4_be(), c->cport, c->vport);
-    return net::pp_v2_build(out, cap, c->proto, c->caddr.v4_be(), c->vaddr.v4_be(), c->cport,
-                            c->vport);
+        return net::pp_v1_build(out, cap, c->caddr, c->vaddr, c->cport, c->vport);
+    return net::pp_v2_build(out, cap, c->proto, c->caddr, c->vaddr, c->cport, c->vport);
 }
 }  // namespace
 
 // Grows the (not yet FULLNAT-rewritten) packet by the PROXY header, written in front of the
-// L4 payload; IP length and checksum and the L4 length/checksum are recomputed (net::rewrite_both
-// then updates them incrementally). A result beyond the egress MTU or the mbuf's tailroom is
+// L4 payload; IP length (and IPv4 checksum) and the L4 length/checksum are recomputed
+// (net::rewrite_both, or the NAT64 translation, then updates them). A result beyond the egress
+// MTU (what the packet will be after FNAT64's header swap) or the mbuf's tailroom is
 // left unchanged and counted (TCP then sends the header as its own segment first; a UDP
 // datagram goes without it). Returns true when the header was inserted.
 template <class Af>
@@ -42,17 +44,18 @@ bool pp_insert(WorkerCtx& w, LbPacket<Af>& lp, Conn* c, size_t l4_hdr_len) {
     uint8_t hdr[net::kPpV1MaxLen];
     const size_t hlen = pp_build(c, hdr, sizeof(hdr));
     if (hlen == 0) return false;
-    const size_t ihl = Af::header_len(*lp.ip);
-    const size_t ip_len = Af::packet_len(*lp.ip);
+    const size_t ihl = lp.l4_off - lp.l3_off;  // with IPv4 options or IPv6 extension headers
+    const size_t ip_len = ihl + lp.l4_len;
     const size_t new_len = ip_len + hlen;
+    const size_t egress_ihl = Af::family == 6 && c->daddr.is_v4() ? sizeof(net::Ipv4Hdr) : ihl;
     const stack::PortView& out_port =
         w.stack.view->ports[w.stack.view->route_lookup(c->daddr).port];
-    if (new_len > out_port.mtu) {
+    if (egress_ihl + lp.l4_len + hlen > out_port.mtu) {
         w.stack.counters.inc(Counter::pp_fail_mtu);
         return false;
     }
     // Frames may carry Ethernet padding beyond the IP length: trim it before growing.
-    const uint32_t frame = static_cast<uint32_t>(sizeof(net::EtherHdr) + ip_len);
+    const uint32_t frame = static_cast<uint32_t>(lp.l3_off + ip_len);
     if (rte_pktmbuf_data_len(lp.pkt) > frame)
         rte_pktmbuf_trim(lp.pkt, static_cast<uint16_t>(rte_pktmbuf_data_len(lp.pkt) - frame));
     if (!rte_pktmbuf_append(lp.pkt, static_cast<uint16_t>(hlen))) {
@@ -63,21 +66,19 @@ bool pp_insert(WorkerCtx& w, LbPacket<Af>& lp, Conn* c, size_t l4_hdr_len) {
     const size_t payload_len = ip_len - ihl - l4_hdr_len;
     std::memmove(payload + hlen, payload, payload_len);
     std::memcpy(payload, hdr, hlen);
-    lp.ip->total_length = net::hton16(static_cast<uint16_t>(new_len));
-    lp.ip->checksum = 0;
-    lp.ip->checksum = net::ipv4_header_checksum(lp.ip);
-    const uint16_t l4_len = static_cast<uint16_t>(new_len - ihl);
+    Af::set_packet_len(*lp.ip, static_cast<uint16_t>(new_len));
+    const uint16_t l4_len = static_cast<uint16_t>(lp.l4_len + hlen);
+    lp.l4_len = l4_len;
     if (lp.proto == net::kIpProtoTcp) {
         auto* tcp = reinterpret_cast<net::TcpHdr*>(lp.l4);
         tcp->checksum = 0;
-        tcp->checksum = net::ipv4_l4_checksum(lp.ip->saddr, lp.ip->daddr, lp.proto, lp.l4, l4_len);
+        tcp->checksum = Af::l4_checksum(*lp.ip, lp.proto, lp.l4, l4_len);
     } else {
         auto* udp = reinterpret_cast<net::UdpHdr*>(lp.l4);
         udp->length = net::hton16(l4_len);
-        if (udp->checksum != 0) {  // 0 = no checksum, stays so
+        if (udp->checksum != 0) {  // 0 = no checksum (IPv4 only), stays so
             udp->checksum = 0;
-            udp->checksum =
-                net::ipv4_l4_checksum(lp.ip->saddr, lp.ip->daddr, lp.proto, lp.l4, l4_len);
+            udp->checksum = Af::l4_checksum(*lp.ip, lp.proto, lp.l4, l4_len);
             if (udp->checksum == 0) udp->checksum = 0xffff;
         }
     }
@@ -114,7 +115,7 @@ PpHeaderSegment pp_inbound(WorkerCtx& w, LbPacket<Af>& lp, Conn* c) {
     const uint32_t seq = net::ntoh32(tcp->seq);
     const uint32_t insert_seq = w.feat_of(c).client_isn + 1;
     const size_t thl = tcp->header_len();
-    const size_t payload_len = net::ntoh16(lp.ip->total_length) - lp.ip->header_len() - thl;
+    const size_t payload_len = lp.l4_len - thl;
     const bool rst = lp.tcp_flags & net::kTcpRst;
     // Takes no sequence space: a bare ACK or RST (see above).
     const bool bare = payload_len == 0 && !(lp.tcp_flags & net::kTcpFin);
@@ -164,9 +165,11 @@ void pp_send_header_segment(WorkerCtx& w, Conn* c, uint32_t ack_be, uint16_t win
                      std::min(c->expires(w.stack.now_ms), w.stack.now_ms + kPpHeaderRtoMs));
 }
 
-// Builds and sends LIP:lport -> RS:dport, seq = client ISN + 1, ACK|PSH, carrying only the
-// header, with the window the client advertised. Returns false (counted) when not sent.
-static bool pp_header_segment_emit(WorkerCtx& w, Conn* c, uint32_t ack_be) {
+// Builds and sends LIP:lport -> RS:dport (the RS's family: IPv4 for FNAT64), seq = client
+// ISN + 1, ACK|PSH, carrying only the header, with the window the client advertised. Returns
+// false (counted) when not sent.
+template <class Af>
+static bool pp_header_segment_build(WorkerCtx& w, Conn* c, uint32_t ack_be) {
     uint8_t hdr[net::kPpV1MaxLen];
     const size_t hlen = pp_build(c, hdr, sizeof(hdr));
     if (hlen == 0) return false;
@@ -176,7 +179,7 @@ static bool pp_header_segment_emit(WorkerCtx& w, Conn* c, uint32_t ack_be) {
         return false;
     }
     const size_t l4_len = sizeof(net::TcpHdr) + hlen;
-    const size_t ip_len = sizeof(net::Ipv4Hdr) + l4_len;
+    const size_t ip_len = sizeof(typename Af::Hdr) + l4_len;
     auto* eth = reinterpret_cast<net::EtherHdr*>(
         rte_pktmbuf_append(m, static_cast<uint16_t>(sizeof(net::EtherHdr) + ip_len)));
     if (!eth) {
@@ -184,17 +187,12 @@ static bool pp_header_segment_emit(WorkerCtx& w, Conn* c, uint32_t ack_be) {
         drop(w.stack, m, Counter::drop_mbuf_alloc);
         return false;
     }
-    std::memset(eth, 0, sizeof(net::EtherHdr) + sizeof(net::Ipv4Hdr) + sizeof(net::TcpHdr));
-    auto* ip = reinterpret_cast<net::Ipv4Hdr*>(eth + 1);
-    ip->version_ihl = 0x45;
-    ip->total_length = net::hton16(static_cast<uint16_t>(ip_len));
-    ip->frag_off = net::hton16(net::kIpv4DontFragment);
-    ip->ttl = 64;
-    ip->protocol = net::kIpProtoTcp;
-    ip->saddr = c->laddr_ip.v4_be();
-    ip->daddr = c->daddr.v4_be();
-    ip->checksum = net::ipv4_header_checksum(ip);
+    std::memset(eth, 0, sizeof(net::EtherHdr));
+    auto* ip = reinterpret_cast<typename Af::Hdr*>(eth + 1);
+    Af::write_header(*ip, c->laddr_ip, c->daddr, net::kIpProtoTcp, static_cast<uint16_t>(l4_len),
+                     64);
     auto* tcp = reinterpret_cast<net::TcpHdr*>(ip + 1);
+    *tcp = net::TcpHdr{};
     tcp->sport = c->lport;
     tcp->dport = c->dport;
     tcp->seq = net::hton32(w.feat_of(c).client_isn + 1);
@@ -203,10 +201,14 @@ static bool pp_header_segment_emit(WorkerCtx& w, Conn* c, uint32_t ack_be) {
     tcp->flags = net::kTcpAck | net::kTcpPsh;
     tcp->window = w.feat_of(c).pp_window;
     std::memcpy(tcp + 1, hdr, hlen);
-    tcp->checksum = net::ipv4_l4_checksum(ip->saddr, ip->daddr, net::kIpProtoTcp, tcp,
-                                          static_cast<uint16_t>(l4_len));
-    stack::ip_output<net::Af4>(w.stack, m, c->daddr, {&c->nh, stack::NhDir::ToDest});
+    tcp->checksum = Af::l4_checksum(*ip, net::kIpProtoTcp, tcp, static_cast<uint16_t>(l4_len));
+    stack::ip_output<Af>(w.stack, m, c->daddr, {&c->nh, stack::NhDir::ToDest});
     return true;
+}
+
+static bool pp_header_segment_emit(WorkerCtx& w, Conn* c, uint32_t ack_be) {
+    return c->daddr.is_v4() ? pp_header_segment_build<net::Af4>(w, c, ack_be)
+                            : pp_header_segment_build<net::Af6>(w, c, ack_be);
 }
 
 // The client sent no data, so nothing it does would resend a lost header segment: xvs does,
@@ -258,11 +260,13 @@ void pp_outbound(WorkerCtx& w, LbPacket<Af>& lp, Conn* c) {
         net::csum_replace4(&tcp->checksum, tcp->ack, new_be);
         tcp->ack = new_be;
     }
-    const size_t avail = net::ntoh16(lp.ip->total_length) - lp.ip->header_len();
-    net::pp_sack_rs_to_client(net::tcp_options_span(tcp, avail), shift, &tcp->checksum);
+    net::pp_sack_rs_to_client(net::tcp_options_span(tcp, lp.l4_len), shift, &tcp->checksum);
 }
 template bool pp_insert<net::Af4>(WorkerCtx&, LbPacket4&, Conn*, size_t);
+template bool pp_insert<net::Af6>(WorkerCtx&, LbPacket6&, Conn*, size_t);
 template PpHeaderSegment pp_inbound<net::Af4>(WorkerCtx&, LbPacket4&, Conn*);
+template PpHeaderSegment pp_inbound<net::Af6>(WorkerCtx&, LbPacket6&, Conn*);
 template void pp_outbound<net::Af4>(WorkerCtx&, LbPacket4&, Conn*);
+template void pp_outbound<net::Af6>(WorkerCtx&, LbPacket6&, Conn*);
 
 }  // namespace xvs::lb

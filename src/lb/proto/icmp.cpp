@@ -2,11 +2,14 @@
 
 #include <rte_mbuf.h>
 
+#include <type_traits>
+
 #include "lb/worker_ctx.h"
 #include "lb/xmit/ttl.h"
 #include "lb/xmit/xmit.h"
 #include "net/icmp6.h"
 #include "net/icmp_related.h"
+#include "net/nat64.h"
 #include "stack/exception.h"
 #include "stack/output.h"
 
@@ -30,6 +33,51 @@ bool translate_error(LbPacket<Af>& lp, const net::IcmpQuote& q, const net::IcmpT
         return net::translate_icmp_error(lp.ip, lp.l4, lp.l4_len, q, t);
     else
         return net::translate_icmp6_error(lp.ip, lp.l4, lp.l4_len, q, t);
+}
+
+// FNAT64: the error changes family with the conn's packets (net::icmp_error_4to6/6to4): an
+// ICMPv4 error about LIP -> RS goes to the client from the VIP, an ICMPv6 one about VIP ->
+// client to the RS from the local address, each as a new frame quoting the packet its
+// receiver sent; the original is consumed (icmp_nat64_translated).
+template <class Af>
+void icmp_related_nat64(WorkerCtx& w, LbPacket<Af>& lp, const net::IcmpQuote& q, Conn& c,
+                        ConnDir dir) {
+    // Only these two directions exist: the IPv4 side is the RS's, the IPv6 side the client's.
+    if ((Af::family == 4) != (dir == ConnDir::Out)) {
+        stack::drop(w.stack, lp.pkt, Counter::drop_icmp_nat64);
+        return;
+    }
+    using Out = std::conditional_t<Af::family == 4, net::Af6, net::Af4>;
+    constexpr size_t kMax = Out::family == 4 ? net::kIcmpErrorMaxLen : net::kIcmp6ErrorMaxLen;
+    rte_mbuf* m = stack::frame_alloc(w.stack);
+    if (!m) {  // counted as drop_mbuf_alloc
+        stack::drop(w.stack, lp.pkt, Counter::drop_icmp_nat64);
+        return;
+    }
+    auto* out = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, sizeof(net::EtherHdr) + kMax));
+    size_t n = 0;
+    if (out) {
+        uint8_t* l3 = out + sizeof(net::EtherHdr);
+        if constexpr (Af::family == 4)
+            n = net::icmp_error_4to6(l3, kMax, lp.l4, q, c.vaddr,
+                                     {c.caddr, c.vaddr, c.cport, c.vport});
+        else
+            n = net::icmp_error_6to4(l3, kMax, lp.l4, q, c.laddr_ip,
+                                     {c.daddr, c.laddr_ip, c.dport, c.lport},
+                                     net::hton16(w.ip_id++));
+    }
+    if (n == 0) {
+        stack::drop(w.stack, m, Counter::drop_icmp_not_sent);
+        stack::drop(w.stack, lp.pkt, Counter::drop_icmp_nat64);
+        return;
+    }
+    rte_pktmbuf_trim(m, static_cast<uint16_t>(kMax - n));
+    stack::drop(w.stack, lp.pkt, Counter::icmp_nat64_translated);
+    w.stack.counters.inc(Counter::icmp_related_forwarded);
+    if constexpr (Af::family == 4)
+        stack::ip_output<Out>(w.stack, m, c.caddr, {&c.nh, stack::NhDir::ToClient});
+    else
+        stack::ip_output<Out>(w.stack, m, c.daddr, {&c.nh, stack::NhDir::ToDest});
 }
 
 }  // namespace
@@ -63,8 +111,7 @@ void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     Conn& c = *ref.conn;
     net::IcmpQuote q;
     if (!parse_error(lp, q)) return drop(Counter::drop_icmp_malformed);
-    // FNAT64: the error would have to change family as well (RFC 7915 4.2, 5.2).
-    if (c.caddr.is_v4() != c.daddr.is_v4()) return drop(Counter::drop_icmp_nat64);
+    if (c.caddr.is_v4() != c.daddr.is_v4()) return icmp_related_nat64(w, lp, q, c, ref.dir);
     // NAT and SNAT forward as a router, their conns' errors included (counted and freed if
     // expired); FULLNAT, DR and TUN leave TTL alone, as for their own packets.
     if ((c.mode == FwdMode::Snat || c.mode == FwdMode::Nat) && !ttl_decrement(w, lp)) return;

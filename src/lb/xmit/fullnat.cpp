@@ -50,6 +50,7 @@ stack::Verdict fnat64_in(WorkerCtx& w, LbPacket<net::Af6>& lp, Conn& c) {
     lp.l4 = ip4 + 20;
     lp.l4_off = static_cast<uint16_t>(sizeof(net::EtherHdr) + 20);
     w.stack.counters.inc(Counter::nat64_translated);
+    if (c.flags & kConnUoa) uoa_inbound(w, lp.pkt, ip4, &c);  // the 20-byte IPv6 form
     return stack::Verdict::Accept;
 }
 
@@ -97,9 +98,7 @@ stack::Verdict fullnat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.laddr_ip, c.daddr, c.lport, c.dport);
     // UOA after the rewrite: rewrite_both finds the ports at lp.l4, which an insert moves.
     // kConnUoa (UDP only) keeps the side slot out of the way of every other packet.
-    if constexpr (Af::family == 4) {
-        if (c.flags & kConnUoa) uoa_inbound(w, lp, &c);
-    }
+    if (c.flags & kConnUoa) uoa_inbound(w, lp.pkt, reinterpret_cast<uint8_t*>(lp.ip), &c);
     return stack::Verdict::Accept;
 }
 

@@ -37,11 +37,28 @@ struct GlobalDefs {
     std::optional<uint32_t> control_socket_gid;
 };
 
+// `exception xdp|tap NAME|off` in a port block: how the director's kernel reaches the port's
+// link (stack/exception.h). Default: xdp on net_af_xdp ports (the kernel keeps the interface;
+// xvs's XDP program takes only xvs's frames), off elsewhere (frames not for xvs are dropped).
+enum class ExceptionKind : uint8_t { Default, Off, Xdp, Tap };
+
 struct PortDef {
     std::string name;
     std::string dev;  // DPDK vdev/devargs string, e.g. "net_af_xdp0,iface=lb-wan"
     uint32_t mtu = 1500;
+    ExceptionKind exception = ExceptionKind::Default;
+    std::string exception_tap;  // the TAP interface's name, for ExceptionKind::Tap
     SourceLoc loc;
+
+    bool is_af_xdp() const { return dev.rfind("net_af_xdp", 0) == 0; }
+    ExceptionKind exception_kind() const {
+        if (exception != ExceptionKind::Default) return exception;
+        return is_af_xdp() ? ExceptionKind::Xdp : ExceptionKind::Off;
+    }
+    bool operator==(const PortDef& o) const {
+        return dev == o.dev && mtu == o.mtu && exception == o.exception &&
+               exception_tap == o.exception_tap;
+    }
 };
 
 // mbufs each port's pool needs at least: per worker its RX and TX rings (1024 descriptors

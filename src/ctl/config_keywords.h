@@ -85,6 +85,7 @@ inline constexpr std::array kKeywords = {
     Keyword{"netif_defs", "mbufs_per_port", detail::A, "restart to change"},
     Keyword{"port", "dev", detail::A, ""},
     Keyword{"port", "mtu", detail::A, ""},
+    Keyword{"port", "exception", detail::A, "restart to change"},
     // ---- worker_defs
     Keyword{"worker_defs", "workers", detail::A, "only 1 for now: more are refused"},
     Keyword{"worker_defs", "poll_mode", detail::A, ""},

@@ -100,6 +100,24 @@ void Parser::netif_defs(const Token& kw) {
                 }
             } else if (t.text == "mtu") {
                 if (auto mtu = number_value(t, 68, 9216)) port.mtu = *mtu;
+            } else if (t.text == "exception") {
+                static constexpr std::array<std::pair<std::string_view, ExceptionKind>, 3> kKinds =
+                    {{{"xdp", ExceptionKind::Xdp},
+                      {"tap", ExceptionKind::Tap},
+                      {"off", ExceptionKind::Off}}};
+                auto kind = choice(t, kKinds);
+                if (!kind) return;
+                port.exception = *kind;
+                if (*kind == ExceptionKind::Tap) {
+                    const Token* tap = value(t);
+                    if (!tap) return;
+                    // IFNAMSIZ 16 with its terminating zero.
+                    if (tap->text.empty() || tap->text.size() > 15 ||
+                        tap->text.find_first_of("/ \t,=") != std::string::npos)
+                        error(*tap, "exception tap: bad interface name " + quoted(tap->text) +
+                                        " (1..15 characters, no '/', ',' or '=')");
+                    port.exception_tap = tap->text;
+                }
             } else {
                 unknown(t, "port");
             }
@@ -111,6 +129,9 @@ void Parser::netif_defs(const Token& kw) {
             return;
         }
         if (!dev_seen) error(kw, "port " + quoted(port.name) + ": dev missing");
+        if (dev_seen && port.exception == ExceptionKind::Xdp && !port.is_af_xdp())
+            error(kw, "port " + quoted(port.name) +
+                          ": exception xdp needs a net_af_xdp device (use exception tap NAME)");
         cfg_.netif.ports.push_back(std::move(port));
     } else {
         unknown(kw, "netif_defs");

@@ -72,6 +72,7 @@ Daemon::~Daemon() {
     workers_.clear();
     director_.reset();
     for (const auto& p : ports_) port::port_close(p.port_id);
+    for (uint16_t id : exception_.tap_ids()) port::port_close(id);
     port::eal_stop();
 }
 
@@ -111,10 +112,18 @@ Result<void> Daemon::start() {
         log_info("port " + pd.name + ": mbufs per port " + std::to_string(nmbufs) + " = " +
                  mib_text(port::mempool_memory_bytes(*pool)));
         if (!first_pool) first_pool = *pool;
-        auto info = port::port_open_vdev(pd.dev, params, *pool);
-        if (!info) return make_error(pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + ": " + info.error());
+        const std::string where =
+            pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + ": ";
+        auto devargs = exception_.devargs(pd);
+        if (!devargs) return make_error(where + devargs.error());
+        auto info = port::port_open_vdev(*devargs, params, *pool);
+        if (!info) return make_error(where + info.error());
         if (auto why = port::port_defrag_warning(pd.dev)) log_warning("port " + pd.name + ": " + *why);
-        if (auto r = director_->port_add({pd.name, info->id, info->mac, static_cast<uint16_t>(pd.mtu)}); !r)
+        auto exc = exception_.open(pd, *info, params, *pool);
+        if (!exc) return make_error(where + exc.error());
+        if (auto r = director_->port_add(
+                {pd.name, info->id, info->mac, static_cast<uint16_t>(pd.mtu), *exc});
+            !r)
             return r;
         ports_.push_back(PortInfoForCtl{pd.name, pd.dev, info->id, static_cast<uint16_t>(pd.mtu), info->mac, true});
         char mac[18];
@@ -125,6 +134,7 @@ Result<void> Daemon::start() {
     auto applied = config_apply(*director_, config_);
     if (!applied) return make_error(applied.error());
     for (const auto& c : applied->changes) log_debug(c);
+    exception_.sync(*director_);  // before the first frame: the XDP maps know xvs's addresses
     log_info("configuration applied: " + std::to_string(director_->services().size()) +
              " virtual services, " + std::to_string(director_->matches().size()) +
              " SNAT match services");
@@ -209,7 +219,7 @@ Result<void> Daemon::reload() {
         restart.push_back("the set of ports");
     for (const auto& pd : next.netif.ports) {
         const PortDef* cur = config_.find_port(pd.name);
-        if (cur && (cur->dev != pd.dev || cur->mtu != pd.mtu)) restart.push_back("port " + pd.name);
+        if (cur && !(*cur == pd)) restart.push_back("port " + pd.name);
     }
     if (next.worker.workers != config_.worker.workers) restart.push_back("workers");
     if (next.worker.poll_mode != config_.worker.poll_mode) restart.push_back("poll_mode");
@@ -280,6 +290,7 @@ int Daemon::run() {
             director_->reclaim();
             next_estimate = now + std::chrono::seconds(2);
         }
+        exception_.sync(*director_);  // XDP address maps follow every address change
         control_->poll_once(std::chrono::milliseconds(200));
     }
     log_info("stopping");

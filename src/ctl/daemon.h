@@ -14,6 +14,7 @@
 #include "ctl/config.h"
 #include "ctl/control_server.h"
 #include "ctl/controller.h"
+#include "ctl/exception_path.h"
 #include "lb/director.h"
 #include "lb/worker.h"
 
@@ -39,6 +40,7 @@ private:
     std::unique_ptr<lb::Director> director_;
     std::vector<std::unique_ptr<lb::Worker>> workers_;
     std::vector<PortInfoForCtl> ports_;
+    ExceptionPorts exception_;  // TAPs and XDP address maps (ctl/exception_path.h)
     std::unique_ptr<Controller> controller_;
     std::atomic<bool> stop_workers_{false};
     std::vector<unsigned> worker_lcores_;

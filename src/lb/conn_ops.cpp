@@ -11,6 +11,7 @@
 #include "lb/worker_ctx.h"
 #include "lb/xmit/snat.h"
 #include "lb/xmit/xmit.h"
+#include "stack/exception.h"
 #include "stack/output.h"
 
 namespace xvs::lb {
@@ -27,7 +28,10 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     const ServiceView* view =
         lp.local ? w.snap->service(lp.proto, lp.key.daddr, lp.key.dport) : snat_match(*w.snap, lp);
     if (!view) {
-        drop(w.stack, lp.pkt, lp.local ? Counter::drop_no_service : Counter::drop_not_local);
+        if (lp.local)
+            drop(w.stack, lp.pkt, Counter::drop_no_service);
+        else  // no SNAT match: perhaps the kernel's (exception path)
+            stack::exception_or_drop(w.stack, lp.port, lp.pkt, Counter::drop_not_local);
         return nullptr;
     }
     if (!admit(w, *view, lp.key.saddr)) {

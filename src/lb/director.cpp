@@ -531,7 +531,11 @@ std::unique_ptr<Snapshot> Director::build() const {
     snap->synproxy = synproxy_;
     snap->cookie = cookie_;
     stack::StackView& sv = snap->stack;
-    for (const auto& p : ports_) sv.ports.push_back(stack::PortView{p.port_id, p.mac, p.mtu, p.name});
+    for (const auto& p : ports_) {
+        sv.ports.push_back(stack::PortView{p.port_id, p.mac, p.mtu, p.name});
+        sv.ports.back().has_exception = p.exception_port_id.has_value();
+        sv.ports.back().exception_port_id = p.exception_port_id.value_or(0);
+    }
     sv.port_source.assign(ports_.size(), net::InetAddr{});
     sv.port_source6.assign(ports_.size(), net::InetAddr{});
     // The first own address of each family on a port is its source for ARP/ND.

@@ -57,6 +57,8 @@ struct PortEntry {
     uint16_t port_id = 0;
     net::MacAddr mac{};
     uint16_t mtu = 1500;
+    // The exception path's TAP port (stack/exception.h), when the port has one.
+    std::optional<uint16_t> exception_port_id;
 };
 
 struct AddressEntry {

@@ -12,6 +12,7 @@
 #include "lb/synproxy/handshake.h"
 #include "lb/worker_ctx.h"
 #include "lb/xmit/xmit.h"
+#include "stack/exception.h"
 #include "stack/ipv4.h"
 #include "stack/output.h"
 
@@ -66,7 +67,8 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
             if (!snat ||
                 (lp.proto == Af::icmp_proto &&
                  reinterpret_cast<const net::IcmpHdr*>(lp.l4)->type != net::kIcmpEchoRequest)) {
-                drop(w.stack, lp.pkt, Counter::drop_not_local);
+                // Perhaps the kernel's: its own addresses live behind the exception path.
+                stack::exception_or_drop(w.stack, lp.port, lp.pkt, Counter::drop_not_local);
                 return;
             }
             if (stack::source_own(*w.stack.view, lp.key.saddr)) {
@@ -74,7 +76,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                 return;
             }
             if (is_tcp && !pure_syn) {
-                drop(w.stack, lp.pkt, Counter::drop_tcp_no_conn);
+                stack::exception_or_drop(w.stack, lp.port, lp.pkt, Counter::drop_tcp_no_conn);
                 return;
             }
             c = conn_create(w, lp);

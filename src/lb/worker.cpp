@@ -21,6 +21,7 @@
 #include "lb/synproxy/handshake.h"
 #include "port/ethdev.h"
 #include "stack/arp.h"
+#include "stack/exception.h"
 #include "stack/input.h"
 #include "stack/output.h"
 
@@ -47,6 +48,7 @@ Worker::Worker(Director& director, const WorkerConfig& cfg)
     st.neigh = stack::Neighbours(4096, cfg.neigh_times);
     st.pool = cfg.pool;
     st.tx.init(static_cast<uint16_t>(cfg.id));
+    st.exc_tx.init(static_cast<uint16_t>(cfg.id), Counter::exc_to_kernel, Counter::drop_exc_full);
 }
 
 Worker::~Worker() {
@@ -54,7 +56,8 @@ Worker::~Worker() {
 }
 
 uint64_t Worker::held_frames() const {
-    uint64_t n = ctx_.stack.neigh.pending_total + ctx_.stack.tx.pending();
+    uint64_t n =
+        ctx_.stack.neigh.pending_total + ctx_.stack.tx.pending() + ctx_.stack.exc_tx.pending();
     return n + lb::synproxy_saved_count(ctx_.sp) + stack::fragments_held(ctx_.stack);
 }
 
@@ -103,8 +106,12 @@ void Worker::refresh_snapshot() {
     if (snap != ctx_.snap) ctx_.stack.neigh.invalidate_cached();
     ctx_.snap = snap;
     ctx_.stack.view = &ctx_.snap->stack;
-    for (size_t p = 0; p < ctx_.snap->stack.ports.size(); ++p)
-        ctx_.stack.tx.set_port_id(static_cast<uint8_t>(p), ctx_.snap->stack.ports[p].port_id);
+    for (size_t p = 0; p < ctx_.snap->stack.ports.size(); ++p) {
+        const stack::PortView& pv = ctx_.snap->stack.ports[p];
+        ctx_.stack.tx.set_port_id(static_cast<uint8_t>(p), pv.port_id);
+        if (pv.has_exception)
+            ctx_.stack.exc_tx.set_port_id(static_cast<uint8_t>(p), pv.exception_port_id);
+    }
 }
 
 unsigned Worker::poll_once() {
@@ -129,6 +136,8 @@ unsigned Worker::poll_once() {
             total += n;
         }
     }
+    total +=
+        stack::exception_poll(ctx_.stack, static_cast<uint16_t>(ctx_.cfg.id), ctx_.cfg.rx_burst);
     flush();
     return total;
 }
@@ -233,6 +242,10 @@ bool Worker::key_of(LbPacket<Af>& lp) {
     if (lp.related) {
         // An ICMP error: the key of the conn is the quoted packet's tuple, reversed.
         if (icmp_related_key(lp, lp.key)) return true;
+        if (!lp.local) {  // perhaps about the kernel's traffic (exception path)
+            stack::exception_or_drop(ctx_.stack, lp.port, lp.pkt, Counter::drop_icmp_unrelated);
+            return false;
+        }
         ctx_.stack.counters.inc(Counter::drop_icmp_unrelated);
         rte_pktmbuf_free(lp.pkt);
         return false;

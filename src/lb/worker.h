@@ -38,7 +38,10 @@ public:
     unsigned poll_once();
     // The packet path for a burst received on port index `port` (benches call this directly).
     void process_burst(uint8_t port, rte_mbuf** pkts, uint16_t n);
-    void flush() { ctx_.stack.tx.flush(ctx_.stack.counters); }
+    void flush() {
+        ctx_.stack.exc_tx.flush(ctx_.stack.counters);
+        ctx_.stack.tx.flush(ctx_.stack.counters);
+    }
     // Loads the current snapshot (poll_once does this; benches call it once).
     void refresh_snapshot();
 

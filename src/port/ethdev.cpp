@@ -7,6 +7,7 @@
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -95,6 +96,18 @@ std::optional<std::string> port_defrag_warning(const std::string& devargs) {
            ": the kernel reassembles IP fragments before xvs sees them (af_packet fanout "
            "defrag): frag_defs does not apply, and a datagram larger than the af_packet "
            "frame is lost in the PMD; use net_af_xdp for fragmented traffic";
+}
+
+Result<PortInfo> port_open_tap(const std::string& vdev_name, const std::string& iface,
+                               const net::MacAddr& mac, const PortParams& params,
+                               rte_mempool* pool) {
+    char mac_text[18];
+    std::snprintf(mac_text, sizeof mac_text, "%02x:%02x:%02x:%02x:%02x:%02x", mac.b[0], mac.b[1],
+                  mac.b[2], mac.b[3], mac.b[4], mac.b[5]);
+    const std::string devargs = vdev_name + ",iface=" + iface + ",mac=" + mac_text;
+    auto info = port_open_vdev(devargs, params, pool);
+    if (!info) return make_error("exception tap " + iface + ": " + info.error());
+    return info;
 }
 
 Result<PortInfo> port_open_rings(const std::string& name, rte_ring* rx, rte_ring* tx,

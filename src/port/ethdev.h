@@ -39,6 +39,12 @@ Result<PortInfo> port_open_vdev(const std::string& devargs, const PortParams& pa
 // Returns a warning for the log when that is the case here, i.e. this namespace's
 // net.ipv4.ipfrag_high_thresh is not 0 (at 0 the kernel drops fragments instead).
 std::optional<std::string> port_defrag_warning(const std::string& devargs);
+// The exception path's TAP for a port (DPDK net_tap: the kernel sees interface `iface`),
+// given the port's MAC so the kernel's frames leave as the port's and frames to that MAC
+// reach both. vdev_name must be unique ("net_tap_x0"). Same queues as the port.
+Result<PortInfo> port_open_tap(const std::string& vdev_name, const std::string& iface,
+                               const net::MacAddr& mac, const PortParams& params,
+                               rte_mempool* pool);
 
 Result<PortInfo> port_open_rings(const std::string& name, rte_ring* rx, rte_ring* tx,
                                  const PortParams& params, rte_mempool* pool);

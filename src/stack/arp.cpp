@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "stack/exception.h"
 #include "stack/ndp.h"
 #include "stack/output.h"
 
@@ -52,6 +53,9 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     const uint32_t target_be = arp->tpa;
     const OwnAddr* own = ctx.view->own(net::InetAddr::v4(target_be));
     const bool for_us = own && own->port == port && sender_be != target_be;
+    // Not about an address of ours on this port: the kernel's, when the port has an exception
+    // path (requests for its addresses, replies to its own requests).
+    const bool kernel = !(own && own->port == port);
     const bool is_request = arp->op == net::hton16(net::kArpOpRequest);
     const net::InetAddr sender = net::InetAddr::v4(sender_be);
     const net::MacAddr sender_mac = arp->sha;
@@ -65,6 +69,7 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
         return;
     }
     if (sender_be != 0 && !ctx.view->on_link(sender, port)) {
+        if (kernel) return exception_or_drop(ctx, port, pkt, Counter::drop_arp_off_link);
         ctx.counters.inc(Counter::drop_arp_off_link);
         rte_pktmbuf_free(pkt);
         return;
@@ -81,11 +86,13 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     }
 
     if (!is_request) {
+        if (kernel) return exception_or_drop(ctx, port, pkt, Counter::arp_replies_received);
         ctx.counters.inc(Counter::arp_replies_received);
         rte_pktmbuf_free(pkt);
         return;
     }
     if (!for_us) {
+        if (kernel) return exception_or_drop(ctx, port, pkt, Counter::drop_arp_not_ours);
         ctx.counters.inc(Counter::drop_arp_not_ours);
         rte_pktmbuf_free(pkt);
         return;

@@ -26,6 +26,7 @@ inline constexpr std::array kConsumedCounters{
     Counter::frag_merged,                  // its bytes are in the reassembled datagram
     Counter::frag_split,                   // sent on as the fragments it was cut into
     Counter::icmp_nat64_translated,        // sent on as a new error of the other family
+    Counter::exc_to_kernel,                // handed to the kernel through the exception port
 };
 
 struct FrameBalance {

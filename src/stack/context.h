@@ -18,6 +18,7 @@ namespace xvs::stack {
 struct StackContext {
     Counters counters;
     TxBuffers tx;
+    TxBuffers exc_tx;  // to the ports' exception (TAP) ports: stack/exception.h
     Neighbours neigh;
     rte_mempool* pool = nullptr;
     SingleWriter<uint64_t> now_ms;  // the worker's clock; the control thread reads it too

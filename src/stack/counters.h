@@ -80,6 +80,8 @@ namespace xvs::stack {
     X(frag_reassembled, false, "IP datagrams reassembled from fragments")                          \
     X(frag_split, false, "IPv4 packets over the egress MTU sent as fragments (consumed)")          \
     X(frag_created, false, "IPv4 fragments built for packets over the egress MTU")                 \
+    X(exc_to_kernel, false, "frames handed to the director's kernel (exception TAP port)")         \
+    X(exc_from_kernel, false, "frames the kernel wrote to the exception port, sent on the port")   \
     X(drop_frag_timeout, true, "IP fragment of a datagram not complete in time (or at stop)")      \
     X(drop_frag_table_full, true, "IP fragment of a new datagram: reassembly table full")          \
     X(drop_frag_no_buffer, true, "IP fragment of a new datagram: no reassembly buffer free")       \
@@ -142,6 +144,7 @@ namespace xvs::stack {
     X(drop_neigh_unresolved, true, "next hop did not answer ARP")                                  \
     X(drop_mbuf_alloc, true, "mbuf pool empty when building a packet")                             \
     X(drop_tx_full, true, "port TX queue full")                                                    \
+    X(drop_exc_full, true, "exception (TAP) port queue full: frame for the kernel dropped")        \
     X(drop_blacklisted, true, "new connection from a client on the service's blacklist")           \
     X(drop_not_whitelisted, true, "new connection from a client not on the service's whitelist")   \
     X(drop_conn_rate, true, "new connection over the service's conn_rate_limit (per second)")      \

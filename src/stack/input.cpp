@@ -3,6 +3,7 @@
 #include <rte_mbuf.h>
 
 #include "stack/arp.h"
+#include "stack/exception.h"
 #include "stack/ipv4.h"
 #include "stack/ipv6.h"
 #include "stack/ndp.h"
@@ -95,7 +96,7 @@ bool ip4_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af4>& 
         // Not ours: only a TCP/UDP packet of one of our conns goes on (lb decides); anything
         // else is dropped as before, drop_not_local.
         if (!l4_valid<net::Af4>(v.ip->protocol, v.l4, v.l4_len, flags, reason)) {
-            drop(ctx, m, Counter::drop_not_local);
+            exception_or_drop(ctx, port, m, Counter::drop_not_local);
             return false;
         }
     } else if (v.ip->protocol == net::kIpProtoIcmp &&
@@ -128,8 +129,8 @@ bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& 
         nd_input(ctx, port, m, v);
         return false;
     }
-    if (v.multicast) {
-        drop(ctx, m, Counter::drop_ip6_multicast);
+    if (v.multicast) {  // MLD, router discovery, ...: the kernel's business if anyone's
+        exception_or_drop(ctx, port, m, Counter::drop_ip6_multicast);
         return false;
     }
     uint8_t flags = 0;
@@ -141,7 +142,7 @@ bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& 
         related = true;
     } else if (!own) {
         if (!l4_valid<net::Af6>(v.proto, v.l4, v.l4_len, flags, reason)) {
-            drop(ctx, m, Counter::drop_not_local);
+            exception_or_drop(ctx, port, m, Counter::drop_not_local);
             return false;
         }
     } else if (v.proto == net::kIpProtoIcmp6 &&
@@ -194,7 +195,7 @@ uint8_t eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t 
         arp_input(ctx, port, m);
         return 0;
     }
-    drop(ctx, m, Counter::drop_ethertype);
+    exception_or_drop(ctx, port, m, Counter::drop_ethertype);  // LLDP, ... : the kernel's
     return 0;
 }
 

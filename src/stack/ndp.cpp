@@ -9,6 +9,7 @@
 #include "net/af.h"
 #include "net/checksum.h"
 #include "stack/arp.h"
+#include "stack/exception.h"
 #include "stack/output.h"
 
 namespace xvs::stack {
@@ -103,20 +104,30 @@ void nd_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv6View& v)
         if (v.multicast && (nd[4] & net::kNaSolicited))
             return drop_with(Counter::drop_nd_malformed);  // RFC 4861 7.1.2
         if (ctx.view->own(target)) return drop_with(Counter::drop_nd_own_address);
-        if (!link_local(target) && !ctx.view->on_link(target, port))
+        // Unicast to an address not ours: the answer to the kernel's own solicitation.
+        const bool kernel = !v.multicast && !ctx.view->own(net::Af6::dst(*ip));
+        if (!link_local(target) && !ctx.view->on_link(target, port)) {
+            if (kernel) return exception_or_drop(ctx, port, pkt, Counter::drop_nd_off_link);
             return drop_with(Counter::drop_nd_off_link);
+        }
         if (mac) {
             net::MacAddr m;
             std::memcpy(m.b, mac, 6);
             NeighEntry* e = ctx.neigh.learn(target, m, port, ctx.now_ms, false);
             if (e && e->npending) release_pending(ctx, *e);
         }
+        if (kernel) return exception_or_drop(ctx, port, pkt, Counter::nd_adverts_received);
         return drop_with(Counter::nd_adverts_received);
     }
 
-    if (sender.is_unspecified()) return drop_with(Counter::drop_nd_dad);
     const OwnAddr* own = ctx.view->own(target);
-    if (!own || own->port != port) return drop_with(Counter::drop_nd_not_ours);
+    // Solicitations for addresses not ours on this port (the kernel's, DAD probes for them)
+    // go to the kernel when the port has an exception path.
+    if (!own || own->port != port)
+        return exception_or_drop(
+            ctx, port, pkt,
+            sender.is_unspecified() ? Counter::drop_nd_dad : Counter::drop_nd_not_ours);
+    if (sender.is_unspecified()) return drop_with(Counter::drop_nd_dad);
     if (v.multicast && !ipv6_is_solicited_node_of(ip->daddr, target))
         return drop_with(Counter::drop_nd_malformed);
     if (ctx.view->own(sender)) return drop_with(Counter::drop_nd_own_address);

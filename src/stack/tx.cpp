@@ -10,9 +10,9 @@ namespace xvs::stack {
 void TxBuffers::flush_port(uint8_t port, Counters& counters) {
     Buffer& b = ports_[port];
     uint16_t sent = port::port_tx_burst(b.port_id, queue_, b.pkts.data(), b.count);
-    counters.inc(Counter::tx_packets, sent);
+    counters.inc(sent_, sent);
     if (sent < b.count) {
-        counters.inc(Counter::drop_tx_full, b.count - sent);
+        counters.inc(full_, b.count - sent);
         rte_pktmbuf_free_bulk(&b.pkts[sent], b.count - sent);
     }
     b.count = 0;

@@ -16,7 +16,14 @@ class TxBuffers {
 public:
     static constexpr uint16_t kBurst = 64;
 
-    void init(uint16_t queue) { queue_ = queue; }
+    // sent/full: the counters of frames the queue took and of those it refused (the
+    // exception path's buffers count exc_to_kernel / drop_exc_full instead).
+    void init(uint16_t queue, Counter sent = Counter::tx_packets,
+              Counter full = Counter::drop_tx_full) {
+        queue_ = queue;
+        sent_ = sent;
+        full_ = full;
+    }
     void set_port_id(uint8_t port, uint16_t port_id) { ports_[port].port_id = port_id; }
     // Takes ownership of pkt.
     void enqueue(uint8_t port, rte_mbuf* pkt, Counters& counters) {
@@ -55,6 +62,8 @@ private:
     };
     std::array<Buffer, kMaxPorts> ports_{};
     uint16_t queue_ = 0;
+    Counter sent_ = Counter::tx_packets;
+    Counter full_ = Counter::drop_tx_full;
 };
 
 }  // namespace xvs::stack

@@ -27,6 +27,9 @@ struct PortView {
     // tunnel_source, else the port's first own address (port_source); per family.
     net::InetAddr tunnel_source;
     net::InetAddr tunnel_source6;
+    // The exception path (stack/exception.h): the TAP port carrying the kernel's traffic.
+    bool has_exception = false;
+    uint16_t exception_port_id = 0;
 };
 
 enum class AddrKind : uint8_t { Director, Vip, Lip };

@@ -10,6 +10,7 @@
 #include "net/icmp6.h"
 #include "net/icmp_related.h"
 #include "net/nat64.h"
+#include "stack/exception.h"
 #include "stack/output.h"
 
 namespace xvs::lb {
@@ -101,7 +102,12 @@ void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         w.stack.counters.inc(reason);
         rte_pktmbuf_free(lp.pkt);
     };
-    if (!ref.conn) return drop(Counter::drop_icmp_unrelated);
+    if (!ref.conn) {
+        // Not to an address of ours: maybe about the kernel's own traffic (exception path).
+        if (!lp.local)
+            return stack::exception_or_drop(w.stack, lp.port, lp.pkt, Counter::drop_icmp_unrelated);
+        return drop(Counter::drop_icmp_unrelated);
+    }
     Conn& c = *ref.conn;
     net::IcmpQuote q;
     if (!parse_error(lp, q)) return drop(Counter::drop_icmp_malformed);

@@ -1131,3 +1131,40 @@ TEST(ConfigParser, FragDefs) {
 
 }  // namespace
 }  // namespace xvs::ctl
+
+namespace xvs::ctl {
+namespace {
+
+TEST(ConfigParser, PortExceptionPathPerPmd) {
+    ParseOutcome out = parse(R"(netif_defs {
+    port a { dev net_af_xdp0,iface=lb-wan }
+    port b { dev net_af_packet1,iface=lb-lan exception tap xvs-lan }
+    port c { dev net_af_xdp2,iface=x exception off }
+    port d { dev net_ring0 }
+}
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    const auto& p = out.config->netif.ports;
+    ASSERT_EQ(p.size(), 4u);
+    EXPECT_EQ(p[0].exception_kind(), ExceptionKind::Xdp);  // the default on net_af_xdp
+    EXPECT_EQ(p[1].exception_kind(), ExceptionKind::Tap);
+    EXPECT_EQ(p[1].exception_tap, "xvs-lan");
+    EXPECT_EQ(p[2].exception_kind(), ExceptionKind::Off);
+    EXPECT_EQ(p[3].exception_kind(), ExceptionKind::Off);  // the default elsewhere
+}
+
+TEST(ConfigParserErrors, PortExceptionRefusals) {
+    EXPECT_THAT(errors_of("netif_defs { port a { dev net_af_packet0,iface=x exception xdp } }\n"
+                          "netif_defs { port b { dev net_ring0 exception tap } }\n"
+                          "netif_defs { port c { dev net_ring1 exception tap a/b } }\n"
+                          "netif_defs { port d { dev net_ring2 exception kni } }\n"),
+                ElementsAre("t.conf:7: port 'a': exception xdp needs a net_af_xdp device (use "
+                            "exception tap NAME)",
+                            "t.conf:8: exception: missing value",
+                            "t.conf:9: exception tap: bad interface name 'a/b' (1..15 "
+                            "characters, no '/', ',' or '=')",
+                            "t.conf:10: exception: bad value 'kni' (xdp|tap|off)"));
+}
+
+}  // namespace
+}  // namespace xvs::ctl

@@ -1,0 +1,92 @@
+// The exception path's control side, see ctl/exception_path.h.
+#include "ctl/exception_path.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl/log.h"
+#include "lb/snapshot.h"
+
+namespace xvs::ctl {
+
+namespace {
+std::string devarg_value(const std::string& dev, const std::string& key) {
+    size_t pos = dev.find("," + key + "=");
+    if (pos == std::string::npos) return {};
+    pos += key.size() + 2;
+    return dev.substr(pos, dev.find(',', pos) - pos);
+}
+}  // namespace
+
+ExceptionPorts::~ExceptionPorts() {
+    if (!prog_path_.empty()) unlink(prog_path_.c_str());
+}
+
+Result<std::string> ExceptionPorts::devargs(const PortDef& pd) {
+    if (pd.exception_kind() != ExceptionKind::Xdp) return pd.dev;
+    if (!devarg_value(pd.dev, "xdp_prog").empty()) return pd.dev;  // the operator's own
+    if (prog_path_.empty()) {
+        mkdir("/run/xvs", 0755);
+        const std::string path = "/run/xvs/xvs_xdp." + std::to_string(getpid()) + ".o";
+        if (auto r = port::xdp_program_write(path); !r) return make_error(r.error());
+        prog_path_ = path;
+    }
+    return pd.dev + ",xdp_prog=" + prog_path_;
+}
+
+Result<std::optional<uint16_t>> ExceptionPorts::open(const PortDef& pd, const port::PortInfo& info,
+                                                     const port::PortParams& params,
+                                                     rte_mempool* pool) {
+    switch (pd.exception_kind()) {
+        case ExceptionKind::Tap: {
+            // Management traffic: short rings (net_tap keeps an mbuf per RX descriptor, taken
+            // from the port's pool).
+            port::PortParams tap_params = params;
+            tap_params.rx_desc = 256;
+            tap_params.tx_desc = 256;
+            auto tap = port::port_open_tap("net_tap_xvs" + std::to_string(tap_ids_.size()),
+                                           pd.exception_tap, info.mac, tap_params, pool);
+            if (!tap) return make_error(tap.error());
+            tap_ids_.push_back(tap->id);
+            log_info("port " + pd.name + ": exception path through TAP " + pd.exception_tap +
+                     " (DPDK port " + std::to_string(tap->id) +
+                     "): give the kernel its addresses there");
+            return std::optional<uint16_t>(tap->id);
+        }
+        case ExceptionKind::Xdp: {
+            const std::string iface = devarg_value(pd.dev, "iface");
+            auto map = port::XdpAddrMap::open(iface);
+            if (!map) return make_error("port " + pd.name + ": " + map.error());
+            maps_.push_back(std::move(*map));
+            log_info("port " + pd.name + ": exception path through xvs's XDP program on " + iface +
+                     ": frames not for xvs go to the kernel");
+            return std::optional<uint16_t>{};
+        }
+        default:
+            return std::optional<uint16_t>{};
+    }
+}
+
+void ExceptionPorts::sync(const lb::Director& director) {
+    if (maps_.empty()) return;
+    std::vector<std::pair<net::InetAddr, port::XdpOwner>> want;
+    const lb::Snapshot* snap = director.snapshot();
+    snap->stack.addrs.for_each([&](const stack::AddrKey& k, const stack::OwnAddr&) {
+        want.emplace_back(k.addr, port::XdpOwner::Xvs);
+    });
+    for (const net::InetAddr& a : port::kernel_addresses()) {
+        if (!snap->stack.own(a)) want.emplace_back(a, port::XdpOwner::Kernel);
+    }
+    for (auto& m : maps_) {
+        auto r = m.sync(want);
+        if (!r) {
+            if (r.error() != last_error_) log_error(r.error());
+            last_error_ = r.error();
+        } else if (*r) {
+            log_debug("XDP " + m.iface() + ": address map updated, " + std::to_string(*r) +
+                      " entries changed, " + std::to_string(want.size()) + " held");
+        }
+    }
+}
+
+}  // namespace xvs::ctl

@@ -1,0 +1,145 @@
+// xvsd's XDP program and its address map, see port/xdp_filter.h.
+#include "port/xdp_filter.h"
+
+#include <bpf/bpf.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <unistd.h>
+#include <xdp/libxdp.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "port/xdp_abi.h"
+
+extern "C" {
+extern const unsigned char xvs_port_xdp_bpf_object[];
+extern const size_t xvs_port_xdp_bpf_object_size;
+}
+
+namespace xvs::port {
+
+namespace {
+
+constexpr const char* kMapName = "xvs_xdp_addrs";
+
+// The fd of the map named kMapName used by program `id`, or -1.
+int map_of_prog(uint32_t id) {
+    int prog_fd = bpf_prog_get_fd_by_id(id);
+    if (prog_fd < 0) return -1;
+    uint32_t map_ids[16] = {};
+    bpf_prog_info info{};
+    info.nr_map_ids = 16;
+    info.map_ids = reinterpret_cast<uint64_t>(map_ids);
+    uint32_t len = sizeof info;
+    int found = -1;
+    if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) == 0) {
+        for (uint32_t i = 0; i < info.nr_map_ids && i < 16 && found < 0; ++i) {
+            int map_fd = bpf_map_get_fd_by_id(map_ids[i]);
+            if (map_fd < 0) continue;
+            bpf_map_info minfo{};
+            uint32_t mlen = sizeof minfo;
+            if (bpf_obj_get_info_by_fd(map_fd, &minfo, &mlen) == 0 &&
+                std::strcmp(minfo.name, kMapName) == 0)
+                found = map_fd;
+            else
+                close(map_fd);
+        }
+    }
+    close(prog_fd);
+    return found;
+}
+
+}  // namespace
+
+Result<void> xdp_program_write(const std::string& path) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(xvs_port_xdp_bpf_object),
+              static_cast<std::streamsize>(xvs_port_xdp_bpf_object_size));
+    out.close();
+    if (!out)
+        return make_error("cannot write the XDP program to " + path + ": " + std::strerror(errno));
+    return {};
+}
+
+Result<XdpAddrMap> XdpAddrMap::open(const std::string& iface) {
+    const unsigned ifindex = if_nametoindex(iface.c_str());
+    if (ifindex == 0) return make_error("XDP: no interface " + iface);
+    xdp_multiprog* mp = xdp_multiprog__get_from_ifindex(static_cast<int>(ifindex));
+    if (libxdp_get_error(mp) || !mp) return make_error("XDP: no program attached to " + iface);
+    int fd = -1;
+    if (xdp_multiprog__is_legacy(mp)) {
+        if (xdp_program* p = xdp_multiprog__main_prog(mp)) fd = map_of_prog(xdp_program__id(p));
+    } else {
+        for (xdp_program* p = xdp_multiprog__next_prog(nullptr, mp); p && fd < 0;
+             p = xdp_multiprog__next_prog(p, mp))
+            fd = map_of_prog(xdp_program__id(p));
+    }
+    xdp_multiprog__close(mp);
+    if (fd < 0)
+        return make_error("XDP: the program on " + iface + " has no map " + kMapName +
+                          " (another XDP program attached?)");
+    return XdpAddrMap(iface, fd);
+}
+
+XdpAddrMap::XdpAddrMap(XdpAddrMap&& o) noexcept
+    : iface_(std::move(o.iface_)), fd_(o.fd_), have_(std::move(o.have_)) {
+    o.fd_ = -1;
+}
+
+XdpAddrMap::~XdpAddrMap() {
+    if (fd_ >= 0) close(fd_);
+}
+
+Result<unsigned> XdpAddrMap::sync(const std::vector<std::pair<net::InetAddr, XdpOwner>>& want) {
+    std::set<std::pair<std::vector<uint8_t>, uint8_t>> next;
+    for (const auto& [addr, owner] : want)
+        next.emplace(std::vector<uint8_t>(addr.b, addr.b + 16), static_cast<uint8_t>(owner));
+    if (next.size() > XVS_XDP_MAX_ADDRS)
+        return make_error("XDP " + iface_ + ": " + std::to_string(next.size()) +
+                          " addresses, the map holds " + std::to_string(XVS_XDP_MAX_ADDRS));
+    unsigned changed = 0;
+    // Removed first (an address whose owner changed is re-added below).
+    for (const auto& [key, owner] : have_) {
+        if (next.count({key, owner})) continue;
+        bool still = false;
+        for (const auto& n : next) still = still || n.first == key;
+        if (!still) {
+            bpf_map_delete_elem(fd_, key.data());
+            ++changed;
+        }
+    }
+    for (const auto& [key, owner] : next) {
+        if (have_.count({key, owner})) continue;
+        if (bpf_map_update_elem(fd_, key.data(), &owner, BPF_ANY) != 0)
+            return make_error("XDP " + iface_ + ": map update failed: " + std::strerror(errno));
+        ++changed;
+    }
+    have_ = std::move(next);
+    return changed;
+}
+
+std::vector<net::InetAddr> kernel_addresses() {
+    std::vector<net::InetAddr> out;
+    ifaddrs* list = nullptr;
+    if (getifaddrs(&list) != 0) return out;
+    for (ifaddrs* a = list; a; a = a->ifa_next) {
+        if (!a->ifa_addr) continue;
+        if (a->ifa_addr->sa_family == AF_INET) {
+            sockaddr_in sin;
+            std::memcpy(&sin, a->ifa_addr, sizeof sin);
+            out.push_back(net::InetAddr::v4(sin.sin_addr.s_addr));
+        } else if (a->ifa_addr->sa_family == AF_INET6) {
+            sockaddr_in6 sin6;
+            std::memcpy(&sin6, a->ifa_addr, sizeof sin6);
+            out.push_back(net::InetAddr::v6(sin6.sin6_addr.s6_addr));
+        }
+    }
+    freeifaddrs(list);
+    return out;
+}
+
+}  // namespace xvs::port

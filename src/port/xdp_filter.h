@@ -1,0 +1,50 @@
+// xvsd's XDP program on net_af_xdp ports (port/bpf/xvs_xdp.bpf.c, the exception path): the
+// object file handed to the PMD (`xdp_prog=`), and the program's address map, which the
+// control thread keeps equal to "xvs's addresses + the kernel's" (xdp_addrs_sync). Control
+// plane only; the data plane never sees this.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+#include "net/addr.h"
+
+namespace xvs::port {
+
+// Writes the embedded program to `path` (for the PMD's xdp_prog= devarg).
+Result<void> xdp_program_write(const std::string& path);
+
+enum class XdpOwner : uint8_t { Xvs = 1, Kernel = 2 };  // port/xdp_abi.h values
+
+// The address map of the program attached to one interface (this network namespace).
+class XdpAddrMap {
+  public:
+    // Finds the map of xvs's program attached to iface (after the PMD attached it).
+    static Result<XdpAddrMap> open(const std::string& iface);
+    // Over a map fd the caller got otherwise (tests); takes ownership of fd.
+    static XdpAddrMap adopt(std::string name, int fd) { return XdpAddrMap(std::move(name), fd); }
+    XdpAddrMap(XdpAddrMap&& o) noexcept;
+    XdpAddrMap& operator=(XdpAddrMap&&) = delete;
+    XdpAddrMap(const XdpAddrMap&) = delete;
+    ~XdpAddrMap();
+
+    // Makes the map hold exactly `want` (only the differences are written). Returns the
+    // number of entries changed.
+    Result<unsigned> sync(const std::vector<std::pair<net::InetAddr, XdpOwner>>& want);
+    const std::string& iface() const { return iface_; }
+
+  private:
+    XdpAddrMap(std::string iface, int fd) : iface_(std::move(iface)), fd_(fd) {}
+    std::string iface_;
+    int fd_ = -1;
+    std::set<std::pair<std::vector<uint8_t>, uint8_t>> have_;
+};
+
+// The kernel's own addresses in this namespace (every interface), for XdpOwner::Kernel.
+std::vector<net::InetAddr> kernel_addresses();
+
+}  // namespace xvs::port

@@ -76,9 +76,15 @@ json Controller::stats_json(const void* obj, const Totals& raw) const {
 }
 
 json Controller::service_json(const lb::Service& s) const {
+    // -M: a netmask for IPv4 (and firewall-mark) services, a prefix length for IPv6 ones.
+    const bool v4 = s.key.fwmark || s.key.vip.is_v4();
+    const std::string netmask =
+        v4 ? net::to_string(net::InetAddr::v4(net::hton32(
+                 s.persist_prefix == 0 ? 0 : ~uint32_t{0} << (32 - std::min<uint8_t>(s.persist_prefix, 32)))))
+           : std::to_string(s.persist_prefix);
     json j{{"sched", s.sched_name},
-           {"persistent", 0},
-           {"netmask", "255.255.255.255"},
+           {"persistent", s.persistence_s},
+           {"netmask", netmask},
            {"sched_flags", lb::sched_flag_names(s.sched_name, s.sched_flags)},
            {"mh_table_size", s.mh_table_size},
            {"ops", (s.flags & lb::kSvcFlagOps) != 0},
@@ -101,6 +107,8 @@ json Controller::service_json(const lb::Service& s) const {
     if (s.match) {
         j["match"] = match_json(*s.match);
         if (!s.match_name.empty()) j["name"] = s.match_name;
+    } else if (s.key.fwmark) {
+        j["fwmark"] = s.key.fwmark;
     } else {
         j["proto"] = s.key.proto == 6 ? "tcp" : "udp";
         j["vip"] = net::to_string(s.key.vip);
@@ -123,7 +131,7 @@ json Controller::service_json(const lb::Service& s) const {
                          {"tun_port", d->fwd == lb::FwdMode::Tun ? d->tun_port.load() : uint16_t{0}},
                          {"active", d->sum_active()},
                          {"inactive", d->sum_inactive()},
-                         {"persistconns", 0},
+                         {"persistconns", d->sum_persist()},
                          {"stats", stats_json(d.get(), dest_totals(*d))}});
     }
     j["dests"] = dests;
@@ -256,8 +264,14 @@ json Controller::cmd_conns(const json& req, bool filtered) {
             lb::Command::dump_conns, kWorkerCommandTimeoutMs, [&](const lb::Command& cmd) {
                 for (const lb::ConnDumpEntry& c : cmd.conns) {
                     if (conns.size() >= limit) return;
-                    std::string proto = c.proto == 6 ? "tcp" : c.proto == 1 ? "icmp" : "udp";
-                    std::string state = c.proto == 6   ? std::string(lb::tcp_state_name(c.state))
+                    // A persistence template: its service's protocol ("ip": a firewall-mark
+                    // service's), state NONE, client port 0 (as ipvsadm -L -c shows them).
+                    std::string proto = c.proto == 6   ? "tcp"
+                                        : c.proto == 1 ? "icmp"
+                                        : c.proto == 0 ? "ip"
+                                                       : "udp";
+                    std::string state = c.tpl          ? "NONE"
+                                        : c.proto == 6 ? std::string(lb::tcp_state_name(c.state))
                                         : c.proto == 1 ? "ICMP"
                                                        : "UDP";
                     std::string client = ip_port(c.caddr, c.cport);
@@ -273,7 +287,7 @@ json Controller::cmd_conns(const json& req, bool filtered) {
                                      {"client", client},
                                      {"vip", vip},
                                      {"dest", dest},
-                                     {"lip", ip_port(c.laddr_ip, c.lport)}});
+                                     {"lip", c.tpl ? std::string() : ip_port(c.laddr_ip, c.lport)}});
                 }
             });
         if (!done) return err(done.error());
@@ -363,7 +377,6 @@ json Controller::dispatch(const json& req) {
         if (cmd == "flush_dest") return cmd_flush_dest(req);
         if (cmd == "add_service" || cmd == "edit_service") {
             const json& s = field(req, "service");
-            if (s.contains("fwmark")) throw UnsupportedFwmark{};
             if (auto why = unsupported_service_attrs(s)) return err(*why);
             if (is_match(s)) {
                 lb::MatchSpec spec{get_match_key(s), "",
@@ -584,8 +597,6 @@ json Controller::dispatch(const json& req) {
         return err("Unknown command");
     } catch (const BadRequest& e) {
         return err("Invalid argument: " + e.what);
-    } catch (const UnsupportedFwmark&) {
-        return err("Operation not supported: fwmark services are not supported yet");
     } catch (const std::exception& e) {
         return err(std::string("Invalid argument: ") + e.what());
     }

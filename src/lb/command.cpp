@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "lb/conn_table.h"
+#include "lb/persist.h"
 
 namespace xvs::lb {
 
@@ -27,8 +28,9 @@ bool command_serve_chunk(Command& cmd, const ConnTable& conns, const stack::Neig
             if (!c.proto) continue;
             const uint64_t expires = c.expires(now_ms);
             const uint64_t left = expires > now_ms ? (expires - now_ms + 999) / 1000 : 0;
-            ConnDumpEntry e{c.caddr, c.vaddr, c.laddr_ip, c.daddr, c.cport, c.vport,
-                            c.lport, c.dport, c.proto,    c.state, left};
+            const bool tpl = conn_is_template(c);
+            ConnDumpEntry e{c.caddr, c.vaddr, c.laddr_ip, c.daddr, c.cport, c.vport, c.lport,
+                            c.dport, tpl ? c.tpl_proto : c.proto, c.state, left, tpl};
             if (!push_bounded(cmd.conns, e)) cmd.truncated = true;
         } else {
             const stack::NeighEntry& n = neigh.slot(i);

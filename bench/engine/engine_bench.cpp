@@ -725,9 +725,9 @@ int main(int argc, char** argv) {
     // row is the template lookup path in place of the scheduler.
     for (const char* sched : {"wrr", "rr", "wlc", "mh", "persist"}) {
         const bool persist = std::string_view(sched) == "persist";
-        Lb lb = make_lb(env, uint32_t(big + 1024), unsigned(big / 60000 + 1), 0,
-                        lb::FwdMode::FullNat, lb::TunType::Ipip, persist ? "rr" : sched,
-                        persist ? 300 : 0);
+        Lb lb =
+            make_lb(env, uint32_t(big + 1024), unsigned(big / 60000 + 1), 0, lb::FwdMode::FullNat,
+                    lb::TunType::Ipip, persist ? "rr" : sched, persist ? 300 : 0);
         Template syn = make_frame(env.lan.mac, env.wan.mac, 0, vip, 0, 80, 6, net::kTcpSyn);
         uint64_t n = big / kBurst * kBurst;
         Figures res = run(env, n, syn,
@@ -737,10 +737,9 @@ int main(int argc, char** argv) {
                          },
                          [&](rte_mbuf** b) { process_into(lb, b); });
         const std::string name =
-            std::string("new tcp connections (SYN)") +
-            (std::string_view(sched) == "wrr" ? ""
-             : persist                        ? std::string(", rr persistent")
-                                              : ", " + std::string(sched));
+            std::string("new tcp connections (SYN)") + (std::string_view(sched) == "wrr" ? ""
+                                                        : persist ? std::string(", rr persistent")
+                                                                  : ", " + std::string(sched));
         print_row(name.c_str(), lb.worker->counters().get(stack::Counter::conns_created), res,
                   base_big, 0);
     }

@@ -274,8 +274,7 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         if (auto r = d.fwmark_set(cfg.fwmark.marks); !r)
             return fail(cfg.fwmark.locs.empty() ? SourceLoc{cfg.file, 0} : cfg.fwmark.locs.front(),
                         "fwmark_defs", r.error());
-        rep.changes.push_back("fwmark_defs: " + std::to_string(cfg.fwmark.marks.size()) +
-                              " marks");
+        rep.changes.push_back("fwmark_defs: " + std::to_string(cfg.fwmark.marks.size()) + " marks");
     }
 
     // --- services: add or edit, then their dests and local addresses.

@@ -155,8 +155,9 @@ void Parser::virtual_server(const Token& kw) {
     VirtualServer& vs = p.vs;
     if (!p.proto_set && !vs.fwmark) warning(kw, "protocol not set, using TCP");
     if (vs.fwmark && p.proto_set)
-        warning(*p.proto_loc, "protocol of a fwmark service is unused: it takes TCP and UDP "
-                              "(narrow a mark by protocol in fwmark_defs)");
+        warning(*p.proto_loc,
+                "protocol of a fwmark service is unused: it takes TCP and UDP "
+                "(narrow a mark by protocol in fwmark_defs)");
     if (p.granularity_loc && vs.persistence_timeout == 0)
         error(*p.granularity_loc,
               "persistence_granularity without persistence_timeout has no effect: add "
@@ -411,7 +412,6 @@ void Parser::fwmark_defs(const Token& kw) {
     cfg_.fwmark.marks.push_back(std::move(def));
     cfg_.fwmark.locs.push_back(loc(kw));
 }
-
 
 // `blacklist { 10.0.0.0/8 192.0.2.7 2001:db8::/32 }` (entries may share lines) or, for short
 // lists, `blacklist 10.0.0.0/8 192.0.2.7`. Each entry is an address of either family or

@@ -75,16 +75,23 @@ json Controller::stats_json(const void* obj, const Totals& raw) const {
                 {"outbps", uint64_t(est.outbps + 0.5)}};
 }
 
+namespace {
+
+// -M as ipvsadm prints it: a netmask for IPv4 (and firewall-mark) services, a prefix length for
+// IPv6 ones.
+std::string persist_netmask(const lb::Service& s) {
+    if (!s.key.fwmark && !s.key.vip.is_v4()) return std::to_string(s.persist_prefix);
+    const unsigned len = std::min<unsigned>(s.persist_prefix, 32);
+    const uint32_t mask = len == 0 ? 0 : ~uint32_t{0} << (32 - len);
+    return net::to_string(net::InetAddr::v4(net::hton32(mask)));
+}
+
+}  // namespace
+
 json Controller::service_json(const lb::Service& s) const {
-    // -M: a netmask for IPv4 (and firewall-mark) services, a prefix length for IPv6 ones.
-    const bool v4 = s.key.fwmark || s.key.vip.is_v4();
-    const std::string netmask =
-        v4 ? net::to_string(net::InetAddr::v4(net::hton32(
-                 s.persist_prefix == 0 ? 0 : ~uint32_t{0} << (32 - std::min<uint8_t>(s.persist_prefix, 32)))))
-           : std::to_string(s.persist_prefix);
     json j{{"sched", s.sched_name},
            {"persistent", s.persistence_s},
-           {"netmask", netmask},
+           {"netmask", persist_netmask(s)},
            {"sched_flags", lb::sched_flag_names(s.sched_name, s.sched_flags)},
            {"mh_table_size", s.mh_table_size},
            {"ops", (s.flags & lb::kSvcFlagOps) != 0},
@@ -131,8 +138,9 @@ json Controller::service_json(const lb::Service& s) const {
                          {"tun_port", d->fwd == lb::FwdMode::Tun ? d->tun_port.load() : uint16_t{0}},
                          {"active", d->sum_active()},
                          {"inactive", d->sum_inactive()},
-                         {"persistconns", d->sum_persist()},
+                         {"persistconns", 0},
                          {"stats", stats_json(d.get(), dest_totals(*d))}});
+        dests.back()["persistconns"] = d->sum_persist();  // templates (lb/persist.h)
     }
     j["dests"] = dests;
     return j;
@@ -277,6 +285,7 @@ json Controller::cmd_conns(const json& req, bool filtered) {
                     std::string client = ip_port(c.caddr, c.cport);
                     std::string vip = ip_port(c.vaddr, c.vport);
                     std::string dest = ip_port(c.daddr, c.dport);
+                    std::string lip = c.tpl ? std::string() : ip_port(c.laddr_ip, c.lport);
                     if (!f_proto.empty() && f_proto != proto) continue;
                     if (!f_state.empty() && f_state != state) continue;
                     if (!match(f_client, client) || !match(f_vip, vip) || !match(f_dest, dest))
@@ -287,7 +296,7 @@ json Controller::cmd_conns(const json& req, bool filtered) {
                                      {"client", client},
                                      {"vip", vip},
                                      {"dest", dest},
-                                     {"lip", c.tpl ? std::string() : ip_port(c.laddr_ip, c.lport)}});
+                                     {"lip", lip}});
                 }
             });
         if (!done) return err(done.error());

@@ -149,6 +149,11 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
     if (s.contains("netmask") && !persist_prefix_of(s))
         return "'netmask' must be a contiguous IPv4 netmask (255.255.255.0) or, for IPv6, a "
                "prefix length (64)";
+    // A granularity without persistence would be stored and never used.
+    if (persist_prefix_of(s).value_or(0) != lb::ServiceSpec::kPersistFull &&
+        opt_uint(s, "persistent", lb::kMaxTimeoutS, 0) == 0)
+        return "the persistence netmask (-M) needs a persistent service: add -p [timeout] or "
+               "remove -M";
     if (s.contains("sched_flags") &&
         !lb::sched_flags_parse(s.value("sched_flags", std::vector<std::string>{})))
         return "invalid scheduler flag (sh-fallback, sh-port, mh-fallback, mh-port, flag-1..3)";

@@ -28,9 +28,12 @@ bool command_serve_chunk(Command& cmd, const ConnTable& conns, const stack::Neig
             if (!c.proto) continue;
             const uint64_t expires = c.expires(now_ms);
             const uint64_t left = expires > now_ms ? (expires - now_ms + 999) / 1000 : 0;
-            const bool tpl = conn_is_template(c);
-            ConnDumpEntry e{c.caddr, c.vaddr, c.laddr_ip, c.daddr, c.cport, c.vport, c.lport,
-                            c.dport, tpl ? c.tpl_proto : c.proto, c.state, left, tpl};
+            ConnDumpEntry e{c.caddr, c.vaddr, c.laddr_ip, c.daddr, c.cport, c.vport,
+                            c.lport, c.dport, c.proto,    c.state, left};
+            if (conn_is_template(c)) {
+                e.proto = c.tpl_proto;
+                e.tpl = true;
+            }
             if (!push_bounded(cmd.conns, e)) cmd.truncated = true;
         } else {
             const stack::NeighEntry& n = neigh.slot(i);

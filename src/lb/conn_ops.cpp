@@ -66,7 +66,8 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
         tkey = persist_key(*view, lp.key, mark);
         tpl = persist_lookup(w, *view, tkey);
     }
-    Dest* dest = tpl ? tpl->dest : view->sched->pick(view->plan, svc->workers[wid].cursor, wid, flow);
+    Dest* dest =
+        tpl ? tpl->dest : view->sched->pick(view->plan, svc->workers[wid].cursor, wid, flow);
     if (!dest) {
         drop(w.stack, lp.pkt, sched_fail_reason(view->plan));
         return nullptr;

@@ -423,8 +423,8 @@ Result<void> Director::fwmark_set(std::vector<FwmarkDef> defs) {
     for (const FwmarkDef& d : defs) {
         if (d.mark == 0) return make_error("firewall mark 0 means no mark: use 1 or more");
         for (const FwmarkEntry& e : d.entries) {
-            const std::string what = "fwmark " + std::to_string(d.mark) + " entry " +
-                                     net::to_string(e.dst);
+            const std::string what =
+                "fwmark " + std::to_string(d.mark) + " entry " + net::to_string(e.dst);
             if (!e.dst.is_v4())
                 return make_error(what + ": IPv6 firewall-mark entries are not supported yet");
             if (e.dst.len < 24)
@@ -698,10 +698,10 @@ std::unique_ptr<Snapshot> Director::build() const {
         view->persist_s = svc->persistence_s;
         const bool v4 = svc->key.fwmark || svc->key.vip.is_v4();
         const net::InetAddr ones = net::InetAddr::from_words(~uint64_t{0}, ~uint64_t{0});
-        view->persist_mask4 = net::InetPrefix::masked(
-                                  net::InetAddr::v4(~uint32_t{0}),
-                                  v4 ? std::min<uint8_t>(svc->persist_prefix, 32) : 32)
-                                  .addr;
+        view->persist_mask4 =
+            net::InetPrefix::masked(net::InetAddr::v4(~uint32_t{0}),
+                                    v4 ? std::min<uint8_t>(svc->persist_prefix, 32) : 32)
+                .addr;
         view->persist_mask6 = v4 ? ones : net::InetPrefix::masked(ones, svc->persist_prefix).addr;
         for (const auto& d : svc->dests) {
             view->plan.dests.push_back(d.get());
@@ -730,7 +730,8 @@ std::unique_ptr<Snapshot> Director::build() const {
             if (k.fwmark == d.mark) view = v;
         if (!view) continue;
         for (const FwmarkEntry& e : d.entries) {
-            const net::InetAddr mask = net::InetPrefix::masked(net::InetAddr::v4(~uint32_t{0}), e.dst.len).addr;
+            const net::InetAddr mask =
+                net::InetPrefix::masked(net::InetAddr::v4(~uint32_t{0}), e.dst.len).addr;
             snap->fwmark_rules.push_back(FwmarkRule{{e.dst.addr.word(0), e.dst.addr.word(1)},
                                                     {~uint64_t{0}, mask.word(1)},  // v4 only
                                                     e.port_first,

@@ -30,8 +30,8 @@ void persist_free(WorkerCtx& w, Conn* t) {
 
 ConnKey persist_key(const ServiceView& view, const ConnKey& flow, uint32_t mark) {
     const net::InetAddr& m = flow.saddr.is_v4() ? view.persist_mask4 : view.persist_mask6;
-    const net::InetAddr client = net::InetAddr::from_words(flow.saddr.word(0) & m.word(0),
-                                                           flow.saddr.word(1) & m.word(1));
+    const net::InetAddr client =
+        net::InetAddr::from_words(flow.saddr.word(0) & m.word(0), flow.saddr.word(1) & m.word(1));
     // A mark stands where the VIP would (ipvsadm -L -c shows 0.0.0.N as IPVS does); it cannot
     // be a VIP's own template key: no service has a VIP in 0.0.0.0/8.
     const net::InetAddr vaddr = mark ? net::InetAddr::v4(net::hton32(mark)) : flow.daddr;

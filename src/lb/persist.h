@@ -21,7 +21,9 @@ struct ServiceView;
 // Conn::proto of a template: no packet lookup carries it (only TCP, UDP, ICMP reach the table).
 inline constexpr uint8_t kProtoTemplate = 0xff;
 
-inline bool conn_is_template(const Conn& c) { return c.proto == kProtoTemplate; }
+inline bool conn_is_template(const Conn& c) {
+    return c.proto == kProtoTemplate;
+}
 
 // Per conn slot, beside the table (WorkerCtx::persist).
 struct PersistSlot {

@@ -31,8 +31,8 @@ struct ServiceKey {
     bool operator==(const ServiceKey&) const = default;
 };
 inline uint64_t flat_hash(const ServiceKey& k) {
-    return mix64(k.vip.fold() ^
-                 (uint64_t(k.fwmark) << 32 | uint64_t(k.port) << 8 | k.proto) * 0xff51afd7ed558ccdULL);
+    return mix64(k.vip.fold() ^ (uint64_t(k.fwmark) << 32 | uint64_t(k.port) << 8 | k.proto) *
+                                    0xff51afd7ed558ccdULL);
 }
 
 struct alignas(64) ServiceWorkerState {

@@ -8,11 +8,11 @@
 
 #include "common/flat_map.h"
 #include "lb/fwmark.h"
+#include "lb/proto/tcp.h"
 #include "lb/service.h"
 #include "lb/synproxy/synproxy.h"
-#include "lb/proto/tcp.h"
-#include "net/uoa.h"
 #include "net/syncookie.h"
+#include "net/uoa.h"
 #include "stack/view.h"
 
 namespace xvs::lb {

@@ -44,7 +44,9 @@ class PersistTest : public PipelineTest {
         Bytes f = PacketBuilder()
                       .eth(kClientMac, wan_mac())
                       .ipv4(client, vip)
-                      .tcp(cport, vport).flags(net::kTcpSyn).seq(1000)
+                      .tcp(cport, vport)
+                      .flags(net::kTcpSyn)
+                      .seq(1000)
                       .build();
         auto out = roundtrip(kWan, f, kLan);
         net::MacAddr dst{};
@@ -122,7 +124,7 @@ TEST_F(PersistTest, TemplateExpiresOnlyAfterItsConnsAndTheTimeout) {
     EXPECT_EQ(syn("10.10.1.2", 1000), kRs1Mac);
     // The SYN_RECV conn times out (DPVS: 30 s); the template lives 60 s after it.
     seconds(31);
-    EXPECT_EQ(worker->conns().in_use(), 1u);  // only the template
+    EXPECT_EQ(worker->conns().in_use(), 1u);     // only the template
     EXPECT_EQ(syn("10.10.1.2", 1001), kRs1Mac);  // still RS1, and the template refreshed
     seconds(31);  // t = 62 s: the second conn went at 61 s, the template lives until 121 s
     EXPECT_EQ(worker->conns().in_use(), 1u);
@@ -160,7 +162,8 @@ class FwmarkTest : public PersistTest {
         lb::FwmarkDef mark{1, {}};
         mark.entries.push_back(lb::FwmarkEntry{net::InetPrefix(kVip, 32), 80, 80, 6});
         mark.entries.push_back(lb::FwmarkEntry{net::InetPrefix(kVip, 32), 443, 443, 6});
-        mark.entries.push_back(lb::FwmarkEntry{net::InetPrefix(ip("10.10.1.101"), 32), 1, 65535, 0});
+        mark.entries.push_back(
+            lb::FwmarkEntry{net::InetPrefix(ip("10.10.1.101"), 32), 1, 65535, 0});
         ok(director->fwmark_set({mark}));
         lb::ServiceSpec s{0, {}, 0, "rr"};
         s.fwmark = 1;
@@ -181,7 +184,7 @@ class FwmarkTest : public PersistTest {
 TEST_F(FwmarkTest, PersistenceSpansThePortsOfAMark) {
     configure_mark(300);
     EXPECT_EQ(syn("10.10.1.2", 1000, 80), kRs1Mac);
-    EXPECT_EQ(syn("10.10.1.2", 1001, 443), kRs1Mac);  // https follows http
+    EXPECT_EQ(syn("10.10.1.2", 1001, 443), kRs1Mac);                  // https follows http
     EXPECT_EQ(syn("10.10.1.2", 1002, 8080, "10.10.1.101"), kRs1Mac);  // another VIP of the mark
     EXPECT_EQ(syn("10.10.1.3", 1000, 443), kRs2Mac);
     EXPECT_EQ(syn("10.10.1.3", 1001, 80), kRs2Mac);
@@ -199,7 +202,9 @@ TEST_F(FwmarkTest, PortsOutsideTheMarkHaveNoService) {
     Bytes f = PacketBuilder()
                   .eth(kClientMac, wan_mac())
                   .ipv4("10.10.1.2", "10.10.1.100")
-                  .tcp(1000, 22).flags(net::kTcpSyn).seq(1000)
+                  .tcp(1000, 22)
+                  .flags(net::kTcpSyn)
+                  .seq(1000)
                   .build();
     EXPECT_TRUE(roundtrip(kWan, f, kLan).empty());
     EXPECT_EQ(counter(Counter::drop_no_service), 1u);

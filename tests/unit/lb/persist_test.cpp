@@ -16,7 +16,9 @@ namespace {
 
 const net::InetAddr kVip = net::InetAddr::v4(net::hton32(0x0a0a0164));  // 10.10.1.100
 
-net::InetAddr v4(const char* text) { return *net::parse_inet(text); }
+net::InetAddr v4(const char* text) {
+    return *net::parse_inet(text);
+}
 
 bool same(const ConnKey& a, const ConnKey& b) {
     return a.saddr == b.saddr && a.daddr == b.daddr && a.sport == b.sport && a.dport == b.dport &&
@@ -123,7 +125,8 @@ TEST(PersistKey, WholeAddressByDefaultAndPortZeroForMarks) {
     const ConnKey m = persist_key(v, a, 7);
     EXPECT_EQ(m.daddr, v4("0.0.0.7"));
     EXPECT_EQ(m.dport, 0);
-    EXPECT_TRUE(same(m, persist_key(v, conn_key(17, v4("10.0.0.1"), v4("10.10.1.101"), 5, 443), 7)));
+    EXPECT_TRUE(
+        same(m, persist_key(v, conn_key(17, v4("10.0.0.1"), v4("10.10.1.101"), 5, 443), 7)));
 }
 
 TEST_F(PersistTest, TemplateOutlivesItsConnsByTheTimeout) {

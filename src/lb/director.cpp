@@ -108,6 +108,9 @@ Result<uint8_t> persist_check(const ServiceSpec& spec) {
     if (spec.persistence_s > kMaxTimeoutS)
         return make_error("persistence timeout " + std::to_string(spec.persistence_s) +
                           " s is out of range (1.." + std::to_string(kMaxTimeoutS) + ")");
+    // The SYN proxy finds its service by exact VIP:port before any conn exists.
+    if (!spec.fwmark && spec.port == 0 && (spec.flags & kSvcFlagSynProxy))
+        return make_error("syn_proxy on a port-0 service is not supported yet: give the port");
     if (spec.persist_prefix == ServiceSpec::kPersistFull) return full;
     if (spec.persist_prefix > full)
         return make_error("persistence granularity /" + std::to_string(spec.persist_prefix) +
@@ -148,8 +151,11 @@ Result<void> Director::port_add(const PortEntry& port) {
 }
 
 bool Director::is_vip(net::InetAddr addr) const {
+    for (const FwmarkDef& d : fwmarks_)  // firewall-mark addresses are VIPs too
+        for (const FwmarkEntry& e : d.entries)
+            if (e.dst.contains(addr)) return true;
     return std::any_of(services_.begin(), services_.end(),
-                       [&](const auto& s) { return s->key.vip == addr; });
+                       [&](const auto& s) { return !s->key.fwmark && s->key.vip == addr; });
 }
 
 bool Director::is_lip(net::InetAddr addr) const {

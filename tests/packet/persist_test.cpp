@@ -135,6 +135,25 @@ TEST_F(PersistTest, TemplateExpiresOnlyAfterItsConnsAndTheTimeout) {
     EXPECT_EQ(syn("10.10.1.2", 1002), kRs2Mac);  // a new client to rr: RS2 was next
 }
 
+TEST_F(PersistTest, ChangingPersistenceAppliesToNewConns) {
+    configure(0);
+    EXPECT_EQ(syn("10.10.1.2", 1000), kRs1Mac);
+    EXPECT_EQ(syn("10.10.1.2", 1001), kRs2Mac);  // rr alternates
+    lb::ServiceSpec s{6, kVip, 80, "rr"};
+    s.fwd = lb::FwdMode::Dr;
+    s.persistence_s = 300;
+    ok(director->service_edit(s));  // ipvsadm -E ... -p 300, or a reload
+    director->commit();
+    EXPECT_EQ(syn("10.10.1.2", 1002), kRs1Mac);  // scheduled, and a template made
+    EXPECT_EQ(syn("10.10.1.2", 1003), kRs1Mac);
+    EXPECT_EQ(syn("10.10.1.2", 1004), kRs1Mac);
+    s.persistence_s = 0;
+    ok(director->service_edit(s));
+    director->commit();
+    EXPECT_EQ(syn("10.10.1.2", 1005), kRs2Mac);  // rr again, the template ignored
+    EXPECT_EQ(syn("10.10.1.2", 1006), kRs1Mac);
+}
+
 TEST_F(PersistTest, TemplatesShowInTheConnDumpWithPortZero) {
     configure(300);
     syn("10.10.1.2", 1000);

@@ -193,13 +193,15 @@ Lb base_lb(Env& env) {
 // sched: both services' scheduler.
 Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0,
            lb::FwdMode fwd = lb::FwdMode::FullNat, lb::TunType tun = lb::TunType::Ipip,
-           const char* sched = "wrr") {
+           const char* sched = "wrr", uint32_t persistence_s = 0) {
     Lb lb = base_lb(env);
     auto& d = *lb.director;
     const auto vip = *net::parse_ipv4("10.10.1.100");
     for (uint8_t proto : {uint8_t(6), uint8_t(17)}) {
         uint16_t port = proto == 6 ? 80 : 53;
-        must(d.service_add({proto, vip, port, sched, fwd, proto == 6 ? tcp_flags : 0}));
+        lb::ServiceSpec spec{proto, vip, port, sched, fwd, proto == 6 ? tcp_flags : 0};
+        spec.persistence_s = persistence_s;
+        must(d.service_add(spec));
         auto key = lb::make_service_key(proto, vip, port);
         const bool same_port = fwd == lb::FwdMode::Dr || fwd == lb::FwdMode::Tun;
         for (int r = 0; r < 8; ++r) {
@@ -718,10 +720,14 @@ int main(int argc, char** argv) {
     }
     // New connections: every packet is a SYN of a new flow (table sized to hold them all),
     // scheduled by wrr (the row's historical name), then rr, wlc and mh (Maglev, 65537 slots)
-    // over the same 8 dests of weights 1..3.
-    for (const char* sched : {"wrr", "rr", "wlc", "mh"}) {
-        Lb lb = make_lb(env, uint32_t(big + 1024), unsigned(big / 60000 + 1), 0,
-                        lb::FwdMode::FullNat, lb::TunType::Ipip, sched);
+    // over the same 8 dests of weights 1..3; last rr with persistence (-p 300): each client
+    // address (20 of them, 50000 ports each) has its template after its first conn, so the
+    // row is the template lookup path in place of the scheduler.
+    for (const char* sched : {"wrr", "rr", "wlc", "mh", "persist"}) {
+        const bool persist = std::string_view(sched) == "persist";
+        Lb lb =
+            make_lb(env, uint32_t(big + 1024), unsigned(big / 60000 + 1), 0, lb::FwdMode::FullNat,
+                    lb::TunType::Ipip, persist ? "rr" : sched, persist ? 300 : 0);
         Template syn = make_frame(env.lan.mac, env.wan.mac, 0, vip, 0, 80, 6, net::kTcpSyn);
         uint64_t n = big / kBurst * kBurst;
         Figures res = run(env, n, syn,
@@ -731,8 +737,9 @@ int main(int argc, char** argv) {
                          },
                          [&](rte_mbuf** b) { process_into(lb, b); });
         const std::string name =
-            std::string("new tcp connections (SYN)") +
-            (std::string_view(sched) == "wrr" ? "" : ", " + std::string(sched));
+            std::string("new tcp connections (SYN)") + (std::string_view(sched) == "wrr" ? ""
+                                                        : persist ? std::string(", rr persistent")
+                                                                  : ", " + std::string(sched));
         print_row(name.c_str(), lb.worker->counters().get(stack::Counter::conns_created), res,
                   base_big, 0);
     }

@@ -11,6 +11,7 @@
 
 #include "ctl/service_types.h"
 #include "lb/fwd_mode.h"
+#include "lb/fwmark.h"
 #include "lb/match.h"
 #include "lb/proto/tcp.h"
 #include "lb/synproxy/synproxy.h"
@@ -142,6 +143,18 @@ struct IpvsDefs {
     // `expire_nodest_conn on|off` (IPVS's sysctl, default off): when a real server is removed,
     // expire its conns at once instead of dropping their packets until they time out.
     bool expire_nodest_conn = false;
+    // `expire_quiescent_template on|off` (IPVS's sysctl, default off): a persistence template
+    // to a real server of weight 0 is expired when its client comes back, so the client is
+    // scheduled anew; off: a quiesced server keeps serving its persistent clients.
+    bool expire_quiescent_template = false;
+};
+
+// `fwmark_defs { mark N { VIP[/LEN] [PORT|PORT-PORT] [tcp|udp] ... } }`: xvs's own classifier
+// in place of netfilter's marks (lb/fwmark.h); `virtual_server fwmark N` serves what mark N
+// matches.
+struct FwmarkDefs {
+    std::vector<lb::FwmarkDef> marks;
+    std::vector<SourceLoc> locs;  // of each `mark N`, parallel to marks
 };
 
 struct LocalAddress {
@@ -209,6 +222,11 @@ struct VirtualServer {
     Proto proto = Proto::Tcp;
     net::InetAddr vip;
     uint16_t port = 0;
+    uint32_t fwmark = 0;  // `virtual_server fwmark N`: vip, port and protocol unused
+    // `persistence_timeout [N]` (no value: 360 s, as ipvsadm -p), 0 = not persistent;
+    // `persistence_granularity MASK|LEN` as a prefix length (255 = the whole address).
+    uint32_t persistence_timeout = 0;
+    uint8_t persist_prefix = 255;
     std::string group;  // virtual_server_group this service was expanded from, else empty
     std::string sched = "wlc";
     // Scheduler flags (keepalived's sh-port, sh-fallback, mh-port, mh-fallback, flag-1..3;
@@ -258,6 +276,7 @@ struct Config {
     FragDefs frag;
     IpDefs ip;
     IpvsDefs ipvs;
+    FwmarkDefs fwmark;
     std::vector<LocalAddressGroup> laddr_groups;
     std::vector<VirtualServerGroup> vs_groups;
     std::vector<DenyAddressGroup> deny_groups;

@@ -15,7 +15,13 @@ std::string where(const SourceLoc& loc) { return loc.file + ":" + std::to_string
 
 uint8_t proto_num(Proto p) { return p == Proto::Tcp ? 6 : 17; }
 
+lb::ServiceKey vs_key(const VirtualServer& vs) {
+    return vs.fwmark ? lb::make_fwmark_key(vs.fwmark)
+                     : lb::make_service_key(proto_num(vs.proto), vs.vip, vs.port);
+}
+
 std::string svc_name(const lb::ServiceKey& k) {
+    if (k.fwmark) return "FWM " + std::to_string(k.fwmark);
     return std::string(k.proto == 6 ? "TCP " : "UDP ") +
            net::to_string(net::InetEndpoint{k.vip, net::ntoh16(k.port)});
 }
@@ -134,7 +140,9 @@ Result<void> config_supported(const Config& cfg) {
                   "by local port to run several): set workers 1\n";
     }
     for (const auto& vs : cfg.virtual_servers) {
-        if (auto r = lb::service_check(proto_num(vs.proto), vs.fwd, service_flags(vs)); !r)
+        if (auto r = lb::service_check(vs.fwmark ? uint8_t{0} : proto_num(vs.proto), vs.fwd,
+                                       service_flags(vs));
+            !r)
             errors += where(vs.loc) + r.error() + "\n";
         if (vs.fwd != lb::FwdMode::FullNat && !vs.laddr_group.empty()) {
             errors += where(vs.loc) + "laddr_group_name is for lb_kind FNAT only (" +
@@ -163,13 +171,14 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
     };
 
     // --- services: remove those gone from the config.
-    std::set<std::tuple<uint8_t, uint64_t, uint64_t, uint16_t>> wanted;
-    for (const auto& vs : cfg.virtual_servers)
-        wanted.insert({proto_num(vs.proto), vs.vip.word(0), vs.vip.word(1), net::hton16(vs.port)});
+    std::set<std::tuple<uint8_t, uint64_t, uint64_t, uint16_t, uint32_t>> wanted;
+    auto key_tuple = [](const lb::ServiceKey& k) {
+        return std::make_tuple(k.proto, k.vip.word(0), k.vip.word(1), k.port, k.fwmark);
+    };
+    for (const auto& vs : cfg.virtual_servers) wanted.insert(key_tuple(vs_key(vs)));
     std::vector<lb::ServiceKey> gone;
     for (const auto& s : d.services())
-        if (!wanted.count({s->key.proto, s->key.vip.word(0), s->key.vip.word(1), s->key.port}))
-            gone.push_back(s->key);
+        if (!wanted.count(key_tuple(s->key))) gone.push_back(s->key);
     for (const auto& k : gone) {
         (void)d.service_del(k);
         rep.changes.push_back("removed service " + svc_name(k));
@@ -178,7 +187,7 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
     // --- local addresses leaving a kept service, all of them before anything is added, so a
     // LIP can move to another port or become a director address in one reload.
     for (const auto& vs : cfg.virtual_servers) {
-        const lb::ServiceKey key = lb::make_service_key(proto_num(vs.proto), vs.vip, vs.port);
+        const lb::ServiceKey key = vs_key(vs);
         auto svc = d.service_find(key);
         if (!svc) continue;
         // Only FNAT has local addresses (config_supported refuses a group elsewhere): none
@@ -259,19 +268,34 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
                                   (now ? net::to_string(*now) : "default (first address)"));
     }
 
+    // --- the firewall-mark classifier (its addresses must not be director addresses, so after
+    // those; before the services that serve the marks).
+    if (d.fwmarks() != cfg.fwmark.marks) {
+        if (auto r = d.fwmark_set(cfg.fwmark.marks); !r)
+            return fail(cfg.fwmark.locs.empty() ? SourceLoc{cfg.file, 0} : cfg.fwmark.locs.front(),
+                        "fwmark_defs", r.error());
+        rep.changes.push_back("fwmark_defs: " + std::to_string(cfg.fwmark.marks.size()) + " marks");
+    }
+
     // --- services: add or edit, then their dests and local addresses.
     for (const auto& vs : cfg.virtual_servers) {
         lb::ServiceSpec spec;
         spec.proto = proto_num(vs.proto);
         spec.vip = vs.vip;
         spec.port = vs.port;
+        spec.fwmark = vs.fwmark;
+        spec.persistence_s = vs.persistence_timeout;
+        spec.persist_prefix = vs.persist_prefix;
+        const uint8_t full = (vs.fwmark || vs.vip.is_v4()) ? 32 : 128;
+        const uint8_t prefix =
+            vs.persist_prefix == lb::ServiceSpec::kPersistFull ? full : vs.persist_prefix;
         spec.sched = vs.sched;
         spec.sched_flags = vs.sched_flags;
         spec.mh_table_size = vs.mh_table_size;
         spec.fwd = vs.fwd;
         spec.flags = service_flags(vs);
         spec.conn_rate = vs.conn_rate_limit;
-        const lb::ServiceKey key = lb::make_service_key(spec.proto, spec.vip, spec.port);
+        const lb::ServiceKey key = vs_key(vs);
         auto svc = d.service_find(key);
         if (!svc) {
             if (auto r = d.service_add(spec); !r) return fail(vs.loc, "virtual_server", r.error());
@@ -279,7 +303,12 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
             svc = d.service_find(key);
         } else if (svc->sched_name != spec.sched || svc->flags != spec.flags ||
                    svc->conn_rate != spec.conn_rate || svc->sched_flags != spec.sched_flags ||
-                   svc->mh_table_size != spec.mh_table_size) {
+                   svc->mh_table_size != spec.mh_table_size ||
+                   svc->persistence_s != spec.persistence_s || svc->persist_prefix != prefix) {
+            if (svc->persistence_s != spec.persistence_s || svc->persist_prefix != prefix)
+                rep.changes.push_back("service " + svc_name(key) + " persistence " +
+                                      std::to_string(spec.persistence_s) + " s /" +
+                                      std::to_string(prefix));
             if (svc->conn_rate != spec.conn_rate)
                 rep.changes.push_back("service " + svc_name(key) + " conn_rate_limit " +
                                       std::to_string(spec.conn_rate));
@@ -404,6 +433,11 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         rep.changes.push_back(std::string("expire_nodest_conn ") +
                               (cfg.ipvs.expire_nodest_conn ? "on" : "off"));
         d.expire_nodest_conn_set(cfg.ipvs.expire_nodest_conn);
+    }
+    if (d.expire_quiescent_template() != cfg.ipvs.expire_quiescent_template) {
+        rep.changes.push_back(std::string("expire_quiescent_template ") +
+                              (cfg.ipvs.expire_quiescent_template ? "on" : "off"));
+        d.expire_quiescent_template_set(cfg.ipvs.expire_quiescent_template);
     }
     if (!(d.synproxy() == cfg.ipvs.synproxy)) {
         rep.changes.push_back("synproxy settings");

@@ -34,7 +34,6 @@ inline constexpr auto A = KeywordClass::Applied;
 inline constexpr auto R = KeywordClass::Refused;
 inline constexpr auto I = KeywordClass::Ignored;
 inline constexpr std::string_view kHealth = "health checking is not implemented";
-inline constexpr std::string_view kPersist = "persistence is not implemented";
 inline constexpr std::string_view kSorry = "sorry servers are not implemented";
 inline constexpr std::string_view kMail = "xvs sends no mail alerts";
 }  // namespace detail
@@ -52,7 +51,10 @@ inline constexpr std::array kKeywords = {
     Keyword{"top", "virtual_server_group", detail::A, ""},
     Keyword{"top", "deny_address_group", detail::A, ""},
     Keyword{"top", "virtual_server", detail::A,
-            "VIP PORT, group NAME, or match NAME (SNAT); fwmark services are refused"},
+            "VIP PORT, group NAME, fwmark N (marks from fwmark_defs), or match NAME (SNAT)"},
+    Keyword{"top", "fwmark_defs", detail::A,
+            "xvs: mark N { VIP[/LEN] [PORT|PORT-PORT] [tcp|udp] ... }, the marks fwmark services serve"},
+    Keyword{"fwmark_defs", "mark", detail::A, ""},
     Keyword{"top", "vrrp_*", detail::R, "xvs does not implement VRRP"},
     // ---- global_defs
     Keyword{"global_defs", "log_level", detail::A, ""},
@@ -104,6 +106,7 @@ inline constexpr std::array kKeywords = {
     Keyword{"ipvs_defs", "conn_table_size", detail::A, "restart to change"},
     Keyword{"ipvs_defs", "synproxy", detail::A, ""},
     Keyword{"ipvs_defs", "expire_nodest_conn", detail::A, ""},
+    Keyword{"ipvs_defs", "expire_quiescent_template", detail::A, ""},
     Keyword{"timeouts", "tcp", detail::A, "ESTABLISHED, as ipvsadm --set"},
     Keyword{"timeouts", "tcpfin", detail::A, "FIN_WAIT, as ipvsadm --set"},
     Keyword{"timeouts", "udp", detail::A, ""},
@@ -132,7 +135,9 @@ inline constexpr std::array kKeywords = {
     Keyword{"synproxy", "max_ack_saved", detail::A, ""},
     Keyword{"synproxy", "ack_storm_thresh", detail::A, ""},
     // ---- virtual_server_group entries
-    Keyword{"virtual_server_group", "fwmark", detail::R, "firewall-mark services are not implemented"},
+    Keyword{"virtual_server_group", "fwmark", detail::R,
+            "a group of marks: write one `virtual_server fwmark N` per mark, or put the "
+            "addresses into one mark of fwmark_defs"},
     // ---- virtual_server
     Keyword{"virtual_server", "protocol", detail::A,
             "TCP or UDP (match services also ICMP); SCTP is refused"},
@@ -155,9 +160,11 @@ inline constexpr std::array kKeywords = {
     Keyword{"virtual_server", "dst-range", detail::A, "match services only, as src-range"},
     Keyword{"virtual_server", "oif", detail::A, "match services only: the WAN port (required)"},
     Keyword{"virtual_server", "iif", detail::A, "match services only: the inside port"},
-    Keyword{"virtual_server", "persistence_timeout", detail::R, detail::kPersist},
-    Keyword{"virtual_server", "persistence_granularity", detail::R, detail::kPersist},
-    Keyword{"virtual_server", "persistence_engine", detail::R, detail::kPersist},
+    Keyword{"virtual_server", "persistence_timeout", detail::A, "seconds, no value = 360"},
+    Keyword{"virtual_server", "persistence_granularity", detail::A,
+            "IPv4 netmask, or an IPv6 prefix length"},
+    Keyword{"virtual_server", "persistence_engine", detail::R,
+            "persistence engines (sip) are not implemented; plain persistence groups by client address"},
     Keyword{"virtual_server", "ops", detail::A, "UDP, DR/TUN real servers: one-packet scheduling"},
     Keyword{"virtual_server", "sh-port", detail::A, "lb_algo sh: hash the client port too"},
     Keyword{"virtual_server", "sh-fallback", detail::A, "lb_algo sh: rehash past an unusable dest"},

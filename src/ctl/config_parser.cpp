@@ -27,6 +27,8 @@ void Parser::top_level(const Token& kw) {
         block(kw, [&](const Token& t) { ip_defs(t); });
     else if (k == "ipvs_defs")
         block(kw, [&](const Token& t) { ipvs_defs(t); });
+    else if (k == "fwmark_defs")
+        block(kw, [&](const Token& t) { fwmark_defs(t); });
     else if (k == "local_address_group")
         local_address_group(kw);
     else if (k == "virtual_server_group")
@@ -341,6 +343,8 @@ void Parser::ipvs_defs(const Token& kw) {
         if (auto n = number_value(kw, 0, 255)) cfg_.ipvs.uoa_max_trail = *n;
     } else if (kw.text == "expire_nodest_conn") {
         if (auto on = switch_value(kw)) cfg_.ipvs.expire_nodest_conn = *on;
+    } else if (kw.text == "expire_quiescent_template") {
+        if (auto on = switch_value(kw)) cfg_.ipvs.expire_quiescent_template = *on;
     } else if (kw.text == "synproxy") {
         cfg_.ipvs.synproxy_set = true;
         block(kw, [&](const Token& t) { synproxy_setting(t); });

@@ -359,6 +359,7 @@ class Parser {
     void deny_address_group(const Token& kw);
     bool open_block_at(const Token& kw);
     void real_server(const Token& kw, VirtualServer& vs);
+    void fwmark_defs(const Token& kw);
     void rs_keyword(const Token& t, RealServer& rs);
 
     const TokenStream& ts_;

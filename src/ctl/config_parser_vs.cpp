@@ -6,6 +6,49 @@
 
 namespace xvs::ctl::parser_detail {
 
+namespace {
+
+// "255.255.255.0" -> 24 (255.255.255.255 -> 255, the whole address); "64" -> 64 (IPv6).
+std::optional<uint8_t> persist_prefix_text(const std::string& text) {
+    if (text.find('.') == std::string::npos) {
+        if (text.empty() || text.size() > 3) return std::nullopt;
+        unsigned len = 0;
+        for (char c : text) {
+            if (c < '0' || c > '9') return std::nullopt;
+            len = len * 10 + unsigned(c - '0');
+        }
+        if (len > 128) return std::nullopt;
+        return static_cast<uint8_t>(len);
+    }
+    auto a = net::parse_inet(text);
+    if (!a || !a->is_v4()) return std::nullopt;
+    const uint32_t mask = net::ntoh32(a->v4_be());
+    const auto len = static_cast<uint8_t>(__builtin_popcount(mask));
+    if (len != 0 && mask != ~uint32_t{0} << (32 - len)) return std::nullopt;
+    return len == 32 ? uint8_t{255} : len;
+}
+
+// "80" -> 80-80, "8000-8099" -> that range; nullopt otherwise (1..65535).
+std::optional<std::pair<uint16_t, uint16_t>> port_range_text(const std::string& text) {
+    auto num = [](std::string_view v) -> std::optional<uint16_t> {
+        if (v.empty() || v.size() > 5) return std::nullopt;
+        unsigned n = 0;
+        for (char c : v) {
+            if (c < '0' || c > '9') return std::nullopt;
+            n = n * 10 + unsigned(c - '0');
+        }
+        if (n == 0 || n > 65535) return std::nullopt;
+        return static_cast<uint16_t>(n);
+    };
+    const size_t dash = text.find('-');
+    auto lo = num(std::string_view(text).substr(0, dash));
+    auto hi = dash == std::string::npos ? lo : num(std::string_view(text).substr(dash + 1));
+    if (!lo || !hi || *lo > *hi) return std::nullopt;
+    return std::make_pair(*lo, *hi);
+}
+
+}  // namespace
+
 void Parser::local_address_group(const Token& kw) {
     const Token* name = value(kw);
     LocalAddressGroup group;
@@ -82,9 +125,13 @@ void Parser::virtual_server(const Token& kw) {
     } else if (first->text == "match") {
         return match_server(kw, *first);
     } else if (first->text == "fwmark") {
-        error(kw, refusal("fwmark", *keyword_find("virtual_server_group", "fwmark")));
-        p.kind = PendingVs::Kind::Invalid;
-        (void)number_value(*first, 1, UINT32_MAX);
+        // Served packets: those fwmark_defs gives this mark (the validator checks it exists).
+        if (auto mark = number_value(*first, 1, UINT32_MAX)) {
+            p.vs.fwmark = *mark;
+            p.vs.vip = net::InetAddr::v4(0);
+        } else {
+            p.kind = PendingVs::Kind::Invalid;
+        }
     } else {
         auto vip = net::parse_inet(net::strip_brackets(first->text));
         if (!vip) error(*first, "virtual_server: bad IP address " + quoted(first->text));
@@ -106,7 +153,15 @@ void Parser::virtual_server(const Token& kw) {
     block(kw, [&](const Token& t) { vs_keyword(t, p, toa_loc, pp_loc, uoa_loc); });
 
     VirtualServer& vs = p.vs;
-    if (!p.proto_set) warning(kw, "protocol not set, using TCP");
+    if (!p.proto_set && !vs.fwmark) warning(kw, "protocol not set, using TCP");
+    if (vs.fwmark && p.proto_set)
+        warning(*p.proto_loc,
+                "protocol of a fwmark service is unused: it takes TCP and UDP "
+                "(narrow a mark by protocol in fwmark_defs)");
+    if (p.granularity_loc && vs.persistence_timeout == 0)
+        error(*p.granularity_loc,
+              "persistence_granularity without persistence_timeout has no effect: add "
+              "persistence_timeout or remove it");
     if (vs.toa && vs.proxy_protocol != ProxyProtocol::Off) {
         SourceLoc at = std::max(*toa_loc, *pp_loc, [](const SourceLoc& a, const SourceLoc& b) {
             return a.line < b.line;
@@ -222,6 +277,7 @@ void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& 
         else
             return error(*val, "protocol: bad value " + quoted(val->text) + " (TCP|UDP)");
         p.proto_set = true;
+        p.proto_loc = loc(t);
     } else if (k == "lb_algo" || k == "lvs_sched") {
         sched_value(t, vs.sched);
     } else if (k == "src-range" || k == "dst-range" || k == "oif" || k == "iif") {
@@ -281,11 +337,80 @@ void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& 
             vs.mh_table_size = *n;
             p.table_loc = loc(t);
         }
+    } else if (k == "persistence_timeout") {
+        // keepalived and ipvsadm -p: no value is 360 s.
+        if (!has_value(t)) {
+            vs.persistence_timeout = 360;
+        } else if (auto n = number_value(t, 1, lb::kMaxTimeoutS)) {
+            vs.persistence_timeout = *n;
+        }
+    } else if (k == "persistence_granularity") {
+        const Token* val = value(t);
+        if (!val) return;
+        p.granularity_loc = loc(t);
+        if (auto len = persist_prefix_text(val->text))
+            vs.persist_prefix = *len;
+        else
+            error(*val, "persistence_granularity: bad value " + quoted(val->text) +
+                            " (a contiguous IPv4 netmask such as 255.255.255.0, or an IPv6 "
+                            "prefix length such as 64)");
     } else if (k == "real_server") {
         real_server(t, vs);
     } else {
         unknown(t, "virtual_server");
     }
+}
+
+// `fwmark_defs { mark N { VIP[/LEN] [PORT|PORT-PORT] [tcp|udp] ... } }`, one entry a line.
+void Parser::fwmark_defs(const Token& kw) {
+    if (classified(kw, "fwmark_defs")) return;
+    if (kw.text != "mark") return unknown(kw, "fwmark_defs");
+    auto mark = number_value(kw, 1, UINT32_MAX);
+    lb::FwmarkDef def;
+    if (mark) def.mark = *mark;
+    const std::string context = "fwmark_defs mark " + (mark ? std::to_string(*mark) : "?");
+    block(kw, [&](const Token& entry) {
+        lb::FwmarkEntry e;
+        bool ok = true;
+        if (auto prefix = net::parse_inet_prefix(entry.text)) {
+            e.dst = *prefix;
+        } else {
+            error(entry, context + ": bad address " + quoted(entry.text) + " (VIP or VIP/LEN)");
+            ok = false;
+        }
+        bool port_seen = false, proto_seen = false;
+        while (has_value(entry)) {
+            const Token& opt = take();
+            const std::string low = lower(opt.text);
+            if ((low == "tcp" || low == "udp") && !proto_seen) {
+                e.proto = low == "tcp" ? 6 : 17;
+                proto_seen = true;
+                continue;
+            }
+            auto range = port_range_text(opt.text);
+            if (range && !port_seen && !proto_seen) {
+                e.port_first = range->first;
+                e.port_last = range->second;
+                port_seen = true;
+                continue;
+            }
+            error(opt, context + ": unexpected " + quoted(opt.text) +
+                           " (an entry is VIP[/LEN] [PORT|PORT-PORT] [tcp|udp])");
+            ok = false;
+        }
+        if (ok) def.entries.push_back(e);
+    });
+    if (!mark) return;
+    for (size_t i = 0; i < cfg_.fwmark.marks.size(); ++i) {
+        if (cfg_.fwmark.marks[i].mark == def.mark) {
+            error(kw, context + " already defined at " + cfg_.fwmark.locs[i].file + ":" +
+                          std::to_string(cfg_.fwmark.locs[i].line));
+            return;
+        }
+    }
+    if (def.entries.empty()) error(kw, context + ": no entry");
+    cfg_.fwmark.marks.push_back(std::move(def));
+    cfg_.fwmark.locs.push_back(loc(kw));
 }
 
 // `blacklist { 10.0.0.0/8 192.0.2.7 2001:db8::/32 }` (entries may share lines) or, for short

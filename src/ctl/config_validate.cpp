@@ -54,6 +54,7 @@ class Validator {
             error(parsed_.pending.front().vs.loc, "no port defined in netif_defs");
 
         std::map<std::tuple<Proto, AddrKey, uint16_t>, SourceLoc> seen;
+        std::map<uint32_t, SourceLoc> seen_marks;
         for (PendingVs& p : parsed_.pending) {
             if (p.laddr_loc && !cfg_.find_laddr_group(p.vs.laddr_group))
                 error(*p.laddr_loc,
@@ -93,12 +94,31 @@ class Validator {
                 }
             }
             for (VirtualServer& vs : expanded) {
-                // ipvsadm: "Zero port specified for non-persistent service"; xvs has no
-                // persistence yet, so every service needs its port.
-                if (vs.port == 0) {
+                // ipvsadm: "Zero port specified for non-persistent service".
+                if (vs.port == 0 && !vs.fwmark && vs.persistence_timeout == 0) {
                     error(vs.loc, "virtual_server " + endpoint_text(vs.vip, vs.port) +
-                                      ": port 0 needs persistence, which is not supported yet: "
-                                      "give the service's port");
+                                      ": port 0 (all ports) needs persistence_timeout, as "
+                                      "ipvsadm's: give the service's port or make it persistent");
+                    continue;
+                }
+                if (vs.fwmark) {
+                    const auto& marks = cfg_.fwmark.marks;
+                    if (std::none_of(marks.begin(), marks.end(),
+                                     [&](const lb::FwmarkDef& m) { return m.mark == vs.fwmark; })) {
+                        error(vs.loc, "virtual_server fwmark " + std::to_string(vs.fwmark) +
+                                          ": no `mark " + std::to_string(vs.fwmark) +
+                                          "` in fwmark_defs (xvs marks packets itself: define "
+                                          "which VIPs and ports carry the mark there)");
+                        continue;
+                    }
+                    auto [it, inserted] = seen_marks.emplace(vs.fwmark, vs.loc);
+                    if (!inserted) {
+                        error(vs.loc, "duplicate virtual_server fwmark " +
+                                          std::to_string(vs.fwmark) + " (first at " +
+                                          loc_text(it->second) + ")");
+                        continue;
+                    }
+                    cfg_.virtual_servers.push_back(std::move(vs));
                     continue;
                 }
                 auto key = std::make_tuple(vs.proto, addr_key(vs.vip), vs.port);

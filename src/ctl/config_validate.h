@@ -26,6 +26,8 @@ struct PendingVs {
     // against lb_algo once the block is read (either may come first).
     std::vector<std::pair<std::string, SourceLoc>> sched_flag_locs;
     std::optional<SourceLoc> table_loc;
+    std::optional<SourceLoc> proto_loc;        // where protocol was given
+    std::optional<SourceLoc> granularity_loc;  // where persistence_granularity was given
 };
 
 // A netif port named somewhere, checked against netif_defs at the end.

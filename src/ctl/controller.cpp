@@ -75,10 +75,23 @@ json Controller::stats_json(const void* obj, const Totals& raw) const {
                 {"outbps", uint64_t(est.outbps + 0.5)}};
 }
 
+namespace {
+
+// -M as ipvsadm prints it: a netmask for IPv4 (and firewall-mark) services, a prefix length for
+// IPv6 ones.
+std::string persist_netmask(const lb::Service& s) {
+    if (!s.key.fwmark && !s.key.vip.is_v4()) return std::to_string(s.persist_prefix);
+    const unsigned len = std::min<unsigned>(s.persist_prefix, 32);
+    const uint32_t mask = len == 0 ? 0 : ~uint32_t{0} << (32 - len);
+    return net::to_string(net::InetAddr::v4(net::hton32(mask)));
+}
+
+}  // namespace
+
 json Controller::service_json(const lb::Service& s) const {
     json j{{"sched", s.sched_name},
-           {"persistent", 0},
-           {"netmask", "255.255.255.255"},
+           {"persistent", s.persistence_s},
+           {"netmask", persist_netmask(s)},
            {"sched_flags", lb::sched_flag_names(s.sched_name, s.sched_flags)},
            {"mh_table_size", s.mh_table_size},
            {"ops", (s.flags & lb::kSvcFlagOps) != 0},
@@ -101,6 +114,8 @@ json Controller::service_json(const lb::Service& s) const {
     if (s.match) {
         j["match"] = match_json(*s.match);
         if (!s.match_name.empty()) j["name"] = s.match_name;
+    } else if (s.key.fwmark) {
+        j["fwmark"] = s.key.fwmark;
     } else {
         j["proto"] = s.key.proto == 6 ? "tcp" : "udp";
         j["vip"] = net::to_string(s.key.vip);
@@ -125,6 +140,7 @@ json Controller::service_json(const lb::Service& s) const {
                          {"inactive", d->sum_inactive()},
                          {"persistconns", 0},
                          {"stats", stats_json(d.get(), dest_totals(*d))}});
+        dests.back()["persistconns"] = d->sum_persist();  // templates (lb/persist.h)
     }
     j["dests"] = dests;
     return j;
@@ -256,13 +272,20 @@ json Controller::cmd_conns(const json& req, bool filtered) {
             lb::Command::dump_conns, kWorkerCommandTimeoutMs, [&](const lb::Command& cmd) {
                 for (const lb::ConnDumpEntry& c : cmd.conns) {
                     if (conns.size() >= limit) return;
-                    std::string proto = c.proto == 6 ? "tcp" : c.proto == 1 ? "icmp" : "udp";
-                    std::string state = c.proto == 6   ? std::string(lb::tcp_state_name(c.state))
+                    // A persistence template: its service's protocol ("ip": a firewall-mark
+                    // service's), state NONE, client port 0 (as ipvsadm -L -c shows them).
+                    std::string proto = c.proto == 6   ? "tcp"
+                                        : c.proto == 1 ? "icmp"
+                                        : c.proto == 0 ? "ip"
+                                                       : "udp";
+                    std::string state = c.tpl          ? "NONE"
+                                        : c.proto == 6 ? std::string(lb::tcp_state_name(c.state))
                                         : c.proto == 1 ? "ICMP"
                                                        : "UDP";
                     std::string client = ip_port(c.caddr, c.cport);
                     std::string vip = ip_port(c.vaddr, c.vport);
                     std::string dest = ip_port(c.daddr, c.dport);
+                    std::string lip = c.tpl ? std::string() : ip_port(c.laddr_ip, c.lport);
                     if (!f_proto.empty() && f_proto != proto) continue;
                     if (!f_state.empty() && f_state != state) continue;
                     if (!match(f_client, client) || !match(f_vip, vip) || !match(f_dest, dest))
@@ -273,7 +296,7 @@ json Controller::cmd_conns(const json& req, bool filtered) {
                                      {"client", client},
                                      {"vip", vip},
                                      {"dest", dest},
-                                     {"lip", ip_port(c.laddr_ip, c.lport)}});
+                                     {"lip", lip}});
                 }
             });
         if (!done) return err(done.error());
@@ -363,7 +386,6 @@ json Controller::dispatch(const json& req) {
         if (cmd == "flush_dest") return cmd_flush_dest(req);
         if (cmd == "add_service" || cmd == "edit_service") {
             const json& s = field(req, "service");
-            if (s.contains("fwmark")) throw UnsupportedFwmark{};
             if (auto why = unsupported_service_attrs(s)) return err(*why);
             if (is_match(s)) {
                 lb::MatchSpec spec{get_match_key(s), "",
@@ -584,8 +606,6 @@ json Controller::dispatch(const json& req) {
         return err("Unknown command");
     } catch (const BadRequest& e) {
         return err("Invalid argument: " + e.what);
-    } catch (const UnsupportedFwmark&) {
-        return err("Operation not supported: fwmark services are not supported yet");
     } catch (const std::exception& e) {
         return err(std::string("Invalid argument: ") + e.what());
     }

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "ctl/match_json.h"
+#include "lb/conn.h"
 #include "lb/service_check.h"
 
 namespace xvs::ctl::request {
@@ -72,7 +73,11 @@ lb::MatchKey get_match_key(const json& obj) {
 }
 
 lb::ServiceKey get_service_key(const json& obj) {
-    if (obj.is_object() && obj.contains("fwmark")) throw UnsupportedFwmark{};
+    if (obj.is_object() && obj.contains("fwmark")) {
+        const uint64_t mark = get_uint(obj, "fwmark", UINT32_MAX);
+        if (mark == 0) throw BadRequest{"'fwmark' must be 1 or more"};
+        return lb::make_fwmark_key(static_cast<uint32_t>(mark));
+    }
     if (is_match(obj))
         throw BadRequest{"SNAT match services have no local addresses or client lists"};
     return lb::make_service_key(get_proto(obj), get_ip(obj, "vip"),
@@ -105,9 +110,30 @@ lb::TunType parse_tun_type(const std::string& s) {
     throw BadRequest{"unknown 'tun_type' " + s + " (ipip or gue; GRE is not supported)"};
 }
 
+std::optional<uint8_t> persist_prefix_of(const json& s) {
+    if (!s.contains("netmask") || s.at("netmask").is_null()) return lb::ServiceSpec::kPersistFull;
+    const json& m = s.at("netmask");
+    if (m.is_number_unsigned() && m.get<uint64_t>() <= 128) return uint8_t(m.get<uint64_t>());
+    if (!m.is_string()) return std::nullopt;
+    const std::string text = m.get<std::string>();
+    if (!text.empty() && text.find('.') == std::string::npos) {  // an IPv6 prefix length
+        unsigned len = 0;
+        for (char c : text) {
+            if (c < '0' || c > '9' || (len = len * 10 + unsigned(c - '0')) > 128)
+                return std::nullopt;
+        }
+        return uint8_t(len);
+    }
+    auto a = net::parse_inet(text);
+    if (!a || !a->is_v4()) return std::nullopt;
+    const uint32_t mask = net::ntoh32(a->v4_be());
+    const auto len = static_cast<uint8_t>(__builtin_popcount(mask));
+    if (len != 0 && mask != ~uint32_t{0} << (32 - len)) return std::nullopt;  // not contiguous
+    return len == 32 ? lb::ServiceSpec::kPersistFull : len;
+}
+
 // Features the protocol carries but the data plane does not do yet: refused, never ignored.
 std::optional<std::string> unsupported_service_attrs(const json& s) {
-    if (opt_uint(s, "persistent", 2678400, 0) != 0) return "Persistence is not supported yet";
     // Which options combine is lb::service_check's call (Director::service_add/edit); here
     // only the shape of the values.
     if (s.contains("proxy_protocol")) {
@@ -120,16 +146,21 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
         if (!uoa.is_string() || (uoa != "off" && uoa != "opp" && uoa != "ipo"))
             return "'uoa' must be \"opp\", \"ipo\" or \"off\"";
     }
-    // The persistence granularity (-M) and engines (--pe) would be stored and never used.
-    if (s.contains("netmask") &&
-        (!s.at("netmask").is_string() || s.at("netmask").get<std::string>() != "255.255.255.255"))
-        return "Persistence is not supported yet (-M is the persistence netmask): remove -M";
+    if (s.contains("netmask") && !persist_prefix_of(s))
+        return "'netmask' must be a contiguous IPv4 netmask (255.255.255.0) or, for IPv6, a "
+               "prefix length (64)";
+    // A granularity without persistence would be stored and never used.
+    if (persist_prefix_of(s).value_or(0) != lb::ServiceSpec::kPersistFull &&
+        opt_uint(s, "persistent", lb::kMaxTimeoutS, 0) == 0)
+        return "the persistence netmask (-M) needs a persistent service: add -p [timeout] or "
+               "remove -M";
     if (s.contains("sched_flags") &&
         !lb::sched_flags_parse(s.value("sched_flags", std::vector<std::string>{})))
         return "invalid scheduler flag (sh-fallback, sh-port, mh-fallback, mh-port, flag-1..3)";
     if (s.contains("pe") && !s.at("pe").is_null() &&
         (!s.at("pe").is_string() || !s.at("pe").get<std::string>().empty()))
-        return "Persistence engines are not supported yet: remove --pe";
+        return "Persistence engines (--pe sip) are not supported yet: remove --pe (plain -p "
+               "persistence groups by client address)";
     return std::nullopt;
 }
 
@@ -160,11 +191,18 @@ lb::ServiceSpec service_spec_flags(const json& s) {
     spec.sched_flags =
         lb::sched_flags_parse(s.value("sched_flags", std::vector<std::string>{})).value_or(0);
     spec.mh_table_size = static_cast<uint32_t>(opt_uint(s, "mh_table_size", UINT32_MAX, 0));
+    spec.persistence_s = static_cast<uint32_t>(opt_uint(s, "persistent", lb::kMaxTimeoutS, 0));
+    spec.persist_prefix = persist_prefix_of(s).value_or(lb::ServiceSpec::kPersistFull);
     return spec;
 }
 
 lb::ServiceSpec service_spec(const json& s) {
     lb::ServiceSpec spec = service_spec_flags(s);
+    spec.sched = s.contains("sched") ? get_str(s, "sched") : "wlc";
+    if (s.contains("fwmark")) {
+        spec.fwmark = get_service_key(s).fwmark;
+        return spec;
+    }
     spec.proto = get_proto(s);
     spec.vip = get_ip(s, "vip");
     spec.port = static_cast<uint16_t>(get_uint(s, "port", 65535));

@@ -21,8 +21,6 @@ namespace xvs::ctl::request {
 struct BadRequest {
     std::string what;
 };
-// A fwmark service key: the protocol has them, xvs does not (yet).
-struct UnsupportedFwmark {};
 
 const nlohmann::json& field(const nlohmann::json& obj, const char* name);
 std::string get_str(const nlohmann::json& obj, const char* name);
@@ -39,6 +37,10 @@ bool is_match(const nlohmann::json& obj);
 lb::MatchKey get_match_key(const nlohmann::json& obj);
 lb::ServiceKey get_service_key(const nlohmann::json& obj);
 
+// The persistence granularity of a service object: "netmask" as a contiguous IPv4 netmask
+// ("255.255.255.0"), or an IPv6 prefix length ("64" or 64); absent = the whole address
+// (lb::ServiceSpec::kPersistFull). nullopt when malformed.
+std::optional<uint8_t> persist_prefix_of(const nlohmann::json& s);
 // Features the protocol carries but the data plane does not do yet: refused, never ignored.
 std::optional<std::string> unsupported_service_attrs(const nlohmann::json& s);
 // The flags and conn_rate of a service object (the rest of ServiceSpec left default).

@@ -109,7 +109,10 @@ ServiceEntry get_service(const json& j) {
     s.key = get_key(j);
     s.opts.sched = j.value("sched", std::string("wlc"));
     s.opts.persistent = j.value("persistent", uint32_t{0});
-    if (j.contains("netmask")) s.opts.netmask = get_ipv4(j, "netmask");
+    // An IPv6 service's granularity is a prefix length ("64"), which ipvsadm's layouts here
+    // do not show yet.
+    if (j.contains("netmask") && j.at("netmask").get<std::string>().find('.') != std::string::npos)
+        s.opts.netmask = get_ipv4(j, "netmask");
     s.opts.sched_flags = j.value("sched_flags", std::vector<std::string>{});
     s.opts.ops = j.value("ops", false);
     s.opts.pe = j.value("pe", std::string());

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "lb/conn_table.h"
+#include "lb/persist.h"
 
 namespace xvs::lb {
 
@@ -29,6 +30,10 @@ bool command_serve_chunk(Command& cmd, const ConnTable& conns, const stack::Neig
             const uint64_t left = expires > now_ms ? (expires - now_ms + 999) / 1000 : 0;
             ConnDumpEntry e{c.caddr, c.vaddr, c.laddr_ip, c.daddr, c.cport, c.vport,
                             c.lport, c.dport, c.proto,    c.state, left};
+            if (conn_is_template(c)) {
+                e.proto = c.tpl_proto;
+                e.tpl = true;
+            }
             if (!push_bounded(cmd.conns, e)) cmd.truncated = true;
         } else {
             const stack::NeighEntry& n = neigh.slot(i);

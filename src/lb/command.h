@@ -30,6 +30,9 @@ struct ConnDumpEntry {
     uint8_t proto;
     TcpState state;
     uint64_t expire_s;  // seconds left, rounded up, from the worker clock at copy time
+    // A persistence template (lb/persist.h): proto is its service's (0: a firewall-mark
+    // service's), cport is 0, state NONE.
+    bool tpl = false;
 };
 
 // What `neigh_show` prints of one neighbour entry.

@@ -37,7 +37,9 @@ struct Conn {
     net::InetAddr caddr, vaddr, laddr_ip, daddr;
     uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
     FwdMode mode = FwdMode::FullNat;  // bound at creation from the dest (kXmit[mode])
-    uint8_t pad_ = 0;
+    // Persistence templates only (proto == kProtoTemplate, lb/persist.h): the service's
+    // protocol, for display (0 = a firewall-mark service's, shown as "IP").
+    uint8_t tpl_proto = 0;
     stack::NhCache nh;  // next hop of each direction (stack/nh_cache.h)
 
     // The deadline is exact from kDeadlinePastMs before now (a timer running late) to about
@@ -87,6 +89,7 @@ inline constexpr uint16_t kConnSynProxy = 1u << 8;
 inline constexpr uint16_t kConnSpWaiting = 1u << 9;  // RS SYN sent, its SYN-ACK not yet seen
 inline constexpr uint16_t kConnTunGue = 1u << 11;    // TUN: GUE outer header (else IPIP)
 inline constexpr uint16_t kConnOps = 1u << 12;       // one-packet scheduling: gone once sent
+inline constexpr uint16_t kConnPersist = 1u << 13;   // has a persistence template (lb/persist.h)
 static_assert(offsetof(Conn, timer) == 0);
 // The hot part fits two cache lines.
 static_assert(sizeof(Conn) == 128);

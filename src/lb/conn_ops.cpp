@@ -5,6 +5,7 @@
 
 #include "lb/conserve/proxy_protocol.h"
 #include "lb/laddr.h"
+#include "lb/persist.h"
 #include "lb/service.h"
 #include "lb/snapshot.h"
 #include "lb/synproxy/handshake.h"
@@ -20,13 +21,34 @@ using stack::Counter;
 
 using stack::drop;
 
+namespace {
+
+// The service of a flow addressed to a VIP, in IPVS's order (ip_vs_service_find): a
+// firewall-mark service whose classifier rule matches (lb/fwmark.h; *mark set), the exact
+// (proto, VIP, port) service, then the VIP's port-0 ("all ports") service.
+const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t proto,
+                               uint32_t* mark) {
+    if (!snap.fwmark_rules.empty() && (proto == net::kIpProtoTcp || proto == net::kIpProtoUdp)) {
+        if (const FwmarkRule* r =
+                fwmark_classify(snap.fwmark_rules, proto, key.daddr, net::ntoh16(key.dport))) {
+            *mark = r->mark;
+            return r->view;
+        }
+    }
+    if (const ServiceView* v = snap.service(proto, key.daddr, key.dport)) return v;
+    return snap.has_port0 ? snap.service(proto, key.daddr, 0) : nullptr;
+}
+
+}  // namespace
+
 template <class Af>
 Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     const unsigned wid = w.id;
     // Addressed to a VIP: its service. Not addressed to the director: an inside host's flow
     // for a SNAT match service (lb/xmit/snat.h), if one matches.
+    uint32_t mark = 0;
     const ServiceView* view =
-        lp.local ? w.snap->service(lp.proto, lp.key.daddr, lp.key.dport) : snat_match(*w.snap, lp);
+        lp.local ? vip_service(*w.snap, lp.key, lp.proto, &mark) : snat_match(*w.snap, lp);
     if (!view) {
         if (lp.local)
             drop(w.stack, lp.pkt, Counter::drop_no_service);
@@ -40,10 +62,26 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     }
     Service* svc = view->svc;
     FlowKey flow{lp.key.saddr, lp.key.daddr, lp.key.sport, lp.key.dport, lp.proto, w.stack.now_ms};
-    Dest* dest = view->sched->pick(view->plan, svc->workers[wid].cursor, wid, flow);
+    // A persistent service: the client's template names the dest; the scheduler only picks
+    // for a client without one (and a template is made for it).
+    Conn* tpl = nullptr;
+    ConnKey tkey;
+    if (view->persist_s) {
+        tkey = persist_key(*view, lp.key, mark);
+        tpl = persist_lookup(w, *view, tkey);
+    }
+    Dest* dest =
+        tpl ? tpl->dest : view->sched->pick(view->plan, svc->workers[wid].cursor, wid, flow);
     if (!dest) {
         drop(w.stack, lp.pkt, sched_fail_reason(view->plan));
         return nullptr;
+    }
+    if (view->persist_s && !tpl) {
+        stack::Counter why = Counter::drop_conn_pool_full;
+        if (!(tpl = persist_create(w, *view, tkey, dest, &why))) {
+            drop(w.stack, lp.pkt, why);
+            return nullptr;
+        }
     }
     // The xmit is bound here, once, from the dest's mode (IPVS ip_vs_bind_xmit).
     const FwdMode mode = dest->fwd.load(std::memory_order_relaxed);
@@ -117,7 +155,8 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
         c->lport = lp.key.sport;
     }
     c->daddr = dest->addr;
-    c->dport = net::hton16(dest->port);
+    // Port 0: the packet's own (firewall-mark and port-0 services, as IPVS).
+    c->dport = dest->port ? net::hton16(dest->port) : lp.key.dport;
     if (mode == FwdMode::Tun && dest->tun_type.load(std::memory_order_relaxed) == TunType::Gue)
         c->flags |= kConnTunGue;  // the GUE port is the dest's, read per packet as IPVS does
     if (mode == FwdMode::Snat) {
@@ -137,6 +176,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     };
     bump(svc->workers[wid].refs, 1);
     if (laddr) bump(laddr->workers[wid].refs, 1);
+    if (tpl) persist_attach(w, c, tpl);
     DestWorkerStats& ds = dest->stats[wid];
     ++ds.refs;
     ++ds.conns;
@@ -193,6 +233,7 @@ void conn_set_state(WorkerCtx& w, Conn* c, TcpState state) {
 
 void conn_timer(WorkerCtx& w, TimerNode* node, uint64_t now) {
     Conn* c = reinterpret_cast<Conn*>(node);  // the timer is Conn's first member
+    if (conn_is_template(*c)) return persist_timer(w, c, now);
     const uint64_t expires = c->expires(now);
     if (expires > now)  // traffic moved the deadline: lazy re-arm
         w.timers.arm(node, (c->flags & kConnPpHdrSeg) ? pp_header_timer(w, c, now) : expires);
@@ -201,6 +242,7 @@ void conn_timer(WorkerCtx& w, TimerNode* node, uint64_t now) {
 }
 
 void conn_expire(WorkerCtx& w, Conn* c) {
+    if (conn_is_template(*c)) return persist_expire(w, c);
     const unsigned wid = w.id;
     if (c->flags & kConnSpWaiting) synproxy_release(w, c);
     w.timers.cancel(&c->timer);
@@ -218,6 +260,7 @@ void conn_expire(WorkerCtx& w, Conn* c) {
     else
         --ds.inactive;
     --ds.refs;
+    if (c->flags & kConnPersist) persist_detach(w, c);
     w.conns->release(c);
     w.stack.counters.inc(Counter::conns_expired);
 }

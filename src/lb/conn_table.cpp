@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/flat_map.h"
+#include "lb/persist.h"
 #include "lb/xmit/xmit.h"
 #include "port/eal.h"
 
@@ -205,7 +206,9 @@ bool ConnTable::insert(Conn* conn) {
     const uint32_t out_ref = idx << 1 | uint32_t(ConnDir::Out);
     const ConnKey in = in_key(*conn);
     if (!add(in, in_ref)) return false;
-    if (xmit_traits(conn->mode).inserts_out_tuple && !add(out_key(*conn), out_ref)) {
+    // A persistence template has only its one key.
+    const bool out = xmit_traits(conn->mode).inserts_out_tuple && !conn_is_template(*conn);
+    if (out && !add(out_key(*conn), out_ref)) {
         erase(in, in_ref);
         return false;
     }
@@ -215,7 +218,8 @@ bool ConnTable::insert(Conn* conn) {
 void ConnTable::remove(Conn* conn) {
     const uint32_t idx = static_cast<uint32_t>(conn - pool_);
     erase(in_key(*conn), idx << 1 | uint32_t(ConnDir::In));
-    if (xmit_traits(conn->mode).inserts_out_tuple)  // mode is fixed for the conn's life
+    // mode is fixed for the conn's life
+    if (xmit_traits(conn->mode).inserts_out_tuple && !conn_is_template(*conn))
         erase(out_key(*conn), idx << 1 | uint32_t(ConnDir::Out));
 }
 

@@ -26,6 +26,7 @@ struct alignas(64) DestWorkerStats {
     SingleWriter<uint32_t> active;    // conns in an active TCP state (ESTABLISHED, SYN_*)
     SingleWriter<uint32_t> inactive;  // all other conns (incl. UDP)
     SingleWriter<uint32_t> refs;      // conns on this worker pointing at this dest
+    SingleWriter<uint32_t> persist;   // persistence templates to this dest (IPVS persistconns)
     bool overloaded = false;  // over its -x share on this worker (lb/admission.h); worker only
 };
 
@@ -51,6 +52,11 @@ struct Dest {
     uint64_t sum_inactive() const {
         uint64_t s = 0;
         for (auto& w : stats) s += w.inactive;
+        return s;
+    }
+    uint64_t sum_persist() const {
+        uint64_t s = 0;
+        for (auto& w : stats) s += w.persist;
         return s;
     }
     uint64_t sum_refs() const {

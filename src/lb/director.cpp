@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "lb/conn.h"
 #include "lb/service_check.h"
 
 namespace xvs::lb {
@@ -83,6 +84,39 @@ ServiceKey make_service_key(uint8_t proto, net::InetAddr vip, uint16_t port_host
     return ServiceKey{vip, net::hton16(port_host), proto};
 }
 
+ServiceKey make_fwmark_key(uint32_t mark) {
+    return ServiceKey{net::InetAddr::v4(0), 0, 0, mark};
+}
+
+namespace {
+
+ServiceKey spec_key(const ServiceSpec& spec) {
+    return spec.fwmark ? make_fwmark_key(spec.fwmark)
+                       : make_service_key(spec.proto, spec.vip, spec.port);
+}
+
+// Persistence settings of a service (ipvsadm's rules): the timeout's range, the granularity's
+// width for the family, port 0 only with persistence. The prefix length in effect is returned.
+Result<uint8_t> persist_check(const ServiceSpec& spec) {
+    const bool v4 = spec.fwmark || spec.vip.is_v4();
+    const uint8_t full = v4 ? 32 : 128;
+    if (!spec.fwmark && spec.port == 0 && spec.persistence_s == 0)
+        return make_error("Zero port specified for non-persistent service");
+    if (spec.persistence_s > kMaxTimeoutS)
+        return make_error("persistence timeout " + std::to_string(spec.persistence_s) +
+                          " s is out of range (1.." + std::to_string(kMaxTimeoutS) + ")");
+    // The SYN proxy finds its service by exact VIP:port before any conn exists.
+    if (!spec.fwmark && spec.port == 0 && (spec.flags & kSvcFlagSynProxy))
+        return make_error("syn_proxy on a port-0 service is not supported yet: give the port");
+    if (spec.persist_prefix == ServiceSpec::kPersistFull) return full;
+    if (spec.persist_prefix > full)
+        return make_error("persistence granularity /" + std::to_string(spec.persist_prefix) +
+                          " is longer than an " + (v4 ? "IPv4" : "IPv6") + " address");
+    return spec.persist_prefix;
+}
+
+}  // namespace
+
 Director::Director(unsigned nworkers) : nworkers_(std::clamp(nworkers, 1u, kMaxWorkers)) {
     // Both key sets random: `previous` then validates nothing a client could have been given.
     cookie_.current = random_cookie_keys();
@@ -114,8 +148,11 @@ Result<void> Director::port_add(const PortEntry& port) {
 }
 
 bool Director::is_vip(net::InetAddr addr) const {
+    for (const FwmarkDef& d : fwmarks_)  // firewall-mark addresses are VIPs too
+        for (const FwmarkEntry& e : d.entries)
+            if (e.dst.contains(addr)) return true;
     return std::any_of(services_.begin(), services_.end(),
-                       [&](const auto& s) { return s->key.vip == addr; });
+                       [&](const auto& s) { return !s->key.fwmark && s->key.vip == addr; });
 }
 
 bool Director::is_lip(net::InetAddr addr) const {
@@ -263,14 +300,24 @@ Result<void> sched_check(std::string_view sched, uint32_t sched_flags, uint32_t 
 }
 
 Result<void> Director::service_add(const ServiceSpec& spec) {
-    if (spec.proto != 6 && spec.proto != 17) return make_error("protocol must be TCP or UDP");
-    if (auto r = v6_service_check(spec.vip, spec.flags); !r) return r;
-    ServiceKey key = make_service_key(spec.proto, spec.vip, spec.port);
+    if (!spec.fwmark && spec.proto != 6 && spec.proto != 17)
+        return make_error("protocol must be TCP or UDP");
+    if (!spec.fwmark) {
+        if (auto r = v6_service_check(spec.vip, spec.flags); !r) return r;
+    }
+    ServiceKey key = spec_key(spec);
     if (service_find(key)) return make_error("Service already exists");
     if (auto r = sched_check(spec.sched, spec.sched_flags, spec.mh_table_size); !r) return r;
-    if (auto r = service_check(spec.proto, spec.fwd, spec.flags); !r) return r;
-    if (auto r = check_address_free(spec.vip, "virtual address"); !r) return r;
-    if (is_lip(spec.vip)) return make_error("virtual address " + addr_str(spec.vip) + " is a local address");
+    auto prefix = persist_check(spec);
+    if (!prefix) return make_error(prefix.error());
+    // A firewall-mark service takes TCP and UDP: the options must suit both (proto 0).
+    if (auto r = service_check(spec.fwmark ? uint8_t{0} : spec.proto, spec.fwd, spec.flags); !r)
+        return r;
+    if (!spec.fwmark) {
+        if (auto r = check_address_free(spec.vip, "virtual address"); !r) return r;
+        if (is_lip(spec.vip))
+            return make_error("virtual address " + addr_str(spec.vip) + " is a local address");
+    }
     auto svc = std::make_shared<Service>();
     svc->key = key;
     svc->sched_name = spec.sched;
@@ -279,18 +326,25 @@ Result<void> Director::service_add(const ServiceSpec& spec) {
     svc->fwd = spec.fwd;
     svc->flags = spec.flags;
     svc->conn_rate = spec.conn_rate;
+    svc->persistence_s = spec.persistence_s;
+    svc->persist_prefix = *prefix;
     services_.push_back(std::move(svc));
     return {};
 }
 
 Result<void> Director::service_edit(const ServiceSpec& spec) {
-    auto svc = service_find(make_service_key(spec.proto, spec.vip, spec.port));
+    auto svc = service_find(spec_key(spec));
     if (!svc) return make_error("No such service");
+    const uint8_t proto = spec.fwmark ? uint8_t{0} : spec.proto;
     if (auto r = sched_check(spec.sched, spec.sched_flags, spec.mh_table_size); !r) return r;
-    if (auto r = service_check(spec.proto, spec.fwd, spec.flags); !r) return r;
-    if (auto r = v6_service_check(spec.vip, spec.flags); !r) return r;
+    auto prefix = persist_check(spec);
+    if (!prefix) return make_error(prefix.error());
+    if (auto r = service_check(proto, spec.fwd, spec.flags); !r) return r;
+    if (!spec.fwmark) {
+        if (auto r = v6_service_check(spec.vip, spec.flags); !r) return r;
+    }
     for (const auto& d : svc->dests) {
-        if (auto r = service_check(spec.proto, d->fwd, spec.flags); !r)
+        if (auto r = service_check(proto, d->fwd, spec.flags); !r)
             return make_error("real server " + addr_str(d->addr) + ": " + r.error());
         if (auto r = ops_mode_check(spec.flags, d->fwd, d->addr); !r) return r;
     }
@@ -300,6 +354,9 @@ Result<void> Director::service_edit(const ServiceSpec& spec) {
     svc->mh_table_size = spec.mh_table_size;
     svc->flags = spec.flags;
     svc->conn_rate = spec.conn_rate;
+    // Persistence too, for new conns: templates made before keep their dest until they expire.
+    svc->persistence_s = spec.persistence_s;
+    svc->persist_prefix = *prefix;
     return {};
 }
 
@@ -340,7 +397,9 @@ Result<void> Director::dest_check(const Service& svc, const DestSpec& spec) cons
         return make_error("GUE tunnels need a destination port");
     // DR and TUN leave the packet's destination (VIP:port) as it is: the RS serves the VIP's
     // own port. ipvsadm forces the port silently; xvs refuses a port it would not use.
-    if ((spec.fwd == FwdMode::Dr || spec.fwd == FwdMode::Tun) && spec.port != net::ntoh16(svc.key.port))
+    // Port 0: the packet's port, whatever it is (firewall-mark and port-0 services).
+    if ((spec.fwd == FwdMode::Dr || spec.fwd == FwdMode::Tun) && spec.port != 0 &&
+        spec.port != net::ntoh16(svc.key.port))
         return make_error(std::string(fwd_names(spec.fwd).keepalived) + " real server " +
                           addr_str(spec.addr) + ":" + std::to_string(spec.port) +
                           " cannot map ports: give the service's port " +
@@ -361,6 +420,36 @@ Result<void> Director::dest_check(const Service& svc, const DestSpec& spec) cons
                                                        : nullptr;
     if (auto r = family_check(svc.key.vip, spec.addr, "real server", other, spec.fwd); !r) return r;
     return service_check(svc.key.proto, spec.fwd, svc.flags);
+}
+
+Result<void> Director::fwmark_set(std::vector<FwmarkDef> defs) {
+    for (const FwmarkDef& d : defs) {
+        if (d.mark == 0) return make_error("firewall mark 0 means no mark: use 1 or more");
+        for (const FwmarkEntry& e : d.entries) {
+            const std::string what =
+                "fwmark " + std::to_string(d.mark) + " entry " + net::to_string(e.dst);
+            if (!e.dst.is_v4())
+                return make_error(what + ": IPv6 firewall-mark entries are not supported yet");
+            if (e.dst.len < 24)
+                return make_error(what + ": a prefix may stand for at most " +
+                                  std::to_string(kMaxFwmarkAddrs) +
+                                  " addresses (/24 or longer): each becomes a VIP xvs answers "
+                                  "ARP for");
+            if (e.port_first > e.port_last) return make_error(what + ": empty port range");
+            if (e.proto != 0 && e.proto != 6 && e.proto != 17)
+                return make_error(what + ": protocol must be tcp or udp");
+            const uint32_t base = net::ntoh32(e.dst.addr.v4_be());
+            for (uint32_t i = 0; i < (1u << (32 - e.dst.len)); ++i) {
+                const net::InetAddr a = net::InetAddr::v4(net::hton32(base + i));
+                if (auto r = check_address_free(a, "firewall-mark address"); !r) return r;
+                if (is_lip(a))
+                    return make_error("firewall-mark address " + addr_str(a) +
+                                      " is a local address");
+            }
+        }
+    }
+    fwmarks_ = std::move(defs);
+    return {};
 }
 
 Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
@@ -528,6 +617,7 @@ std::unique_ptr<Snapshot> Director::build() const {
     snap->timeouts = timeouts_;
     snap->uoa_max_trail = uoa_max_trail_;
     snap->expire_nodest_conn = expire_nodest_conn_;
+    snap->expire_quiescent_template = expire_quiescent_template_;
     snap->synproxy = synproxy_;
     snap->cookie = cookie_;
     stack::StackView& sv = snap->stack;
@@ -577,14 +667,13 @@ std::unique_ptr<Snapshot> Director::build() const {
         snap->keep_laddrs.push_back(l);
     }
 
-    std::vector<std::pair<ServiceKey, const ServiceView*>> svc_items;
-    for (const auto& svc : services_) {
-        // A VIP lives on the port of the director subnet that contains it, else on the port
-        // of the default route (where clients come from), else on the first port.
+    // A VIP lives on the port of the director subnet that contains it, else on the port of the
+    // default route (where clients come from), else on the first port.
+    auto own_vip = [&](const net::InetAddr& vip) {
         uint8_t vport = 0;
         bool placed = false;
         for (const auto& a : addresses_) {
-            if (net::InetPrefix::masked(a.addr, a.prefix_len).contains(svc->key.vip)) {
+            if (net::InetPrefix::masked(a.addr, a.prefix_len).contains(vip)) {
                 vport = *port_index(a.port);
                 placed = true;
                 break;
@@ -594,11 +683,16 @@ std::unique_ptr<Snapshot> Director::build() const {
             for (const auto& r : routes_)
                 if (r.prefix.len == 0) vport = *port_index(r.port);
         }
-        stack::AddrKey vk{svc->key.vip};
+        stack::AddrKey vk{vip};
         if (std::none_of(own.begin(), own.end(), [&](const auto& o) { return o.first == vk; })) {
             own.push_back({vk, {stack::AddrKind::Vip, vport, nullptr}});
         }
-        if (!ports_.empty()) source_candidate(vport, svc->key.vip);
+        if (!ports_.empty()) source_candidate(vport, vip);
+    };
+    std::vector<std::pair<ServiceKey, const ServiceView*>> svc_items;
+    for (const auto& svc : services_) {
+        if (!svc->key.fwmark) own_vip(svc->key.vip);
+        if (!svc->key.fwmark && svc->key.port == 0) snap->has_port0 = true;
 
         auto view = std::make_unique<ServiceView>();
         view->svc = svc.get();
@@ -608,6 +702,14 @@ std::unique_ptr<Snapshot> Director::build() const {
         view->blacklist = net::PrefixSet(svc->blacklist);
         view->whitelist = net::PrefixSet(svc->whitelist);
         view->conn_rate = svc->conn_rate;
+        view->persist_s = svc->persistence_s;
+        const bool v4 = svc->key.fwmark || svc->key.vip.is_v4();
+        const net::InetAddr ones = net::InetAddr::from_words(~uint64_t{0}, ~uint64_t{0});
+        view->persist_mask4 =
+            net::InetPrefix::masked(net::InetAddr::v4(~uint32_t{0}),
+                                    v4 ? std::min<uint8_t>(svc->persist_prefix, 32) : 32)
+                .addr;
+        view->persist_mask6 = v4 ? ones : net::InetPrefix::masked(ones, svc->persist_prefix).addr;
         for (const auto& d : svc->dests) {
             view->plan.dests.push_back(d.get());
             view->plan.weights.push_back(d->weight.load(std::memory_order_relaxed));
@@ -628,6 +730,27 @@ std::unique_ptr<Snapshot> Director::build() const {
         snap->keep_services.push_back(svc);
     }
     build_matches(*snap);
+    // The firewall-mark classifier: rules of marks that have a service, in order.
+    for (const FwmarkDef& d : fwmarks_) {
+        const ServiceView* view = nullptr;
+        for (const auto& [k, v] : svc_items)
+            if (k.fwmark == d.mark) view = v;
+        if (!view) continue;
+        for (const FwmarkEntry& e : d.entries) {
+            const net::InetAddr mask =
+                net::InetPrefix::masked(net::InetAddr::v4(~uint32_t{0}), e.dst.len).addr;
+            snap->fwmark_rules.push_back(FwmarkRule{{e.dst.addr.word(0), e.dst.addr.word(1)},
+                                                    {~uint64_t{0}, mask.word(1)},  // v4 only
+                                                    e.port_first,
+                                                    e.port_last,
+                                                    e.proto,
+                                                    d.mark,
+                                                    view});
+            const uint32_t base = net::ntoh32(e.dst.addr.v4_be());
+            for (uint32_t i = 0; i < (1u << (32 - e.dst.len)); ++i)
+                own_vip(net::InetAddr::v4(net::hton32(base + i)));
+        }
+    }
     for (auto& r : sv.routes) {
         r.source =
             r.port < sv.port_source.size() ? sv.source_of(r.port, r.dst.addr) : net::InetAddr{};

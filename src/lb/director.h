@@ -28,6 +28,15 @@ struct ServiceSpec {
     uint32_t conn_rate = 0;      // new connections per second, 0 = no cap
     uint32_t sched_flags = 0;    // ipvsadm -b (lb/sched/sched.h kSchedFlag*)
     uint32_t mh_table_size = 0;  // mh lookup table size (prime); 0 = default
+    // ipvsadm -f / keepalived `virtual_server fwmark N`: a firewall-mark service (vip, port
+    // and proto ignored; its packets are those fwmark_set's rules give this mark).
+    uint32_t fwmark = 0;
+    // ipvsadm -p / persistence_timeout: seconds (1..kMaxTimeoutS), 0 = not persistent; -M /
+    // persistence_granularity as a prefix length of the service's family, kPersistFull = the
+    // whole address (-M 255.255.255.255).
+    uint32_t persistence_s = 0;
+    uint8_t persist_prefix = kPersistFull;
+    static constexpr uint8_t kPersistFull = 255;
 };
 
 // Checks a scheduler name with its -b flags and Maglev table size ("Scheduler not found", a
@@ -75,6 +84,8 @@ struct RouteSpec {
 };
 
 ServiceKey make_service_key(uint8_t proto, net::InetAddr vip, uint16_t port_host);
+// The key of firewall-mark service `mark` (an IPv4 service: vip 0.0.0.0, port and proto 0).
+ServiceKey make_fwmark_key(uint32_t mark);
 
 class Director {
 public:
@@ -139,6 +150,13 @@ public:
     Result<void> acl_del(const ServiceKey& key, AclKind kind, net::InetPrefix prefix);
     Result<void> acl_set(const ServiceKey& key, AclKind kind, std::vector<net::InetPrefix> list);
 
+    // The firewall-mark classifier (lb/fwmark.h, config `fwmark_defs`): replaces every mark's
+    // entries. Their addresses become VIPs (xvs answers ARP for them); a prefix stands for at
+    // most kMaxFwmarkAddrs addresses. IPv4 only for now.
+    Result<void> fwmark_set(std::vector<FwmarkDef> defs);
+    const std::vector<FwmarkDef>& fwmarks() const { return fwmarks_; }
+    static constexpr uint32_t kMaxFwmarkAddrs = 256;
+
     void timeouts_set(const Timeouts& t) { timeouts_ = t; }
     const Timeouts& timeouts() const { return timeouts_; }
     // How many client datagrams of a UOA flow carry the client address (new flows only).
@@ -149,6 +167,9 @@ public:
     // IPVS's expire_nodest_conn (default off): see Snapshot::expire_nodest_conn.
     void expire_nodest_conn_set(bool on) { expire_nodest_conn_ = on; }
     bool expire_nodest_conn() const { return expire_nodest_conn_; }
+    // IPVS's expire_quiescent_template (default off): see Snapshot::expire_quiescent_template.
+    void expire_quiescent_template_set(bool on) { expire_quiescent_template_ = on; }
+    bool expire_quiescent_template() const { return expire_quiescent_template_; }
     // Dests removed (dest_del, match_dest_del, a service leaving) since the last call: the
     // control thread flushes their conns from the workers when expire_nodest_conn is on.
     std::vector<std::shared_ptr<Dest>> take_removed_dests();
@@ -206,6 +227,8 @@ private:
     uint8_t uoa_max_trail_ = net::kUoaDefaultMaxTrail;
     SynProxyConf synproxy_;
     bool expire_nodest_conn_ = false;
+    bool expire_quiescent_template_ = false;
+    std::vector<FwmarkDef> fwmarks_;
     net::CookieSecrets cookie_;
 
     std::atomic<const Snapshot*> current_{nullptr};

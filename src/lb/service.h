@@ -24,11 +24,15 @@ namespace xvs::lb {
 struct ServiceKey {
     net::InetAddr vip;
     uint16_t port = 0;  // network order
-    uint8_t proto = 0;  // IPPROTO_TCP / IPPROTO_UDP
+    uint8_t proto = 0;  // IPPROTO_TCP / IPPROTO_UDP; 0 for a firewall-mark service
+    // A firewall-mark service (ipvsadm -f, keepalived `virtual_server fwmark N`): vip, port and
+    // proto are zero; packets reach it through the snapshot's fwmark classifier (lb/fwmark.h).
+    uint32_t fwmark = 0;
     bool operator==(const ServiceKey&) const = default;
 };
 inline uint64_t flat_hash(const ServiceKey& k) {
-    return mix64(k.vip.fold() ^ (uint64_t(k.port) << 8 | k.proto) * 0xff51afd7ed558ccdULL);
+    return mix64(k.vip.fold() ^ (uint64_t(k.fwmark) << 32 | uint64_t(k.port) << 8 | k.proto) *
+                                    0xff51afd7ed558ccdULL);
 }
 
 struct alignas(64) ServiceWorkerState {
@@ -71,7 +75,12 @@ struct Service {
     std::unique_ptr<LocalityTable[]> locality;
     FwdMode fwd = FwdMode::FullNat;
     uint32_t flags = 0;
-    uint32_t persistence_s = 0;  // 0 = not persistent (persistence arrives with its issue)
+    // Persistence (ipvsadm -p/-M, keepalived persistence_timeout/_granularity, lb/persist.h):
+    // template timeout in seconds, 0 = not persistent; the client prefix length that shares a
+    // template, in bits of the VIP's family (a firewall-mark service's: IPv4's; its IPv6
+    // clients use /128).
+    uint32_t persistence_s = 0;
+    uint8_t persist_prefix = 32;
     // Admission control (Worker::admit): client black/white lists and a new-connection cap.
     std::vector<net::InetPrefix> blacklist;
     std::vector<net::InetPrefix> whitelist;  // non-empty: only these clients are admitted
@@ -117,6 +126,11 @@ struct ServiceView {
     net::PrefixSet blacklist;  // compiled from Service::blacklist
     net::PrefixSet whitelist;
     uint32_t conn_rate = 0;
+    // Persistence (lb/persist.h): template timeout (s, 0 = none) and the client masks that
+    // share a template, one per client family (applied as two 64-bit ANDs per new conn).
+    uint32_t persist_s = 0;
+    net::InetAddr persist_mask4;
+    net::InetAddr persist_mask6;
     // SNAT match services only (Snapshot::matches): the match with its ports resolved to
     // StackView port indexes (-1 = any), and the WAN address pool of plan.dests[i].
     struct Match {

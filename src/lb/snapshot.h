@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "common/flat_map.h"
+#include "lb/fwmark.h"
+#include "lb/proto/tcp.h"
 #include "lb/service.h"
 #include "lb/synproxy/synproxy.h"
-#include "lb/proto/tcp.h"
-#include "net/uoa.h"
 #include "net/syncookie.h"
+#include "net/uoa.h"
 #include "stack/view.h"
 
 namespace xvs::lb {
@@ -30,6 +31,16 @@ struct Snapshot {
     // IPVS's sysctl: a packet of a conn whose dest was removed is dropped either way; when set
     // the conn is also expired at once (and the control thread flushes the dest's conns).
     bool expire_nodest_conn = false;
+    // IPVS's sysctl: a persistence template to a quiesced dest (weight 0) is expired when a new
+    // conn looks it up, so that client is scheduled anew; off (the default): the quiesced dest
+    // keeps its persistent clients (lb/persist.h).
+    bool expire_quiescent_template = false;
+    // Whether a service of port 0 ("all ports", persistent only) exists: conn_create then
+    // tries (proto, VIP, 0) after an exact miss, as IPVS does.
+    bool has_port0 = false;
+    // The firewall-mark classifier (lb/fwmark.h): rules in configuration order, each with the
+    // view of its mark's service (marks without a service are left out).
+    std::vector<FwmarkRule> fwmark_rules;
     // SYN-cookie keys (the SYN proxy mints and checks with these; Director rotates them).
     net::CookieSecrets cookie;
     // Keeps persistent objects referenced by this snapshot alive until it is reclaimed.

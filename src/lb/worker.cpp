@@ -86,6 +86,7 @@ Result<std::unique_ptr<Worker>> Worker::create(Director& director, const WorkerC
     // Per-slot side arrays and the SYN proxy's handshake pool: allocated here, once.
     w->ctx_.feat.resize(cfg.max_conns);
     w->ctx_.laddr.assign(cfg.max_conns, nullptr);
+    w->ctx_.persist.assign(cfg.max_conns, PersistSlot{});
     synproxy_init(w->ctx_.sp, cfg.max_conns, cfg.synproxy_pending);
     stack::fragments_init(w->ctx_.stack.frag, cfg.frag, cfg.reasm_pool);
     w->refresh_snapshot();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lb/conn_table.h"
+#include "lb/persist.h"
 #include "lb/snapshot.h"
 #include "lb/synproxy/handshake.h"
 #include "lb/timer_wheel.h"
@@ -63,8 +64,10 @@ struct WorkerCtx {
     // Per conn slot: its local address or WAN pool (nullptr when the mode needs none,
     // XmitTraits::needs_laddr). Read at creation and expiry only, so not in the hot Conn.
     std::vector<LocalAddr*> laddr;
+    std::vector<PersistSlot> persist;  // per conn slot: persistence templates (lb/persist.h)
 
     ConnFeatSlot& feat_of(const Conn* c) { return feat[conns->index_of(c)]; }
+    PersistSlot& persist_of(const Conn* c) { return persist[conns->index_of(c)]; }
     LocalAddr*& laddr_of(const Conn* c) { return laddr[conns->index_of(c)]; }
 };
 

@@ -132,8 +132,7 @@ std::vector<Case> cases() {
         {"omega", ""},
         {"sorry_server", "10.10.2.9 80"},
         {"delay_loop", "6"},
-        {"persistence_timeout", "600"},
-        {"persistence_granularity", "255.255.255.0"},
+        {"persistence_engine", "sip"},
         {"ha_suspend", ""},
     };
     for (const auto& [kw, val] : vs_keywords)

@@ -635,17 +635,57 @@ TEST(ConfigParserErrors, BadPorts) {
                             "t.conf:8: virtual_server: bad port 'http' (0..65535)"));
 }
 
-// Port 0 means "any port" only for persistent services (ipvsadm); xvs has no persistence yet.
-TEST(ConfigParserErrors, PortZeroNeedsPersistenceWhichIsRefused) {
+// Port 0 means "any port" only for persistent services (ipvsadm).
+TEST(ConfigParserErrors, PortZeroNeedsPersistence) {
     EXPECT_THAT(errors_of("virtual_server 10.10.1.100 0 { laddr_group_name lips }\n"),
-                ElementsAre("t.conf:7: virtual_server 10.10.1.100:0: port 0 needs persistence, "
-                            "which is not supported yet: give the service's port"));
+                ElementsAre("t.conf:7: virtual_server 10.10.1.100:0: port 0 (all ports) needs "
+                            "persistence_timeout, as ipvsadm's: give the service's port or make "
+                            "it persistent"));
     EXPECT_THAT(errors_of("virtual_server 10.10.1.100 0 { laddr_group_name lips "
                           "persistence_timeout 600 }\n"),
-                ElementsAre("t.conf:7: 'persistence_timeout' is not supported yet (persistence "
-                            "is not implemented): remove it",
-                            "t.conf:7: virtual_server 10.10.1.100:0: port 0 needs persistence, "
-                            "which is not supported yet: give the service's port"));
+                IsEmpty());
+}
+
+TEST(ConfigParser, Persistence) {
+    ParseOutcome out = parse(std::string(kPrelude) +
+                             "virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                             "  persistence_timeout\n  persistence_granularity 255.255.255.0\n}\n"
+                             "virtual_server 10.10.1.100 81 { laddr_group_name lips\n"
+                             "  persistence_timeout 30\n}\n"
+                             "ipvs_defs { expire_quiescent_template on }\n");
+    ASSERT_TRUE(out.config) << testing::PrintToString(out.errors);
+    const auto& v = out.config->virtual_servers;
+    ASSERT_EQ(v.size(), 2u);
+    EXPECT_EQ(v[0].persistence_timeout, 360u);  // no value: ipvsadm's default
+    EXPECT_EQ(v[0].persist_prefix, 24u);
+    EXPECT_EQ(v[1].persistence_timeout, 30u);
+    EXPECT_EQ(v[1].persist_prefix, 255u);  // the whole address
+    EXPECT_TRUE(out.config->ipvs.expire_quiescent_template);
+}
+
+TEST(ConfigParser, FwmarkDefsAndFwmarkServices) {
+    ParseOutcome out =
+        parse(std::string(kPrelude) +
+              "fwmark_defs {\n  mark 1 {\n    10.10.1.100 80 tcp\n"
+              "    10.10.1.100 443\n    10.10.1.104/30 8000-8099 udp\n  }\n}\n"
+              "virtual_server fwmark 1 { laddr_group_name lips\n"
+              "  persistence_timeout 300\n  real_server 10.10.2.2 0 { weight 1 }\n}\n");
+    ASSERT_TRUE(out.config) << testing::PrintToString(out.errors);
+    const auto& marks = out.config->fwmark.marks;
+    ASSERT_EQ(marks.size(), 1u);
+    EXPECT_EQ(marks[0].mark, 1u);
+    ASSERT_EQ(marks[0].entries.size(), 3u);
+    EXPECT_EQ(marks[0].entries[0].proto, 6);
+    EXPECT_EQ(marks[0].entries[0].port_first, 80);
+    EXPECT_EQ(marks[0].entries[0].port_last, 80);
+    EXPECT_EQ(marks[0].entries[1].proto, 0);
+    EXPECT_EQ(marks[0].entries[2].dst.len, 30);
+    EXPECT_EQ(marks[0].entries[2].port_first, 8000);
+    EXPECT_EQ(marks[0].entries[2].port_last, 8099);
+    EXPECT_EQ(marks[0].entries[2].proto, 17);
+    ASSERT_EQ(out.config->virtual_servers.size(), 1u);
+    EXPECT_EQ(out.config->virtual_servers[0].fwmark, 1u);
+    EXPECT_EQ(out.config->virtual_servers[0].persistence_timeout, 300u);
 }
 
 TEST(ConfigParserErrors, NumbersOutOfRange) {
@@ -854,13 +894,21 @@ TEST(ConfigParser, ForwardingMethodsAndTunnelType) {
     EXPECT_EQ(v[3].tun_port, 6080);
 }
 
-TEST(ConfigParserErrors, FwmarkNotSupported) {
+TEST(ConfigParserErrors, FwmarkNeedsItsMark) {
     EXPECT_THAT(errors_of("virtual_server fwmark 5 { laddr_group_name lips }\n"
-                          "virtual_server_group F { fwmark 6 }\n"),
-                ElementsAre("t.conf:7: 'fwmark' is not supported yet (firewall-mark services are "
-                            "not implemented): remove it",
-                            "t.conf:8: 'fwmark' is not supported yet (firewall-mark services are "
-                            "not implemented): remove it"));
+                          "virtual_server_group F { fwmark 6 }\n"
+                          "fwmark_defs { mark 7 { 10.10.1.100 80 sctp\n 10.10.1.x } }\n"),
+                ElementsAre("t.conf:8: 'fwmark' is not supported yet (a group of marks: write "
+                            "one `virtual_server fwmark N` per mark, or put the addresses into "
+                            "one mark of fwmark_defs): remove it",
+                            "t.conf:9: fwmark_defs mark 7: unexpected 'sctp' (an entry is "
+                            "VIP[/LEN] [PORT|PORT-PORT] [tcp|udp])",
+                            "t.conf:10: fwmark_defs mark 7: bad address '10.10.1.x' (VIP or "
+                            "VIP/LEN)",
+                            "t.conf:9: fwmark_defs mark 7: no entry",
+                            "t.conf:7: virtual_server fwmark 5: no `mark 5` in fwmark_defs (xvs "
+                            "marks packets itself: define which VIPs and ports carry the mark "
+                            "there)"));
 }
 
 TEST(ConfigParserErrors, NoNetifPortForVirtualServer) {
@@ -874,15 +922,17 @@ TEST(ConfigParserErrors, NoNetifPortForVirtualServer) {
 }
 
 TEST(ConfigParserErrors, ProtocolAndToggles) {
-    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
-                          "  protocol SCTP\n  protocol ICMP\n  toa yes\n  proxy_protocol v3\n"
-                          "  persistence_granularity 255.255.255.0\n}\n"),
-                ElementsAre("t.conf:8: protocol SCTP not supported",
-                            "t.conf:9: protocol ICMP is only for SNAT match services (`virtual_server match NAME`)",
-                            "t.conf:10: toa: bad value 'yes' (on|off)",
-                            "t.conf:11: proxy_protocol: bad value 'v3' (v1|v2|off)",
-                            "t.conf:12: 'persistence_granularity' is not supported yet "
-                            "(persistence is not implemented): remove it"));
+    EXPECT_THAT(
+        errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
+                  "  protocol SCTP\n  protocol ICMP\n  toa yes\n  proxy_protocol v3\n"
+                  "  persistence_granularity 255.255.255.0\n}\n"),
+        ElementsAre(
+            "t.conf:8: protocol SCTP not supported",
+            "t.conf:9: protocol ICMP is only for SNAT match services (`virtual_server match NAME`)",
+            "t.conf:10: toa: bad value 'yes' (on|off)",
+            "t.conf:11: proxy_protocol: bad value 'v3' (v1|v2|off)",
+            "t.conf:12: persistence_granularity without persistence_timeout has "
+            "no effect: add persistence_timeout or remove it"));
 }
 
 TEST(ConfigParserErrors, DuplicateDefinitions) {

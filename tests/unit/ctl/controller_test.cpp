@@ -142,8 +142,6 @@ TEST_F(ControllerTest, AddServiceErrors) {
 }
 
 TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
-    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-p", "300"}),
-              "Persistence is not supported yet");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "-j"}),
               "syn_proxy needs protocol TCP (SYN cookies are a TCP handshake)");
     EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:53", "-s", "rr", "--toa", "on"}),
@@ -157,10 +155,12 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-b", "flag-1"}),
               "scheduler flag flag-1 does not apply to scheduler rr (only sh and mh take -b "
               "sh-/mh-fallback,port)");
-    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--pe", "sip"}),
-              "Persistence engines are not supported yet: remove --pe");
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-p", "--pe", "sip"}),
+              "Persistence engines (--pe sip) are not supported yet: remove --pe (plain -p "
+              "persistence groups by client address)");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-M", "255.255.255.0"}),
-              "Persistence is not supported yet (-M is the persistence netmask): remove -M");
+              "the persistence netmask (-M) needs a persistent service: add -p [timeout] or "
+              "remove -M");
     EXPECT_TRUE(director_.services().empty());
     // The "off" spellings are fine.
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "--toa", "off",
@@ -170,8 +170,6 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "rr", "--toa", "on"}), "ok");
     EXPECT_TRUE(director_.service_find(key(6, "10.0.0.1", 80))->flags & lb::kSvcFlagToa);
     // And edit_service refuses the others the same way, leaving the service as it was.
-    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "wrr", "-p", "60"}),
-              "Persistence is not supported yet");
     EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "wrr", "-b", "flag-2"}),
               "scheduler flag flag-2 does not apply to scheduler wrr (only sh and mh take -b "
               "sh-/mh-fallback,port)");
@@ -299,15 +297,51 @@ TEST_F(ControllerTest, UoaRefusals) {
     EXPECT_TRUE(director_.services().empty());
 }
 
-TEST_F(ControllerTest, FwmarkServicesAreNotSupported) {
-    json req = xvsadm({"-A", "-f", "1", "-s", "rr"});
+TEST_F(ControllerTest, PersistentServices) {
+    EXPECT_EQ(
+        run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-p", "300", "-M", "255.255.255.0"}),
+        "ok");
+    auto svc = director_.service_find(key(6, "10.0.0.1", 80));
+    ASSERT_TRUE(svc);
+    EXPECT_EQ(svc->persistence_s, 300u);
+    EXPECT_EQ(svc->persist_prefix, 24u);
+    EXPECT_EQ(director_.snapshot()->service(6, ip("10.0.0.1"), net::hton16(80))->persist_s, 300u);
+    // -p alone is ipvsadm's 360 s; -E applies to new conns.
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "rr", "-p"}), "ok");
+    EXPECT_EQ(svc->persistence_s, 360u);
+    EXPECT_EQ(svc->persist_prefix, 32u);
+    EXPECT_EQ(run_outcome({"-E", "-t", "10.0.0.1:80", "-s", "rr"}), "ok");
+    EXPECT_EQ(svc->persistence_s, 0u);
+    // Port 0 is for persistent services only.
+    EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:0", "-s", "rr", "-p", "60"}), "ok");
+    json list = send(json{{"cmd", "list"}});
+    bool found = false;
+    for (const auto& s : list["services"])
+        if (s.value("port", -1) == 80) {
+            EXPECT_EQ(s["persistent"], 0);
+            EXPECT_EQ(s["netmask"], "255.255.255.255");
+            found = true;
+        }
+    EXPECT_TRUE(found);
+}
+
+TEST_F(ControllerTest, FwmarkServices) {
+    json req = xvsadm({"-A", "-f", "1", "-s", "rr", "-p", "120"});
     ASSERT_EQ(req["service"]["fwmark"], 1);
-    EXPECT_THAT(outcome(send(req)), StartsWith("Operation not supported"));
-    EXPECT_THAT(run_outcome({"-D", "-f", "1"}), StartsWith("Operation not supported"));
-    EXPECT_THAT(run_outcome({"-a", "-f", "1", "-r", "192.168.1.2:80", "--fullnat"}),
-                StartsWith("Operation not supported"));
-    EXPECT_THAT(run_outcome({"-L", "-n", "-f", "1"}), StartsWith("Operation not supported"));
+    EXPECT_EQ(outcome(send(req)), "ok");
+    auto svc = director_.service_find(lb::make_fwmark_key(1));
+    ASSERT_TRUE(svc);
+    EXPECT_EQ(svc->persistence_s, 120u);
+    EXPECT_EQ(run_outcome({"-a", "-f", "1", "-r", "192.168.1.2:80", "-m"}), "ok");
+    ASSERT_EQ(svc->dests.size(), 1u);
+    EXPECT_EQ(run_outcome({"-L", "-n", "-f", "1"}), "ok");
+    json list = send(json{{"cmd", "list"}});
+    ASSERT_EQ(list["services"].size(), 1u);
+    EXPECT_EQ(list["services"][0]["fwmark"], 1);
+    EXPECT_EQ(list["services"][0]["persistent"], 120);
+    EXPECT_EQ(run_outcome({"-D", "-f", "1"}), "ok");
     EXPECT_TRUE(director_.services().empty());
+    EXPECT_EQ(run_outcome({"-D", "-f", "1"}), "No such service");
 }
 
 TEST_F(ControllerTest, EditService) {

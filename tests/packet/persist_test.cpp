@@ -1,0 +1,253 @@
+// Packet tests: persistence through the real pipeline. A persistent rr service sends a
+// client's second connection (another source port) to the dest of its first even though rr
+// would pick the other; a quiesced dest (weight 0) keeps its persistent clients, unless
+// expire_quiescent_template; a firewall-mark service with persistence keeps a client on one
+// dest across VIP:80 and VIP:443; templates show in the conn dump as ipvsadm -L -c does.
+#include "fixture/pipeline.h"
+#include "lb/command.h"
+
+namespace xvs::test {
+namespace {
+
+using stack::Counter;
+
+const net::InetAddr kVip = ip("10.10.1.100");
+
+class PersistTest : public PipelineTest {
+  protected:
+    void addresses() {
+        ok(director->address_add(ip("10.10.1.1"), 24, "wan"));
+        ok(director->address_add(ip("10.10.2.1"), 24, "lan"));
+    }
+    static void ok(const Result<void>& r) { ASSERT_TRUE(r.ok()) << r.error(); }
+    // TCP VIP:80, rr, DR real servers RS1 and RS2, persistent for `timeout` seconds.
+    void configure(uint32_t timeout, uint8_t prefix = lb::ServiceSpec::kPersistFull) {
+        addresses();
+        lb::ServiceSpec s{6, kVip, 80, "rr"};
+        s.fwd = lb::FwdMode::Dr;
+        s.persistence_s = timeout;
+        s.persist_prefix = prefix;
+        ok(director->service_add(s));
+        for (const char* rs : {"10.10.2.2", "10.10.2.3"}) {
+            lb::DestSpec d{ip(rs), 80, 1};
+            d.fwd = lb::FwdMode::Dr;
+            ok(director->dest_add(key(), d));
+        }
+        director->commit();
+        start_worker();
+        learn_neighbours();
+    }
+    static lb::ServiceKey key() { return lb::make_service_key(6, kVip, 80); }
+    // The RS MAC a SYN from client:cport to VIP:vport went to (zero MAC if none came out).
+    net::MacAddr syn(const char* client, uint16_t cport, uint16_t vport = 80,
+                     const char* vip = "10.10.1.100") {
+        Bytes f = PacketBuilder()
+                      .eth(kClientMac, wan_mac())
+                      .ipv4(client, vip)
+                      .tcp(cport, vport)
+                      .flags(net::kTcpSyn)
+                      .seq(1000)
+                      .build();
+        auto out = roundtrip(kWan, f, kLan);
+        net::MacAddr dst{};
+        EXPECT_EQ(out.size(), 1u) << client << ":" << cport << " -> " << vport;
+        if (out.size() == 1) std::memcpy(dst.b, out[0].data(), 6);
+        return dst;
+    }
+    // Time passes second by second, the worker polling (its timers see each second).
+    void seconds(int n) {
+        for (int i = 0; i < n; ++i) {
+            worker->advance_clock(1000);
+            poll();
+        }
+    }
+    void set_weight(size_t i, int32_t weight) {
+        auto d = director->service_find(key())->dests[i];
+        lb::DestSpec spec{d->addr, d->port, weight};
+        spec.fwd = lb::FwdMode::Dr;
+        ok(director->dest_edit(key(), spec));
+        director->commit();
+    }
+};
+
+TEST_F(PersistTest, SecondConnectionOfAClientGoesToTheSameDest) {
+    configure(300);
+    EXPECT_EQ(syn("10.10.1.2", 1000), kRs1Mac);
+    // rr would now pick RS2; the template sends the client's new connection to RS1.
+    EXPECT_EQ(syn("10.10.1.2", 1001), kRs1Mac);
+    EXPECT_EQ(syn("10.10.1.2", 1002), kRs1Mac);
+    // Another client is scheduled (RS2, rr's next) and sticks there in turn.
+    EXPECT_EQ(syn("10.10.1.3", 5000), kRs2Mac);
+    EXPECT_EQ(syn("10.10.1.3", 5001), kRs2Mac);
+    EXPECT_EQ(counter(Counter::conns_created), 5u);
+    EXPECT_EQ(worker->conns().in_use(), 5u + 2u);  // 5 conns, 2 templates
+    const auto& dests = director->service_find(key())->dests;
+    EXPECT_EQ(dests[0]->stats[0].persist, 1u);
+    EXPECT_EQ(dests[1]->stats[0].persist, 1u);
+    EXPECT_EQ(dests[0]->stats[0].conns, 3u);
+}
+
+TEST_F(PersistTest, WithoutPersistenceRrAlternates) {
+    configure(0 + 0);  // the control: same service, not persistent (port 80 is given)
+    EXPECT_EQ(syn("10.10.1.2", 1000), kRs1Mac);
+    EXPECT_EQ(syn("10.10.1.2", 1001), kRs2Mac);
+    EXPECT_EQ(worker->conns().in_use(), 2u);
+}
+
+TEST_F(PersistTest, GranularityPutsAPrefixOnOneDest) {
+    configure(300, 24);
+    EXPECT_EQ(syn("10.10.1.2", 1000), kRs1Mac);
+    EXPECT_EQ(syn("10.10.1.3", 1000), kRs1Mac);  // same /24: same template
+    EXPECT_EQ(worker->conns().in_use(), 3u);
+}
+
+TEST_F(PersistTest, QuiescedDestKeepsItsPersistentClients) {
+    configure(300);
+    EXPECT_EQ(syn("10.10.1.2", 1000), kRs1Mac);
+    set_weight(0, 0);  // RS1 quiesced: no new clients, its persistent ones stay
+    EXPECT_EQ(syn("10.10.1.2", 1001), kRs1Mac);
+    EXPECT_EQ(syn("10.10.1.3", 1000), kRs2Mac);  // a new client: RS2 only
+    EXPECT_EQ(syn("10.10.1.4", 1000), kRs2Mac);
+}
+
+TEST_F(PersistTest, ExpireQuiescentTemplateReschedulesTheClient) {
+    configure(300);
+    EXPECT_EQ(syn("10.10.1.2", 1000), kRs1Mac);
+    director->expire_quiescent_template_set(true);
+    set_weight(0, 0);
+    EXPECT_EQ(syn("10.10.1.2", 1001), kRs2Mac);
+    EXPECT_EQ(syn("10.10.1.2", 1002), kRs2Mac);  // and sticks to its new dest
+}
+
+TEST_F(PersistTest, TemplateExpiresOnlyAfterItsConnsAndTheTimeout) {
+    configure(60);
+    EXPECT_EQ(syn("10.10.1.2", 1000), kRs1Mac);
+    // The SYN_RECV conn times out (DPVS: 30 s); the template lives 60 s after it.
+    seconds(31);
+    EXPECT_EQ(worker->conns().in_use(), 1u);     // only the template
+    EXPECT_EQ(syn("10.10.1.2", 1001), kRs1Mac);  // still RS1, and the template refreshed
+    seconds(31);  // t = 62 s: the second conn went at 61 s, the template lives until 121 s
+    EXPECT_EQ(worker->conns().in_use(), 1u);
+    seconds(57);
+    EXPECT_EQ(worker->conns().in_use(), 1u);
+    seconds(4);
+    EXPECT_EQ(worker->conns().in_use(), 0u);
+    EXPECT_EQ(syn("10.10.1.2", 1002), kRs2Mac);  // a new client to rr: RS2 was next
+}
+
+TEST_F(PersistTest, ChangingPersistenceAppliesToNewConns) {
+    configure(0);
+    EXPECT_EQ(syn("10.10.1.2", 1000), kRs1Mac);
+    EXPECT_EQ(syn("10.10.1.2", 1001), kRs2Mac);  // rr alternates
+    lb::ServiceSpec s{6, kVip, 80, "rr"};
+    s.fwd = lb::FwdMode::Dr;
+    s.persistence_s = 300;
+    ok(director->service_edit(s));  // ipvsadm -E ... -p 300, or a reload
+    director->commit();
+    EXPECT_EQ(syn("10.10.1.2", 1002), kRs1Mac);  // scheduled, and a template made
+    EXPECT_EQ(syn("10.10.1.2", 1003), kRs1Mac);
+    EXPECT_EQ(syn("10.10.1.2", 1004), kRs1Mac);
+    s.persistence_s = 0;
+    ok(director->service_edit(s));
+    director->commit();
+    EXPECT_EQ(syn("10.10.1.2", 1005), kRs2Mac);  // rr again, the template ignored
+    EXPECT_EQ(syn("10.10.1.2", 1006), kRs1Mac);
+}
+
+TEST_F(PersistTest, TemplatesShowInTheConnDumpWithPortZero) {
+    configure(300);
+    syn("10.10.1.2", 1000);
+    lb::Command cmd;
+    cmd.kind = lb::Command::dump_conns;
+    cmd.conns.reserve(16);
+    while (!lb::command_serve_chunk(cmd, worker->conns(), worker->neighbours(), 0)) {
+    }
+    ASSERT_EQ(cmd.conns.size(), 2u);
+    const lb::ConnDumpEntry& t = cmd.conns[0].tpl ? cmd.conns[0] : cmd.conns[1];
+    ASSERT_TRUE(t.tpl);
+    EXPECT_EQ(t.proto, 6);
+    EXPECT_EQ(t.cport, 0);
+    EXPECT_EQ(t.caddr, ip("10.10.1.2"));
+    EXPECT_EQ(t.vport, net::hton16(80));
+    EXPECT_EQ(t.daddr, ip("10.10.2.2"));
+    EXPECT_EQ(t.state, lb::TcpState::None);
+}
+
+class FwmarkTest : public PersistTest {
+  protected:
+    // Mark 1: VIP ports 80 and 443 over TCP; 10.10.1.101 any port, any protocol.
+    void configure_mark(uint32_t persist) {
+        addresses();
+        lb::FwmarkDef mark{1, {}};
+        mark.entries.push_back(lb::FwmarkEntry{net::InetPrefix(kVip, 32), 80, 80, 6});
+        mark.entries.push_back(lb::FwmarkEntry{net::InetPrefix(kVip, 32), 443, 443, 6});
+        mark.entries.push_back(
+            lb::FwmarkEntry{net::InetPrefix(ip("10.10.1.101"), 32), 1, 65535, 0});
+        ok(director->fwmark_set({mark}));
+        lb::ServiceSpec s{0, {}, 0, "rr"};
+        s.fwmark = 1;
+        s.fwd = lb::FwdMode::Dr;
+        s.persistence_s = persist;
+        ok(director->service_add(s));
+        for (const char* rs : {"10.10.2.2", "10.10.2.3"}) {
+            lb::DestSpec d{ip(rs), 0, 1};
+            d.fwd = lb::FwdMode::Dr;
+            ok(director->dest_add(lb::make_fwmark_key(1), d));
+        }
+        director->commit();
+        start_worker();
+        learn_neighbours();
+    }
+};
+
+TEST_F(FwmarkTest, PersistenceSpansThePortsOfAMark) {
+    configure_mark(300);
+    EXPECT_EQ(syn("10.10.1.2", 1000, 80), kRs1Mac);
+    EXPECT_EQ(syn("10.10.1.2", 1001, 443), kRs1Mac);                  // https follows http
+    EXPECT_EQ(syn("10.10.1.2", 1002, 8080, "10.10.1.101"), kRs1Mac);  // another VIP of the mark
+    EXPECT_EQ(syn("10.10.1.3", 1000, 443), kRs2Mac);
+    EXPECT_EQ(syn("10.10.1.3", 1001, 80), kRs2Mac);
+    EXPECT_EQ(worker->conns().in_use(), 5u + 2u);
+}
+
+TEST_F(FwmarkTest, WithoutPersistenceEachConnIsScheduled) {
+    configure_mark(0);
+    EXPECT_EQ(syn("10.10.1.2", 1000, 80), kRs1Mac);
+    EXPECT_EQ(syn("10.10.1.2", 1001, 443), kRs2Mac);
+}
+
+TEST_F(FwmarkTest, PortsOutsideTheMarkHaveNoService) {
+    configure_mark(300);
+    Bytes f = PacketBuilder()
+                  .eth(kClientMac, wan_mac())
+                  .ipv4("10.10.1.2", "10.10.1.100")
+                  .tcp(1000, 22)
+                  .flags(net::kTcpSyn)
+                  .seq(1000)
+                  .build();
+    EXPECT_TRUE(roundtrip(kWan, f, kLan).empty());
+    EXPECT_EQ(counter(Counter::drop_no_service), 1u);
+}
+
+TEST_F(PersistTest, PortZeroServiceTakesEveryPortOfItsVip) {
+    addresses();
+    lb::ServiceSpec s{6, kVip, 0, "rr"};
+    s.fwd = lb::FwdMode::Dr;
+    EXPECT_FALSE(director->service_add(s).ok());  // ipvsadm: port 0 needs persistence
+    s.persistence_s = 300;
+    ok(director->service_add(s));
+    for (const char* rs : {"10.10.2.2", "10.10.2.3"}) {
+        lb::DestSpec d{ip(rs), 0, 1};
+        d.fwd = lb::FwdMode::Dr;
+        ok(director->dest_add(lb::make_service_key(6, kVip, 0), d));
+    }
+    director->commit();
+    start_worker();
+    learn_neighbours();
+    EXPECT_EQ(syn("10.10.1.2", 1000, 80), kRs1Mac);
+    EXPECT_EQ(syn("10.10.1.2", 1001, 443), kRs1Mac);
+    EXPECT_EQ(syn("10.10.1.3", 1000, 22), kRs2Mac);
+}
+
+}  // namespace
+}  // namespace xvs::test

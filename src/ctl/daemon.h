@@ -14,6 +14,7 @@
 #include "ctl/config.h"
 #include "ctl/control_server.h"
 #include "ctl/controller.h"
+#include "ctl/health/manager.h"
 #include "lb/director.h"
 #include "lb/worker.h"
 
@@ -40,6 +41,7 @@ private:
     std::vector<std::unique_ptr<lb::Worker>> workers_;
     std::vector<PortInfoForCtl> ports_;
     std::unique_ptr<Controller> controller_;
+    std::unique_ptr<health::Manager> health_;  // checkers; applies their verdicts to director_
     std::atomic<bool> stop_workers_{false};
     std::vector<unsigned> worker_lcores_;
     std::vector<std::thread> worker_threads_;  // when the EAL has no spare lcore

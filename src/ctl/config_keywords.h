@@ -251,7 +251,7 @@ inline constexpr std::array kKeywords = {
     Keyword{"MISC_CHECK", "misc_path", detail::A, "the command line, no shell"},
     Keyword{"MISC_CHECK", "misc_timeout", detail::A, "seconds, default delay_loop"},
     Keyword{"MISC_CHECK", "misc_dynamic", detail::A, "exit 2..255: weight exit - 2"},
-    Keyword{"MISC_CHECK", "user", detail::R, "scripts run as xvsd's user: remove it"},
+    Keyword{"MISC_CHECK", "user", detail::R, "scripts run as xvsd's user"},
 };
 // clang-format on
 

@@ -126,21 +126,18 @@ std::optional<uint32_t> Parser::seconds_value(const Token& kw, uint32_t min_ms) 
     return static_cast<uint32_t>(ms);
 }
 
-// A script: one quoted string split into words (keepalived's rules, no shell), or the words
-// of the rest of the line.
+// A script: one quoted string split into words (keepalived's rules, no shell), or else the
+// words of the rest of the line.
 std::vector<std::string> Parser::script_value(const Token& kw) {
     std::vector<std::string> argv;
     if (!has_value(kw)) {
         error(kw, kw.text + ": missing value");
         return argv;
     }
-    while (has_value(kw)) {
-        const Token& val = take();
-        if (val.kind == TokenKind::String) {
-            for (auto& w : script_split(val.text)) argv.push_back(std::move(w));
-        } else {
-            argv.push_back(val.text);
-        }
+    if (peek()->kind == TokenKind::String) {
+        argv = script_split(take().text);  // a quoted command is the whole statement
+    } else {
+        while (has_value(kw)) argv.push_back(take().text);  // else the rest of the line
     }
     if (argv.empty()) error(kw, kw.text + ": empty command");
     return argv;
@@ -343,7 +340,8 @@ void Parser::url_block(const Token& kw, CheckerConf& c) {
             url.digest = d;
         } else if (k == "status_code") {
             if (!has_value(t)) return error(t, "status_code: missing value");
-            while (has_value(t)) {
+            // Codes and ranges; a word that does not start with a digit is the next keyword.
+            while (has_value(t) && peek()->text[0] >= '0' && peek()->text[0] <= '9') {
                 const Token& val = take();
                 const size_t dash = val.text.find('-');
                 auto num = [&](std::string_view s) -> std::optional<uint16_t> {

@@ -121,7 +121,7 @@ void Manager::configure(const Config& cfg) {
                     rs->checkers.push_back(std::move(kept));
                     continue;
                 }
-                auto c = std::make_unique<Checker>();
+                auto c = std::make_unique<Checker>(*loop_);
                 c->conf = cc;
                 c->target = target_of(cc, r);
                 c->state.up = !v.health.alpha;

@@ -73,6 +73,11 @@ class Manager {
     struct VsRecord;
     struct RsRecord;
     struct Checker {
+        explicit Checker(Loop& l) : loop(l) {}
+        ~Checker() { loop.timer_cancel(timer); }  // its next attempt refers to it
+        Checker(const Checker&) = delete;
+        Checker& operator=(const Checker&) = delete;
+        Loop& loop;
         CheckerConf conf;
         ProbeTarget target;
         std::unique_ptr<Probe> probe;

@@ -81,8 +81,10 @@ ip_defs { address 10.10.1.1/24 dev wan0
 virtual_server 10.10.1.100 80 {
     lb_kind NAT
     lb_algo wrr
-    delay_loop )" + std::to_string(delay_loop) + R"(
-    warmup )" + std::to_string(delay_loop) + "\n";
+    delay_loop )" + std::to_string(delay_loop) +
+                       R"(
+    warmup )" + std::to_string(delay_loop) +
+                       "\n";
     for (int i = 0; i < n; ++i) {
         text += "    real_server 10." + std::to_string(1 + i / 62500) + "." +
                 std::to_string(i / 250 % 250) + "." + std::to_string(i % 250 + 1) +
@@ -118,10 +120,11 @@ virtual_server 10.10.1.100 80 {
     size_t up = 0;
     for (const auto& c : mgr->show()) up += c["state"] == "up";
     std::printf("checkers %d  delay_loop %.3fs  measured %.1fs\n", n, delay_loop, wall);
-    std::printf("checks/s %.0f  (offered %.0f)  control-thread CPU %.1f%% of one core  "
-                "(%.1f us per check)  up %zu/%d  state changes %llu\n",
-                double(done) / wall, n / delay_loop, 100.0 * cpu / wall,
-                done ? 1e6 * cpu / double(done) : 0.0, up, n, (unsigned long long)changes);
+    std::printf(
+        "checks/s %.0f  (offered %.0f)  control-thread CPU %.1f%% of one core  "
+        "(%.1f us per check)  up %zu/%d  state changes %llu\n",
+        double(done) / wall, n / delay_loop, 100.0 * cpu / wall,
+        done ? 1e6 * cpu / double(done) : 0.0, up, n, (unsigned long long)changes);
     mgr.reset();
     stop = true;
     acceptor.join();

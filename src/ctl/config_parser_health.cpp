@@ -119,8 +119,9 @@ std::optional<uint32_t> Parser::seconds_value(const Token& kw, uint32_t min_ms) 
         return std::nullopt;
     }
     if (ms < min_ms || ms > kMaxSecondsMs) {
-        error(*val, kw.text + ": " + s + " out of range " + std::to_string(min_ms / 1000.0).substr(0, 5) +
-                        ".." + std::to_string(kMaxSecondsMs / 1000) + " seconds");
+        error(*val, kw.text + ": " + s + " out of range " +
+                        std::to_string(min_ms / 1000.0).substr(0, 5) + ".." +
+                        std::to_string(kMaxSecondsMs / 1000) + " seconds");
         return std::nullopt;
     }
     return static_cast<uint32_t>(ms);
@@ -288,8 +289,8 @@ void Parser::checker_keyword(const Token& t, CheckerConf& c) {
             auto it = std::find_if(kDnsTypes.begin(), kDnsTypes.end(),
                                    [&](const DnsTypeName& d) { return d.name == name; });
             if (it == kDnsTypes.end())
-                error(*val, "type: bad value " + quoted(val->text) +
-                                " (A|NS|CNAME|SOA|PTR|MX|TXT|AAAA)");
+                error(*val,
+                      "type: bad value " + quoted(val->text) + " (A|NS|CNAME|SOA|PTR|MX|TXT|AAAA)");
             else
                 c.dns_type = it->type;
         }
@@ -302,8 +303,9 @@ void Parser::checker_keyword(const Token& t, CheckerConf& c) {
                 if (label > 63 || ch == ' ') ok = false;
             }
             if (!ok)
-                error(*val, "name: " + quoted(val->text) + " is not a DNS name (labels of at most "
-                                                            "63 characters, 253 in all)");
+                error(*val, "name: " + quoted(val->text) +
+                                " is not a DNS name (labels of at most "
+                                "63 characters, 253 in all)");
             else
                 c.dns_name = val->text;
         }
@@ -383,8 +385,8 @@ void Parser::health_resolve(VirtualServer& vs) {
                 return own ? *own : rs_v ? *rs_v : vs_v ? *vs_v : dflt;
             };
             const bool http = c.type == CheckType::Http || c.type == CheckType::Ssl;
-            c.delay_loop_ms = pick(c.own.delay_loop_ms, r.delay_loop_ms, v.delay_loop_ms,
-                                   kDefaultDelayLoopMs);
+            c.delay_loop_ms =
+                pick(c.own.delay_loop_ms, r.delay_loop_ms, v.delay_loop_ms, kDefaultDelayLoopMs);
             c.connect_timeout_ms = pick(c.own.connect_timeout_ms, r.connect_timeout_ms,
                                         v.connect_timeout_ms, kDefaultConnectTimeoutMs);
             c.retry = pick(c.own.retry, r.retry, v.retry, kDefaultRetry);
@@ -396,7 +398,7 @@ void Parser::health_resolve(VirtualServer& vs) {
                 c.misc_timeout_ms = c.delay_loop_ms;
             for (HttpUrl& u : c.urls) {
                 if (!u.virtualhost.empty()) continue;
-                u.virtualhost = !c.own_virtualhost.empty()     ? c.own_virtualhost
+                u.virtualhost = !c.own_virtualhost.empty()       ? c.own_virtualhost
                                 : !rs.health.virtualhost.empty() ? rs.health.virtualhost
                                                                  : vs.health.virtualhost;
             }

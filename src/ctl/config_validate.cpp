@@ -153,8 +153,7 @@ class Validator {
             if (!vs.real_servers.empty() &&
                 vs.real_servers.front().addr.is_v4() != sorry->addr.is_v4())
                 error(at, name + ": sorry_server " + endpoint_text(sorry->addr, sorry->port) +
-                              " is " + family_name(sorry->addr) +
-                              " but the real servers are " +
+                              " is " + family_name(sorry->addr) + " but the real servers are " +
                               family_name(vs.real_servers.front().addr));
         }
     }

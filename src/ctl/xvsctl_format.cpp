@@ -1,16 +1,15 @@
 // xvsctl output. Replies are checked field by field (types and ranges) before anything is
 // printed, so a daemon bug shows as "Malformed reply from xvsd: ..." rather than as garbage.
 #include "ctl/xvsctl_format.h"
-#include "ctl/reply_decode.h"
 
 #include <algorithm>
 #include <ctime>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
-#include <nlohmann/json.hpp>
-
 #include "ctl/ipvsadm_format.h"
+#include "ctl/reply_decode.h"
 
 namespace xvs::ctl {
 
@@ -279,8 +278,9 @@ Result<std::string> format_checks(const nlohmann::json& checks, int64_t now_unix
         std::string state = str("state");
         const std::string dest_state = str("dest_state");
         if (dest_state == "inhibited") state += " (inhibited)";
-        const std::string weight =
-            c.contains("weight") && c["weight"].is_number() ? std::to_string(c["weight"].get<int64_t>()) : "-";
+        const std::string weight = c.contains("weight") && c["weight"].is_number()
+                                       ? std::to_string(c["weight"].get<int64_t>())
+                                       : "-";
         rows.push_back({{str("service"), str("dest"), str("type"), state, weight, last}});
     }
     size_t width[6] = {};

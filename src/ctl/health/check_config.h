@@ -19,9 +19,12 @@
 namespace xvs::ctl {
 
 enum class CheckType : uint8_t { Tcp, Http, Ssl, Udp, Dns, Ping, Smtp, Misc };
-inline constexpr std::array kCheckTypeNames = {"TCP_CHECK", "HTTP_GET", "SSL_GET",    "UDP_CHECK",
-                                               "DNS_CHECK", "PING_CHECK", "SMTP_CHECK", "MISC_CHECK"};
-inline const char* to_string(CheckType t) { return kCheckTypeNames[static_cast<size_t>(t)]; }
+inline constexpr std::array kCheckTypeNames = {"TCP_CHECK",  "HTTP_GET",  "SSL_GET",
+                                               "UDP_CHECK",  "DNS_CHECK", "PING_CHECK",
+                                               "SMTP_CHECK", "MISC_CHECK"};
+inline const char* to_string(CheckType t) {
+    return kCheckTypeNames[static_cast<size_t>(t)];
+}
 
 // keepalived's defaults (keepalived.conf(5)).
 inline constexpr uint32_t kDefaultDelayLoopMs = 60'000;
@@ -65,8 +68,8 @@ struct CheckerConf {
     uint32_t warmup_ms = 0;  // first check at a random time in [0, warmup]
     // HTTP_GET / SSL_GET: every url must pass (one connection each).
     std::vector<HttpUrl> urls;
-    bool http11 = false;     // http_protocol 1.1 (default 1.0, as keepalived)
-    bool enable_sni = false; // SSL_GET: send the virtualhost (or connect_ip) as SNI
+    bool http11 = false;      // http_protocol 1.1 (default 1.0, as keepalived)
+    bool enable_sni = false;  // SSL_GET: send the virtualhost (or connect_ip) as SNI
     // UDP_CHECK: payload sent; with require_reply a reply must come (starting with `reply`
     // when given) of min..max length; without it, only an ICMP error fails the check.
     std::string payload;
@@ -107,8 +110,8 @@ struct CheckerConf {
 // Real-server settings of health checking.
 struct RsHealth {
     std::vector<CheckerConf> checkers;
-    bool inhibit_on_failure = false;  // down: weight 0 instead of removal
-    std::vector<std::string> notify_up;    // argv, empty = none
+    bool inhibit_on_failure = false;     // down: weight 0 instead of removal
+    std::vector<std::string> notify_up;  // argv, empty = none
     std::vector<std::string> notify_down;
     CheckTimes times;         // parse-time defaults for its checkers
     std::string virtualhost;  // parse-time default for its HTTP checks
@@ -123,16 +126,16 @@ struct SorryServer {
 
 // Virtual-server settings of health checking.
 struct VsHealth {
-    uint32_t quorum = 1;      // live weight needed
-    uint32_t hysteresis = 0;  // gained at >= quorum + h, lost below quorum - h
+    uint32_t quorum = 1;                 // live weight needed
+    uint32_t hysteresis = 0;             // gained at >= quorum + h, lost below quorum - h
     std::vector<std::string> quorum_up;  // argv
     std::vector<std::string> quorum_down;
     bool alpha = false;  // real servers start down until their checks pass
     bool omega = false;  // on shutdown / removal run quorum_down and notify_down
     std::optional<SorryServer> sorry;
     bool sorry_inhibit = false;  // sorry_server_inhibit: kept at weight 0 while quorum holds
-    CheckTimes times;         // parse-time defaults
-    std::string virtualhost;  // parse-time default
+    CheckTimes times;            // parse-time defaults
+    std::string virtualhost;     // parse-time default
 };
 
 // keepalived splits a script line into words at blanks, honouring "double" and 'single'

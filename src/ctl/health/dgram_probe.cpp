@@ -116,7 +116,7 @@ class DgramProbe final : public Probe {
 
 std::unique_ptr<Probe> dgram_probe_create(const CheckerConf& conf, const ProbeTarget& target,
                                           ProbeEnv& env) {
-    const Kind kind = conf.type == CheckType::Ping ? Kind::Ping
+    const Kind kind = conf.type == CheckType::Ping  ? Kind::Ping
                       : conf.type == CheckType::Dns ? Kind::Dns
                                                     : Kind::Udp;
     return std::make_unique<DgramProbe>(kind, conf, target, env);

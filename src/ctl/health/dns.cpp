@@ -41,12 +41,13 @@ uint16_t dns_reply_id(std::string_view reply) {
 }
 
 std::string dns_verdict(uint16_t id, std::string_view reply) {
-    if (reply.size() < 12) return "DNS reply too short (" + std::to_string(reply.size()) + " bytes)";
+    if (reply.size() < 12)
+        return "DNS reply too short (" + std::to_string(reply.size()) + " bytes)";
     if (get16(reply, 0) != id) return "DNS reply ID differs";
     const uint16_t flags = get16(reply, 2);
     if (!(flags & 0x8000)) return "DNS message is not a reply";
-    static constexpr const char* kRcodes[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
-                                              "NOTIMP",  "REFUSED"};
+    static constexpr const char* kRcodes[] = {"NOERROR",  "FORMERR", "SERVFAIL",
+                                              "NXDOMAIN", "NOTIMP",  "REFUSED"};
     const unsigned rcode = flags & 0xf;
     if (rcode != 0)
         return "DNS RCODE " + (rcode < 6 ? std::string(kRcodes[rcode]) : std::to_string(rcode));

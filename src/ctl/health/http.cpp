@@ -23,7 +23,8 @@ std::optional<std::string> header(std::string_view head, std::string_view name) 
     while (pos != std::string_view::npos && pos + 2 < head.size()) {
         const size_t start = pos + 2;
         const size_t end = head.find("\r\n", start);
-        std::string_view line = head.substr(start, end == std::string_view::npos ? head.npos : end - start);
+        std::string_view line =
+            head.substr(start, end == std::string_view::npos ? head.npos : end - start);
         const size_t colon = line.find(':');
         if (colon != std::string_view::npos && lower(line.substr(0, colon)) == name) {
             std::string_view v = line.substr(colon + 1);
@@ -46,7 +47,8 @@ std::optional<std::string> dechunk(std::string_view body) {
         std::string_view size_text = body.substr(0, eol);
         const size_t semi = size_text.find(';');
         if (semi != std::string_view::npos) size_text = size_text.substr(0, semi);
-        auto [p, ec] = std::from_chars(size_text.data(), size_text.data() + size_text.size(), len, 16);
+        auto [p, ec] =
+            std::from_chars(size_text.data(), size_text.data() + size_text.size(), len, 16);
         if (ec != std::errc() || size_text.empty()) return std::nullopt;
         body.remove_prefix(eol + 2);
         if (len == 0) return out;
@@ -111,14 +113,16 @@ std::string http_verdict(const HttpUrl& url, std::string_view response) {
     const std::string_view head = response.substr(0, end + 2);
     std::string_view body = response.substr(end + 4);
     std::string decoded;
-    if (auto te = header(head, "transfer-encoding"); te && lower(*te).find("chunked") != std::string::npos) {
+    if (auto te = header(head, "transfer-encoding");
+        te && lower(*te).find("chunked") != std::string::npos) {
         auto d = dechunk(body);
         if (!d) return "bad chunked body";
         decoded = std::move(*d);
         body = decoded;
     } else if (auto cl = header(head, "content-length")) {
         size_t n = 0;
-        if (std::from_chars(cl->data(), cl->data() + cl->size(), n).ec == std::errc() && n < body.size())
+        if (std::from_chars(cl->data(), cl->data() + cl->size(), n).ec == std::errc() &&
+            n < body.size())
             body = body.substr(0, n);
     }
     const auto got = md5(body);

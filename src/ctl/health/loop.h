@@ -36,7 +36,9 @@ class Loop {
         explicit operator bool() const { return seq != 0; }
     };
     TimerId timer_at(Ms when, std::function<void()> fn);
-    TimerId timer_in(Ms delay, std::function<void()> fn) { return timer_at(now() + delay, std::move(fn)); }
+    TimerId timer_in(Ms delay, std::function<void()> fn) {
+        return timer_at(now() + delay, std::move(fn));
+    }
     void timer_cancel(TimerId& id);  // no-op for an unset or fired timer; resets id
     size_t timer_count() const { return timers_.size(); }
     // When the next timer is due (nullopt: none).

@@ -10,7 +10,9 @@ namespace xvs::ctl::health {
 
 namespace {
 
-uint8_t proto_num(Proto p) { return p == Proto::Tcp ? 6 : 17; }
+uint8_t proto_num(Proto p) {
+    return p == Proto::Tcp ? 6 : 17;
+}
 
 std::string ep_text(const net::InetAddr& a, uint16_t port) {
     return net::to_string(net::InetEndpoint{a, port});
@@ -43,7 +45,7 @@ ProbeTarget target_of(const CheckerConf& c, const RealServer& rs) {
 }  // namespace
 
 Result<std::unique_ptr<Manager>> Manager::create(lb::Director& director, Loop::Clock clock,
-                                                  uint32_t seed) {
+                                                 uint32_t seed) {
     auto loop = Loop::create(std::move(clock));
     if (!loop) return make_error(loop.error());
     return std::unique_ptr<Manager>(new Manager(director, std::move(*loop), seed));
@@ -112,8 +114,9 @@ void Manager::configure(const Config& cfg) {
             for (const CheckerConf& cc : r.health.checkers) {
                 std::unique_ptr<Checker> kept;
                 if (prev_rs) {
-                    auto it = std::find_if(prev_rs->checkers.begin(), prev_rs->checkers.end(),
-                                           [&](const auto& c) { return c && c->conf.same_check(cc); });
+                    auto it =
+                        std::find_if(prev_rs->checkers.begin(), prev_rs->checkers.end(),
+                                     [&](const auto& c) { return c && c->conf.same_check(cc); });
                     if (it != prev_rs->checkers.end()) kept = std::move(*it);
                 }
                 if (kept) {
@@ -143,15 +146,15 @@ void Manager::configure(const Config& cfg) {
             uint64_t live = 0;
             for (const auto& rs : rec->rs)
                 if (rs->alive) live += rs->weight();
-            rec->quorum_up = live >= rec->conf.health.quorum && !(live == 0 && rec->conf.health.quorum > 0);
+            rec->quorum_up =
+                live >= rec->conf.health.quorum && !(live == 0 && rec->conf.health.quorum > 0);
         }
     }
     // Services gone (omega: their live real servers and quorum are notified down).
     for (auto& [owner, rec] : old) {
         if (vs_.count(owner) || !rec->conf.health.omega) continue;
         for (const auto& rs : rec->rs)
-            if (rs->alive && !rs->checkers.empty())
-                notify(rs->conf.health.notify_down, "omega");
+            if (rs->alive && !rs->checkers.empty()) notify(rs->conf.health.notify_down, "omega");
         if (rec->quorum_up) notify(rec->conf.health.quorum_down, "omega");
     }
     old.clear();  // stops the checkers not taken over
@@ -239,8 +242,9 @@ void Manager::rs_update(RsRecord& rs, bool notify_scripts) {
     if (alive != rs.alive) {
         rs.alive = alive;
         say("real server " + ep_text(rs.conf.addr, rs.conf.port) + " of " + vs.owner +
-            (alive ? " up" : rs.conf.health.inhibit_on_failure ? " down (inhibited: weight 0)"
-                                                               : " down (removed)"));
+            (alive                               ? " up"
+             : rs.conf.health.inhibit_on_failure ? " down (inhibited: weight 0)"
+                                                 : " down (removed)"));
         if (notify_scripts)
             notify(alive ? rs.conf.health.notify_up : rs.conf.health.notify_down,
                    alive ? "notify_up" : "notify_down");
@@ -271,7 +275,8 @@ void Manager::sync(VsRecord& vs) {
     const std::vector<RealServer> want = wanted_dests(vs);
     bool changed = false;
     auto configured = [&](const net::InetAddr& a, uint16_t port) {
-        if (vs.conf.health.sorry && vs.conf.health.sorry->addr == a && vs.conf.health.sorry->port == port)
+        if (vs.conf.health.sorry && vs.conf.health.sorry->addr == a &&
+            vs.conf.health.sorry->port == port)
             return true;
         return std::any_of(vs.rs.begin(), vs.rs.end(), [&](const auto& rs) {
             return rs->conf.addr == a && rs->conf.port == port;
@@ -316,10 +321,11 @@ void Manager::notify(const std::vector<std::string>& argv, const std::string& wh
     if (argv.empty()) return;
     std::erase_if(notifiers_, [](const auto& s) { return !s->running(); });
     constexpr Ms kNotifyTimeoutMs = 30'000;
-    notifiers_.push_back(std::make_unique<Script>(
-        *loop_, argv, kNotifyTimeoutMs, [this, why, cmd = argv[0]](ScriptExit e) {
-            if (!e.spawned || e.timed_out || e.code != 0) say(why + " " + cmd + ": " + e.text);
-        }));
+    notifiers_.push_back(std::make_unique<Script>(*loop_, argv, kNotifyTimeoutMs,
+                                                  [this, why, cmd = argv[0]](ScriptExit e) {
+                                                      if (!e.spawned || e.timed_out || e.code != 0)
+                                                          say(why + " " + cmd + ": " + e.text);
+                                                  }));
 }
 
 void Manager::shutdown(Ms wait_ms) {
@@ -332,8 +338,8 @@ void Manager::shutdown(Ms wait_ms) {
         if (rec->quorum_up) notify(rec->conf.health.quorum_down, "omega quorum_down");
     }
     const Ms until = loop_->now() + wait_ms;
-    while (loop_->now() < until &&
-           std::any_of(notifiers_.begin(), notifiers_.end(), [](const auto& s) { return s->running(); }))
+    while (loop_->now() < until && std::any_of(notifiers_.begin(), notifiers_.end(),
+                                               [](const auto& s) { return s->running(); }))
         loop_->run_once(50);
 }
 
@@ -362,10 +368,11 @@ nlohmann::json Manager::show() const {
                 j["type"] = to_string(c->conf.type);
                 j["target"] = net::to_string(c->target.dst);
                 j["state"] = c->state.up ? "up" : "down";
-                j["dest_state"] = rs->alive ? "up"
+                j["dest_state"] = rs->alive                            ? "up"
                                   : rs->conf.health.inhibit_on_failure ? "inhibited"
                                                                        : "down";
-                j["weight"] = rs->alive && (!vs->conf.health.sorry || vs->quorum_up) ? rs->weight() : 0;
+                j["weight"] =
+                    rs->alive && (!vs->conf.health.sorry || vs->quorum_up) ? rs->weight() : 0;
                 j["failures"] = c->state.failures;
                 j["last"] = c->last_text;
                 j["time"] = c->last_time;

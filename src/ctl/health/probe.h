@@ -21,8 +21,8 @@ namespace xvs::ctl::health {
 
 struct ProbeResult {
     bool ok = false;
-    std::string text;               // "connected", "HTTP status 503", "timed out", ...
-    std::optional<uint32_t> weight; // MISC_CHECK misc_dynamic: the weight the script asked for
+    std::string text;                // "connected", "HTTP status 503", "timed out", ...
+    std::optional<uint32_t> weight;  // MISC_CHECK misc_dynamic: the weight the script asked for
 };
 using ProbeDone = std::function<void(ProbeResult)>;
 
@@ -56,6 +56,7 @@ std::unique_ptr<Probe> probe_create(const CheckerConf& conf, const ProbeTarget& 
 socklen_t sockaddr_of(const net::InetEndpoint& ep, sockaddr_storage& ss);
 net::InetEndpoint endpoint_of(const sockaddr_storage& ss);
 // A non-blocking socket of ep's family, bound to `bindto` when given: fd or an error text.
-Result<int> socket_open(bool v4, int type, int protocol, const std::optional<net::InetAddr>& bindto);
+Result<int> socket_open(bool v4, int type, int protocol,
+                        const std::optional<net::InetAddr>& bindto);
 
 }  // namespace xvs::ctl::health

@@ -111,7 +111,8 @@ class StreamProbe final : public Probe {
                 if (!ssl_) return finish(false, "TLS: cannot create a session");
                 SSL_set_fd(ssl_, fd_);
                 const std::string& vhost = conf_.urls[url_].virtualhost;
-                if (conf_.enable_sni && !vhost.empty()) SSL_set_tlsext_host_name(ssl_, vhost.c_str());
+                if (conf_.enable_sni && !vhost.empty())
+                    SSL_set_tlsext_host_name(ssl_, vhost.c_str());
                 phase_ = Phase::Handshake;
                 return handshake();
             }
@@ -228,8 +229,9 @@ class StreamProbe final : public Probe {
                 if (!ssl_) env_.loop.modify(fd_, EPOLLIN);
                 return;
             }
-            if (n == 0) return conf_.type == CheckType::Smtp ? finish(false, "SMTP: connection closed")
-                                                              : http_done();
+            if (n == 0)
+                return conf_.type == CheckType::Smtp ? finish(false, "SMTP: connection closed")
+                                                     : http_done();
             if (in_.size() < kMaxResponse) in_.append(buf, static_cast<size_t>(n));
             if (conf_.type == CheckType::Smtp) {
                 if (smtp_line()) return;
@@ -244,7 +246,8 @@ class StreamProbe final : public Probe {
         const std::string& path = conf_.urls[url_].path;
         if (!why.empty()) return finish(false, path + ": " + why);
         if (++url_ < conf_.urls.size()) return open_connection();
-        finish(true, conf_.urls.size() == 1 ? path + ": ok" : "all " + std::to_string(url_) + " urls ok");
+        finish(true,
+               conf_.urls.size() == 1 ? path + ": ok" : "all " + std::to_string(url_) + " urls ok");
     }
 
     // SMTP: 0 banner 220, 1 HELO -> 250, 2 QUIT -> any (221), done.

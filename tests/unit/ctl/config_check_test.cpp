@@ -78,6 +78,11 @@ struct Case {
 std::vector<Case> cases() {
     std::vector<Case> c = {
         {"minimal", service(""), nullptr, 0},
+        // A sorry server the Director would refuse (DR off-link) is refused at its line.
+        {"sorry_server_dr_off_link",
+         service("lb_kind DR\n    sorry_server 192.0.2.250 80").replace(
+             "laddr_group_name lips\n", "").replace("10.10.2.2 8080", "10.10.2.2 80"),
+         "DR real server 192.0.2.250 is not on a directly connected network", 10},
         // keepalived's health checking as written in a keepalived.conf (ctl/health/).
         {"keepalived_checks",
          service("delay_loop 6\n    quorum 2\n    hysteresis 1\n    alpha\n    omega\n"
@@ -219,8 +224,8 @@ TEST_F(ConfigCheck, EveryKeywordOfTheTableIsRefusedWarnedOrApplied) {
         } else if (k.block == "real_server") {
             text = service("", stmt);
             line = 11;
-        } else if (k.block == "checker" || k.block.ends_with("_CHECK") ||
-                   k.block == "HTTP_GET" || k.block == "url") {
+        } else if (k.block == "checker" || k.block.ends_with("_CHECK") || k.block == "HTTP_GET" ||
+                   k.block == "url") {
             // Inside a checker of the real server (what a checker type needs besides).
             const std::string type = k.block == "checker" ? "TCP_CHECK"
                                      : k.block == "url"   ? "HTTP_GET"

@@ -95,9 +95,8 @@ TEST(ConfigHealth, KeepalivedServiceParsesWithInheritedSettings) {
     EXPECT_EQ(http.urls[1].virtualhost, "other.example.org");
     ASSERT_TRUE(http.urls[0].digest);
     EXPECT_EQ(health::hex(http.urls[0].digest->data(), 16), "9e107d9d372bb6826bd81d3542a419d6");
-    EXPECT_THAT(http.urls[0].status,
-                ElementsAre(std::pair<uint16_t, uint16_t>{200, 200},
-                            std::pair<uint16_t, uint16_t>{301, 302}));
+    EXPECT_THAT(http.urls[0].status, ElementsAre(std::pair<uint16_t, uint16_t>{200, 200},
+                                                 std::pair<uint16_t, uint16_t>{301, 302}));
 
     const CheckerConf& misc = rs.health.checkers[2];
     EXPECT_THAT(misc.misc_argv, ElementsAre("/bin/probe", "-x", "a b"));
@@ -195,8 +194,9 @@ TEST(ConfigHealth, SorryServerInhibitNeedsASorryServer) {
     sorry_server_inhibit
 }
 )");
-    EXPECT_THAT(out.errors,
-                ElementsAre("t.conf:7: virtual_server: sorry_server_inhibit without a sorry_server"));
+    EXPECT_THAT(
+        out.errors,
+        ElementsAre("t.conf:7: virtual_server: sorry_server_inhibit without a sorry_server"));
 }
 
 TEST(ConfigHealth, ScriptSplitFollowsKeepalived) {

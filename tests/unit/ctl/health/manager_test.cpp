@@ -48,9 +48,7 @@ class ManagerTest : public ::testing::Test {
     }
 
     // Sets the exit code of the check script `name`.
-    void set(const std::string& name, int code) {
-        std::ofstream(dir_ / name) << code << "\n";
-    }
+    void set(const std::string& name, int code) { std::ofstream(dir_ / name) << code << "\n"; }
     std::string path(const std::string& name) const { return (dir_ / name).string(); }
     // A fast MISC_CHECK exiting with the code in file `name`.
     std::string misc(const std::string& name, bool dynamic = false) {
@@ -102,9 +100,12 @@ TEST_F(ManagerTest, DownRemovesInhibitZeroesMiscDynamicSetsTheWeight) {
     set("c", 0);
     const Config cfg = load(R"(virtual_server 10.10.1.100 80 {
     laddr_group_name lips
-    real_server 10.10.2.2 80 { weight 5 )" + misc("a") + R"( }
-    real_server 10.10.2.3 80 { weight 5 inhibit_on_failure )" + misc("b") + R"( }
-    real_server 10.10.2.4 80 { weight 5 )" + misc("c", true) + R"( }
+    real_server 10.10.2.2 80 { weight 5 )" +
+                            misc("a") + R"( }
+    real_server 10.10.2.3 80 { weight 5 inhibit_on_failure )" +
+                            misc("b") + R"( }
+    real_server 10.10.2.4 80 { weight 5 )" +
+                            misc("c", true) + R"( }
     real_server 10.10.2.5 80 { weight 1 }
 }
 )");
@@ -130,7 +131,8 @@ TEST_F(ManagerTest, DownRemovesInhibitZeroesMiscDynamicSetsTheWeight) {
     // check show, and xvsctl's table of it.
     const nlohmann::json show = mgr_->show();
     ASSERT_EQ(show.size(), 3u);
-    const auto b = std::find_if(show.begin(), show.end(), [](const auto& j) { return j["dest"] == "10.10.2.3:80"; });
+    const auto b = std::find_if(show.begin(), show.end(),
+                                [](const auto& j) { return j["dest"] == "10.10.2.3:80"; });
     ASSERT_NE(b, show.end());
     EXPECT_EQ((*b)["state"], "down");
     EXPECT_EQ((*b)["dest_state"], "inhibited");
@@ -141,7 +143,8 @@ TEST_F(ManagerTest, DownRemovesInhibitZeroesMiscDynamicSetsTheWeight) {
     auto table = format_checks(show, (*b)["time"].get<int64_t>() + 3);
     ASSERT_TRUE(table);
     EXPECT_THAT(*table, HasSubstr("SERVICE"));
-    EXPECT_THAT(*table, HasSubstr("10.10.2.3:80  MISC_CHECK  down (inhibited)  0       exit 1 (3s ago)"));
+    EXPECT_THAT(*table,
+                HasSubstr("10.10.2.3:80  MISC_CHECK  down (inhibited)  0       exit 1 (3s ago)"));
 }
 
 TEST_F(ManagerTest, QuorumWithHysteresisBringsTheSorryServer) {
@@ -152,10 +155,14 @@ TEST_F(ManagerTest, QuorumWithHysteresisBringsTheSorryServer) {
     quorum 3
     hysteresis 1
     sorry_server 10.10.2.250 80
-    quorum_down "/bin/sh -c 'echo down >> )" + path("q") + R"('"
-    quorum_up "/bin/sh -c 'echo up >> )" + path("q") + R"('"
-    real_server 10.10.2.2 80 { weight 2 )" + misc("a") + R"( }
-    real_server 10.10.2.3 80 { weight 2 )" + misc("b") + R"( }
+    quorum_down "/bin/sh -c 'echo down >> )" +
+                            path("q") + R"('"
+    quorum_up "/bin/sh -c 'echo up >> )" +
+                            path("q") + R"('"
+    real_server 10.10.2.2 80 { weight 2 )" +
+                            misc("a") + R"( }
+    real_server 10.10.2.3 80 { weight 2 )" +
+                            misc("b") + R"( }
 }
 )");
     start(cfg);
@@ -163,24 +170,34 @@ TEST_F(ManagerTest, QuorumWithHysteresisBringsTheSorryServer) {
     EXPECT_EQ(mgr_->quorum_up(owner), true);
     EXPECT_EQ(dests(), (V{"10.10.2.2:80=2", "10.10.2.3:80=2"}));
     set("a", 1);  // live 2: 2 + 1 is not below 3, the quorum holds
-    until([&] { return mgr_->rs_alive(owner, {*net::parse_inet("10.10.2.2"), 80}) == false; }, "a down");
+    until(
+        [&] {
+            return mgr_->rs_alive(owner, {*net::parse_inet("10.10.2.2"), 80}) == false;
+        },
+        "a down");
     EXPECT_EQ(mgr_->quorum_up(owner), true);
     EXPECT_EQ(dests(), (V{"10.10.2.3:80=2"}));
     set("b", 1);  // live 0: lost, the sorry server replaces them
     until([&] { return mgr_->quorum_up(owner) == false; }, "quorum lost");
     EXPECT_EQ(dests(), (V{"10.10.2.250:80=1"}));
     set("b", 0);  // live 2: below 3 + 1, still lost; b stays out while the sorry server serves
-    until([&] { return mgr_->rs_alive(owner, {*net::parse_inet("10.10.2.3"), 80}) == true; }, "b up");
+    until(
+        [&] {
+            return mgr_->rs_alive(owner, {*net::parse_inet("10.10.2.3"), 80}) == true;
+        },
+        "b up");
     EXPECT_EQ(mgr_->quorum_up(owner), false);
     EXPECT_EQ(dests(), (V{"10.10.2.250:80=1"}));
     set("a", 0);  // live 4: gained
     until([&] { return mgr_->quorum_up(owner) == true; }, "quorum gained");
     EXPECT_EQ(dests(), (V{"10.10.2.2:80=2", "10.10.2.3:80=2"}));
-    until([&] {
-        std::ifstream in(path("q"));
-        std::string all((std::istreambuf_iterator<char>(in)), {});
-        return all == "down\nup\n";
-    }, "quorum_down then quorum_up ran");
+    until(
+        [&] {
+            std::ifstream in(path("q"));
+            std::string all((std::istreambuf_iterator<char>(in)), {});
+            return all == "down\nup\n";
+        },
+        "quorum_down then quorum_up ran");
 }
 
 TEST_F(ManagerTest, SorryServerInhibitAndAlpha) {
@@ -190,7 +207,8 @@ TEST_F(ManagerTest, SorryServerInhibitAndAlpha) {
     alpha
     sorry_server 10.10.2.250 80
     sorry_server_inhibit
-    real_server 10.10.2.2 80 { weight 4 inhibit_on_failure )" + misc("a") + R"( }
+    real_server 10.10.2.2 80 { weight 4 inhibit_on_failure )" +
+                            misc("a") + R"( }
 }
 )");
     // alpha: the real server starts down, so the quorum (1) is lost from the start.
@@ -212,9 +230,9 @@ TEST_F(ManagerTest, ReloadKeepsUnchangedCheckersAndRestartsChangedOnes) {
     // b's checker changes (another script), a's stays: its down state survives the reload even
     // before any new attempt, while b's new checker starts afresh (up, no alpha).
     set("b2", 0);
-    const Config next = load("\n" + vs_head + "    real_server 10.10.2.2 80 { weight 3 " +
-                             misc("a") + " }\n    real_server 10.10.2.3 80 { " + misc("b2") +
-                             " }\n}\n");
+    const Config next =
+        load("\n" + vs_head + "    real_server 10.10.2.2 80 { weight 3 " + misc("a") +
+             " }\n    real_server 10.10.2.3 80 { " + misc("b2") + " }\n}\n");
     mgr_->configure(next);
     EXPECT_EQ(mgr_->rs_alive(owner, {*net::parse_inet("10.10.2.2"), 80}), false);
     EXPECT_EQ(mgr_->rs_alive(owner, {*net::parse_inet("10.10.2.3"), 80}), true);
@@ -234,10 +252,13 @@ TEST_F(ManagerTest, NotifyScriptsAndOmegaAtShutdown) {
     laddr_group_name lips
     omega
     quorum 0
-    quorum_down "/bin/sh -c 'echo quorum_down >> )" + path("n") + R"('"
+    quorum_down "/bin/sh -c 'echo quorum_down >> )" +
+                            path("n") + R"('"
     real_server 10.10.2.2 80 {
-        notify_up "/bin/sh -c 'echo up >> )" + path("n") + R"('"
-        notify_down "/bin/sh -c 'echo down >> )" + path("n") + R"('"
+        notify_up "/bin/sh -c 'echo up >> )" +
+                            path("n") + R"('"
+        notify_down "/bin/sh -c 'echo down >> )" +
+                            path("n") + R"('"
         )" + misc("a") + R"(
     }
 }
@@ -263,7 +284,8 @@ TEST_F(ManagerTest, GroupServicesShareTheirCheckers) {
     const Config cfg = load(R"(virtual_server_group web { 10.10.1.100-102 80 }
 virtual_server group web {
     laddr_group_name lips
-    real_server 10.10.2.2 80 { )" + misc("a") + R"( }
+    real_server 10.10.2.2 80 { )" +
+                            misc("a") + R"( }
 }
 )");
     start(cfg);

@@ -21,7 +21,9 @@ using test::ClosedPort;
 using test::TcpServer;
 using test::UdpServer;
 
-net::InetAddr loopback() { return *net::parse_inet("127.0.0.1"); }
+net::InetAddr loopback() {
+    return *net::parse_inet("127.0.0.1");
+}
 
 CheckerConf conf_of(CheckType type) {
     CheckerConf c;
@@ -144,7 +146,8 @@ TEST_F(ProbeTest, HttpGetDigestOfTheBodyAndVirtualhost) {
 
 TEST_F(ProbeTest, HttpGetChunkedBodyAndEveryUrl) {
     HttpServer srv(
-        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n "
+        "world\r\n0\r\n\r\n");
     CheckerConf c = http_conf("/a");
     c.http11 = true;
     c.urls[0].digest = md5("hello world");
@@ -177,12 +180,14 @@ class TlsServer {
     explicit TlsServer(std::string response) : response_(std::move(response)) {
         dir_ = std::filesystem::temp_directory_path() / ("xvs-tls-" + std::to_string(getpid()));
         std::filesystem::create_directories(dir_);
-        const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
-                                "-nodes -days 1 -subj /CN=test -keyout " + (dir_ / "k").string() +
-                                " -out " + (dir_ / "c").string() + " >/dev/null 2>&1";
+        const std::string cmd =
+            "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
+            "-nodes -days 1 -subj /CN=test -keyout " +
+            (dir_ / "k").string() + " -out " + (dir_ / "c").string() + " >/dev/null 2>&1";
         ok_ = std::system(cmd.c_str()) == 0;
         ctx_ = SSL_CTX_new(TLS_server_method());
-        ok_ = ok_ && SSL_CTX_use_certificate_file(ctx_, (dir_ / "c").c_str(), SSL_FILETYPE_PEM) == 1 &&
+        ok_ = ok_ &&
+              SSL_CTX_use_certificate_file(ctx_, (dir_ / "c").c_str(), SSL_FILETYPE_PEM) == 1 &&
               SSL_CTX_use_PrivateKey_file(ctx_, (dir_ / "k").c_str(), SSL_FILETYPE_PEM) == 1;
         server_ = std::make_unique<TcpServer>([this](int fd) {
             SSL* s = SSL_new(ctx_);
@@ -327,7 +332,9 @@ TEST_F(ProbeTest, DnsCheckQueryAndAnswer) {
     ProbeResult r = run(c, good.port());
     EXPECT_TRUE(r.ok) << r.text;
     ASSERT_GE(query.size(), 12u);
-    EXPECT_EQ(query.substr(12), std::string("\x07" "example\x03org\x00\x00\x1c\x00\x01", 17));
+    EXPECT_EQ(query.substr(12), std::string("\x07"
+                                            "example\x03org\x00\x00\x1c\x00\x01",
+                                            17));
     EXPECT_EQ(query.substr(2, 4), std::string("\x01\x00\x00\x01", 4));  // RD, one question
 
     UdpServer nx([](std::string q) { return dns_answer(q, 3, 0); });

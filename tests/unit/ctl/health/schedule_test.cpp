@@ -103,7 +103,8 @@ TEST(LoopTimers, InjectedClockFiresInOrderAndCancels) {
     auto second = loop->timer_at(1200, [&] { fired.push_back(2); });
     loop->timer_at(1100, [&] {
         fired.push_back(1);
-        loop->timer_in(0, [&] { fired.push_back(10); });  // due now: this pass, after 2 (due as early, older)
+        loop->timer_in(
+            0, [&] { fired.push_back(10); });  // due now: this pass, after 2 (due as early, older)
     });
     auto cancelled = loop->timer_at(1150, [&] { fired.push_back(99); });
     loop->timer_cancel(cancelled);

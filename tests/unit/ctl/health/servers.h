@@ -127,11 +127,13 @@ class UdpServer {
             if (poll(&p, 1, 20) <= 0) continue;
             sockaddr_storage from{};
             socklen_t flen = sizeof from;
-            ssize_t n = recvfrom(fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &flen);
+            ssize_t n =
+                recvfrom(fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &flen);
             if (n < 0) continue;
             ++received_;
             if (auto reply = answer_(std::string(buf, static_cast<size_t>(n))))
-                sendto(fd_, reply->data(), reply->size(), 0, reinterpret_cast<sockaddr*>(&from), flen);
+                sendto(fd_, reply->data(), reply->size(), 0, reinterpret_cast<sockaddr*>(&from),
+                       flen);
         }
     }
     std::function<std::optional<std::string>(std::string)> answer_;

@@ -80,8 +80,9 @@ std::vector<Case> cases() {
         {"minimal", service(""), nullptr, 0},
         // A sorry server the Director would refuse (DR off-link) is refused at its line.
         {"sorry_server_dr_off_link",
-         service("lb_kind DR\n    sorry_server 192.0.2.250 80").replace(
-             "laddr_group_name lips\n", "").replace("10.10.2.2 8080", "10.10.2.2 80"),
+         std::string(kPrelude) +
+             "virtual_server 10.10.1.100 80 {\n    protocol TCP\n    lb_kind DR\n"
+             "    sorry_server 192.0.2.250 80\n    real_server 10.10.2.2 80 { }\n}\n",
          "DR real server 192.0.2.250 is not on a directly connected network", 10},
         // keepalived's health checking as written in a keepalived.conf (ctl/health/).
         {"keepalived_checks",

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ctl/health/check_config.h"
 #include "ctl/service_types.h"
 #include "lb/fwd_mode.h"
 #include "lb/fwmark.h"
@@ -207,6 +208,7 @@ struct RealServer {
     uint32_t weight = 1;           // 0..65535; 0 = quiescent
     uint32_t upper_threshold = 0;  // 0 = no limit
     uint32_t lower_threshold = 0;
+    RsHealth health;  // checkers, inhibit_on_failure, notify scripts (ctl/health/)
     SourceLoc loc;
 };
 
@@ -250,6 +252,7 @@ struct VirtualServer {
     std::vector<net::InetPrefix> whitelist;
     uint32_t conn_rate_limit = 0;
     std::vector<RealServer> real_servers;
+    VsHealth health;  // quorum, hysteresis, sorry server, alpha/omega (ctl/health/)
     SourceLoc loc;
 };
 

@@ -54,8 +54,19 @@ std::vector<std::string> config_check(const Config& cfg) {
                 errors.push_back(pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " +
                                  pd.name + ": " + r.error());
         }
+        // Sorry servers are dests too once a quorum is lost (ctl/health/): checked now, at
+        // their own line, rather than refused the first time the checkers add one.
+        Config with_sorry = cfg;
+        for (VirtualServer& vs : with_sorry.virtual_servers) {
+            if (!vs.health.sorry) continue;
+            RealServer sorry;
+            sorry.addr = vs.health.sorry->addr;
+            sorry.port = vs.health.sorry->port;
+            sorry.loc = SourceLoc{vs.health.sorry->file, vs.health.sorry->line};
+            vs.real_servers.push_back(sorry);
+        }
         if (errors.empty())
-            if (auto r = config_apply(scratch, cfg); !r) split_lines(r.error(), errors);
+            if (auto r = config_apply(scratch, with_sorry); !r) split_lines(r.error(), errors);
     } catch (const std::exception& e) {
         errors.push_back(cfg.file +
                          ": internal error while checking the configuration: " + e.what());

@@ -361,6 +361,17 @@ class Parser {
     void real_server(const Token& kw, VirtualServer& vs);
     void fwmark_defs(const Token& kw);
     void rs_keyword(const Token& t, RealServer& rs);
+    // Health checking (config_parser_health.cpp). The *_keyword ones return false for a
+    // keyword that is not theirs.
+    bool health_vs_keyword(const Token& t, VirtualServer& vs);
+    bool health_rs_keyword(const Token& t, RealServer& rs);
+    bool check_times_keyword(const Token& t, CheckTimes& times);
+    void checker_block(const Token& kw, RealServer& rs, CheckType type);
+    void checker_keyword(const Token& t, CheckerConf& c);
+    void url_block(const Token& kw, CheckerConf& c);
+    std::optional<uint32_t> seconds_value(const Token& kw, uint32_t min_ms);
+    std::vector<std::string> script_value(const Token& kw);
+    void health_resolve(VirtualServer& vs);
 
     const TokenStream& ts_;
     Diagnostics& diag_;

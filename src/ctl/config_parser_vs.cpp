@@ -183,6 +183,7 @@ void Parser::virtual_server(const Token& kw) {
                       std::string(to_string(vs.proxy_protocol)));
     }
     sched_flags_check(p);
+    health_resolve(vs);
     if (vs.fwd == lb::FwdMode::FullNat && vs.laddr_group.empty() && !p.laddr_loc)
         error(kw, "virtual_server: laddr_group_name missing (required for lb_kind FNAT)");
     pending_.push_back(std::move(p));
@@ -356,6 +357,7 @@ void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& 
                             "prefix length such as 64)");
     } else if (k == "real_server") {
         real_server(t, vs);
+    } else if (health_vs_keyword(t, vs)) {
     } else {
         unknown(t, "virtual_server");
     }
@@ -513,6 +515,7 @@ void Parser::rs_keyword(const Token& t, RealServer& rs) {
         if (auto n = number_value(t, 0, UINT32_MAX)) rs.upper_threshold = *n;
     } else if (k == "lower_threshold" || k == "lthreshold") {
         if (auto n = number_value(t, 0, UINT32_MAX)) rs.lower_threshold = *n;
+    } else if (health_rs_keyword(t, rs)) {
     } else {
         unknown(t, "real_server");
     }

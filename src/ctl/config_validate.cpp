@@ -72,6 +72,7 @@ class Validator {
                             p.vs.blacklist.push_back(prefix);
                 }
             }
+            validate_health(p.vs);
             std::vector<VirtualServer> expanded;
             if (p.kind == PendingVs::Kind::Address) {
                 expanded.push_back(p.vs);
@@ -138,6 +139,45 @@ class Validator {
     }
 
   private:
+    // Health checking (ctl/health/): where checks go and leave from is of one family, a
+    // PING_CHECK has no port, and the sorry server is none of the real servers. Checked once
+    // per virtual_server statement (a group's expansion shares the block).
+    void validate_health(const VirtualServer& vs) {
+        const std::string name = "virtual_server " + endpoint_text(vs.vip, vs.port);
+        for (const RealServer& rs : vs.real_servers) {
+            for (const CheckerConf& c : rs.health.checkers) {
+                const SourceLoc at{c.file, c.line};
+                const net::InetAddr target = c.connect_ip ? *c.connect_ip : rs.addr;
+                const std::string what = std::string(to_string(c.type)) + " of real_server " +
+                                         endpoint_text(rs.addr, rs.port);
+                if (c.bindto && c.bindto->is_v4() != target.is_v4())
+                    error(at, what + ": bindto " + net::to_string(*c.bindto) + " is " +
+                                  family_name(*c.bindto) + " but the check goes to " +
+                                  net::to_string(target) + " (" + family_name(target) +
+                                  "): give a source of the target's family");
+                if (c.type == CheckType::Ping && c.connect_port)
+                    error(at, what + ": connect_port has no meaning for an ICMP echo: remove it");
+                if (c.type == CheckType::Udp && !c.require_reply &&
+                    (c.min_reply_length || c.max_reply_length || !c.reply.empty()))
+                    error(at, what + ": min/max_reply_length need require_reply");
+            }
+        }
+        if (const auto& sorry = vs.health.sorry) {
+            const SourceLoc at{sorry->file, sorry->line};
+            for (const RealServer& rs : vs.real_servers) {
+                if (rs.addr == sorry->addr && rs.port == sorry->port)
+                    error(at, name + ": sorry_server " + endpoint_text(sorry->addr, sorry->port) +
+                                  " is also a real_server (at " + loc_text(rs.loc) +
+                                  "): a sorry server stands in for the real servers");
+            }
+            if (!vs.real_servers.empty() &&
+                vs.real_servers.front().addr.is_v4() != sorry->addr.is_v4())
+                error(at, name + ": sorry_server " + endpoint_text(sorry->addr, sorry->port) +
+                              " is " + family_name(sorry->addr) + " but the real servers are " +
+                              family_name(vs.real_servers.front().addr));
+        }
+    }
+
     // The Director keys addresses by address and routes by prefix: a second one would be
     // skipped by config_apply, so it is an error here.
     void validate_ip() {

@@ -161,7 +161,7 @@ ControlServer::~ControlServer() {
         ::unlink(path_.c_str());
 }
 
-void ControlServer::poll_once(milliseconds timeout) {
+void ControlServer::poll_once(milliseconds timeout, int wake_fd) {
     auto now = Clock::now();
     milliseconds wait = timeout;
     for (const Client& c : clients_) {
@@ -176,6 +176,7 @@ void ControlServer::poll_once(milliseconds timeout) {
     for (const Client& c : clients_)
         pollfds_.push_back(
             {c.fd, static_cast<short>(c.phase == Phase::Reading ? POLLIN : POLLOUT), 0});
+    pollfds_.push_back({wake_fd, POLLIN, 0});  // last: ignored when negative
     int rc = ::poll(pollfds_.data(), pollfds_.size(), static_cast<int>(wait.count()));
     now = Clock::now();
     if (rc > 0) {

@@ -69,7 +69,8 @@ class ControlServer {
 
     // Waits at most `timeout` (less when a client deadline comes first; a signal ends the
     // wait early), then accepts new clients, reads, answers and closes what is ready.
-    void poll_once(std::chrono::milliseconds timeout);
+    // `wake_fd` (>= 0): also returns as soon as it is readable (the health checks' loop).
+    void poll_once(std::chrono::milliseconds timeout, int wake_fd = -1);
 
     size_t client_count() const { return clients_.size(); }
     const Stats& stats() const { return stats_; }

@@ -384,6 +384,11 @@ json Controller::dispatch(const json& req) {
         if (cmd == "conns") return cmd_conns(req, false);
         if (cmd == "conn_show") return cmd_conns(req, true);
         if (cmd == "flush_dest") return cmd_flush_dest(req);
+        if (cmd == "check_show") {
+            json r = ok();
+            r["checks"] = check_show_ ? check_show_() : json::array();
+            return r;
+        }
         if (cmd == "add_service" || cmd == "edit_service") {
             const json& s = field(req, "service");
             if (auto why = unsupported_service_attrs(s)) return err(*why);

@@ -65,6 +65,9 @@ public:
     // daemon after a SIGHUP reload. With the setting off it only forgets the removals.
     void flush_removed_dests();
 
+    // `check_show` answers {"checks": show()} (the daemon's health manager); unset: no checks.
+    void set_check_show(std::function<nlohmann::json()> show) { check_show_ = std::move(show); }
+
     struct Totals {
         uint64_t conns = 0, inpkts = 0, outpkts = 0, inbytes = 0, outbytes = 0;
     };
@@ -106,7 +109,8 @@ private:
     std::unordered_map<const void*, Baseline> zero_base_;  // ipvsadm -Z without racing workers
     std::unordered_map<const void*, Estimate> estimates_;
     std::chrono::steady_clock::time_point last_estimate_{};
-    std::optional<uint32_t> cookie_rotated_at_;  // counter of the last rotation (or start)
+    std::optional<uint32_t> cookie_rotated_at_;
+    std::function<nlohmann::json()> check_show_;  // counter of the last rotation (or start)
 };
 
 }  // namespace xvs::ctl

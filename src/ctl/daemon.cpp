@@ -68,6 +68,7 @@ Daemon::Daemon(std::string config_path) : config_path_(std::move(config_path)) {
 Daemon::~Daemon() {
     stop_workers();
     control_.reset();
+    health_.reset();
     controller_.reset();
     workers_.clear();
     director_.reset();
@@ -131,10 +132,16 @@ Result<void> Daemon::start() {
                       info->mac.b[2], info->mac.b[3], info->mac.b[4], info->mac.b[5]);
         log_info("port " + pd.name + " (" + pd.dev + ") up, DPDK port " + std::to_string(info->id) + ", " + mac);
     }
-    auto applied = config_apply(*director_, config_);
+    auto health = health::Manager::create(*director_);
+    if (!health) return make_error(health.error());
+    health_ = std::move(*health);
+    health_->log = [](const std::string& line) { log_info("health: " + line); };
+    health_->configure(config_);
+    auto applied = config_apply(*director_, health_->effective(config_));
     if (!applied) return make_error(applied.error());
     for (const auto& c : applied->changes) log_debug(c);
     exception_.sync(*director_);  // before the first frame: the XDP maps know xvs's addresses
+    if (size_t n = health_->checker_count()) log_info("health: " + std::to_string(n) + " checkers");
     log_info("configuration applied: " + std::to_string(director_->services().size()) +
              " virtual services, " + std::to_string(director_->matches().size()) +
              " SNAT match services");
@@ -168,6 +175,8 @@ Result<void> Daemon::start() {
     std::vector<lb::Worker*> raw;
     for (auto& w : workers_) raw.push_back(w.get());
     controller_ = std::make_unique<Controller>(*director_, raw, ports_, [this] { return reload(); });
+    controller_->set_check_show([this] { return health_->show(); });
+    health_->on_change = [this] { controller_->flush_removed_dests(); };
 
     // Workers on spare EAL lcores; without one (e.g. "-l 0" on a small machine) a plain thread.
     const lb::PollMode mode =
@@ -239,7 +248,9 @@ Result<void> Daemon::reload() {
         bool known = std::any_of(ports_.begin(), ports_.end(), [&](const auto& p) { return p.name == pd.name; });
         if (!known) return make_error(pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + " is new: ports need a restart");
     }
-    auto applied = config_apply(*director_, next);
+    // Unchanged checkers keep their state; the dests are applied as they say.
+    health_->configure(next);
+    auto applied = config_apply(*director_, health_->effective(next));
     if (!applied) return make_error(applied.error());
     if (next.global.log_level != config_.global.log_level) {
         log_set_level(next.global.log_level);
@@ -291,9 +302,11 @@ int Daemon::run() {
             next_estimate = now + std::chrono::seconds(2);
         }
         exception_.sync(*director_);  // XDP address maps follow every address change
-        control_->poll_once(std::chrono::milliseconds(200));
+        control_->poll_once(std::chrono::milliseconds(200), health_->fd());
+        health_->run_once(0);
     }
     log_info("stopping");
+    health_->shutdown();  // omega notifiers
     stop_workers();
     return 0;
 }

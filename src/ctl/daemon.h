@@ -15,6 +15,7 @@
 #include "ctl/control_server.h"
 #include "ctl/controller.h"
 #include "ctl/exception_path.h"
+#include "ctl/health/manager.h"
 #include "lb/director.h"
 #include "lb/worker.h"
 
@@ -42,6 +43,7 @@ private:
     std::vector<PortInfoForCtl> ports_;
     ExceptionPorts exception_;  // TAPs and XDP address maps (ctl/exception_path.h)
     std::unique_ptr<Controller> controller_;
+    std::unique_ptr<health::Manager> health_;  // checkers; applies their verdicts to director_
     std::atomic<bool> stop_workers_{false};
     std::vector<unsigned> worker_lcores_;
     std::vector<std::thread> worker_threads_;  // when the EAL has no spare lcore

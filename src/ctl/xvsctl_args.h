@@ -26,6 +26,7 @@ enum class CtlCommandKind {
     Stats,
     ConnShow,
     ConnFlush,  // conn flush dest A.B.C.D:PORT|[V6]:PORT (filter.dest)
+    CheckShow,  // check show: every health checker (ctl/health/)
 };
 
 // conn show filters, already validated and normalised (proto lower case, state upper case,

@@ -1,15 +1,15 @@
 // xvsctl output. Replies are checked field by field (types and ranges) before anything is
 // printed, so a daemon bug shows as "Malformed reply from xvsd: ..." rather than as garbage.
 #include "ctl/xvsctl_format.h"
-#include "ctl/reply_decode.h"
 
 #include <algorithm>
+#include <ctime>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
-#include <nlohmann/json.hpp>
-
 #include "ctl/ipvsadm_format.h"
+#include "ctl/reply_decode.h"
 
 namespace xvs::ctl {
 
@@ -260,6 +260,44 @@ std::string format_neighbours(std::vector<NeighDisplay> neighbours) {
     return out;
 }
 
+Result<std::string> format_checks(const nlohmann::json& checks, int64_t now_unix) {
+    struct Row {
+        std::string cols[6];
+    };
+    std::vector<Row> rows;
+    rows.push_back({{"SERVICE", "DEST", "CHECK", "STATE", "WEIGHT", "LAST RESULT"}});
+    for (const auto& c : checks) {
+        auto str = [&](const char* k) -> std::string {
+            return c.contains(k) && c[k].is_string() ? c[k].get<std::string>() : "";
+        };
+        if (!c.is_object() || !c.contains("time") || !c["time"].is_number_integer())
+            return make_error("Malformed reply from xvsd: a check without 'time'");
+        const int64_t t = c["time"].get<int64_t>();
+        std::string last = str("last");
+        if (t > 0) last += " (" + std::to_string(std::max<int64_t>(now_unix - t, 0)) + "s ago)";
+        std::string state = str("state");
+        const std::string dest_state = str("dest_state");
+        if (dest_state == "inhibited") state += " (inhibited)";
+        const std::string weight = c.contains("weight") && c["weight"].is_number()
+                                       ? std::to_string(c["weight"].get<int64_t>())
+                                       : "-";
+        rows.push_back({{str("service"), str("dest"), str("type"), state, weight, last}});
+    }
+    size_t width[6] = {};
+    for (const Row& r : rows)
+        for (int i = 0; i < 6; ++i) width[i] = std::max(width[i], r.cols[i].size());
+    std::string out;
+    for (const Row& r : rows) {
+        std::string line;
+        for (int i = 0; i < 6; ++i) {
+            line += r.cols[i];
+            if (i < 5) line += std::string(width[i] - r.cols[i].size() + 2, ' ');
+        }
+        out += line + "\n";
+    }
+    return out;
+}
+
 std::string format_stats(const StatsReply& stats, bool all) {
     std::vector<const CounterEntry*> shown;
     for (const auto& c : stats.counters)
@@ -308,6 +346,10 @@ Result<std::string> render_xvsctl_reply(const CtlCommand& cmd, const json& reply
             if (!reply.contains("conns") || !reply["conns"].is_array())
                 return make_error("Malformed reply from xvsd: 'conns' is not an array");
             return render(decode_conns(reply), [](auto v) { return format_conns(v); });
+        case CtlCommandKind::CheckShow:
+            if (!reply.contains("checks") || !reply["checks"].is_array())
+                return make_error("Malformed reply from xvsd: 'checks' is not an array");
+            return format_checks(reply["checks"], static_cast<int64_t>(std::time(nullptr)));
         case CtlCommandKind::ConnFlush:
             if (!reply.contains("flushed") || !reply["flushed"].is_number_unsigned())
                 return make_error("Malformed reply from xvsd: 'flushed' is not a count");

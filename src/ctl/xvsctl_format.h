@@ -73,6 +73,8 @@ std::string format_links(std::vector<LinkEntry> links, bool with_stats);
 std::string format_addrs(std::vector<AddrEntry> addrs);
 std::string format_routes(std::vector<RouteEntry> routes);
 std::string format_neighbours(std::vector<NeighDisplay> neighbours);
+// `check show`: one line per checker (service, dest, type, state, last result and its age).
+Result<std::string> format_checks(const nlohmann::json& checks, int64_t now_unix);
 // Without `all`, counters that are zero are left out.
 std::string format_stats(const StatsReply& stats, bool all);
 

@@ -64,6 +64,7 @@ json build_xvsctl_request(const CtlCommand& c) {
             if (f.limit) req["limit"] = *f.limit;
             break;
         }
+        case CtlCommandKind::CheckShow: req["cmd"] = "check_show"; break;
         case CtlCommandKind::ConnFlush:
             req["cmd"] = "flush_dest";
             req["dest"] = c.filter.dest;

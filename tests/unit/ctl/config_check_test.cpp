@@ -78,6 +78,22 @@ struct Case {
 std::vector<Case> cases() {
     std::vector<Case> c = {
         {"minimal", service(""), nullptr, 0},
+        // A sorry server the Director would refuse (DR off-link) is refused at its line.
+        {"sorry_server_dr_off_link",
+         std::string(kPrelude) +
+             "virtual_server 10.10.1.100 80 {\n    protocol TCP\n    lb_kind DR\n"
+             "    sorry_server 192.0.2.250 80\n    real_server 10.10.2.2 80 { }\n}\n",
+         "DR real server 192.0.2.250 is not on a directly connected network", 10},
+        // keepalived's health checking as written in a keepalived.conf (ctl/health/).
+        {"keepalived_checks",
+         service("delay_loop 6\n    quorum 2\n    hysteresis 1\n    alpha\n    omega\n"
+                 "    quorum_up \"/bin/true up\"\n    sorry_server 10.10.2.9 80\n"
+                 "    sorry_server_inhibit",
+                 "weight 3 inhibit_on_failure notify_down /bin/true\n"
+                 "        TCP_CHECK { connect_timeout 3 retry 2 delay_before_retry 1 }\n"
+                 "        HTTP_GET { url { path /healthz status_code 200-299 } }\n"
+                 "        MISC_CHECK { misc_path \"/bin/true x\" misc_timeout 2 misc_dynamic }"),
+         nullptr, 0},
         {"tcp_synproxy_toa", service("syn_proxy\n    toa on"), nullptr, 0},
         {"tcp_proxy_protocol", service("proxy_protocol v1"), nullptr, 0},
         {"udp_uoa", service("uoa opp", "weight 3", "UDP"), nullptr, 0},
@@ -124,26 +140,15 @@ std::vector<Case> cases() {
     };
     // Every keyword that used to be accepted without effect, each refused at its line.
     const std::pair<const char*, const char*> vs_keywords[] = {
-        {"quorum", "2"},
-        {"quorum_up", "/bin/true"},
-        {"quorum_down", "/bin/true"},
-        {"hysteresis", "1"},
-        {"alpha", ""},
-        {"omega", ""},
-        {"sorry_server", "10.10.2.9 80"},
-        {"delay_loop", "6"},
+        {"sorry_server_lvs_method", "NAT"},
         {"persistence_engine", "sip"},
         {"ha_suspend", ""},
     };
     for (const auto& [kw, val] : vs_keywords)
         c.push_back({kw, service(std::string(kw) + " " + val), "is not supported yet", 10});
     const std::pair<const char*, const char*> rs_keywords[] = {
-        {"inhibit_on_failure", ""},
-        {"notify_up", "/bin/true"},
-        {"notify_down", "/bin/true"},
-        {"TCP_CHECK", "{ connect_timeout 3 }"},
-        {"HTTP_GET", "{ url { path / status_code 200 } }"},
-        {"MISC_CHECK", "{ misc_path /bin/true }"},
+        {"BFD_CHECK", "{ name b }"},
+        {"FILE_CHECK", "{ file /tmp/x }"},
     };
     for (const auto& [kw, val] : rs_keywords)
         c.push_back({kw, service("", std::string(kw) + " " + val), "is not supported yet", 11});
@@ -219,6 +224,17 @@ TEST_F(ConfigCheck, EveryKeywordOfTheTableIsRefusedWarnedOrApplied) {
         } else if (k.block == "real_server") {
             text = service("", stmt);
             line = 11;
+        } else if (k.block == "checker" || k.block.ends_with("_CHECK") || k.block == "HTTP_GET" ||
+                   k.block == "url") {
+            // Inside a checker of the real server (what a checker type needs besides).
+            const std::string type = k.block == "checker" ? "TCP_CHECK"
+                                     : k.block == "url"   ? "HTTP_GET"
+                                                          : std::string(k.block);
+            std::string inner = k.block == "url" ? "url {\n    " + stmt + "\n}" : stmt;
+            if (k.block == "HTTP_GET") inner += "\n    url { path / }";
+            if (k.block == "MISC_CHECK") inner += "\n    misc_path /bin/true";
+            text = service("", type + " {\n    " + inner + "\n}");
+            line = k.block == "url" ? 13 : 12;
         } else if (k.block == "virtual_server_group") {
             text = std::string(kPrelude) + "virtual_server_group G {\n    " + stmt + "\n}\n";
             line = 8;

@@ -195,8 +195,8 @@ TEST(ConfigParser, InvalidUtf8IsRefusedWithLineAndColumn) {
     EXPECT_TRUE(ok.ok()) << ok.error();
 }
 
-// DESIGN.md's example as written names two features xvs does not have yet: both are refused
-// with file:line and what to do, not accepted without effect.
+// DESIGN.md's example as written names a feature xvs does not have yet (metrics): refused
+// with file:line and what to do, not accepted without effect; its TCP_CHECK is accepted.
 TEST(ConfigParser, DesignExampleVerbatimRefusesWhatIsNotDone) {
     std::string text = kDesignExample;
     text.replace(text.find("# metrics_listen"), 2, "");
@@ -205,9 +205,7 @@ TEST(ConfigParser, DesignExampleVerbatimRefusesWhatIsNotDone) {
     EXPECT_FALSE(out.config);
     EXPECT_THAT(out.errors,
                 ElementsAre("t.conf:4: 'metrics_listen' is not supported yet (metrics export is "
-                            "not implemented; read counters with xvsctl stats): remove it",
-                            "t.conf:31: 'TCP_CHECK' is not supported yet (health checking is not "
-                            "implemented): remove it"));
+                            "not implemented; read counters with xvsctl stats): remove it"));
 }
 
 TEST(ConfigParser, ResultApiReturnsConfigOrJoinedErrors) {
@@ -436,9 +434,9 @@ TEST(ConfigParser, VrrpBlocksAreRefused) {
                                         "does not implement VRRP): remove it"));
 }
 
-// Health checks are a later issue: a checker block is refused as a whole (its nested blocks
-// skipped, no cascade of errors), not kept and never run.
-TEST(ConfigParser, CheckerBlocksAreRefused) {
+// Checker blocks are parsed (tests/unit/ctl/health/ has the details); a keepalived checker
+// xvs does not run is refused as a whole (its nested blocks skipped, no cascade of errors).
+TEST(ConfigParser, CheckerBlocksAreParsedAndUnknownCheckersRefused) {
     ParseOutcome out = parse_body(R"(virtual_server 10.10.1.100 80 {
     protocol TCP
     laddr_group_name lips
@@ -449,15 +447,14 @@ TEST(ConfigParser, CheckerBlocksAreRefused) {
             retry 3
         }
         MISC_CHECK { misc_path "/usr/local/bin/probe 10.10.2.2" misc_timeout 5 misc_dynamic }
+        BFD_CHECK { name bfd1 }
         weight 2
     }
 }
 )");
     EXPECT_FALSE(out.config);
-    EXPECT_THAT(out.errors, ElementsAre("t.conf:11: 'HTTP_GET' is not supported yet (health "
-                                        "checking is not implemented): remove it",
-                                        "t.conf:16: 'MISC_CHECK' is not supported yet (health "
-                                        "checking is not implemented): remove it"));
+    EXPECT_THAT(out.errors, ElementsAre("t.conf:17: 'BFD_CHECK' is not supported yet (xvs runs no "
+                                        "BFD: use TCP_CHECK, UDP_CHECK or PING_CHECK): remove it"));
 }
 
 TEST(ConfigParser, IncludeGlobRelativeAndNested) {

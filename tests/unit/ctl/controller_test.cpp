@@ -133,6 +133,17 @@ TEST_F(ControllerTest, AddServiceAsXvsadmSendsIt) {
     EXPECT_EQ(director_.services().size(), 2u);
 }
 
+// check_show answers what the daemon's health manager shows (none set: no checks).
+TEST_F(ControllerTest, CheckShowAsksTheHealthManager) {
+    json r = send(json{{"cmd", "check_show"}});
+    EXPECT_EQ(outcome(r), "ok");
+    EXPECT_EQ(r["checks"], json::array());
+    ctl_->set_check_show([] { return json::array({json{{"dest", "10.10.2.2:80"}}}); });
+    r = send(json{{"cmd", "check_show"}});
+    ASSERT_EQ(r["checks"].size(), 1u);
+    EXPECT_EQ(r["checks"][0]["dest"], "10.10.2.2:80");
+}
+
 TEST_F(ControllerTest, AddServiceErrors) {
     ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "ok");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "Service already exists");

@@ -449,6 +449,23 @@ TEST(Xvsctl, ConnFlushDest) {
     EXPECT_EQ(r.out, "3 connections expired\n");
 }
 
+// `check show` (and `ch`): the health checkers, one line each; time 0 = never run yet.
+TEST(Xvsctl, CheckShow) {
+    RunResult r = run_expecting(
+        {"ch", "s"}, R"({"cmd":"check_show"})",
+        R"({"ok":true,"checks":[{"service":"TCP 10.10.1.100:80","dest":"10.10.2.2:8080",)"
+        R"("type":"TCP_CHECK","state":"up","dest_state":"up","weight":3,"last":"not run yet",)"
+        R"("time":0}]})");
+    EXPECT_EQ(r.out,
+              "SERVICE             DEST            CHECK      STATE  WEIGHT  LAST RESULT\n"
+              "TCP 10.10.1.100:80  10.10.2.2:8080  TCP_CHECK  up     3       not run yet\n");
+    run_expecting({"check"}, R"({"cmd":"check_show"})", R"({"ok":true,"checks":[]})");
+    FakeXvsd d({R"({"ok":true,"checks":{}})"});
+    RunResult bad = run(with_socket(d, {"check", "show"}));
+    EXPECT_EQ(bad.rc, 1);
+    EXPECT_EQ(bad.err, "Malformed reply from xvsd: 'checks' is not an array\n");
+}
+
 TEST(Xvsctl, NoDaemonExitsOne) {
     char tmpl[] = "/tmp/xvsctl_none.XXXXXX";
     std::string dir = mkdtemp(tmpl);

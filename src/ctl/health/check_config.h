@@ -1,0 +1,145 @@
+// The typed model of keepalived's health-check configuration (keepalived.conf(5)): checker
+// blocks of a real_server and the virtual_server settings that act on their verdicts (quorum,
+// hysteresis, sorry server, alpha/omega). Filled by the parser with every default resolved
+// (checker -> real_server -> virtual_server -> keepalived's default), so the health manager
+// never looks up an inherited value. Times are milliseconds.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "net/addr.h"
+
+namespace xvs::ctl {
+
+enum class CheckType : uint8_t { Tcp, Http, Ssl, Udp, Dns, Ping, Smtp, Misc };
+inline constexpr std::array kCheckTypeNames = {"TCP_CHECK",  "HTTP_GET",  "SSL_GET",
+                                               "UDP_CHECK",  "DNS_CHECK", "PING_CHECK",
+                                               "SMTP_CHECK", "MISC_CHECK"};
+inline const char* to_string(CheckType t) {
+    return kCheckTypeNames[static_cast<size_t>(t)];
+}
+
+// keepalived's defaults (keepalived.conf(5)).
+inline constexpr uint32_t kDefaultDelayLoopMs = 60'000;
+inline constexpr uint32_t kDefaultConnectTimeoutMs = 5'000;
+inline constexpr uint32_t kDefaultRetry = 1;
+inline constexpr uint32_t kDefaultDelayBeforeRetryMs = 1'000;
+inline constexpr uint32_t kDefaultHttpDelayBeforeRetryMs = 3'000;
+
+// Timing settings as written at one level; unset ones inherit from the level above.
+struct CheckTimes {
+    std::optional<uint32_t> delay_loop_ms;
+    std::optional<uint32_t> connect_timeout_ms;
+    std::optional<uint32_t> retry;
+    std::optional<uint32_t> delay_before_retry_ms;
+    std::optional<uint32_t> warmup_ms;
+    bool operator==(const CheckTimes&) const = default;
+};
+
+// One `url { path ...; digest ...; status_code ...; virtualhost ... }` of HTTP_GET/SSL_GET.
+struct HttpUrl {
+    std::string path = "/";
+    std::optional<std::array<uint8_t, 16>> digest;      // MD5 of the body
+    std::vector<std::pair<uint16_t, uint16_t>> status;  // ranges; empty = 200..299
+    std::string virtualhost;                            // resolved: url > checker > rs > vs
+    bool operator==(const HttpUrl&) const = default;
+};
+
+struct CheckerConf {
+    CheckType type = CheckType::Tcp;
+    // Where the check goes and leaves from: connect_ip/connect_port default to the real
+    // server's address and port (SMTP 25, DNS 53 when the service port is 0); bindto is the
+    // source address (the director's kernel address on the exception path).
+    std::optional<net::InetAddr> connect_ip;
+    uint16_t connect_port = 0;  // 0 = the real server's port
+    std::optional<net::InetAddr> bindto;
+    // Resolved timings.
+    uint32_t delay_loop_ms = kDefaultDelayLoopMs;
+    uint32_t connect_timeout_ms = kDefaultConnectTimeoutMs;
+    uint32_t retry = kDefaultRetry;
+    uint32_t delay_before_retry_ms = kDefaultDelayBeforeRetryMs;
+    uint32_t warmup_ms = 0;  // first check at a random time in [0, warmup]
+    // HTTP_GET / SSL_GET: every url must pass (one connection each).
+    std::vector<HttpUrl> urls;
+    bool http11 = false;      // http_protocol 1.1 (default 1.0, as keepalived)
+    bool enable_sni = false;  // SSL_GET: send the virtualhost (or connect_ip) as SNI
+    // UDP_CHECK: payload sent; with require_reply a reply must come (starting with `reply`
+    // when given) of min..max length; without it, only an ICMP error fails the check.
+    std::string payload;
+    bool require_reply = false;
+    std::string reply;
+    uint32_t min_reply_length = 0;
+    uint32_t max_reply_length = 0;  // 0 = no limit
+    // DNS_CHECK: query `name` of `type` (RR type number); passes on a matching reply with
+    // RCODE NOERROR and at least one answer.
+    uint16_t dns_type = 1;
+    std::string dns_name = ".";
+    // SMTP_CHECK: banner 220, `HELO helo_name` answered 250.
+    std::string helo_name;
+    // MISC_CHECK: argv of misc_path (split as keepalived does: spaces, quotes), killed after
+    // misc_timeout; exit 0 up, 1 down, with misc_dynamic 2..255 up with weight code - 2.
+    std::vector<std::string> misc_argv;
+    uint32_t misc_timeout_ms = 0;  // resolved: default delay_loop
+    bool misc_dynamic = false;
+    // Parse-time only: what the block wrote, before resolution (not compared).
+    CheckTimes own;
+    std::string own_virtualhost;
+    uint32_t line = 0;
+    std::string file;
+
+    // Same check (a reload keeps its state): everything but where it was written.
+    bool same_check(const CheckerConf& o) const {
+        auto key = [](const CheckerConf& c) {
+            return std::tie(c.type, c.connect_ip, c.connect_port, c.bindto, c.delay_loop_ms,
+                            c.connect_timeout_ms, c.retry, c.delay_before_retry_ms, c.warmup_ms,
+                            c.urls, c.http11, c.enable_sni, c.payload, c.require_reply, c.reply,
+                            c.min_reply_length, c.max_reply_length, c.dns_type, c.dns_name,
+                            c.helo_name, c.misc_argv, c.misc_timeout_ms, c.misc_dynamic);
+        };
+        return key(*this) == key(o);
+    }
+};
+
+// Real-server settings of health checking.
+struct RsHealth {
+    std::vector<CheckerConf> checkers;
+    bool inhibit_on_failure = false;     // down: weight 0 instead of removal
+    std::vector<std::string> notify_up;  // argv, empty = none
+    std::vector<std::string> notify_down;
+    CheckTimes times;         // parse-time defaults for its checkers
+    std::string virtualhost;  // parse-time default for its HTTP checks
+};
+
+struct SorryServer {
+    net::InetAddr addr;
+    uint16_t port = 0;
+    std::string file;
+    uint32_t line = 0;
+};
+
+// Virtual-server settings of health checking.
+struct VsHealth {
+    uint32_t quorum = 1;                 // live weight needed
+    uint32_t hysteresis = 0;             // gained at >= quorum + h, lost below quorum - h
+    std::vector<std::string> quorum_up;  // argv
+    std::vector<std::string> quorum_down;
+    bool alpha = false;  // real servers start down until their checks pass
+    bool omega = false;  // on shutdown / removal run quorum_down and notify_down
+    std::optional<SorryServer> sorry;
+    bool sorry_inhibit = false;  // sorry_server_inhibit: kept at weight 0 while quorum holds
+    CheckTimes times;            // parse-time defaults
+    std::string virtualhost;     // parse-time default
+};
+
+// keepalived splits a script line into words at blanks, honouring "double" and 'single'
+// quotes and backslash escapes; no shell is involved.
+std::vector<std::string> script_split(std::string_view line);
+
+}  // namespace xvs::ctl

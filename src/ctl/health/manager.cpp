@@ -1,0 +1,387 @@
+// The health manager; see manager.h.
+#include "ctl/health/manager.h"
+
+#include <openssl/ssl.h>
+
+#include <algorithm>
+#include <ctime>
+
+namespace xvs::ctl::health {
+
+namespace {
+
+uint8_t proto_num(Proto p) {
+    return p == Proto::Tcp ? 6 : 17;
+}
+
+std::string ep_text(const net::InetAddr& a, uint16_t port) {
+    return net::to_string(net::InetEndpoint{a, port});
+}
+
+lb::DestSpec dest_spec(const VirtualServer& vs, const RealServer& rs) {
+    lb::DestSpec ds;
+    ds.addr = rs.addr;
+    ds.port = rs.port;
+    ds.weight = static_cast<int32_t>(rs.weight);
+    ds.upper_threshold = rs.upper_threshold;
+    ds.lower_threshold = rs.lower_threshold;
+    ds.fwd = vs.fwd;
+    ds.tun_type = vs.tun_type;
+    ds.tun_port = vs.tun_port;
+    return ds;
+}
+
+// Where a checker's attempts go: connect_ip / connect_port, else the real server's.
+ProbeTarget target_of(const CheckerConf& c, const RealServer& rs) {
+    ProbeTarget t;
+    t.dst.addr = c.connect_ip.value_or(rs.addr);
+    t.dst.port = c.connect_port ? c.connect_port : rs.port;
+    if (!c.connect_port && rs.port == 0)
+        t.dst.port = c.type == CheckType::Smtp ? 25 : c.type == CheckType::Dns ? 53 : 0;
+    t.bindto = c.bindto;
+    return t;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Manager>> Manager::create(lb::Director& director, Loop::Clock clock,
+                                                 uint32_t seed) {
+    auto loop = Loop::create(std::move(clock));
+    if (!loop) return make_error(loop.error());
+    return std::unique_ptr<Manager>(new Manager(director, std::move(*loop), seed));
+}
+
+Manager::Manager(lb::Director& director, std::unique_ptr<Loop> loop, uint32_t seed)
+    : director_(director),
+      loop_(std::move(loop)),
+      udp_(*loop_),
+      icmp_(*loop_),
+      ssl_(SSL_CTX_new(TLS_client_method())),
+      env_{*loop_, udp_, icmp_, ssl_},
+      rng_(seed ? seed : static_cast<uint32_t>(std::time(nullptr))) {
+    if (ssl_) SSL_CTX_set_verify(ssl_, SSL_VERIFY_NONE, nullptr);
+}
+
+Manager::~Manager() {
+    vs_.clear();
+    notifiers_.clear();
+    if (ssl_) SSL_CTX_free(ssl_);
+}
+
+std::string Manager::owner_of(const VirtualServer& vs) {
+    if (!vs.group.empty()) return "group " + vs.group + " " + std::string(to_string(vs.proto));
+    return std::string(to_string(vs.proto)) + " " + ep_text(vs.vip, vs.port);
+}
+
+uint32_t Manager::RsRecord::weight() const {
+    for (const auto& c : checkers)
+        if (c->dyn_weight) return *c->dyn_weight;
+    return conf.weight;
+}
+
+size_t Manager::checker_count() const {
+    size_t n = 0;
+    for (const auto& [o, vs] : vs_)
+        for (const auto& rs : vs->rs) n += rs->checkers.size();
+    return n;
+}
+
+void Manager::configure(const Config& cfg) {
+    auto old = std::move(vs_);
+    vs_.clear();
+    for (const VirtualServer& v : cfg.virtual_servers) {
+        const std::string owner = owner_of(v);
+        auto& rec = vs_[owner];
+        const lb::ServiceKey key = lb::make_service_key(proto_num(v.proto), v.vip, v.port);
+        if (rec) {  // another VIP of the same group: same real servers and checkers
+            rec->keys.push_back(key);
+            continue;
+        }
+        rec = std::make_unique<VsRecord>();
+        rec->owner = owner;
+        rec->conf = v;
+        rec->keys.push_back(key);
+        VsRecord* prev = nullptr;
+        if (auto it = old.find(owner); it != old.end()) prev = it->second.get();
+        for (const RealServer& r : v.real_servers) {
+            auto rs = std::make_unique<RsRecord>();
+            rs->conf = r;
+            rs->vs = rec.get();
+            RsRecord* prev_rs = nullptr;
+            if (prev)
+                for (auto& p : prev->rs)
+                    if (p->conf.addr == r.addr && p->conf.port == r.port) prev_rs = p.get();
+            for (const CheckerConf& cc : r.health.checkers) {
+                std::unique_ptr<Checker> kept;
+                if (prev_rs) {
+                    auto it =
+                        std::find_if(prev_rs->checkers.begin(), prev_rs->checkers.end(),
+                                     [&](const auto& c) { return c && c->conf.same_check(cc); });
+                    if (it != prev_rs->checkers.end()) kept = std::move(*it);
+                }
+                if (kept) {
+                    kept->rs = rs.get();
+                    rs->checkers.push_back(std::move(kept));
+                    continue;
+                }
+                auto c = std::make_unique<Checker>(*loop_);
+                c->conf = cc;
+                c->target = target_of(cc, r);
+                c->state.up = !v.health.alpha;
+                c->rs = rs.get();
+                Checker& ref = *c;
+                rs->checkers.push_back(std::move(c));
+                const Ms warmup = cc.warmup_ms ? Ms(rng_() % (cc.warmup_ms + 1)) : 0;
+                schedule(ref, warmup);
+            }
+            rs->alive = std::all_of(rs->checkers.begin(), rs->checkers.end(),
+                                    [](const auto& c) { return c->state.up; });
+            rec->rs.push_back(std::move(rs));
+        }
+        if (prev) {
+            rec->quorum_up = prev->quorum_up;
+            quorum_update(*rec, /*notify=*/true);
+        } else {
+            // Initially by the plain threshold, without hysteresis.
+            uint64_t live = 0;
+            for (const auto& rs : rec->rs)
+                if (rs->alive) live += rs->weight();
+            rec->quorum_up =
+                live >= rec->conf.health.quorum && !(live == 0 && rec->conf.health.quorum > 0);
+        }
+    }
+    // Services gone (omega: their live real servers and quorum are notified down).
+    for (auto& [owner, rec] : old) {
+        if (vs_.count(owner) || !rec->conf.health.omega) continue;
+        for (const auto& rs : rec->rs)
+            if (rs->alive && !rs->checkers.empty()) notify(rs->conf.health.notify_down, "omega");
+        if (rec->quorum_up) notify(rec->conf.health.quorum_down, "omega");
+    }
+    old.clear();  // stops the checkers not taken over
+}
+
+std::vector<RealServer> Manager::wanted_dests(const VsRecord& vs) const {
+    std::vector<RealServer> out;
+    const auto& sorry = vs.conf.health.sorry;
+    const bool sorry_on = sorry && !vs.quorum_up;
+    for (const auto& rs : vs.rs) {
+        RealServer r = rs->conf;
+        const bool inhibit = rs->conf.health.inhibit_on_failure;
+        // With the quorum lost the sorry server stands in for every real server.
+        if (rs->alive && !sorry_on) {
+            r.weight = rs->weight();
+        } else if (inhibit) {
+            r.weight = 0;
+        } else {
+            continue;
+        }
+        out.push_back(std::move(r));
+    }
+    if (sorry && (sorry_on || vs.conf.health.sorry_inhibit)) {
+        RealServer s;
+        s.addr = sorry->addr;
+        s.port = sorry->port;
+        s.weight = sorry_on ? 1 : 0;
+        s.loc = SourceLoc{sorry->file, sorry->line};
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+Config Manager::effective(const Config& cfg) const {
+    Config out = cfg;
+    for (VirtualServer& v : out.virtual_servers) {
+        auto it = vs_.find(owner_of(v));
+        if (it != vs_.end()) v.real_servers = wanted_dests(*it->second);
+    }
+    return out;
+}
+
+void Manager::schedule(Checker& c, Ms delay) {
+    loop_->timer_cancel(c.timer);
+    c.timer = loop_->timer_in(delay, [this, &c] {
+        c.timer = {};
+        attempt(c);
+    });
+}
+
+void Manager::attempt(Checker& c) {
+    if (!c.probe) c.probe = probe_create(c.conf, c.target, env_);
+    c.running = true;
+    ++attempts_;
+    c.probe->start([this, &c](ProbeResult r) { on_result(c, std::move(r)); });
+}
+
+void Manager::on_result(Checker& c, ProbeResult r) {
+    c.running = false;
+    c.last_text = r.text;
+    c.last_time = static_cast<int64_t>(std::time(nullptr));
+    const bool was_up = c.state.up;
+    const CheckStep step = check_step(c.state, c.conf, r.ok);
+    bool weight_changed = false;
+    if (c.conf.misc_dynamic && r.ok) {
+        // exit 0 restores the configured weight; 2..255 set code - 2.
+        weight_changed = c.dyn_weight != r.weight;
+        c.dyn_weight = r.weight;
+    }
+    schedule(c, step.next_in);
+    if (step.changed || weight_changed) {
+        RsRecord& rs = *c.rs;
+        if (step.changed)
+            say(std::string(to_string(c.conf.type)) + " of real server " +
+                ep_text(rs.conf.addr, rs.conf.port) + " (" + rs.vs->owner + ") " +
+                (was_up ? "down: " : "up: ") + r.text);
+        rs_update(rs, /*notify=*/true);
+    }
+}
+
+void Manager::rs_update(RsRecord& rs, bool notify_scripts) {
+    const bool alive = std::all_of(rs.checkers.begin(), rs.checkers.end(),
+                                   [](const auto& c) { return c->state.up; });
+    VsRecord& vs = *rs.vs;
+    if (alive != rs.alive) {
+        rs.alive = alive;
+        say("real server " + ep_text(rs.conf.addr, rs.conf.port) + " of " + vs.owner +
+            (alive                               ? " up"
+             : rs.conf.health.inhibit_on_failure ? " down (inhibited: weight 0)"
+                                                 : " down (removed)"));
+        if (notify_scripts)
+            notify(alive ? rs.conf.health.notify_up : rs.conf.health.notify_down,
+                   alive ? "notify_up" : "notify_down");
+    }
+    quorum_update(vs, notify_scripts);
+    sync(vs);
+}
+
+bool Manager::quorum_update(VsRecord& vs, bool notify_scripts) {
+    uint64_t live = 0;
+    for (const auto& rs : vs.rs)
+        if (rs->alive) live += rs->weight();
+    const VsHealth& h = vs.conf.health;
+    const bool up = quorum_next(vs.quorum_up, live, h.quorum, h.hysteresis);
+    if (up == vs.quorum_up) return false;
+    vs.quorum_up = up;
+    say(vs.owner + (up ? ": quorum gained" : ": quorum lost") + " (live weight " +
+        std::to_string(live) + ", quorum " + std::to_string(h.quorum) + ", hysteresis " +
+        std::to_string(h.hysteresis) + ")" +
+        (h.sorry ? (up ? ", sorry server out" : ", sorry server in") : ""));
+    if (notify_scripts) notify(up ? h.quorum_up : h.quorum_down, up ? "quorum_up" : "quorum_down");
+    return true;
+}
+
+// The service's dests as wanted_dests says, for each service of the record: only dests the
+// configuration names (real servers, sorry server) are touched; one commit for all.
+void Manager::sync(VsRecord& vs) {
+    const std::vector<RealServer> want = wanted_dests(vs);
+    bool changed = false;
+    auto configured = [&](const net::InetAddr& a, uint16_t port) {
+        if (vs.conf.health.sorry && vs.conf.health.sorry->addr == a &&
+            vs.conf.health.sorry->port == port)
+            return true;
+        return std::any_of(vs.rs.begin(), vs.rs.end(), [&](const auto& rs) {
+            return rs->conf.addr == a && rs->conf.port == port;
+        });
+    };
+    for (const lb::ServiceKey& key : vs.keys) {
+        auto svc = director_.service_find(key);
+        if (!svc) continue;
+        std::vector<std::pair<net::InetAddr, uint16_t>> drop;
+        for (const auto& d : svc->dests) {
+            const bool wanted = std::any_of(want.begin(), want.end(), [&](const RealServer& r) {
+                return r.addr == d->addr && r.port == d->port;
+            });
+            if (!wanted && configured(d->addr, d->port)) drop.emplace_back(d->addr, d->port);
+        }
+        for (const auto& [a, p] : drop) {
+            if (director_.dest_del(key, a, p)) changed = true;
+        }
+        for (const RealServer& r : want) {
+            const lb::DestSpec ds = dest_spec(vs.conf, r);
+            auto it = std::find_if(svc->dests.begin(), svc->dests.end(), [&](const auto& d) {
+                return d->addr == r.addr && d->port == r.port;
+            });
+            Result<void> res;
+            if (it == svc->dests.end()) {
+                res = director_.dest_add(key, ds);
+                changed = changed || res.ok();
+            } else if ((*it)->weight != ds.weight) {
+                res = director_.dest_edit(key, ds);
+                changed = changed || res.ok();
+            }
+            if (!res)
+                say(vs.owner + ": real server " + ep_text(r.addr, r.port) + ": " + res.error());
+        }
+    }
+    if (!changed) return;
+    director_.commit();
+    if (on_change) on_change();
+}
+
+void Manager::notify(const std::vector<std::string>& argv, const std::string& why) {
+    if (argv.empty()) return;
+    std::erase_if(notifiers_, [](const auto& s) { return !s->running(); });
+    constexpr Ms kNotifyTimeoutMs = 30'000;
+    notifiers_.push_back(std::make_unique<Script>(*loop_, argv, kNotifyTimeoutMs,
+                                                  [this, why, cmd = argv[0]](ScriptExit e) {
+                                                      if (!e.spawned || e.timed_out || e.code != 0)
+                                                          say(why + " " + cmd + ": " + e.text);
+                                                  }));
+}
+
+void Manager::shutdown(Ms wait_ms) {
+    for (auto& [owner, rec] : vs_) {
+        for (auto& rs : rec->rs) rs->checkers.clear();  // checks stop
+        if (!rec->conf.health.omega) continue;
+        for (const auto& rs : rec->rs)
+            if (rs->alive && !rs->conf.health.checkers.empty())
+                notify(rs->conf.health.notify_down, "omega notify_down");
+        if (rec->quorum_up) notify(rec->conf.health.quorum_down, "omega quorum_down");
+    }
+    const Ms until = loop_->now() + wait_ms;
+    while (loop_->now() < until && std::any_of(notifiers_.begin(), notifiers_.end(),
+                                               [](const auto& s) { return s->running(); }))
+        loop_->run_once(50);
+}
+
+std::optional<bool> Manager::rs_alive(const std::string& owner, const net::InetEndpoint& ep) const {
+    auto it = vs_.find(owner);
+    if (it == vs_.end()) return std::nullopt;
+    for (const auto& rs : it->second->rs)
+        if (rs->conf.addr == ep.addr && rs->conf.port == ep.port) return rs->alive;
+    return std::nullopt;
+}
+
+std::optional<bool> Manager::quorum_up(const std::string& owner) const {
+    auto it = vs_.find(owner);
+    if (it == vs_.end()) return std::nullopt;
+    return it->second->quorum_up;
+}
+
+nlohmann::json Manager::show() const {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& [owner, vs] : vs_) {
+        for (const auto& rs : vs->rs) {
+            for (const auto& c : rs->checkers) {
+                nlohmann::json j;
+                j["service"] = owner;
+                j["dest"] = ep_text(rs->conf.addr, rs->conf.port);
+                j["type"] = to_string(c->conf.type);
+                j["target"] = net::to_string(c->target.dst);
+                j["state"] = c->state.up ? "up" : "down";
+                j["dest_state"] = rs->alive                            ? "up"
+                                  : rs->conf.health.inhibit_on_failure ? "inhibited"
+                                                                       : "down";
+                j["weight"] =
+                    rs->alive && (!vs->conf.health.sorry || vs->quorum_up) ? rs->weight() : 0;
+                j["failures"] = c->state.failures;
+                j["last"] = c->last_text;
+                j["time"] = c->last_time;
+                j["quorum"] = vs->quorum_up ? "up" : "down";
+                list.push_back(std::move(j));
+            }
+        }
+    }
+    return list;
+}
+
+}  // namespace xvs::ctl::health

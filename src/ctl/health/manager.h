@@ -1,0 +1,132 @@
+// The health manager: runs every checker of the configuration on one loop (loop.h), turns
+// their verdicts into keepalived's real-server and quorum states, and applies them to the
+// Director one service at a time (dest_add / dest_edit / dest_del of the service, then one
+// commit: the workers see a new snapshot in which only that service's dests changed).
+//   - a real server is up when all its checkers are (none: always up); down, it is removed
+//     from its services, or kept at weight 0 with inhibit_on_failure; MISC_CHECK misc_dynamic
+//     sets its weight;
+//   - a service whose live weight falls below its quorum (hysteresis, schedule.h) gets its
+//     sorry server in place of the real servers, and runs quorum_down; quorum_up when back;
+//   - alpha starts real servers down; omega runs notify_down and quorum_down at shutdown.
+// Checkers are keyed by (service or virtual_server_group, real server, settings): a reload
+// keeps the state of an unchanged checker and restarts a changed or new one.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "ctl/config.h"
+#include "ctl/health/loop.h"
+#include "ctl/health/mux.h"
+#include "ctl/health/probe.h"
+#include "ctl/health/schedule.h"
+#include "ctl/health/script.h"
+#include "lb/director.h"
+
+namespace xvs::ctl::health {
+
+class Manager {
+  public:
+    // `clock`: the loop's monotonic clock (tests inject one); `seed` for warmup's random delay.
+    static Result<std::unique_ptr<Manager>> create(lb::Director& director, Loop::Clock clock = {},
+                                                   uint32_t seed = 0);
+    ~Manager();
+    Manager(const Manager&) = delete;
+    Manager& operator=(const Manager&) = delete;
+
+    // Takes the configuration (start and every reload), before config_apply(effective(cfg)).
+    void configure(const Config& cfg);
+    // cfg with the dests of every checked service as the checkers want them now: what
+    // config_apply applies at start and reload.
+    Config effective(const Config& cfg) const;
+    // omega: notify_down of the live real servers and quorum_down of the services with
+    // quorum, waited for at most wait_ms. Checks stop.
+    void shutdown(Ms wait_ms = 5000);
+
+    int fd() const { return loop_->fd(); }
+    void run_once(int timeout_ms) { loop_->run_once(timeout_ms); }
+    Loop& loop() { return *loop_; }
+
+    // `xvsctl check show`: every checker with its service, dest, type, state, last result.
+    nlohmann::json show() const;
+    // Called after a state change reached the Director (the daemon flushes removed dests).
+    std::function<void()> on_change;
+    // Each state change, for the log ("real server 10.0.0.2:80 of TCP 10.0.0.1:80 down: ...").
+    std::function<void(const std::string&)> log;
+
+    size_t checker_count() const;
+    uint64_t attempts() const { return attempts_; }
+    // For tests: is the real server up (all checkers), and the service's quorum state.
+    std::optional<bool> rs_alive(const std::string& owner, const net::InetEndpoint& rs) const;
+    std::optional<bool> quorum_up(const std::string& owner) const;
+    // The owner name of a virtual server: "group NAME PROTO" or "PROTO VIP:PORT".
+    static std::string owner_of(const VirtualServer& vs);
+
+  private:
+    struct VsRecord;
+    struct RsRecord;
+    struct Checker {
+        explicit Checker(Loop& l) : loop(l) {}
+        ~Checker() { loop.timer_cancel(timer); }  // its next attempt refers to it
+        Checker(const Checker&) = delete;
+        Checker& operator=(const Checker&) = delete;
+        Loop& loop;
+        CheckerConf conf;
+        ProbeTarget target;
+        std::unique_ptr<Probe> probe;
+        CheckState state;
+        Loop::TimerId timer;
+        bool running = false;
+        std::string last_text = "not run yet";
+        int64_t last_time = 0;  // unix seconds of the last result, 0 never
+        std::optional<uint32_t> dyn_weight;
+        RsRecord* rs = nullptr;
+    };
+    struct RsRecord {
+        RealServer conf;
+        std::vector<std::unique_ptr<Checker>> checkers;
+        bool alive = true;
+        VsRecord* vs = nullptr;
+        uint32_t weight() const;
+    };
+    struct VsRecord {
+        std::string owner;
+        VirtualServer conf;                // the first of a group's expansion
+        std::vector<lb::ServiceKey> keys;  // every service it stands for
+        std::vector<std::unique_ptr<RsRecord>> rs;
+        bool quorum_up = true;
+    };
+
+    Manager(lb::Director& director, std::unique_ptr<Loop> loop, uint32_t seed);
+    void schedule(Checker& c, Ms delay);
+    void attempt(Checker& c);
+    void on_result(Checker& c, ProbeResult r);
+    // Re-evaluates rs and its service; applies and notifies what changed.
+    void rs_update(RsRecord& rs, bool notify);
+    bool quorum_update(VsRecord& vs, bool notify);
+    std::vector<RealServer> wanted_dests(const VsRecord& vs) const;
+    void sync(VsRecord& vs);
+    void notify(const std::vector<std::string>& argv, const std::string& why);
+    void say(const std::string& line) {
+        if (log) log(line);
+    }
+
+    lb::Director& director_;
+    std::unique_ptr<Loop> loop_;
+    UdpMux udp_;
+    IcmpMux icmp_;
+    SSL_CTX* ssl_ = nullptr;
+    ProbeEnv env_;
+    std::map<std::string, std::unique_ptr<VsRecord>> vs_;
+    std::vector<std::unique_ptr<Script>> notifiers_;
+    uint64_t attempts_ = 0;
+    std::minstd_rand rng_;
+};
+
+}  // namespace xvs::ctl::health

@@ -15,8 +15,10 @@ topo_up 2
 start_rs_http 1
 start_rs_http 2
 # The sorry server: a fixed answer on rs2:8090.
-bg_ns "$(ns_rs 2)" "$XE_TMP/sorry.out" socat "TCP4-LISTEN:8090,bind=$(rs_ip 2),reuseaddr,fork" \
-    SYSTEM:"printf 'HTTP/1.0 200 OK\\r\\nContent-Length: 6\\r\\n\\r\\nsorry\\n'"
+mkdir -p "$XE_TMP/sorry"
+echo sorry >"$XE_TMP/sorry/index.html"
+bg_ns "$(ns_rs 2)" "$XE_TMP/sorry.out" "$XE_PY" -m http.server 8090 --bind "$(rs_ip 2)" \
+    --directory "$XE_TMP/sorry"
 echo 5 >"$XE_TMP/w1" # misc_dynamic: exit 5 -> weight 3
 echo 0 >"$XE_TMP/w2" # exit 0: up
 for i in 1 2; do
@@ -65,12 +67,19 @@ virtual_server $VIP 82 {
     laddr_group_name lips
     real_server $(rs_ip 1) 8080 {
         weight 1
-        MISC_CHECK { misc_path $XE_TMP/misc1.sh misc_timeout 2 misc_dynamic }
+        MISC_CHECK {
+            misc_path $XE_TMP/misc1.sh
+            misc_timeout 2
+            misc_dynamic
+        }
     }
     real_server $(rs_ip 2) 8080 {
         weight 1
         inhibit_on_failure
-        MISC_CHECK { misc_path $XE_TMP/misc2.sh misc_timeout 2 }
+        MISC_CHECK {
+            misc_path $XE_TMP/misc2.sh
+            misc_timeout 2
+        }
     }
 }
 EOF
@@ -100,7 +109,7 @@ assert_eq 10 "$(count_lines rs2 "$XE_TMP/before.txt")" "rs2 answers before the f
 
 # misc_dynamic: exit 5 -> weight 3; exit 9 -> weight 7. inhibit_on_failure: exit 1 -> weight 0.
 wait_until 10 weight_is 82 $(rs_ip 1):8080 3 ||
-    fail "misc_dynamic weight 3: $(listing)"
+    fail "misc_dynamic weight 3: $(listing) $(xvsctl_ns check show 2>&1)"
 echo 9 >"$XE_TMP/w1"
 echo 1 >"$XE_TMP/w2"
 wait_until 10 weight_is 82 $(rs_ip 1):8080 7 ||
@@ -114,7 +123,13 @@ assert_contains "$shown" "TCP_CHECK" "check show lists the TCP checks"
 assert_contains "$shown" "inhibited" "check show marks the inhibited server"
 
 # nginx on rs1 stops while 200 curls run.
-http_loop 200 "$XE_TMP/during.txt" "http://$VIP/" 90 &
+# (paced: 200 requests over about 8 s, so that the failure falls inside the run)
+in_ns "$NS_CL" timeout 90 bash -c '
+    for ((k = 0; k < 200; k++)); do
+        body=$(curl -s --max-time 2 -H "Connection: close" "$1"); rc=$?
+        if ((rc == 0)) && [[ -n $body ]]; then echo "$body"; else echo "ERR$rc"; fi
+        sleep 0.04
+    done' _ "http://$VIP/" >"$XE_TMP/during.txt" &
 loop=$!
 XE_PIDS+=("$loop")
 sleep 1
@@ -131,8 +146,12 @@ failed=$(grep -c '^ERR' "$XE_TMP/during.txt" || true)
 log "during the failure: $(count_lines rs1 "$XE_TMP/during.txt") rs1, $(count_lines rs2 "$XE_TMP/during.txt") rs2, $failed failed"
 http_loop 100 "$XE_TMP/after.txt" "http://$VIP/" 60
 assert_eq 100 "$(count_lines rs2 "$XE_TMP/after.txt")" "after rs1 left: every request answered by rs2"
+assert_eq 200 "$(wc -l <"$XE_TMP/during.txt")" "requests made during the failure"
 # VIP:81 lost its quorum (2): the sorry server answers.
-assert_eq sorry "$(http_get "http://$VIP:81/")" "VIP:81 below quorum answers from the sorry server"
+is_sorry() { [[ $(http_get "http://$1/") == sorry ]]; }
+wait_until 5 is_sorry "$VIP:81" ||
+    fail "VIP:81 below quorum does not answer from the sorry server: $(listing) $(xvsctl_ns check show 2>&1)"
+pass "VIP:81 below its quorum answers from the sorry server"
 
 # nginx back on rs1: it returns to VIP:80 and VIP:81 regains its quorum.
 bg_ns "$(ns_rs 1)" "$XE_TMP/rs1/nginx2.out" nginx -c "$XE_TMP/rs1/nginx.conf"

@@ -96,6 +96,18 @@ Result<void> Director::match_dest_check(const Service& svc, const DestSpec& spec
     if (a->port != k.oif)
         return make_error("WAN address " + wan + " is on port '" + a->port + "', not on oif '" +
                           k.oif + "': use an address of port '" + k.oif + "'");
+    // One family per match service: its WAN addresses and address ranges (the IPv4 ones are
+    // the only ranges that parse today) are of the packets it translates.
+    const bool v4 = spec.addr.is_v4();
+    const bool ranges_v4 = !k.src.any_addr() || !k.dst.any_addr();
+    if (ranges_v4 && !v4)
+        return make_error("WAN address " + wan +
+                          " is IPv6 but the match's address ranges are IPv4: use an IPv4 "
+                          "WAN address, or no ranges for SNAT66");
+    if (!svc.dests.empty() && svc.dests.front()->addr.is_v4() != v4)
+        return make_error("WAN address " + wan + " is " + (v4 ? "IPv4" : "IPv6") +
+                          " but the service's other WAN addresses are not: one family per "
+                          "match service");
     return match_service_check(k.proto, spec.fwd, 0);
 }
 
@@ -199,6 +211,7 @@ void Director::build_matches(Snapshot& snap) const {
         view->match.dst = k.dst;
         view->match.iif = k.iif.empty() ? int16_t(-1) : int16_t(*port_index(k.iif));
         view->match.oif = int16_t(*port_index(k.oif));
+        if (!svc->dests.empty()) view->match.family = svc->dests.front()->addr.is_v4() ? 4 : 6;
         for (size_t i = 0; i < svc->dests.size(); ++i) {
             view->plan.dests.push_back(svc->dests[i].get());
             view->plan.weights.push_back(svc->dests[i]->weight.load(std::memory_order_relaxed));

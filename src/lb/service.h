@@ -122,7 +122,7 @@ struct ServiceView {
     SchedPlan plan;
     std::vector<LocalAddr*> laddrs;
     FwdMode fwd = FwdMode::FullNat;
-    uint32_t flags = 0;  // kSvcFlag*, as configured when this snapshot was built
+    uint32_t flags = 0;        // kSvcFlag*, as configured when this snapshot was built
     net::PrefixSet blacklist;  // compiled from Service::blacklist
     net::PrefixSet whitelist;
     uint32_t conn_rate = 0;
@@ -139,6 +139,7 @@ struct ServiceView {
         AddrRange dst;
         int16_t iif = -1;
         int16_t oif = -1;
+        uint8_t family = 0;  // of the WAN addresses (4 or 6); 0 while it has none
     } match;
     std::vector<LocalAddr*> wan;
 };

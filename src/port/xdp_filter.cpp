@@ -8,10 +8,12 @@
 #include <unistd.h>
 #include <xdp/libxdp.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 #include "port/xdp_abi.h"
 
@@ -95,9 +97,12 @@ XdpAddrMap::~XdpAddrMap() {
 }
 
 Result<unsigned> XdpAddrMap::sync(const std::vector<std::pair<net::InetAddr, XdpOwner>>& want) {
-    std::set<std::pair<std::vector<uint8_t>, uint8_t>> next;
-    for (const auto& [addr, owner] : want)
-        next.emplace(std::vector<uint8_t>(addr.b, addr.b + 16), static_cast<uint8_t>(owner));
+    std::set<std::pair<AddrKey, uint8_t>> next;
+    for (const auto& [addr, owner] : want) {
+        AddrKey key;
+        std::copy(std::begin(addr.b), std::end(addr.b), key.begin());
+        next.emplace(key, static_cast<uint8_t>(owner));
+    }
     if (next.size() > XVS_XDP_MAX_ADDRS)
         return make_error("XDP " + iface_ + ": " + std::to_string(next.size()) +
                           " addresses, the map holds " + std::to_string(XVS_XDP_MAX_ADDRS));

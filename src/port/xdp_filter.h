@@ -4,6 +4,7 @@
 // plane only; the data plane never sees this.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -41,7 +42,9 @@ class XdpAddrMap {
     XdpAddrMap(std::string iface, int fd) : iface_(std::move(iface)), fd_(fd) {}
     std::string iface_;
     int fd_ = -1;
-    std::set<std::pair<std::vector<uint8_t>, uint8_t>> have_;
+    // A fixed-size key: GCC 12's -O3 warns (stringop-overread) on comparing vectors here.
+    using AddrKey = std::array<uint8_t, 16>;
+    std::set<std::pair<AddrKey, uint8_t>> have_;
 };
 
 // The kernel's own addresses in this namespace (every interface), for XdpOwner::Kernel.

@@ -557,6 +557,90 @@ TEST_F(Ipv6Test, GueOverIpv6) {
 
 // ---- what the director refuses ----------------------------------------------------------------
 
+// SNAT66: an inside IPv6 host's connection leaves from the director's IPv6 WAN address (a
+// match service without address ranges), hop limit decremented, and the reply comes back; an
+// IPv4 match service never takes an IPv6 packet, and a match service keeps one family.
+TEST_F(Ipv6Test, Snat66BothWaysAndOneFamilyPerMatchService) {
+    addresses();
+    ok(director->address_add(*net::parse_ipv4("10.10.1.1"), 24, "wan"));
+    lb::MatchKey k6;
+    k6.proto = 6;
+    k6.oif = "wan";
+    k6.iif = "lan";
+    ASSERT_TRUE(director->match_add({k6, "", "rr"}));
+    lb::DestSpec wan6;
+    wan6.addr = ip6("2001:db8:1::1");
+    wan6.fwd = lb::FwdMode::Snat;
+    ok(director->match_dest_add(k6, wan6));
+    lb::DestSpec wan4 = wan6;
+    wan4.addr = *net::parse_ipv4("10.10.1.1");
+    auto r = director->match_dest_add(k6, wan4);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().find("one family per match service"), std::string::npos) << r.error();
+    // The UDP match service is IPv4: IPv6 datagrams pass it by.
+    lb::MatchKey k4 = k6;
+    k4.proto = 17;
+    ASSERT_TRUE(director->match_add({k4, "", "rr"}));
+    ok(director->match_dest_add(k4, wan4));
+    director->commit();
+    start_worker();
+    worker->neighbours().add_static(ip6(kClient), kClientMac, kWan);
+    worker->neighbours().add_static(ip6(kRs), kRs1Mac, kLan);
+
+    auto out = roundtrip(kLan,
+                         PacketBuilder()
+                             .eth(kRs1Mac, lan_mac())
+                             .ipv6(kRs, kClient)
+                             .tcp(40000, 80)
+                             .seq(1000)
+                             .flags(net::kTcpSyn)
+                             .build(),
+                         kWan);
+    ASSERT_EQ(out.size(), 1u);
+    const uint16_t wport = net::load_be16(out[0].data() + 14 + 40);
+    EXPECT_GE(wport, 1025);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(wan_mac(), kClientMac)
+                                .ipv6("2001:db8:1::1", kClient)
+                                .ttl(63)
+                                .tcp(wport, 80)
+                                .seq(1000)
+                                .flags(net::kTcpSyn)
+                                .build(),
+                            out[0]));
+    out = roundtrip(kWan,
+                    PacketBuilder()
+                        .eth(kClientMac, wan_mac())
+                        .ipv6(kClient, "2001:db8:1::1")
+                        .tcp(80, wport)
+                        .seq(5000)
+                        .ack(1001)
+                        .flags(net::kTcpSyn | net::kTcpAck)
+                        .build(),
+                    kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(lan_mac(), kRs1Mac)
+                                .ipv6(kClient, kRs)
+                                .ttl(63)
+                                .tcp(80, 40000)
+                                .seq(5000)
+                                .ack(1001)
+                                .flags(net::kTcpSyn | net::kTcpAck)
+                                .build(),
+                            out[0]));
+    // A UDP datagram from the same host matches no IPv6 service: not translated.
+    send(kLan, PacketBuilder()
+                   .eth(kRs1Mac, lan_mac())
+                   .ipv6(kRs, kClient)
+                   .udp(40000, 53)
+                   .payload("q")
+                   .build());
+    poll();
+    EXPECT_TRUE(recv(kWan).empty());
+    EXPECT_EQ(counter(Counter::conns_created), 1u);
+}
+
 TEST_F(Ipv6Test, FamilyRulesAreEnforced) {
     addresses();
     ok(director->address_add(*net::parse_ipv4("10.10.2.1"), 24, "lan"));

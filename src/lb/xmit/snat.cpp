@@ -41,7 +41,8 @@ const ServiceView* snat_match(const Snapshot& snap, const LbPacket<Af>& lp) {
     const uint16_t dport = net::ntoh16(lp.key.dport);
     for (const ServiceView* v : snap.matches) {
         const ServiceView::Match& m = v->match;
-        if (m.proto != lp.proto) continue;
+        // An IPv6 packet is never translated to an IPv4 WAN address, nor the reverse.
+        if (m.proto != lp.proto || (m.family != 0 && m.family != Af::family)) continue;
         if (m.iif >= 0 && m.iif != lp.port) continue;
         if (!m.src.contains(lp.key.saddr, sport) || !m.dst.contains(lp.key.daddr, dport)) continue;
         if (oif == -2) {

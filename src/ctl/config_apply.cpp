@@ -11,9 +11,13 @@ namespace xvs::ctl {
 
 namespace {
 
-std::string where(const SourceLoc& loc) { return loc.file + ":" + std::to_string(loc.line) + ": "; }
+std::string where(const SourceLoc& loc) {
+    return loc.file + ":" + std::to_string(loc.line) + ": ";
+}
 
-uint8_t proto_num(Proto p) { return p == Proto::Tcp ? 6 : 17; }
+uint8_t proto_num(Proto p) {
+    return p == Proto::Tcp ? 6 : 17;
+}
 
 lb::ServiceKey vs_key(const VirtualServer& vs) {
     return vs.fwmark ? lb::make_fwmark_key(vs.fwmark)
@@ -163,6 +167,19 @@ Result<void> config_supported(const Config& cfg) {
     return {};
 }
 
+lb::DestSpec dest_spec(const VirtualServer& vs, const RealServer& rs) {
+    lb::DestSpec ds;
+    ds.addr = rs.addr;
+    ds.port = rs.port;
+    ds.weight = static_cast<int32_t>(rs.weight);
+    ds.upper_threshold = rs.upper_threshold;
+    ds.lower_threshold = rs.lower_threshold;
+    ds.fwd = vs.fwd;
+    ds.tun_type = vs.tun_type;
+    ds.tun_port = vs.tun_port;
+    return ds;
+}
+
 Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
     if (auto r = config_supported(cfg); !r) return make_error(r.error());
     ApplyReport rep;
@@ -195,16 +212,20 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         static const LocalAddressGroup kNoGroup;
         const LocalAddressGroup* group =
             vs.laddr_group.empty() ? &kNoGroup : cfg.find_laddr_group(vs.laddr_group);
-        if (!group) return fail(vs.loc, "laddr_group_name", "unknown local_address_group '" + vs.laddr_group + "'");
+        if (!group)
+            return fail(vs.loc, "laddr_group_name",
+                        "unknown local_address_group '" + vs.laddr_group + "'");
         std::vector<net::InetAddr> stale;
         for (const auto& l : svc->laddrs) {
-            bool keep = std::any_of(group->addrs.begin(), group->addrs.end(),
-                                    [&](const auto& g) { return g.addr == l->addr && g.port == l->port_name; });
+            bool keep = std::any_of(group->addrs.begin(), group->addrs.end(), [&](const auto& g) {
+                return g.addr == l->addr && g.port == l->port_name;
+            });
             if (!keep) stale.push_back(l->addr);
         }
         for (auto a : stale) {
             (void)d.laddr_del(key, a);
-            rep.changes.push_back("removed local address " + net::to_string(a) + " from " + svc_name(key));
+            rep.changes.push_back("removed local address " + net::to_string(a) + " from " +
+                                  svc_name(key));
         }
     }
 
@@ -222,9 +243,10 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
 
     // --- addresses and routes.
     for (const auto& a : std::vector<lb::AddressEntry>(d.addresses())) {
-        bool keep = std::any_of(cfg.ip.addresses.begin(), cfg.ip.addresses.end(), [&](const auto& c) {
-            return c.addr == a.addr && c.prefix.len == a.prefix_len && c.port == a.port;
-        });
+        bool keep =
+            std::any_of(cfg.ip.addresses.begin(), cfg.ip.addresses.end(), [&](const auto& c) {
+                return c.addr == a.addr && c.prefix.len == a.prefix_len && c.port == a.port;
+            });
         if (!keep) {
             (void)d.address_del(a.addr);
             rep.changes.push_back("removed address " + net::to_string(a.addr));
@@ -324,16 +346,17 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
             if (flags_changed) {
                 const uint32_t pp = lb::kSvcFlagPpV1 | lb::kSvcFlagPpV2;
                 if ((old_flags ^ spec.flags) & lb::kSvcFlagToa)
-                    rep.changes.push_back("service " + svc_name(key) +
-                                          ((spec.flags & lb::kSvcFlagToa) ? " toa on" : " toa off"));
+                    rep.changes.push_back(
+                        "service " + svc_name(key) +
+                        ((spec.flags & lb::kSvcFlagToa) ? " toa on" : " toa off"));
                 if ((old_flags ^ spec.flags) & lb::kSvcFlagOps)
                     rep.changes.push_back(
                         "service " + svc_name(key) +
                         ((spec.flags & lb::kSvcFlagOps) ? " ops on" : " ops off"));
                 if ((old_flags ^ spec.flags) & lb::kSvcFlagSynProxy)
-                    rep.changes.push_back("service " + svc_name(key) +
-                                          ((spec.flags & lb::kSvcFlagSynProxy) ? " syn_proxy on"
-                                                                               : " syn_proxy off"));
+                    rep.changes.push_back(
+                        "service " + svc_name(key) +
+                        ((spec.flags & lb::kSvcFlagSynProxy) ? " syn_proxy on" : " syn_proxy off"));
                 if ((old_flags ^ spec.flags) & pp)
                     rep.changes.push_back("service " + svc_name(key) + " proxy_protocol " +
                                           std::string(to_string(vs.proxy_protocol)));
@@ -352,16 +375,17 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
             if ((black ? svc->blacklist : svc->whitelist) == want) continue;
             if (auto r = d.acl_set(key, kind, want); !r)
                 return fail(vs.loc, black ? "blacklist" : "whitelist", r.error());
-            rep.changes.push_back("service " + svc_name(key) + (black ? " blacklist" : " whitelist") +
-                                  " now " + std::to_string(want.size()) + " entries");
+            rep.changes.push_back("service " + svc_name(key) +
+                                  (black ? " blacklist" : " whitelist") + " now " +
+                                  std::to_string(want.size()) + " entries");
         }
 
         // Dests: remove, then add or reweight.
         std::vector<std::pair<net::InetAddr, uint16_t>> drop;
         for (const auto& dest : svc->dests) {
-            bool keep = std::any_of(vs.real_servers.begin(), vs.real_servers.end(), [&](const auto& rs) {
-                return rs.addr == dest->addr && rs.port == dest->port;
-            });
+            bool keep = std::any_of(
+                vs.real_servers.begin(), vs.real_servers.end(),
+                [&](const auto& rs) { return rs.addr == dest->addr && rs.port == dest->port; });
             if (!keep) drop.push_back({dest->addr, dest->port});
         }
         for (const auto& [addr, port] : drop) {
@@ -371,15 +395,7 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
                                   svc_name(key));
         }
         for (const auto& rs : vs.real_servers) {
-            lb::DestSpec ds;
-            ds.addr = rs.addr;
-            ds.port = rs.port;
-            ds.weight = static_cast<int32_t>(rs.weight);
-            ds.upper_threshold = rs.upper_threshold;
-            ds.lower_threshold = rs.lower_threshold;
-            ds.fwd = vs.fwd;
-            ds.tun_type = vs.tun_type;
-            ds.tun_port = vs.tun_port;
+            const lb::DestSpec ds = dest_spec(vs, rs);
             auto it = std::find_if(svc->dests.begin(), svc->dests.end(), [&](const auto& x) {
                 return x->addr == rs.addr && x->port == rs.port;
             });
@@ -391,7 +407,8 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
             } else if ((*it)->weight != ds.weight || (*it)->upper_threshold != ds.upper_threshold ||
                        (*it)->lower_threshold != ds.lower_threshold || (*it)->fwd != ds.fwd ||
                        (*it)->tun_type != ds.tun_type || (*it)->tun_port != ds.tun_port) {
-                if (auto r = d.dest_edit(key, ds); !r) return fail(rs.loc, "real_server", r.error());
+                if (auto r = d.dest_edit(key, ds); !r)
+                    return fail(rs.loc, "real_server", r.error());
                 rep.changes.push_back("real server " +
                                       net::to_string(net::InetEndpoint{rs.addr, rs.port}) +
                                       " weight " + std::to_string(rs.weight));
@@ -401,14 +418,17 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         // Local addresses of the service's group (stale ones were removed above).
         if (vs.laddr_group.empty()) continue;
         const LocalAddressGroup* group = cfg.find_laddr_group(vs.laddr_group);
-        if (!group) return fail(vs.loc, "laddr_group_name", "unknown local_address_group '" + vs.laddr_group + "'");
+        if (!group)
+            return fail(vs.loc, "laddr_group_name",
+                        "unknown local_address_group '" + vs.laddr_group + "'");
         for (const auto& g : group->addrs) {
             bool have = std::any_of(svc->laddrs.begin(), svc->laddrs.end(),
                                     [&](const auto& l) { return l->addr == g.addr; });
             if (have) continue;
             if (auto r = d.laddr_add(key, g.addr, g.port); !r)
                 return fail(group->loc, "local_address_group " + group->name, r.error());
-            rep.changes.push_back("added local address " + net::to_string(g.addr) + " to " + svc_name(key));
+            rep.changes.push_back("added local address " + net::to_string(g.addr) + " to " +
+                                  svc_name(key));
         }
     }
 
@@ -418,8 +438,8 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
     const lb::Timeouts& new_t = cfg.ipvs.timeouts;
     for (size_t i = 0; i < lb::kTcpStateCount; ++i) {
         if (old_t.tcp[i] != new_t.tcp[i])
-            rep.changes.push_back("timeout " + std::string(lb::tcp_state_name(lb::TcpState(i))) + " " +
-                                  std::to_string(new_t.tcp[i]));
+            rep.changes.push_back("timeout " + std::string(lb::tcp_state_name(lb::TcpState(i))) +
+                                  " " + std::to_string(new_t.tcp[i]));
     }
     if (old_t.udp != new_t.udp) rep.changes.push_back("timeout UDP " + std::to_string(new_t.udp));
     if (old_t.icmp != new_t.icmp)

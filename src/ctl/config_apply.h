@@ -19,6 +19,8 @@ struct ApplyReport {
 
 // Everything in cfg that the data plane cannot do yet is refused here with file:line.
 Result<void> config_supported(const Config& cfg);
+// The director's form of a configured real server (config_apply and the health checkers).
+lb::DestSpec dest_spec(const VirtualServer& vs, const RealServer& rs);
 
 // Applies and commits. On error the Director may be partly changed; the message says what
 // failed (file:line when it comes from the config).

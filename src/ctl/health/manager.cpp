@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <ctime>
 
+#include "ctl/config_apply.h"
+
 namespace xvs::ctl::health {
 
 namespace {
@@ -16,19 +18,6 @@ uint8_t proto_num(Proto p) {
 
 std::string ep_text(const net::InetAddr& a, uint16_t port) {
     return net::to_string(net::InetEndpoint{a, port});
-}
-
-lb::DestSpec dest_spec(const VirtualServer& vs, const RealServer& rs) {
-    lb::DestSpec ds;
-    ds.addr = rs.addr;
-    ds.port = rs.port;
-    ds.weight = static_cast<int32_t>(rs.weight);
-    ds.upper_threshold = rs.upper_threshold;
-    ds.lower_threshold = rs.lower_threshold;
-    ds.fwd = vs.fwd;
-    ds.tun_type = vs.tun_type;
-    ds.tun_port = vs.tun_port;
-    return ds;
 }
 
 // Where a checker's attempts go: connect_ip / connect_port, else the real server's.

@@ -88,6 +88,27 @@ void Parser::match_server(const Token& kw, const Token& match_tok) {
                       "behind, e.g. `oif wan0`)");
         ok = false;
     }
+    // The family of the packets it translates: its ranges', else its WAN addresses'.
+    if (auto f = lb::match_family(m.key, 0); !f) {
+        error(kw, what + ": " + f.error());
+        ok = false;
+    } else {
+        const bool ranges = !m.key.src.any_addr() || !m.key.dst.any_addr();
+        m.key.family = ranges || carrier.real_servers.empty()
+                           ? *f
+                           : carrier.real_servers.front().addr.is_v4() ? uint8_t{4} : uint8_t{6};
+        for (const RealServer& rs : carrier.real_servers) {
+            if (rs.addr.is_v4() == (m.key.family == 4)) continue;
+            std::string at = rs.loc.file + ":" + std::to_string(rs.loc.line);
+            error(kw, what + ": WAN address " + net::to_string(rs.addr) + " (" + at + ") is IPv" +
+                          (rs.addr.is_v4() ? "4" : "6") + " but the service translates IPv" +
+                          std::to_string(m.key.family) +
+                          " packets (its ranges' or first WAN's family): one family per match "
+                          "service");
+            ok = false;
+            break;
+        }
+    }
     m.fwd = carrier.fwd;
     m.real_servers = std::move(carrier.real_servers);
     for (const MatchServer& prev : cfg_.match_servers) {

@@ -108,13 +108,15 @@ Result<void> Daemon::start() {
         const uint32_t nmbufs = config_.netif.mbufs_per_port
                                     ? config_.netif.mbufs_per_port
                                     : mbufs_per_port_default(nworkers);
-        auto pool = port::mbuf_pool_create("xvs_mbufs_" + pd.name, nmbufs);
+        const std::string where =
+            pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + ": ";
+        auto rx_frame = port::port_rx_frame(pd.dev);
+        if (!rx_frame) return make_error(where + rx_frame.error());
+        auto pool = port::mbuf_pool_create("xvs_mbufs_" + pd.name, nmbufs, 256, rx_frame->data_room);
         if (!pool) return make_error(pool.error());
         log_info("port " + pd.name + ": mbufs per port " + std::to_string(nmbufs) + " = " +
                  mib_text(port::mempool_memory_bytes(*pool)));
         if (!first_pool) first_pool = *pool;
-        const std::string where =
-            pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + ": ";
         auto devargs = exception_.devargs(pd);
         if (!devargs) return make_error(where + devargs.error());
         auto info = port::port_open_vdev(*devargs, params, *pool);
@@ -122,8 +124,8 @@ Result<void> Daemon::start() {
         if (auto why = port::port_defrag_warning(pd.dev)) log_warning("port " + pd.name + ": " + *why);
         auto exc = exception_.open(pd, *info, params, *pool);
         if (!exc) return make_error(where + exc.error());
-        if (auto r = director_->port_add(
-                {pd.name, info->id, info->mac, static_cast<uint16_t>(pd.mtu), *exc});
+        if (auto r = director_->port_add({pd.name, info->id, info->mac, static_cast<uint16_t>(pd.mtu),
+                                          *exc, rx_frame->max_frame});
             !r)
             return r;
         ports_.push_back(PortInfoForCtl{pd.name, pd.dev, info->id, static_cast<uint16_t>(pd.mtu), info->mac, true});

@@ -9,14 +9,7 @@
 
 namespace xvs::ctl {
 
-namespace {
-std::string devarg_value(const std::string& dev, const std::string& key) {
-    size_t pos = dev.find("," + key + "=");
-    if (pos == std::string::npos) return {};
-    pos += key.size() + 2;
-    return dev.substr(pos, dev.find(',', pos) - pos);
-}
-}  // namespace
+using port::devarg_value;
 
 ExceptionPorts::~ExceptionPorts() {
     if (!prog_path_.empty()) unlink(prog_path_.c_str());

@@ -171,7 +171,8 @@ std::string upper(std::string s) {
 
 // "TCP  1.2.3.4:80" / "FWM  7" (list) or "-t 1.2.3.4:80" / "-f 7" (save).
 // SNAT match services as DPVS's ipvsadm: "MATCH tcp,from=A-B,to=C-D,iif=P,oif=Q" (list; the
-// any-range is left out) or "-H proto=tcp,src-range=A-B,..." (save).
+// any-range is left out, and ",af=ipv6" says the family of an IPv6 service without ranges,
+// which DPVS's list leaves to guess) or "-H proto=tcp,src-range=A-B,..." (save).
 std::string service_name(const ServiceKey& k, bool rule) {
     if (k.fwmark) return sfmt(rule ? "-f %u" : "FWM  %u", k.fwmark);
     if (k.match) {
@@ -180,6 +181,7 @@ std::string service_name(const ServiceKey& k, bool rule) {
         std::string name = "MATCH " + std::string(lb::match_proto_name(m.proto));
         if (!m.src.any()) name += ",from=" + lb::to_string(m.src);
         if (!m.dst.any()) name += ",to=" + lb::to_string(m.dst);
+        if (m.family == 6 && m.src.any_addr() && m.dst.any_addr()) name += ",af=ipv6";
         if (!m.iif.empty()) name += ",iif=" + m.iif;
         if (!m.oif.empty()) name += ",oif=" + m.oif;
         return name;

@@ -1,6 +1,7 @@
 // The control protocol's form of a SNAT match service key (docs/control-protocol.md):
-// {"proto": "tcp"|"udp"|"icmp", "src_range": "A-B[:P-Q]", "dst_range": "...", "iif": "PORT",
-//  "oif": "PORT"}, empty strings (or absent fields) meaning "any". Used by xvsadm, the reply
+// {"proto": "tcp"|"udp"|"icmp", "af": "ipv4"|"ipv6", "src_range": "A-B[:P-Q]", "dst_range":
+//  "...", "iif": "PORT", "oif": "PORT"}, empty strings (or absent fields) meaning "any" (af:
+//  the ranges' family, else IPv4). Used by xvsadm, the reply
 // decoder and the controller, so both ends read the same fields the same way.
 #pragma once
 
@@ -13,6 +14,7 @@ namespace xvs::ctl {
 
 inline nlohmann::json match_json(const lb::MatchKey& k) {
     return nlohmann::json{{"proto", std::string(lb::match_proto_name(k.proto))},
+                          {"af", k.family == 6 ? "ipv6" : "ipv4"},
                           {"src_range", lb::to_string(k.src)},
                           {"dst_range", lb::to_string(k.dst)},
                           {"iif", k.iif},
@@ -44,6 +46,12 @@ inline Result<lb::MatchKey> match_from_json(const nlohmann::json& j) {
     if (!iif || !oif) return make_error("'match.iif' and 'match.oif' must be strings");
     k.iif = *iif;
     k.oif = *oif;
+    auto af = str("af");
+    if (!af || (!af->empty() && *af != "ipv4" && *af != "ipv6"))
+        return make_error("'match.af' must be \"ipv4\" or \"ipv6\"");
+    auto family = lb::match_family(k, af->empty() ? 0 : *af == "ipv4" ? 4 : 6);
+    if (!family) return make_error("'match': " + family.error());
+    k.family = *family;
     return k;
 }
 

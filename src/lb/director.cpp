@@ -625,6 +625,8 @@ std::unique_ptr<Snapshot> Director::build() const {
         sv.ports.push_back(stack::PortView{p.port_id, p.mac, p.mtu, p.name});
         sv.ports.back().has_exception = p.exception_port_id.has_value();
         sv.ports.back().exception_port_id = p.exception_port_id.value_or(0);
+        sv.ports.back().max_rx_frame =
+            std::max<uint32_t>(p.mtu + sizeof(net::EtherHdr), p.max_rx_frame);
     }
     sv.port_source.assign(ports_.size(), net::InetAddr{});
     sv.port_source6.assign(ports_.size(), net::InetAddr{});

@@ -68,6 +68,9 @@ struct PortEntry {
     uint16_t mtu = 1500;
     // The exception path's TAP port (stack/exception.h), when the port has one.
     std::optional<uint16_t> exception_port_id;
+    // Largest frame accepted on RX when above mtu + 14: an af_packet port with a large
+    // framesz receives IPv4 datagrams the kernel reassembled (port_rx_frame). 0: none.
+    uint16_t max_rx_frame = 0;
 };
 
 struct AddressEntry {

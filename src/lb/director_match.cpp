@@ -28,6 +28,7 @@ Result<void> Director::match_check(const MatchSpec& spec) const {
     if (!port_index(k.oif)) return make_error("oif: no such port '" + k.oif + "'");
     if (!k.iif.empty() && !port_index(k.iif))
         return make_error("iif: no such port '" + k.iif + "'");
+    if (auto f = match_family(k, k.family); !f) return make_error(match_str(k) + ": " + f.error());
     if (k.proto == 1 && (!k.src.any_port() || !k.dst.any_port()))
         return make_error(match_str(k) + ": ICMP has no ports: give address ranges only");
     return {};
@@ -96,18 +97,14 @@ Result<void> Director::match_dest_check(const Service& svc, const DestSpec& spec
     if (a->port != k.oif)
         return make_error("WAN address " + wan + " is on port '" + a->port + "', not on oif '" +
                           k.oif + "': use an address of port '" + k.oif + "'");
-    // One family per match service: its WAN addresses and address ranges (the IPv4 ones are
-    // the only ranges that parse today) are of the packets it translates.
-    const bool v4 = spec.addr.is_v4();
-    const bool ranges_v4 = !k.src.any_addr() || !k.dst.any_addr();
-    if (ranges_v4 && !v4)
-        return make_error("WAN address " + wan +
-                          " is IPv6 but the match's address ranges are IPv4: use an IPv4 "
-                          "WAN address, or no ranges for SNAT66");
-    if (!svc.dests.empty() && svc.dests.front()->addr.is_v4() != v4)
-        return make_error("WAN address " + wan + " is " + (v4 ? "IPv4" : "IPv6") +
-                          " but the service's other WAN addresses are not: one family per "
-                          "match service");
+    // One family per match service: its WAN addresses and address ranges are of the packets
+    // it translates (MatchKey::family).
+    if (spec.addr.is_v4() != (k.family == 4))
+        return make_error("WAN address " + wan + " is " + (spec.addr.is_v4() ? "IPv4" : "IPv6") +
+                          " but the match service translates IPv" + std::to_string(k.family) +
+                          " packets: use an IPv" + std::to_string(k.family) +
+                          " WAN address, or a match service of that family (af=ipv" +
+                          std::string(spec.addr.is_v4() ? "4" : "6") + ", or ranges of it)");
     return match_service_check(k.proto, spec.fwd, 0);
 }
 
@@ -206,12 +203,12 @@ void Director::build_matches(Snapshot& snap) const {
         view->svc = svc.get();
         view->sched = sched_find(svc->sched_name);
         view->fwd = FwdMode::Snat;
-        view->match.proto = k.proto;
+        view->match.proto = k.proto == 1 && k.family == 6 ? uint8_t{58} : k.proto;
         view->match.src = k.src;
         view->match.dst = k.dst;
         view->match.iif = k.iif.empty() ? int16_t(-1) : int16_t(*port_index(k.iif));
         view->match.oif = int16_t(*port_index(k.oif));
-        if (!svc->dests.empty()) view->match.family = svc->dests.front()->addr.is_v4() ? 4 : 6;
+        view->match.family = k.family;
         for (size_t i = 0; i < svc->dests.size(); ++i) {
             view->plan.dests.push_back(svc->dests[i].get());
             view->plan.weights.push_back(svc->dests[i]->weight.load(std::memory_order_relaxed));

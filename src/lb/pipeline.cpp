@@ -64,9 +64,10 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         // request; conn_create matches), else nothing to forward it to.
         if (!lp.local) {
             const bool snat = !w.snap->matches.empty();
-            if (!snat ||
-                (lp.proto == Af::icmp_proto &&
-                 reinterpret_cast<const net::IcmpHdr*>(lp.l4)->type != net::kIcmpEchoRequest)) {
+            constexpr uint8_t kEchoRequest =
+                Af::family == 4 ? net::kIcmpEchoRequest : net::kIcmp6EchoRequest;
+            if (!snat || (lp.proto == Af::icmp_proto &&
+                          reinterpret_cast<const net::IcmpHdr*>(lp.l4)->type != kEchoRequest)) {
                 // Perhaps the kernel's: its own addresses live behind the exception path.
                 stack::exception_or_drop(w.stack, lp.port, lp.pkt, Counter::drop_not_local);
                 return;

@@ -134,12 +134,12 @@ struct ServiceView {
     // SNAT match services only (Snapshot::matches): the match with its ports resolved to
     // StackView port indexes (-1 = any), and the WAN address pool of plan.dests[i].
     struct Match {
-        uint8_t proto = 0;
+        uint8_t proto = 0;  // as the packet says it: ICMPv6 (58) for an IPv6 `icmp` match
         AddrRange src;
         AddrRange dst;
         int16_t iif = -1;
         int16_t oif = -1;
-        uint8_t family = 0;  // of the WAN addresses (4 or 6); 0 while it has none
+        uint8_t family = 0;  // MatchKey::family: 4 or 6 (0 matches either: tests' views)
     } match;
     std::vector<LocalAddr*> wan;
 };

@@ -277,7 +277,7 @@ void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
     }
     ctx_.stack.counters.inc(Counter::rx_packets, count);
     const stack::PortView& pv = ctx_.stack.view->ports[port];
-    const uint32_t max_frame = pv.mtu + sizeof(net::EtherHdr);
+    const uint32_t max_frame = pv.max_rx_frame;
 
     // Pass 1 sorts the burst by family (each keeps its order); pass 2 handles IPv4, then IPv6.
     unsigned n4 = 0, n6 = 0;

@@ -7,6 +7,7 @@
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -79,6 +80,13 @@ Result<PortInfo> port_open_vdev(const std::string& devargs, const PortParams& pa
     return port_setup(id, name, params, pool);
 }
 
+std::string devarg_value(const std::string& devargs, const std::string& key) {
+    size_t pos = devargs.find("," + key + "=");
+    if (pos == std::string::npos) return {};
+    pos += key.size() + 2;
+    return devargs.substr(pos, devargs.find(',', pos) - pos);
+}
+
 std::optional<std::string> port_defrag_warning(const std::string& devargs) {
     if (devargs.rfind("net_af_packet", 0) != 0) return std::nullopt;
     std::ifstream in("/proc/sys/net/ipv4/ipfrag_high_thresh");
@@ -92,10 +100,31 @@ std::optional<std::string> port_defrag_warning(const std::string& devargs) {
                ": net.ipv4.ipfrag_high_thresh=0 here, so the kernel drops every IP "
                "fragment before xvs sees it (af_packet fanout defrag); use net_af_xdp for "
                "fragmented traffic";
+    std::string frame = devarg_value(devargs, "framesz");
+    if (frame.empty()) frame = "2048";
     return dev +
            ": the kernel reassembles IP fragments before xvs sees them (af_packet fanout "
-           "defrag): frag_defs does not apply, and a datagram larger than the af_packet "
-           "frame is lost in the PMD; use net_af_xdp for fragmented traffic";
+           "defrag): frag_defs does not apply, and a reassembled frame larger than the "
+           "af_packet frame (framesz " +
+           frame +
+           " bytes, less 66 of TPACKET header) is lost in the PMD; raise framesz (and blocksz) "
+           "in the devargs, or use net_af_xdp for fragmented traffic";
+}
+
+Result<RxFrame> port_rx_frame(const std::string& devargs) {
+    if (devargs.rfind("net_af_packet", 0) != 0) return RxFrame{};
+    const std::string text = devarg_value(devargs, "framesz");
+    if (text.empty()) return RxFrame{};
+    unsigned long n = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    constexpr unsigned long kMax = 65535 - RTE_PKTMBUF_HEADROOM;
+    constexpr unsigned long kFrameOffset = 66;  // TPACKET_ALIGN(52 + 16) - 14
+    if (ec != std::errc() || p != text.data() + text.size() || n <= kFrameOffset || n > kMax)
+        return make_error("framesz=" + text + ": not a frame size xvs can hold in an mbuf (" +
+                          std::to_string(kFrameOffset + 1) + ".." + std::to_string(kMax) + ")");
+    if (n + RTE_PKTMBUF_HEADROOM <= RTE_MBUF_DEFAULT_BUF_SIZE) return RxFrame{};
+    return RxFrame{static_cast<uint16_t>(n + RTE_PKTMBUF_HEADROOM),
+                   static_cast<uint16_t>(n - kFrameOffset)};
 }
 
 Result<PortInfo> port_open_tap(const std::string& vdev_name, const std::string& iface,

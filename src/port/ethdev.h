@@ -29,16 +29,32 @@ struct PortInfo {
     std::string name;
 };
 
+// The value of `key` in a devargs string ("net_af_packet0,iface=x,framesz=4096", "framesz"
+// -> "4096"); "" when absent.
+std::string devarg_value(const std::string& devargs, const std::string& key);
+
 // Probes a virtual device ("net_af_xdp0,iface=lb-wan"), configures and starts it.
 Result<PortInfo> port_open_vdev(const std::string& devargs, const PortParams& params,
                                 rte_mempool* pool);
-// A port over two rings (tests: the test writes rx, reads tx). Configured and started.
 // With net_af_packet the kernel reassembles IPv4 fragments before the PMD sees them (DPDK's
 // af_packet PMD joins a PACKET_FANOUT group with PACKET_FANOUT_FLAG_DEFRAG, which it offers
 // no way to turn off), so a fragmented datagram would be forwarded where other PMDs drop it.
 // Returns a warning for the log when that is the case here, i.e. this namespace's
 // net.ipv4.ipfrag_high_thresh is not 0 (at 0 the kernel drops fragments instead).
+// The warning also says how large a reassembled frame can be (the PMD's framesz devarg).
 std::optional<std::string> port_defrag_warning(const std::string& devargs);
+// What a port's RX mbufs must hold. net_af_packet copies each frame whole into one mbuf and
+// refuses a frame size (`framesz`, 2048 by default) that does not fit, so a port whose
+// devargs set framesz=N (to receive the kernel's reassembled datagrams, or jumbo frames)
+// needs mbufs of N bytes beside the headroom, and receives Ethernet frames of up to N - 66
+// bytes (the kernel puts the frame after its TPACKET2 header and sockaddr_ll, 16-aligned).
+// Zeros (the default mbuf, the MTU's frames) for other devices and for framesz up to the
+// default. Error: framesz is not a number or larger than an mbuf holds.
+struct RxFrame {
+    uint16_t data_room = 0;  // for mbuf_pool_create; 0 = RTE_MBUF_DEFAULT_BUF_SIZE
+    uint16_t max_frame = 0;  // largest frame the PMD delivers; 0 = the MTU's
+};
+Result<RxFrame> port_rx_frame(const std::string& devargs);
 // The exception path's TAP for a port (DPDK net_tap: the kernel sees interface `iface`),
 // given the port's MAC so the kernel's frames leave as the port's and frames to that MAC
 // reach both. vdev_name must be unique ("net_tap_x0"). Same queues as the port.

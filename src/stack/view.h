@@ -21,8 +21,9 @@ inline constexpr unsigned kMaxPorts = 8;
 struct PortView {
     uint16_t port_id = 0;  // DPDK port id
     net::MacAddr mac{};
-    uint16_t mtu = 1500;   // L3 MTU; frames above mtu + 14 are dropped on RX
+    uint16_t mtu = 1500;   // L3 MTU; frames above max_rx_frame are dropped on RX
     std::string name;
+    uint32_t max_rx_frame = 1514;  // mtu + 14, or the af_packet frame (PortEntry::max_rx_frame)
     // Outer source of TUN packets leaving by this port: the configured
     // tunnel_source, else the port's first own address (port_source); per family.
     net::InetAddr tunnel_source;

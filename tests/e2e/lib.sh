@@ -345,8 +345,11 @@ counter() {
 config_head() {
     local pmd=${XE_PMD:-af_xdp} wan lan
     if [[ $pmd == af_packet ]]; then
-        wan="net_af_packet0,iface=lb-wan,framecnt=4096,qdisc_bypass=1"
-        lan="net_af_packet1,iface=lb-lan,framecnt=4096,qdisc_bypass=1"
+        # XE_AF_PACKET_ARGS: the PMD's ring layout (test_fragments.sh raises framesz so
+        # that the kernel's reassembled datagrams fit a frame).
+        local args=${XE_AF_PACKET_ARGS:-framecnt=4096,qdisc_bypass=1}
+        wan="net_af_packet0,iface=lb-wan,$args"
+        lan="net_af_packet1,iface=lb-lan,$args"
     else
         wan="net_af_xdp0,iface=lb-wan"
         lan="net_af_xdp1,iface=lb-lan"

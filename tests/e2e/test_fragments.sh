@@ -7,11 +7,14 @@
 #     one in three are answered in full (the echo adds 4 bytes); frag_reassembled counts the
 #     datagrams both ways, frag_split the refragmented ones, and no drop_frag_* counter moves;
 #   - af_packet: DPDK 22.11's PMD joins a PACKET_FANOUT group with PACKET_FANOUT_FLAG_DEFRAG,
-#     so the lb kernel reassembles fragments for the PMD's socket before xvs sees any (kernel
-#     defaults: start_xvsd no longer zeroes ipfrag_high_thresh, which made the kernel drop
-#     them all). The two-fragment datagram is answered (kernel IpReasmOKs, xvs reassembles
-#     nothing); the 3000- and 4000-byte ones are not: their reassembled frame exceeds the
-#     af_packet frame and the PMD loses it. xvsd warns about this at startup (checked).
+#     so the lb kernel reassembles IPv4 fragments for the PMD's socket before xvs sees any
+#     (kernel defaults: start_xvsd does not zero ipfrag_high_thresh, which would have the
+#     kernel drop them all). With the default 2048-byte af_packet frame a reassembled 3000-byte
+#     datagram does not fit and the PMD loses it (xvsd warns at startup, checked); with
+#     framesz=8192 in the devargs xvs sizes the port's mbufs to the frame, receives the
+#     reassembled datagram whole and fragments it to the 1500-byte MTU (frag_split), so the
+#     3000- and 4000-byte datagrams are answered in full; frag_reassembled stays 0 (the
+#     kernel's IpReasmOKs counts them instead).
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 kernel_stat() { in_ns "$NS_LB" nstat -az "$1" | awk -v k="$1" '$1 == k { print $2 }'; }
@@ -44,10 +47,29 @@ for kind in FNAT NAT; do
     assert_eq 104 "$(send_dgram 100 56)" "$kind: answer to a datagram in two fragments"
     if [[ ${XE_PMD:-af_xdp} == af_packet ]]; then
         assert_contains "$(cat "$XVSD_LOG")" "reassembles IP fragments" "$kind: xvsd warns that the kernel reassembles"
-        assert_eq 0 "$(send_dgram 3000 1480)" "$kind: 3000 bytes in fragments (lost in the af_packet PMD)"
+        assert_eq 0 "$(send_dgram 3000 1480)" "$kind: 3000 bytes in fragments (lost in the 2048-byte af_packet frame)"
         sleep 0.3
         assert_eq 0 "$(($(counter frag_reassembled) - merged_before))" "$kind: datagrams reassembled by xvs"
         assert_ge "$(($(kernel_stat IpReasmOKs) - kernel_ok_before))" 2 "$kind: datagrams reassembled by the lb kernel"
+        stop_xvsd
+        # Frames of 8192 bytes: the reassembled datagrams fit, and xvs fragments them.
+        XE_AF_PACKET_ARGS=framecnt=1024,framesz=8192,blocksz=8192,qdisc_bypass=1
+        { config_head; vs_block UDP "$VIP" 53 "1:5353:1" rr "$kind"; } >"$conf"
+        unset XE_AF_PACKET_ARGS
+        start_xvsd "$conf"
+        for k in 1 2 3; do
+            [[ $(send_dgram 100 0) -gt 0 ]] && break
+        done
+        assert_contains "$(cat "$XVSD_LOG")" "framesz 8192" "$kind: xvsd's warning names the frame size"
+        split_before=$(counter frag_split)
+        kernel_ok_before=$(kernel_stat IpReasmOKs)
+        assert_eq 3004 "$(send_dgram 3000 1480)" "$kind: framesz 8192: answer to 3000 bytes in three fragments"
+        assert_eq 4004 "$(send_dgram 4000 1480)" "$kind: framesz 8192: answer to 4000 bytes in three fragments"
+        sleep 0.3
+        assert_eq 0 "$(counter frag_reassembled)" "$kind: framesz 8192: datagrams reassembled by xvs"
+        assert_ge "$(($(counter frag_split) - split_before))" 4 "$kind: framesz 8192: datagrams fragmented by xvs (2 each way)"
+        assert_ge "$(($(kernel_stat IpReasmOKs) - kernel_ok_before))" 4 "$kind: framesz 8192: datagrams reassembled by the lb kernel"
+        assert_eq 0 "$(frag_drops)" "$kind: framesz 8192: fragments dropped by xvs"
     else
         assert_eq 3004 "$(send_dgram 3000 1480)" "$kind: answer to 3000 bytes in three fragments"
         assert_eq 4004 "$(send_dgram 4000 1480)" "$kind: answer to 4000 bytes in three fragments"

@@ -558,15 +558,20 @@ TEST_F(Ipv6Test, GueOverIpv6) {
 // ---- what the director refuses ----------------------------------------------------------------
 
 // SNAT66: an inside IPv6 host's connection leaves from the director's IPv6 WAN address (a
-// match service without address ranges), hop limit decremented, and the reply comes back; an
-// IPv4 match service never takes an IPv6 packet, and a match service keeps one family.
+// match service whose source range holds the host), hop limit decremented, and the reply
+// comes back; a host outside the range and an IPv4 match service are passed by; a match
+// service keeps one family.
 TEST_F(Ipv6Test, Snat66BothWaysAndOneFamilyPerMatchService) {
     addresses();
     ok(director->address_add(*net::parse_ipv4("10.10.1.1"), 24, "wan"));
-    lb::MatchKey k6;
-    k6.proto = 6;
-    k6.oif = "wan";
-    k6.iif = "lan";
+    auto range = lb::parse_match("proto=tcp,src-range=[2001:db8:2::1-2001:db8:2::ff]:1024-65535,"
+                                 "iif=lan,oif=wan");
+    ASSERT_TRUE(range.ok()) << range.error();
+    lb::MatchKey k6 = *range;
+    EXPECT_EQ(k6.family, 6);
+    EXPECT_EQ(lb::to_string(k6),
+              "proto=tcp,af=ipv6,src-range=[2001:db8:2::1-2001:db8:2::ff]:1024-65535,iif=lan,"
+              "oif=wan");
     ASSERT_TRUE(director->match_add({k6, "", "rr"}));
     lb::DestSpec wan6;
     wan6.addr = ip6("2001:db8:1::1");
@@ -576,10 +581,12 @@ TEST_F(Ipv6Test, Snat66BothWaysAndOneFamilyPerMatchService) {
     wan4.addr = *net::parse_ipv4("10.10.1.1");
     auto r = director->match_dest_add(k6, wan4);
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.error().find("one family per match service"), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find("translates IPv6 packets"), std::string::npos) << r.error();
     // The UDP match service is IPv4: IPv6 datagrams pass it by.
-    lb::MatchKey k4 = k6;
+    lb::MatchKey k4;
     k4.proto = 17;
+    k4.oif = "wan";
+    k4.iif = "lan";
     ASSERT_TRUE(director->match_add({k4, "", "rr"}));
     ok(director->match_dest_add(k4, wan4));
     director->commit();
@@ -638,7 +645,64 @@ TEST_F(Ipv6Test, Snat66BothWaysAndOneFamilyPerMatchService) {
                    .build());
     poll();
     EXPECT_TRUE(recv(kWan).empty());
+    // A host outside the source range: not translated either.
+    worker->neighbours().add_static(ip6("2001:db8:2::1:2"), kRs1Mac, kLan);
+    send(kLan, PacketBuilder()
+                   .eth(kRs1Mac, lan_mac())
+                   .ipv6("2001:db8:2::1:2", kClient)
+                   .tcp(40000, 80)
+                   .flags(net::kTcpSyn)
+                   .build());
+    poll();
+    EXPECT_TRUE(recv(kWan).empty());
     EXPECT_EQ(counter(Counter::conns_created), 1u);
+}
+
+// An `icmp` match service of IPv6 translates ICMPv6 echo (type 128/129, not ICMP's 8/0).
+TEST_F(Ipv6Test, Snat66IcmpEcho) {
+    addresses();
+    auto k = lb::parse_match("proto=icmp,af=ipv6,oif=wan");
+    ASSERT_TRUE(k.ok()) << k.error();
+    ASSERT_TRUE(director->match_add({*k, "", "rr"}));
+    lb::DestSpec wan6;
+    wan6.addr = ip6("2001:db8:1::1");
+    wan6.fwd = lb::FwdMode::Snat;
+    ok(director->match_dest_add(*k, wan6));
+    director->commit();
+    start_worker();
+    worker->neighbours().add_static(ip6(kClient), kClientMac, kWan);
+    worker->neighbours().add_static(ip6(kRs), kRs1Mac, kLan);
+    auto out = roundtrip(kLan,
+                         PacketBuilder()
+                             .eth(kRs1Mac, lan_mac())
+                             .ipv6(kRs, kClient)
+                             .icmp_echo(128, 0x1234, 1)
+                             .build(),
+                         kWan);
+    ASSERT_EQ(out.size(), 1u);
+    const uint16_t id = net::load_be16(out[0].data() + 14 + 40 + 4);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(wan_mac(), kClientMac)
+                                .ipv6("2001:db8:1::1", kClient)
+                                .ttl(63)
+                                .icmp_echo(128, id, 1)
+                                .build(),
+                            out[0]));
+    out = roundtrip(kWan,
+                    PacketBuilder()
+                        .eth(kClientMac, wan_mac())
+                        .ipv6(kClient, "2001:db8:1::1")
+                        .icmp_echo(129, id, 1)
+                        .build(),
+                    kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(lan_mac(), kRs1Mac)
+                                .ipv6(kClient, kRs)
+                                .ttl(63)
+                                .icmp_echo(129, 0x1234, 1)
+                                .build(),
+                            out[0]));
 }
 
 TEST_F(Ipv6Test, FamilyRulesAreEnforced) {

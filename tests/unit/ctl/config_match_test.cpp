@@ -126,6 +126,54 @@ TEST(ConfigMatch, MisuseIsRefusedAtItsLine) {
     }
 }
 
+// SNAT66: IPv6 ranges in DPVS's form ("[A-B]:P-Q", or "A-B" without ports); the family
+// comes from the ranges, else from the WAN addresses, so an IPv4 and an IPv6 service with no
+// ranges on the same oif are two services; a WAN address of the other family is refused.
+TEST(ConfigMatch, Ipv6RangesAndFamily) {
+    ParseOutcome out = parse_body(R"(virtual_server match V6 {
+    protocol TCP
+    src-range [2001:db8:2::1-2001:db8:2::ff]:1024-65535
+    dst-range 2001:db8:9::-2001:db8:9::ffff
+    oif wan0
+    real_server 2001:db8:1::1 0
+}
+virtual_server match ANY4 {
+    protocol UDP
+    oif wan0
+    real_server 10.10.1.1 0
+}
+virtual_server match ANY6 {
+    protocol UDP
+    oif wan0
+    real_server 2001:db8:1::1 0
+}
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    const Config& cfg = *out.config;
+    ASSERT_EQ(cfg.match_servers.size(), 3u);
+    const MatchServer& v6 = cfg.match_servers[0];
+    EXPECT_EQ(v6.key.family, 6);
+    EXPECT_EQ(v6.key.src.first, *net::parse_inet("2001:db8:2::1"));
+    EXPECT_EQ(v6.key.src.port_first, 1024);
+    EXPECT_EQ(lb::to_string(v6.key),
+              "proto=tcp,af=ipv6,src-range=[2001:db8:2::1-2001:db8:2::ff]:1024-65535,"
+              "dst-range=2001:db8:9::-2001:db8:9::ffff,oif=wan0");
+    EXPECT_EQ(cfg.match_servers[1].key.family, 4);
+    EXPECT_EQ(cfg.match_servers[2].key.family, 6);
+
+    EXPECT_THAT(parse_body(one_match("    protocol TCP\n    src-range 2001:db8::1-2001:db8::9\n"
+                                     "    oif wan0\n    real_server 10.10.1.1 0\n"))
+                    .errors,
+                ElementsAre("t.conf:6: virtual_server match 'M': WAN address 10.10.1.1 (t.conf:10) "
+                            "is IPv4 but the service translates IPv6 packets (its ranges' or first "
+                            "WAN's family): one family per match service"));
+    EXPECT_THAT(parse_body(one_match("    protocol TCP\n    src-range 2001:db8::1\n"
+                                     "    dst-range 10.0.0.0-10.0.0.9\n    oif wan0\n"))
+                    .errors,
+                ElementsAre("t.conf:6: virtual_server match 'M': src-range is IPv6 but dst-range "
+                            "is IPv4: one family per match service"));
+}
+
 TEST(ConfigMatch, DuplicatesByNameOrByMatchAreRefused) {
     const std::string m = "    protocol TCP\n    src-range 10.10.2.0-10.10.2.255\n    oif wan0\n";
     EXPECT_THAT(parse_body("virtual_server match A {\n" + m +

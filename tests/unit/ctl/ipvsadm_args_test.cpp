@@ -303,8 +303,25 @@ TEST(IpvsadmArgs, MatchServicesAsDpvsWritesThem) {
               "illegal match specified: unknown match key 'color' (proto, af, src-range, "
               "dst-range, iif, oif)");
     EXPECT_TRUE(parse("-A -H af=ipv4,proto=udp,oif=wan0").ok());
-    EXPECT_EQ(error_of("-A -H af=ipv6,proto=udp,oif=wan0"),
-              "illegal match specified: af=ipv6 is not supported (only af=ipv4)");
+    auto v6 = parse("-A -H af=ipv6,proto=udp,oif=wan0");
+    ASSERT_TRUE(v6.ok()) << v6.error();
+    EXPECT_EQ(v6->service->match->family, 6);
+    auto r6 = parse("-A -H proto=tcp,src-range=[2001:db8::1-2001:db8::9]:80-90,dst-range=::-::");
+    ASSERT_TRUE(r6.ok()) << r6.error();
+    EXPECT_EQ(r6->service->match->family, 6);
+    EXPECT_EQ(r6->service->match->src.port_last, 90);
+    EXPECT_EQ(lb::to_string(r6->service->match->src), "[2001:db8::1-2001:db8::9]:80-90");
+    EXPECT_EQ(error_of("-A -H af=ipv4,proto=tcp,src-range=2001:db8::1-2001:db8::9"),
+              "illegal match specified: af=ipv4 but the ranges are IPv6");
+    EXPECT_EQ(error_of("-A -H proto=tcp,src-range=2001:db8::1,dst-range=10.0.0.1"),
+              "illegal match specified: src-range is IPv6 but dst-range is IPv4: one family per "
+              "match service");
+    EXPECT_EQ(error_of("-A -H proto=tcp,src-range=[2001:db8::1]80"),
+              "illegal match specified: src-range: bad address range '[2001:db8::1]80': ':PORT' "
+              "expected after ']'");
+    EXPECT_EQ(error_of("-A -H proto=tcp,src-range=[10.0.0.1]:80"),
+              "illegal match specified: src-range: bad address range '[10.0.0.1]:80' (IPv6: A or "
+              "A-B, in brackets when ports follow: [A-B]:P-Q)");
     EXPECT_EQ(error_of("-A -H proto=tcp,src-range=10.0.0.9-10.0.0.1"),
               "illegal match specified: src-range: bad address range '10.0.0.9-10.0.0.1': the last "
               "address is below the first");

@@ -252,11 +252,11 @@ TEST(XvsadmSocket, SaveOutputRestoresToTheSameRequests) {
         "weight":3,"u_threshold":0,"l_threshold":0,"tun_type":"gue","tun_port":6080})"));
     // SNAT match services (-H ... -J) after the others.
     EXPECT_EQ(reqs[11]["cmd"], "add_service");
-    EXPECT_EQ(reqs[11]["service"]["match"], json::parse(R"({"proto":"tcp",
+    EXPECT_EQ(reqs[11]["service"]["match"], json::parse(R"({"proto":"tcp","af":"ipv4",
         "src_range":"10.10.2.0-10.10.2.254","dst_range":"","iif":"","oif":"wan0"})"));
     EXPECT_EQ(reqs[11]["service"]["sched"], "rr");
     EXPECT_EQ(reqs[13]["cmd"], "add_dest");
-    EXPECT_EQ(reqs[13]["service"], json::parse(R"({"match":{"proto":"tcp",
+    EXPECT_EQ(reqs[13]["service"], json::parse(R"({"match":{"proto":"tcp","af":"ipv4",
         "src_range":"10.10.2.0-10.10.2.254","dst_range":"","iif":"","oif":"wan0"}})"));
     EXPECT_EQ(reqs[13]["dest"]["addr"], "10.10.1.3");
     EXPECT_EQ(reqs[13]["dest"]["port"], 0);

@@ -465,6 +465,17 @@ std::optional<bool> Manager::rs_alive(const std::string& owner, const net::InetE
     return std::nullopt;
 }
 
+bool Manager::inhibited(const lb::ServiceKey& key, const net::InetAddr& addr,
+                        uint16_t port) const {
+    for (const auto& [owner, vs] : vs_) {
+        if (std::find(vs->keys.begin(), vs->keys.end(), key) == vs->keys.end()) continue;
+        for (const auto& rs : vs->rs)
+            if (rs->conf.addr == addr && rs->conf.port == port)
+                return !rs->alive && rs->conf.health.inhibit_on_failure;
+    }
+    return false;
+}
+
 std::optional<bool> Manager::quorum_up(const std::string& owner) const {
     auto it = vs_.find(owner);
     if (it == vs_.end()) return std::nullopt;

@@ -68,6 +68,9 @@ class Manager {
     // Each state change, for the log ("real server 10.0.0.2:80 of TCP 10.0.0.1:80 down: ...").
     std::function<void(const std::string&)> log;
 
+    // The dest of service `key` at addr:port is held at weight 0 by inhibit_on_failure (its
+    // real server is down): xvsadm -L -n marks it "inhibited", as check show says.
+    bool inhibited(const lb::ServiceKey& key, const net::InetAddr& addr, uint16_t port) const;
     size_t checker_count() const;
     uint64_t attempts() const { return attempts_; }
     // For tests: is the real server up (all checkers), and the service's quorum state.

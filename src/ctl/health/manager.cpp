@@ -254,10 +254,10 @@ void Manager::passive_poll() {
             }
             if (dests.empty() || !rs->passive.observe(now, ok, fail, *conf)) continue;
             const std::string why = "passive: " + std::to_string(rs->passive.failures()) +
-                                    " failed connections, " +
-                                    std::to_string(rs->passive.successes()) +
-                                    " succeeded in the last " +
-                                    std::to_string(conf->window_ms / 1000.0).substr(0, 4) + " s";
+                                    " failed connections in " +
+                                    std::to_string(conf->window_ms / 1000.0).substr(0, 4) +
+                                    " s, " + std::to_string(rs->passive.successes()) +
+                                    " succeeded meanwhile";
             say("real server " + ep_text(rs->conf.addr, rs->conf.port) + " (" + owner + ") " +
                 why);
             // Down as if its checks had failed: the next active success brings it back.

@@ -2,10 +2,12 @@
 // connection counters (lb/passive.h: conn_ok / conn_fail summed over workers, wrapping 32-bit
 // totals) every kPassivePollMs and feeds them to a PassiveWindow, which keeps the deltas of the
 // last `window` and says when the real server is to be marked down:
-//     failures in the window >= conf.failures  and  failures > successes in the window.
+//     failures in the window >= conf.failures, and more failures than successes since the
+//     first of them (successes read in the same reading count: their order is unknown).
 // The second condition keeps a busy server that refuses a few connections among many in
-// service. A pure class (no clock, no Director) so the decision is testable with chosen
-// counter sequences. Times in milliseconds.
+// service; counting successes only from the first failure on keeps those of a server that
+// just died from masking its failures for a whole window. A pure class (no clock, no
+// Director) so the decision is testable with chosen counter sequences. Times in ms.
 #pragma once
 
 #include <cstdint>
@@ -36,13 +38,17 @@ class PassiveWindow {
         last_fail_ = fail_total;
         if (d_ok || d_fail) {
             samples_.push_back({now, d_ok, d_fail});
-            oks_ += d_ok;
             fails_ += d_fail;
         }
         while (!samples_.empty() && samples_.front().time + conf.window_ms <= now) {
-            oks_ -= samples_.front().ok;
             fails_ -= samples_.front().fail;
             samples_.pop_front();
+        }
+        oks_ = 0;
+        bool failing = false;
+        for (const Sample& x : samples_) {
+            failing = failing || x.fail > 0;
+            if (failing) oks_ += x.ok;
         }
         return conf.failures > 0 && fails_ >= conf.failures && fails_ > oks_;
     }
@@ -53,8 +59,8 @@ class PassiveWindow {
         have_base_ = false;
         oks_ = fails_ = 0;
     }
-    uint64_t failures() const { return fails_; }
-    uint64_t successes() const { return oks_; }
+    uint64_t failures() const { return fails_; }     // in the window
+    uint64_t successes() const { return oks_; }      // since the first of those failures
 
   private:
     struct Sample {
@@ -64,7 +70,8 @@ class PassiveWindow {
     std::deque<Sample> samples_;  // one per reading that saw a change, oldest first
     bool have_base_ = false;
     uint32_t last_ok_ = 0, last_fail_ = 0;
-    uint64_t oks_ = 0, fails_ = 0;  // sums over samples_
+    uint64_t fails_ = 0;  // sum over samples_
+    uint64_t oks_ = 0;    // over samples_ from the first with a failure (last observe)
 };
 
 }  // namespace xvs::ctl::health

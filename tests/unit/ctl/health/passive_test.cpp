@@ -1,5 +1,6 @@
 // Tests for src/ctl/health/passive.h: the passive-check decision over chosen counter sequences
-// (baseline, window expiry, successes outweighing failures, 32-bit wrap, reset).
+// (baseline, window expiry, successes outweighing failures or not masking them, 32-bit
+// wrap, reset).
 #include "ctl/health/passive.h"
 
 #include <gtest/gtest.h>
@@ -44,6 +45,16 @@ TEST(PassiveWindow, SuccessesOutnumberingFailuresKeepItUp) {
     EXPECT_FALSE(w.observe(100, 10, 4, c));  // 4 failures, but 10 conns accepted
     EXPECT_FALSE(w.observe(200, 10, 9, c));  // 9 vs 10
     EXPECT_TRUE(w.observe(300, 10, 11, c));  // 11 vs 10: most now fail
+}
+
+TEST(PassiveWindow, SuccessesBeforeTheFirstFailureDoNotMaskIt) {
+    PassiveWindow w;
+    const auto c = conf(3, 2000);
+    w.observe(0, 0, 0, c);
+    EXPECT_FALSE(w.observe(100, 50, 0, c));  // busy and healthy
+    EXPECT_FALSE(w.observe(200, 50, 2, c));  // dies: 2 failures, no success since
+    EXPECT_EQ(w.successes(), 0u);
+    EXPECT_TRUE(w.observe(300, 50, 3, c));   // the 50 earlier successes do not hold it up
 }
 
 TEST(PassiveWindow, TotalsWrapAt32Bits) {

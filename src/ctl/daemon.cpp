@@ -176,8 +176,10 @@ Result<void> Daemon::start() {
     for (auto& w : workers_) raw.push_back(w.get());
     controller_ = std::make_unique<Controller>(*director_, raw, ports_, [this] { return reload(); });
     controller_->set_check_show([this] { return health_->show(); });
-    controller_->set_inhibited([this](const lb::ServiceKey& key, const net::InetAddr& addr,
-                                      uint16_t port) { return health_->inhibited(key, addr, port); });
+    controller_->set_inhibited(
+        [this](const lb::ServiceKey& key, const net::InetAddr& addr, uint16_t port) {
+            return health_->inhibited(key, addr, port);
+        });
     health_->on_change = [this] { controller_->flush_removed_dests(); };
 
     // Workers on spare EAL lcores; without one (e.g. "-l 0" on a small machine) a plain thread.

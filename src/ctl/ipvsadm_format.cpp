@@ -303,8 +303,8 @@ std::string dest_line(const DestEntry& d, const ListFormat& fmt) {
     // ipvsadm has no inhibited servers (keepalived just sets weight 0): xvs appends a word
     // to their line only, so every other line stays byte for byte ipvsadm's.
     return sfmt("  -> %-28s %-7s %-6u %-10llu %-10llu%s\n", n,
-                std::string(lb::fwd_names(d.opts.fwd).label).c_str(), d.opts.weight,
-                ull(d.active), ull(d.inactive), d.inhibited ? " inhibited" : "");
+                std::string(lb::fwd_names(d.opts.fwd).label).c_str(), d.opts.weight, ull(d.active),
+                ull(d.inactive), d.inhibited ? " inhibited" : "");
 }
 
 }  // namespace

@@ -368,10 +368,9 @@ TEST_F(FullnatTcpTest, DestCountersTrackActiveAndInactive) {
     EXPECT_EQ(d->sum_inactive(), 1u);
 }
 
-
 // Passive health checking (lb/passive.h): the dest of a conn counts the RS's first answer.
 class PassiveCountTest : public FullnatTcpTest {
-protected:
+  protected:
     const lb::Dest* dest_of(const Flow& f) {
         const auto& dests = director->services().front()->dests;
         return dests[0]->addr == *net::parse_ipv4(f.rs) ? dests[0].get() : dests[1].get();

@@ -253,13 +253,11 @@ void Manager::passive_poll() {
                 rs->passive_dests = dests;
             }
             if (dests.empty() || !rs->passive.observe(now, ok, fail, *conf)) continue;
-            const std::string why = "passive: " + std::to_string(rs->passive.failures()) +
-                                    " failed connections in " +
-                                    std::to_string(conf->window_ms / 1000.0).substr(0, 4) +
-                                    " s, " + std::to_string(rs->passive.successes()) +
-                                    " succeeded meanwhile";
-            say("real server " + ep_text(rs->conf.addr, rs->conf.port) + " (" + owner + ") " +
-                why);
+            const std::string why =
+                "passive: " + std::to_string(rs->passive.failures()) + " failed connections in " +
+                std::to_string(conf->window_ms / 1000.0).substr(0, 4) + " s, " +
+                std::to_string(rs->passive.successes()) + " succeeded meanwhile";
+            say("real server " + ep_text(rs->conf.addr, rs->conf.port) + " (" + owner + ") " + why);
             // Down as if its checks had failed: the next active success brings it back.
             for (auto& c : rs->checkers) {
                 c->state.up = false;
@@ -465,8 +463,7 @@ std::optional<bool> Manager::rs_alive(const std::string& owner, const net::InetE
     return std::nullopt;
 }
 
-bool Manager::inhibited(const lb::ServiceKey& key, const net::InetAddr& addr,
-                        uint16_t port) const {
+bool Manager::inhibited(const lb::ServiceKey& key, const net::InetAddr& addr, uint16_t port) const {
     for (const auto& [owner, vs] : vs_) {
         if (std::find(vs->keys.begin(), vs->keys.end(), key) == vs->keys.end()) continue;
         for (const auto& rs : vs->rs)

@@ -59,8 +59,8 @@ class PassiveWindow {
         have_base_ = false;
         oks_ = fails_ = 0;
     }
-    uint64_t failures() const { return fails_; }     // in the window
-    uint64_t successes() const { return oks_; }      // since the first of those failures
+    uint64_t failures() const { return fails_; }  // in the window
+    uint64_t successes() const { return oks_; }   // since the first of those failures
 
   private:
     struct Sample {

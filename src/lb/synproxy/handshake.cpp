@@ -454,7 +454,7 @@ void synproxy_handover(WorkerCtx& w, const SpPacket& sp, Conn* c) {
     }
     w.feat_of(c).rs_isn = rs_isn;
     c->flags |= kConnSynAckSeen;
-    ++c->dest->stats[w.id].conn_ok;  // passive health checking (lb/passive.h)
+    ++c->dest->stats[w.id].conn_ok;                       // passive health checking (lb/passive.h)
     const uint32_t rs_window = net::ntoh16(tcp->window);  // unscaled in a SYN-ACK
     w.stack.counters.inc(Counter::synproxy_handover);
 

@@ -314,14 +314,21 @@ virtual_server group web {
 TEST_F(ManagerTest, FailingReloadLeavesTheCheckersUnchanged) {
     set("a", 0);
     set("a2", 0);
-    const Config cfg = load("virtual_server 10.10.1.100 80 {\n    laddr_group_name lips\n"
-                            "    real_server 10.10.2.2 80 { " + misc("a") + " }\n}\n");
+    const Config cfg = load(
+        "virtual_server 10.10.1.100 80 {\n    laddr_group_name lips\n"
+        "    real_server 10.10.2.2 80 { " +
+        misc("a") + " }\n}\n");
     start(cfg);
     const nlohmann::json before = mgr_->show();
-    Config next = load("virtual_server 10.10.1.100 80 {\n    laddr_group_name lips\n"
-                       "    real_server 10.10.2.2 80 { " + misc("a2") + " }\n"
-                       "    real_server 10.10.2.3 80 { " + misc("a2") + " }\n}\n"
-                       "virtual_server 10.10.1.101 80 {\n    laddr_group_name lips\n}\n");
+    Config next = load(
+        "virtual_server 10.10.1.100 80 {\n    laddr_group_name lips\n"
+        "    real_server 10.10.2.2 80 { " +
+        misc("a2") +
+        " }\n"
+        "    real_server 10.10.2.3 80 { " +
+        misc("a2") +
+        " }\n}\n"
+        "virtual_server 10.10.1.101 80 {\n    laddr_group_name lips\n}\n");
     // What the parser's checks cannot see but the apply refuses (on the daemon: live state).
     next.virtual_servers.back().laddr_group.clear();
     const auto applied = config_apply(director_, mgr_->effective_for(next));
@@ -349,10 +356,12 @@ TEST_F(ManagerTest, PassiveFailuresMarkDownAndOnlyTheActiveCheckBringsBack) {
     laddr_group_name lips
     passive_check { failures 3 window 1 }
     real_server 10.10.2.2 80 {
-        notify_down "/bin/sh -c 'echo down >> )" + path("n") + R"('"
+        notify_down "/bin/sh -c 'echo down >> )" +
+                            path("n") + R"('"
         )" + slow("a") + R"(
     }
-    real_server 10.10.2.3 80 { )" + slow("b") + R"( }
+    real_server 10.10.2.3 80 { )" +
+                            slow("b") + R"( }
     real_server 10.10.2.4 80 { weight 1 }
 }
 )");

@@ -54,7 +54,7 @@ TEST(PassiveWindow, SuccessesBeforeTheFirstFailureDoNotMaskIt) {
     EXPECT_FALSE(w.observe(100, 50, 0, c));  // busy and healthy
     EXPECT_FALSE(w.observe(200, 50, 2, c));  // dies: 2 failures, no success since
     EXPECT_EQ(w.successes(), 0u);
-    EXPECT_TRUE(w.observe(300, 50, 3, c));   // the 50 earlier successes do not hold it up
+    EXPECT_TRUE(w.observe(300, 50, 3, c));  // the 50 earlier successes do not hold it up
 }
 
 TEST(PassiveWindow, TotalsWrapAt32Bits) {

@@ -193,6 +193,8 @@ inline constexpr std::array kKeywords = {
     Keyword{"virtual_server", "delay_before_retry", detail::A, "default of its checkers"},
     Keyword{"virtual_server", "connect_timeout", detail::A, "default of its checkers"},
     Keyword{"virtual_server", "warmup", detail::A, "default of its checkers"},
+    Keyword{"virtual_server", "passive_check", detail::A,
+            "xvs: default of its real servers that have a checker"},
     Keyword{"virtual_server", "smtp_alert", detail::I, detail::kMail},
     // ---- real_server
     Keyword{"real_server", "weight", detail::A, "0 = quiescent"},
@@ -221,7 +223,12 @@ inline constexpr std::array kKeywords = {
             "xvs runs no BFD: use TCP_CHECK, UDP_CHECK or PING_CHECK"},
     Keyword{"real_server", "FILE_CHECK", detail::R,
             "file checks are not implemented: use a MISC_CHECK that tests the file"},
+    Keyword{"real_server", "passive_check", detail::A,
+            "xvs: failing connections mark it down; needs a checker to come back"},
     Keyword{"real_server", "smtp_alert", detail::I, detail::kMail},
+    // ---- passive_check (xvs)
+    Keyword{"passive_check", "failures", detail::A, "failed connections in the window, default 5"},
+    Keyword{"passive_check", "window", detail::A, "seconds, default 2"},
     // ---- checker blocks: "checker" holds what every checker takes, the type's block the rest
     Keyword{"checker", "connect_ip", detail::A, "default: the real server's address"},
     Keyword{"checker", "connect_port", detail::A, "default: the real server's port"},

@@ -183,6 +183,8 @@ bool Parser::health_vs_keyword(const Token& t, VirtualServer& vs) {
         h.omega = true;
     } else if (k == "sorry_server_inhibit") {
         h.sorry_inhibit = true;
+    } else if (k == "passive_check") {
+        passive_block(t, h.passive);
     } else if (k == "sorry_server") {
         auto addr = inet_value(t);
         auto port = addr ? port_value(t) : std::nullopt;
@@ -205,6 +207,8 @@ bool Parser::health_rs_keyword(const Token& t, RealServer& rs) {
         h.notify_up = script_value(t);
     } else if (k == "notify_down") {
         h.notify_down = script_value(t);
+    } else if (k == "passive_check") {
+        passive_block(t, h.passive);
     } else {
         for (size_t i = 0; i < kCheckTypeNames.size(); ++i) {
             if (k == kCheckTypeNames[i]) {
@@ -373,11 +377,38 @@ void Parser::url_block(const Token& kw, CheckerConf& c) {
     c.urls.push_back(std::move(url));
 }
 
+// xvs's `passive_check { failures N window S }` (ctl/health/passive.h), in a virtual_server
+// (default of its real servers) or a real_server.
+void Parser::passive_block(const Token& kw, std::optional<PassiveConf>& out) {
+    PassiveConf p;
+    p.file = loc(kw).file;
+    p.line = kw.line;
+    block(kw, [&](const Token& t) {
+        if (classified(t, "passive_check")) return;
+        if (t.text == "failures") {
+            if (auto n = number_value(t, 1, 1'000'000)) p.failures = *n;
+        } else if (t.text == "window") {
+            if (auto ms = seconds_value(t, 100)) p.window_ms = *ms;
+        } else {
+            unknown(t, "passive_check");
+        }
+    });
+    out = p;
+}
+
 // Settings inherited checker <- real_server <- virtual_server <- keepalived's default.
 void Parser::health_resolve(VirtualServer& vs) {
     const CheckTimes& v = vs.health.times;
     std::string helo;
     for (RealServer& rs : vs.real_servers) {
+        // Passive checks bring a real server down; only an active check can bring it back.
+        if (rs.health.passive && rs.health.checkers.empty())
+            error(SourceLoc{rs.health.passive->file, rs.health.passive->line},
+                  "passive_check: real server " +
+                      net::to_string(net::InetEndpoint{rs.addr, rs.port}) +
+                      " has no checker to bring it back up: add one (e.g. TCP_CHECK)");
+        if (!rs.health.passive && !rs.health.checkers.empty())
+            rs.health.passive = vs.health.passive;
         const CheckTimes& r = rs.health.times;
         for (CheckerConf& c : rs.health.checkers) {
             auto pick = [&](const std::optional<uint32_t>& own, const std::optional<uint32_t>& rs_v,

@@ -141,6 +141,7 @@ json Controller::service_json(const lb::Service& s) const {
                          {"persistconns", 0},
                          {"stats", stats_json(d.get(), dest_totals(*d))}});
         dests.back()["persistconns"] = d->sum_persist();  // templates (lb/persist.h)
+        if (inhibited_ && inhibited_(s.key, d->addr, d->port)) dests.back()["inhibited"] = true;
     }
     j["dests"] = dests;
     return j;

@@ -67,6 +67,11 @@ public:
 
     // `check_show` answers {"checks": show()} (the daemon's health manager); unset: no checks.
     void set_check_show(std::function<nlohmann::json()> show) { check_show_ = std::move(show); }
+    // Whether a dest of a service is held at weight 0 by inhibit_on_failure (the health
+    // manager's verdict): the list reply says "inhibited": true, xvsadm -L -n marks it.
+    using InhibitedFn =
+        std::function<bool(const lb::ServiceKey&, const net::InetAddr&, uint16_t port)>;
+    void set_inhibited(InhibitedFn fn) { inhibited_ = std::move(fn); }
 
     struct Totals {
         uint64_t conns = 0, inpkts = 0, outpkts = 0, inbytes = 0, outbytes = 0;
@@ -110,6 +115,7 @@ private:
     std::unordered_map<const void*, Estimate> estimates_;
     std::chrono::steady_clock::time_point last_estimate_{};
     std::optional<uint32_t> cookie_rotated_at_;
+    InhibitedFn inhibited_;
     std::function<nlohmann::json()> check_show_;  // counter of the last rotation (or start)
 };
 

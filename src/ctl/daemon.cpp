@@ -138,9 +138,9 @@ Result<void> Daemon::start() {
     if (!health) return make_error(health.error());
     health_ = std::move(*health);
     health_->log = [](const std::string& line) { log_info("health: " + line); };
-    health_->configure(config_);
-    auto applied = config_apply(*director_, health_->effective(config_));
+    auto applied = config_apply(*director_, health_->effective_for(config_));
     if (!applied) return make_error(applied.error());
+    health_->configure(config_);
     for (const auto& c : applied->changes) log_debug(c);
     exception_.sync(*director_);  // before the first frame: the XDP maps know xvs's addresses
     if (size_t n = health_->checker_count()) log_info("health: " + std::to_string(n) + " checkers");
@@ -178,6 +178,10 @@ Result<void> Daemon::start() {
     for (auto& w : workers_) raw.push_back(w.get());
     controller_ = std::make_unique<Controller>(*director_, raw, ports_, [this] { return reload(); });
     controller_->set_check_show([this] { return health_->show(); });
+    controller_->set_inhibited(
+        [this](const lb::ServiceKey& key, const net::InetAddr& addr, uint16_t port) {
+            return health_->inhibited(key, addr, port);
+        });
     health_->on_change = [this] { controller_->flush_removed_dests(); };
 
     // Workers on spare EAL lcores; without one (e.g. "-l 0" on a small machine) a plain thread.
@@ -250,10 +254,12 @@ Result<void> Daemon::reload() {
         bool known = std::any_of(ports_.begin(), ports_.end(), [&](const auto& p) { return p.name == pd.name; });
         if (!known) return make_error(pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + " is new: ports need a restart");
     }
-    // Unchanged checkers keep their state; the dests are applied as they say.
-    health_->configure(next);
-    auto applied = config_apply(*director_, health_->effective(next));
+    // Unchanged checkers keep their state; the dests are applied as they say. The checkers
+    // take the new configuration only once the dataplane did: a failed apply leaves both on
+    // the old one.
+    auto applied = config_apply(*director_, health_->effective_for(next));
     if (!applied) return make_error(applied.error());
+    health_->configure(next);
     if (next.global.log_level != config_.global.log_level) {
         log_set_level(next.global.log_level);
         log_info("reload: log_level " + std::string(to_string(next.global.log_level)));

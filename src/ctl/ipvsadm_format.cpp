@@ -151,6 +151,7 @@ ServiceEntry get_service(const json& j) {
             e.active = d.value("active", uint64_t{0});
             e.inactive = d.value("inactive", uint64_t{0});
             e.persistconns = d.value("persistconns", uint64_t{0});
+            e.inhibited = d.value("inhibited", false);
             e.stats = get_stats(d);
             s.dests.push_back(std::move(e));
         }
@@ -301,8 +302,11 @@ std::string dest_line(const DestEntry& d, const ListFormat& fmt) {
     if (fmt.persistent_conn)
         return sfmt("  -> %-28s %-9u %-11llu %-10llu %-10llu\n", n, d.opts.weight,
                     ull(d.persistconns), ull(d.active), ull(d.inactive));
-    return sfmt("  -> %-28s %-7s %-6u %-10llu %-10llu\n", n, std::string(lb::fwd_names(d.opts.fwd).label).c_str(),
-                d.opts.weight, ull(d.active), ull(d.inactive));
+    // ipvsadm has no inhibited servers (keepalived just sets weight 0): xvs appends a word
+    // to their line only, so every other line stays byte for byte ipvsadm's.
+    return sfmt("  -> %-28s %-7s %-6u %-10llu %-10llu%s\n", n,
+                std::string(lb::fwd_names(d.opts.fwd).label).c_str(), d.opts.weight, ull(d.active),
+                ull(d.inactive), d.inhibited ? " inhibited" : "");
 }
 
 }  // namespace

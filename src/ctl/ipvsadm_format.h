@@ -25,6 +25,7 @@ struct DestEntry {
     uint64_t active = 0;
     uint64_t inactive = 0;
     uint64_t persistconns = 0;
+    bool inhibited = false;  // at weight 0 by inhibit_on_failure (health checks): marked in -L
     Stats stats;
 };
 

@@ -73,7 +73,7 @@ struct ConnFeatSlot {
 static_assert(sizeof(ConnFeatSlot) == 12, "per-conn feature bytes (bench memory figure)");
 
 inline constexpr uint8_t kConnToa = 1u << 0;          // insert TOA (service had toa on)
-inline constexpr uint8_t kConnSynAckSeen = 1u << 1;   // rs_isn is valid
+inline constexpr uint8_t kConnSynAckSeen = 1u << 1;   // RS SYN-ACK seen (TOA/PP: rs_isn set)
 inline constexpr uint8_t kConnToaDone = 1u << 2;      // client acked RS data: no more TOA
 inline constexpr uint8_t kConnPpV1 = 1u << 3;        // PROXY v1 header before client data
 inline constexpr uint8_t kConnPpV2 = 1u << 4;        // PROXY v2 header (TCP stream or 1st datagram)

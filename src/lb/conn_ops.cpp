@@ -5,6 +5,7 @@
 
 #include "lb/conserve/proxy_protocol.h"
 #include "lb/laddr.h"
+#include "lb/passive.h"
 #include "lb/persist.h"
 #include "lb/service.h"
 #include "lb/snapshot.h"
@@ -237,8 +238,10 @@ void conn_timer(WorkerCtx& w, TimerNode* node, uint64_t now) {
     const uint64_t expires = c->expires(now);
     if (expires > now)  // traffic moved the deadline: lazy re-arm
         w.timers.arm(node, (c->flags & kConnPpHdrSeg) ? pp_header_timer(w, c, now) : expires);
-    else if (!(c->flags & kConnSpWaiting) || !synproxy_rs_syn_timer(w, c))
+    else if (!(c->flags & kConnSpWaiting) || !synproxy_rs_syn_timer(w, c)) {
+        passive_conn_expired(c->dest->stats[w.id], *c);
         conn_expire(w, c);
+    }
 }
 
 void conn_expire(WorkerCtx& w, Conn* c) {

@@ -6,6 +6,7 @@
 #include "lb/conn_ops.h"
 #include "lb/conserve/proxy_protocol.h"
 #include "lb/conserve/toa.h"
+#include "lb/passive.h"
 #include "lb/proto/icmp.h"
 #include "lb/service.h"
 #include "lb/snapshot.h"
@@ -96,8 +97,9 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
             drop(w.stack, lp.pkt, Counter::drop_lip_no_conn);
             return;
         }
-        // To a director address (a SNAT WAN address among them) without a conn: as before
-        // SNAT, an ICMP echo reply is an unhandled ICMP and TCP/UDP has no exception path.
+        // To a director address of xvs's (a SNAT WAN address among them) without a conn: an
+        // ICMP echo reply is an unhandled ICMP, and TCP/UDP has no socket here (the kernel's
+        // own addresses went to the exception path: they are not xvs's).
         if (lp.kind == stack::AddrKind::Director) {
             drop(w.stack, lp.pkt,
                  lp.proto == Af::icmp_proto ? Counter::drop_icmp_unhandled
@@ -131,6 +133,8 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     const bool inbound = ref.dir == ConnDir::In;
     uint32_t timeout_s;
     if (is_tcp) {
+        if (!inbound && !(c->flags & kConnSynAckSeen))
+            passive_rs_answer(c->dest->stats[wid], *c, lp.tcp_flags);
         TcpState next =
             tcp_state_next(c->state, inbound ? FlowDir::Input : FlowDir::Output, lp.tcp_flags);
         if (next != c->state) conn_set_state(w, c, next);

@@ -118,7 +118,7 @@ namespace xvs::stack {
     X(drop_ip_ttl, true, "IPv4 TTL zero")                                                          \
     X(drop_ip_fragment, true, "IP fragment while reassembly is off (frag_defs max_datagrams 0)")   \
     X(drop_not_local, true, "destination not an own address (forwarding disabled)")                \
-    X(drop_to_director, true, "TCP/UDP to a director address (no exception path yet)")             \
+    X(drop_to_director, true, "TCP/UDP to an xvs address, no conn (kernel's: exception path)")     \
     X(drop_ip_proto, true, "IP protocol not handled for this address")                             \
     X(drop_icmp_malformed, true, "ICMP truncated or bad checksum")                                 \
     X(drop_icmp_unhandled, true, "ICMP type not handled (only echo request)")                      \

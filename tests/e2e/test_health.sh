@@ -7,7 +7,7 @@
 # Checks: both up; nginx on rs1 stopped during 200 curls -> rs1 leaves VIP:80 within
 # delay_loop x (retry + 1) + 1 s, no request fails once it left, VIP:81 answers from the sorry
 # server; nginx restarted -> rs1 returns; misc_dynamic weights and inhibit_on_failure (weight
-# 0, still listed) in `xvsadm -L -n`; `xvsctl check show`; every RS down -> sorry server.
+# 0, still listed, marked inhibited) in `xvsadm -L -n`; `xvsctl check show`; every RS down -> sorry server.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 
@@ -116,7 +116,10 @@ wait_until 10 weight_is 82 $(rs_ip 1):8080 7 ||
     fail "misc_dynamic weight 7: $(listing)"
 wait_until 10 weight_is 82 $(rs_ip 2):8080 0 ||
     fail "inhibit_on_failure: rs2 kept with weight 0: $(listing)"
-pass "MISC_CHECK: misc_dynamic weight 3 -> 7, inhibit_on_failure keeps rs2 at weight 0"
+inh=$(listing | awk -v svc="$VIP:82" -v rs="$(rs_ip 2):8080" '
+    $1 == "TCP" { cur = ($2 == svc) } cur && $1 == "->" && $2 == rs { print $NF; exit }')
+assert_eq inhibited "$inh" "xvsadm -L -n marks the inhibited rs2 of VIP:82"
+pass "MISC_CHECK: misc_dynamic weight 3 -> 7, inhibit_on_failure keeps rs2 at weight 0 (marked inhibited)"
 shown=$(xvsctl_ns check show 2>&1)
 echo "$shown" >&2
 assert_contains "$shown" "TCP_CHECK" "check show lists the TCP checks"

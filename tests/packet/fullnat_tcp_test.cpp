@@ -368,5 +368,81 @@ TEST_F(FullnatTcpTest, DestCountersTrackActiveAndInactive) {
     EXPECT_EQ(d->sum_inactive(), 1u);
 }
 
+// Passive health checking (lb/passive.h): the dest of a conn counts the RS's first answer.
+class PassiveCountTest : public FullnatTcpTest {
+  protected:
+    const lb::Dest* dest_of(const Flow& f) {
+        const auto& dests = director->services().front()->dests;
+        return dests[0]->addr == *net::parse_ipv4(f.rs) ? dests[0].get() : dests[1].get();
+    }
+    static uint64_t fails(const lb::Dest* d) {
+        uint64_t n = 0;
+        for (const auto& w : d->stats) n += w.conn_fail;
+        return n;
+    }
+    static uint64_t oks(const lb::Dest* d) {
+        uint64_t n = 0;
+        for (const auto& w : d->stats) n += w.conn_ok;
+        return n;
+    }
+};
+
+TEST_F(PassiveCountTest, RstAnsweringTheSynIsAFailure) {
+    Flow f = open(kCport);
+    const lb::Dest* d = dest_of(f);
+    EXPECT_EQ(fails(d), 0u);
+    // Connection refused: RST|ACK acking the SYN, relayed to the client as before.
+    auto out = roundtrip(kLan, rs_pkt(f, 0, 1001, net::kTcpRst | net::kTcpAck), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_client(kCport, 0, 1001, net::kTcpRst | net::kTcpAck), out[0]));
+    EXPECT_EQ(fails(d), 1u);
+    EXPECT_EQ(oks(d), 0u);
+    // A second RST of the same conn (now CLOSE) is not counted again.
+    roundtrip(kLan, rs_pkt(f, 0, 1001, net::kTcpRst | net::kTcpAck), kWan);
+    EXPECT_EQ(fails(d), 1u);
+    // Its expiry in CLOSE is no failure either.
+    worker->advance_clock(3100);
+    poll();
+    EXPECT_EQ(find_conn(kCport), nullptr);
+    EXPECT_EQ(fails(d), 1u);
+}
+
+TEST_F(PassiveCountTest, SynAckIsASuccessAndALaterRstIsNot) {
+    Flow f;
+    establish(kCport, f);
+    const lb::Dest* d = dest_of(f);
+    EXPECT_EQ(oks(d), 1u);
+    EXPECT_EQ(fails(d), 0u);
+    roundtrip(kLan, rs_pkt(f, 5001, 1001, net::kTcpRst | net::kTcpAck), kWan);
+    EXPECT_EQ(fails(d), 0u);
+    EXPECT_EQ(oks(d), 1u);
+}
+
+TEST_F(PassiveCountTest, ExpiryWaitingForTheSynAckIsAFailure) {
+    Flow f = open(kCport);
+    const lb::Dest* d = dest_of(f);
+    // The client retransmits its SYN; the RS never answers. SYN_RECV lasts 30 s (DPVS).
+    roundtrip(kWan, client_pkt(kCport, 1000, 0, net::kTcpSyn, "", kSynOptions), kLan);
+    EXPECT_EQ(fails(d), 0u);
+    worker->advance_clock(30'500);
+    poll();
+    EXPECT_EQ(find_conn(kCport), nullptr);
+    EXPECT_EQ(fails(d), 1u);
+    EXPECT_EQ(oks(d), 0u);
+}
+
+TEST_F(PassiveCountTest, ExpiryAfterTheSynAckIsNoFailure) {
+    // The RS answered; the client never completed (it went away, or a spoofed SYN).
+    Flow f = open(kCport);
+    const lb::Dest* d = dest_of(f);
+    roundtrip(kLan, rs_pkt(f, 5000, 1001, net::kTcpSyn | net::kTcpAck, "", kSynOptions), kWan);
+    EXPECT_EQ(find_conn(kCport)->state, lb::TcpState::SynRecv);
+    worker->advance_clock(30'500);
+    poll();
+    EXPECT_EQ(find_conn(kCport), nullptr);
+    EXPECT_EQ(fails(d), 0u);
+    EXPECT_EQ(oks(d), 1u);
+}
+
 }  // namespace
 }  // namespace xvs::test

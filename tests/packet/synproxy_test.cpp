@@ -51,6 +51,17 @@ class SynProxyTest : public PipelineTest {
   protected:
     void SetUp() override { PipelineTest::SetUp(); }
 
+    // Passive health checking (lb/passive.h): {conn_ok, conn_fail} summed over every dest.
+    std::pair<uint64_t, uint64_t> passive_counts() const {
+        std::pair<uint64_t, uint64_t> n{0, 0};
+        for (const auto& d : director->services().front()->dests)
+            for (const auto& w : d->stats) {
+                n.first += w.conn_ok;
+                n.second += w.conn_fail;
+            }
+        return n;
+    }
+
     void start(lb::SynProxyConf conf = {}, uint32_t flags = 0) {
         conf_ = conf;
         configure_default("rr");
@@ -239,6 +250,7 @@ TEST_F(SynProxyTest, RsSynAckIsConsumedAckReplayedAndClientToldTheWindow) {
                             update_[0]));
     EXPECT_EQ(counter(Counter::synproxy_handover), 1u);
     EXPECT_EQ(counter(Counter::synproxy_saved_replayed), 1u);
+    EXPECT_EQ(passive_counts(), (std::pair<uint64_t, uint64_t>{1, 0}));  // the RS accepted
 }
 
 TEST_F(SynProxyTest, DataBothWaysTranslated) {
@@ -328,6 +340,8 @@ TEST_F(SynProxyTest, RsSynRetransmittedThenClientReset) {
     EXPECT_TRUE(FramesEqual(to_client(cookie_ + 1, 0, net::kTcpRst, {}, 0), out[0]));
     EXPECT_EQ(counter(Counter::synproxy_rs_timeout), 1u);
     EXPECT_EQ(worker->conns().in_use(), 0u);
+    // Passive health checking: the RS never answered our SYN.
+    EXPECT_EQ(passive_counts(), (std::pair<uint64_t, uint64_t>{0, 1}));
 }
 
 TEST_F(SynProxyTest, RsRstInHandshakeResetsClient) {
@@ -338,6 +352,7 @@ TEST_F(SynProxyTest, RsRstInHandshakeResetsClient) {
     EXPECT_TRUE(FramesEqual(to_client(cookie_ + 1, 0, net::kTcpRst, {}, 0), out[0]));
     EXPECT_EQ(counter(Counter::synproxy_rs_rst_relayed), 1u);
     EXPECT_EQ(worker->conns().in_use(), 0u);
+    EXPECT_EQ(passive_counts(), (std::pair<uint64_t, uint64_t>{0, 1}));  // refused
 }
 
 TEST_F(SynProxyTest, RetransmittedRsSynAckIsAckedAgainNotForwarded) {

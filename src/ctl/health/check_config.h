@@ -107,9 +107,27 @@ struct CheckerConf {
     }
 };
 
+// xvs's passive_check { failures N window S }: a real server whose connections fail (the RS
+// answers the SYN with a RST, or never answers it) at least `failures` times within the last
+// `window`, more often than they succeed, is marked down at once, as a failed check would;
+// only its active checkers' next success brings it back (ctl/health/passive.h).
+inline constexpr uint32_t kDefaultPassiveFailures = 5;
+inline constexpr uint32_t kDefaultPassiveWindowMs = 2'000;
+struct PassiveConf {
+    uint32_t failures = kDefaultPassiveFailures;
+    uint32_t window_ms = kDefaultPassiveWindowMs;
+    uint32_t line = 0;  // where it was written (resolution errors)
+    std::string file;
+    bool operator==(const PassiveConf& o) const {
+        return failures == o.failures && window_ms == o.window_ms;
+    }
+};
+
 // Real-server settings of health checking.
 struct RsHealth {
     std::vector<CheckerConf> checkers;
+    // Resolved: its own passive_check, else its virtual server's (only with a checker).
+    std::optional<PassiveConf> passive;
     bool inhibit_on_failure = false;     // down: weight 0 instead of removal
     std::vector<std::string> notify_up;  // argv, empty = none
     std::vector<std::string> notify_down;
@@ -133,6 +151,7 @@ struct VsHealth {
     bool alpha = false;  // real servers start down until their checks pass
     bool omega = false;  // on shutdown / removal run quorum_down and notify_down
     std::optional<SorryServer> sorry;
+    std::optional<PassiveConf> passive;  // default of its real servers that have a checker
     bool sorry_inhibit = false;  // sorry_server_inhibit: kept at weight 0 while quorum holds
     CheckTimes times;            // parse-time defaults
     std::string virtualhost;     // parse-time default

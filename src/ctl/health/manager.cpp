@@ -52,6 +52,7 @@ Manager::Manager(lb::Director& director, std::unique_ptr<Loop> loop, uint32_t se
 }
 
 Manager::~Manager() {
+    loop_->timer_cancel(passive_timer_);
     vs_.clear();
     notifiers_.clear();
     if (ssl_) SSL_CTX_free(ssl_);
@@ -65,7 +66,7 @@ std::string Manager::owner_of(const VirtualServer& vs) {
 uint32_t Manager::RsRecord::weight() const {
     for (const auto& c : checkers)
         if (c->dyn_weight) return *c->dyn_weight;
-    return conf.weight;
+    return preview_weight.value_or(conf.weight);
 }
 
 size_t Manager::checker_count() const {
@@ -147,6 +148,128 @@ void Manager::configure(const Config& cfg) {
         if (rec->quorum_up) notify(rec->conf.health.quorum_down, "omega");
     }
     old.clear();  // stops the checkers not taken over
+    passive_arm();
+}
+
+// configure()'s decisions, on copies: checker states are looked up, not moved.
+Config Manager::effective_for(const Config& next) const {
+    std::map<std::string, std::unique_ptr<VsRecord>> preview;
+    for (const VirtualServer& v : next.virtual_servers) {
+        auto& rec = preview[owner_of(v)];
+        if (rec) continue;  // another VIP of the same group
+        rec = std::make_unique<VsRecord>();
+        rec->owner = owner_of(v);
+        rec->conf = v;
+        const VsRecord* prev = nullptr;
+        if (auto it = vs_.find(rec->owner); it != vs_.end()) prev = it->second.get();
+        uint64_t live = 0;
+        for (const RealServer& r : v.real_servers) {
+            auto rs = std::make_unique<RsRecord>();
+            rs->conf = r;
+            rs->vs = rec.get();
+            const RsRecord* prev_rs = nullptr;
+            if (prev)
+                for (const auto& p : prev->rs)
+                    if (p->conf.addr == r.addr && p->conf.port == r.port) prev_rs = p.get();
+            std::vector<const Checker*> taken;  // configure() moves each kept checker once
+            bool alive = true;
+            for (const CheckerConf& cc : r.health.checkers) {
+                const Checker* kept = nullptr;
+                if (prev_rs)
+                    for (const auto& c : prev_rs->checkers)
+                        if (c && c->conf.same_check(cc) &&
+                            std::find(taken.begin(), taken.end(), c.get()) == taken.end()) {
+                            kept = c.get();
+                            break;
+                        }
+                if (kept) {
+                    taken.push_back(kept);
+                    if (!rs->preview_weight && kept->dyn_weight)
+                        rs->preview_weight = kept->dyn_weight;
+                }
+                alive = alive && (kept ? kept->state.up : !v.health.alpha);
+            }
+            rs->alive = alive;
+            if (alive) live += rs->weight();
+            rec->rs.push_back(std::move(rs));
+        }
+        const VsHealth& h = v.health;
+        rec->quorum_up = prev ? quorum_next(prev->quorum_up, live, h.quorum, h.hysteresis)
+                              : live >= h.quorum && !(live == 0 && h.quorum > 0);
+    }
+    Config out = next;
+    for (VirtualServer& v : out.virtual_servers)
+        if (auto it = preview.find(owner_of(v)); it != preview.end())
+            v.real_servers = wanted_dests(*it->second);
+    return out;
+}
+
+void Manager::passive_arm() {
+    const bool any = std::any_of(vs_.begin(), vs_.end(), [](const auto& kv) {
+        return std::any_of(kv.second->rs.begin(), kv.second->rs.end(),
+                           [](const auto& rs) { return rs->conf.health.passive.has_value(); });
+    });
+    if (!any) {
+        loop_->timer_cancel(passive_timer_);
+        return;
+    }
+    if (passive_timer_) return;
+    passive_timer_ = loop_->timer_in(kPassivePollMs, [this] {
+        passive_timer_ = {};
+        passive_poll();
+        passive_arm();
+    });
+}
+
+void Manager::passive_poll() {
+    const Ms now = loop_->now();
+    for (auto& [owner, vs] : vs_) {
+        std::vector<std::shared_ptr<lb::Service>> svcs;
+        for (const lb::ServiceKey& key : vs->keys)
+            if (auto svc = director_.service_find(key)) svcs.push_back(std::move(svc));
+        for (auto& rs : vs->rs) {
+            const auto& conf = rs->conf.health.passive;
+            if (!conf || rs->checkers.empty()) continue;
+            // Down, or the sorry server in its place: no new conns to judge it by.
+            if (!rs->alive) {
+                rs->passive.reset();
+                rs->passive_dests.clear();
+                continue;
+            }
+            // Its dest in each service of the record (a group: one per VIP), summed.
+            std::vector<const lb::Dest*> dests;
+            uint32_t ok = 0, fail = 0;
+            for (const auto& svc : svcs)
+                for (const auto& d : svc->dests)
+                    if (d->addr == rs->conf.addr && d->port == rs->conf.port) {
+                        dests.push_back(d.get());
+                        for (const auto& w : d->stats) {
+                            ok += w.conn_ok;
+                            fail += w.conn_fail;
+                        }
+                    }
+            if (dests != rs->passive_dests) {
+                rs->passive.reset();
+                rs->passive_dests = dests;
+            }
+            if (dests.empty() || !rs->passive.observe(now, ok, fail, *conf)) continue;
+            const std::string why =
+                "passive: " + std::to_string(rs->passive.failures()) + " failed connections in " +
+                std::to_string(conf->window_ms / 1000.0).substr(0, 4) + " s, " +
+                std::to_string(rs->passive.successes()) + " succeeded meanwhile";
+            say("real server " + ep_text(rs->conf.addr, rs->conf.port) + " (" + owner + ") " + why);
+            // Down as if its checks had failed: the next active success brings it back.
+            for (auto& c : rs->checkers) {
+                c->state.up = false;
+                c->state.failures = 0;
+                c->last_text = why;
+                c->last_time = static_cast<int64_t>(std::time(nullptr));
+            }
+            rs->passive.reset();
+            rs->passive_dests.clear();
+            rs_update(*rs, /*notify=*/true);
+        }
+    }
 }
 
 std::vector<RealServer> Manager::wanted_dests(const VsRecord& vs) const {
@@ -338,6 +461,16 @@ std::optional<bool> Manager::rs_alive(const std::string& owner, const net::InetE
     for (const auto& rs : it->second->rs)
         if (rs->conf.addr == ep.addr && rs->conf.port == ep.port) return rs->alive;
     return std::nullopt;
+}
+
+bool Manager::inhibited(const lb::ServiceKey& key, const net::InetAddr& addr, uint16_t port) const {
+    for (const auto& [owner, vs] : vs_) {
+        if (std::find(vs->keys.begin(), vs->keys.end(), key) == vs->keys.end()) continue;
+        for (const auto& rs : vs->rs)
+            if (rs->conf.addr == addr && rs->conf.port == port)
+                return !rs->alive && rs->conf.health.inhibit_on_failure;
+    }
+    return false;
 }
 
 std::optional<bool> Manager::quorum_up(const std::string& owner) const {

@@ -24,6 +24,7 @@
 #include "ctl/config.h"
 #include "ctl/health/loop.h"
 #include "ctl/health/mux.h"
+#include "ctl/health/passive.h"
 #include "ctl/health/probe.h"
 #include "ctl/health/schedule.h"
 #include "ctl/health/script.h"
@@ -40,10 +41,17 @@ class Manager {
     Manager(const Manager&) = delete;
     Manager& operator=(const Manager&) = delete;
 
-    // Takes the configuration (start and every reload), before config_apply(effective(cfg)).
+    // What the dataplane should run for `next` (start and every reload): next with the dests of
+    // every checked service as the checkers would want them once next is configured (unchanged
+    // checkers keep their state, new ones start up, or down with alpha). Changes nothing: the
+    // daemon applies it (config_apply) and calls configure(next) only if that succeeded, so a
+    // failing reload leaves the checkers on the configuration the dataplane still runs.
+    Config effective_for(const Config& next) const;
+    // Takes the configuration (start and every reload), after config_apply(effective_for(cfg))
+    // succeeded.
     void configure(const Config& cfg);
-    // cfg with the dests of every checked service as the checkers want them now: what
-    // config_apply applies at start and reload.
+    // cfg (the configured one) with the dests of every checked service as the checkers want
+    // them now.
     Config effective(const Config& cfg) const;
     // omega: notify_down of the live real servers and quorum_down of the services with
     // quorum, waited for at most wait_ms. Checks stop.
@@ -60,6 +68,9 @@ class Manager {
     // Each state change, for the log ("real server 10.0.0.2:80 of TCP 10.0.0.1:80 down: ...").
     std::function<void(const std::string&)> log;
 
+    // The dest of service `key` at addr:port is held at weight 0 by inhibit_on_failure (its
+    // real server is down): xvsadm -L -n marks it "inhibited", as check show says.
+    bool inhibited(const lb::ServiceKey& key, const net::InetAddr& addr, uint16_t port) const;
     size_t checker_count() const;
     uint64_t attempts() const { return attempts_; }
     // For tests: is the real server up (all checkers), and the service's quorum state.
@@ -93,6 +104,11 @@ class Manager {
         std::vector<std::unique_ptr<Checker>> checkers;
         bool alive = true;
         VsRecord* vs = nullptr;
+        std::optional<uint32_t> preview_weight;  // effective_for(): a kept misc_dynamic weight
+        // Passive checking (conf.health.passive): the window over the dests' counters, and the
+        // dests read last time (another dest object, e.g. re-added: a new baseline).
+        PassiveWindow passive;
+        std::vector<const lb::Dest*> passive_dests;
         uint32_t weight() const;
     };
     struct VsRecord {
@@ -111,6 +127,11 @@ class Manager {
     void rs_update(RsRecord& rs, bool notify);
     bool quorum_update(VsRecord& vs, bool notify);
     std::vector<RealServer> wanted_dests(const VsRecord& vs) const;
+    // Every kPassivePollMs while some real server has passive_check: reads the counters of
+    // the live ones and marks down those whose window trips (their checkers go down too, so
+    // only an active check's success brings them back).
+    void passive_arm();
+    void passive_poll();
     void sync(VsRecord& vs);
     void notify(const std::vector<std::string>& argv, const std::string& why);
     void say(const std::string& line) {
@@ -127,6 +148,7 @@ class Manager {
     std::vector<std::unique_ptr<Script>> notifiers_;
     uint64_t attempts_ = 0;
     std::minstd_rand rng_;
+    Loop::TimerId passive_timer_;
 };
 
 }  // namespace xvs::ctl::health

@@ -199,6 +199,44 @@ TEST(ConfigHealth, SorryServerInhibitNeedsASorryServer) {
         ElementsAre("t.conf:7: virtual_server: sorry_server_inhibit without a sorry_server"));
 }
 
+// xvs's passive_check: a virtual_server's is the default of its real servers that have a
+// checker; a real_server's own wins; without a checker to bring it back it is refused.
+TEST(ConfigHealth, PassiveCheckInheritedByCheckedRealServersOnly) {
+    ParseOutcome out = parse_body(R"(virtual_server 10.10.1.100 80 {
+    laddr_group_name lips
+    passive_check { failures 4 window 1.5 }
+    real_server 10.10.2.2 8080 { TCP_CHECK { } }
+    real_server 10.10.2.3 8080 { passive_check { failures 2 } TCP_CHECK { } }
+    real_server 10.10.2.4 8080 { weight 1 }
+}
+)");
+    ASSERT_TRUE(out.config) << ::testing::PrintToString(out.errors);
+    const auto& rs = out.config->virtual_servers[0].real_servers;
+    ASSERT_TRUE(rs[0].health.passive);
+    EXPECT_EQ(rs[0].health.passive->failures, 4u);
+    EXPECT_EQ(rs[0].health.passive->window_ms, 1500u);
+    ASSERT_TRUE(rs[1].health.passive);
+    EXPECT_EQ(rs[1].health.passive->failures, 2u);
+    EXPECT_EQ(rs[1].health.passive->window_ms, 2000u);  // the default, not the vs's
+    EXPECT_FALSE(rs[2].health.passive);                 // no checker: never judged passively
+}
+
+TEST(ConfigHealth, PassiveCheckErrors) {
+    ParseOutcome out = parse_body(R"(virtual_server 10.10.1.100 80 {
+    laddr_group_name lips
+    real_server 10.10.2.2 8080 {
+        passive_check { failures 0 window 0.01 retries 3 }
+    }
+}
+)");
+    EXPECT_FALSE(out.config);
+    EXPECT_THAT(out.errors,
+                ElementsAre(HasSubstr("t.conf:10: failures"), HasSubstr("t.conf:10: window"),
+                            "t.conf:10: unknown keyword 'retries' in passive_check",
+                            "t.conf:10: passive_check: real server 10.10.2.2:8080 has no checker "
+                            "to bring it back up: add one (e.g. TCP_CHECK)"));
+}
+
 TEST(ConfigHealth, ScriptSplitFollowsKeepalived) {
     EXPECT_THAT(script_split("/bin/a  b\t'c d' \"e \\\"f\\\"\" g\\ h"),
                 ElementsAre("/bin/a", "b", "c d", "e \"f\"", "g h"));

@@ -109,6 +109,29 @@ TEST(IpvsadmFormat, OneServiceListHasNoBanner) {
               "  -> 192.168.10.3:53              Tunnel  1      0          0         \n");
 }
 
+// inhibit_on_failure holds a down real server at weight 0: its line alone gets a trailing
+// word; the others, and every other view, stay ipvsadm's byte for byte.
+TEST(IpvsadmFormat, InhibitedServerMarkedAtTheEndOfItsLineOnly) {
+    auto reply = nlohmann::json::parse(read_file("list.json"));
+    reply["services"] = nlohmann::json::array({reply["services"][0]});
+    reply["services"][0]["dests"][0]["weight"] = 0;
+    reply["services"][0]["dests"][0]["inhibited"] = true;
+    auto cmd = parse_ipvsadm_args(words("-L -n -t 207.175.44.110:53"));
+    ASSERT_TRUE(cmd.ok());
+    auto text = render_reply(*cmd, reply);
+    ASSERT_TRUE(text.ok()) << text.error();
+    EXPECT_EQ(*text,
+              "Prot LocalAddress:Port Scheduler Flags\n"
+              "  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n"
+              "UDP  207.175.44.110:53 rr ops\n"
+              "  -> 192.168.10.3:53              Tunnel  0      0          0          inhibited\n");
+    cmd = parse_ipvsadm_args(words("-L -n --stats -t 207.175.44.110:53"));
+    ASSERT_TRUE(cmd.ok());
+    text = render_reply(*cmd, reply);
+    ASSERT_TRUE(text.ok());
+    EXPECT_EQ(text->find("inhibited"), std::string::npos) << *text;
+}
+
 TEST(IpvsadmFormat, EmptyTableStillPrintsHeaders) {
     auto text = format_list({}, ListFormat{}, uint64_t{1} << 20);
     EXPECT_EQ(text,

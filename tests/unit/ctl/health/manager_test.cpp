@@ -233,10 +233,22 @@ TEST_F(ManagerTest, ReloadKeepsUnchangedCheckersAndRestartsChangedOnes) {
     const Config next =
         load("\n" + vs_head + "    real_server 10.10.2.2 80 { weight 3 " + misc("a") +
              " }\n    real_server 10.10.2.3 80 { " + misc("b2") + " }\n}\n");
+    // What the daemon applies before the checkers take next: the same as once they did.
+    const Config preview = mgr_->effective_for(next);
+    EXPECT_EQ(mgr_->rs_alive(owner, {*net::parse_inet("10.10.2.3"), 80}), false);  // untouched
     mgr_->configure(next);
     EXPECT_EQ(mgr_->rs_alive(owner, {*net::parse_inet("10.10.2.2"), 80}), false);
     EXPECT_EQ(mgr_->rs_alive(owner, {*net::parse_inet("10.10.2.3"), 80}), true);
-    ASSERT_TRUE(config_apply(director_, mgr_->effective(next)));
+    ASSERT_EQ(preview.virtual_servers.size(), 1u);
+    const auto& pr = preview.virtual_servers[0].real_servers;
+    const Config eff = mgr_->effective(next);
+    const auto& er = eff.virtual_servers[0].real_servers;
+    ASSERT_EQ(pr.size(), er.size());
+    for (size_t i = 0; i < pr.size(); ++i) {
+        EXPECT_EQ(pr[i].addr, er[i].addr);
+        EXPECT_EQ(pr[i].weight, er[i].weight);
+    }
+    ASSERT_TRUE(config_apply(director_, preview));
     EXPECT_EQ(dests(), (V{"10.10.2.3:80=1"}));
     set("a", 0);
     until([&] { return dests().size() == 2; }, "a back with its new weight");
@@ -294,6 +306,116 @@ virtual_server group web {
     until([&] { return dests("10.10.1.102").empty(); }, "down on every VIP of the group");
     EXPECT_TRUE(dests("10.10.1.100").empty());
     EXPECT_TRUE(dests("10.10.1.101").empty());
+}
+
+// A reload whose apply fails (here: an FNAT virtual server without local addresses) must leave
+// the checkers on the running configuration: the daemon calls configure() only after
+// config_apply(effective_for(next)) succeeded, and effective_for changes nothing.
+TEST_F(ManagerTest, FailingReloadLeavesTheCheckersUnchanged) {
+    set("a", 0);
+    set("a2", 0);
+    const Config cfg = load(
+        "virtual_server 10.10.1.100 80 {\n    laddr_group_name lips\n"
+        "    real_server 10.10.2.2 80 { " +
+        misc("a") + " }\n}\n");
+    start(cfg);
+    const nlohmann::json before = mgr_->show();
+    Config next = load(
+        "virtual_server 10.10.1.100 80 {\n    laddr_group_name lips\n"
+        "    real_server 10.10.2.2 80 { " +
+        misc("a2") +
+        " }\n"
+        "    real_server 10.10.2.3 80 { " +
+        misc("a2") +
+        " }\n}\n"
+        "virtual_server 10.10.1.101 80 {\n    laddr_group_name lips\n}\n");
+    // What the parser's checks cannot see but the apply refuses (on the daemon: live state).
+    next.virtual_servers.back().laddr_group.clear();
+    const auto applied = config_apply(director_, mgr_->effective_for(next));
+    ASSERT_FALSE(applied);
+    EXPECT_THAT(applied.error(), HasSubstr("laddr_group_name"));
+    EXPECT_EQ(mgr_->checker_count(), 1u);
+    const nlohmann::json after = mgr_->show();
+    ASSERT_EQ(after.size(), 1u);
+    EXPECT_EQ(after[0]["dest"], before[0]["dest"]);
+    // Still the running checker (script a): it takes a down, which a2 would not have.
+    set("a", 1);
+    until([&] { return dests().empty(); }, "10.10.2.2 down by the running checker");
+}
+
+// passive_check: connection failures the workers count on the dest mark it down at once (not
+// when failures are outnumbered by successes); only its active check brings it back.
+TEST_F(ManagerTest, PassiveFailuresMarkDownAndOnlyTheActiveCheckBringsBack) {
+    set("a", 0);
+    set("b", 0);
+    auto slow = [&](const std::string& name) {  // first attempt at once, the next 1.5 s later
+        return "MISC_CHECK { misc_path \"/bin/sh -c 'exit $(cat " + path(name) +
+               ")'\" misc_timeout 1 delay_loop 1.5 retry 0 }";
+    };
+    const Config cfg = load(R"(virtual_server 10.10.1.100 80 {
+    laddr_group_name lips
+    passive_check { failures 3 window 1 }
+    real_server 10.10.2.2 80 {
+        notify_down "/bin/sh -c 'echo down >> )" +
+                            path("n") + R"('"
+        )" + slow("a") + R"(
+    }
+    real_server 10.10.2.3 80 { )" +
+                            slow("b") + R"( }
+    real_server 10.10.2.4 80 { weight 1 }
+}
+)");
+    ASSERT_TRUE(cfg.virtual_servers[0].real_servers[0].health.passive);
+    EXPECT_EQ(cfg.virtual_servers[0].real_servers[0].health.passive->failures, 3u);
+    EXPECT_EQ(cfg.virtual_servers[0].real_servers[0].health.passive->window_ms, 1000u);
+    EXPECT_FALSE(cfg.virtual_servers[0].real_servers[2].health.passive);  // no checker
+    start(cfg);
+    until([&] { return mgr_->attempts() >= 2; }, "first checks done");
+    auto svc = director_.service_find(lb::make_service_key(6, *net::parse_inet("10.10.1.100"), 80));
+    ASSERT_TRUE(svc);
+    auto dest = [&](const char* a) {
+        for (const auto& d : svc->dests)
+            if (d->addr == *net::parse_inet(a)) return d;
+        return std::shared_ptr<lb::Dest>{};
+    };
+    auto run_for = [&](int ms) {
+        const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+        while (std::chrono::steady_clock::now() < end) mgr_->run_once(10);
+    };
+    run_for(250);  // baselines read
+    // b: 6 failures but 20 conns accepted: it stays.
+    dest("10.10.2.3")->stats[0].conn_ok = 20;
+    dest("10.10.2.3")->stats[0].conn_fail = 6;
+    // a: 2 failures, below 3.
+    const auto a = dest("10.10.2.2");
+    a->stats[0].conn_fail = 2;
+    run_for(250);
+    EXPECT_EQ(dests(), (V{"10.10.2.2:80=1", "10.10.2.3:80=1", "10.10.2.4:80=1"}));
+    const uint64_t attempts = mgr_->attempts();
+    a->stats[0].conn_fail = 4;  // 4 within 1 s: down
+    until([&] { return dests().size() == 2; }, "10.10.2.2 removed by passive checking");
+    EXPECT_EQ(dests(), (V{"10.10.2.3:80=1", "10.10.2.4:80=1"}));
+    EXPECT_EQ(mgr_->attempts(), attempts);  // no active check was involved
+    const std::string owner = "TCP 10.10.1.100:80";
+    EXPECT_EQ(mgr_->rs_alive(owner, {*net::parse_inet("10.10.2.2"), 80}), false);
+    EXPECT_THAT(::testing::PrintToString(log_), HasSubstr("passive: 4 failed connections"));
+    const nlohmann::json show = mgr_->show();
+    const auto j = std::find_if(show.begin(), show.end(),
+                                [](const auto& x) { return x["dest"] == "10.10.2.2:80"; });
+    ASSERT_NE(j, show.end());
+    EXPECT_EQ((*j)["state"], "down");
+    EXPECT_THAT((*j)["last"].get<std::string>(), HasSubstr("passive: 4 failed"));
+    until(
+        [&] {
+            std::ifstream in(path("n"));
+            std::string all((std::istreambuf_iterator<char>(in)), {});
+            return all == "down\n";
+        },
+        "notify_down ran");
+    // Down, nothing passive brings it back; its MISC_CHECK (exit 0) does, at its next attempt.
+    until([&] { return dests().size() == 3; }, "10.10.2.2 back through its active check");
+    EXPECT_GT(mgr_->attempts(), attempts);
+    EXPECT_EQ(mgr_->rs_alive(owner, {*net::parse_inet("10.10.2.2"), 80}), true);
 }
 
 }  // namespace

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Passive health checking (issue 13 item 3) on a slow active check: TCP_CHECKs every 20 s from
+# the director's kernel address 10.10.2.9 (exception path), and
+#   VIP:80  rr over rs1, rs2 with passive_check { failures 3 window 2 };
+#   VIP:81  the same servers and checks without passive_check (the active-only reference).
+# nginx on rs1 stops while a client keeps opening connections to VIP:80 (rs1's kernel answers
+# the SYNs with RST): rs1 must leave VIP:80 within 2 s (passive), long before VIP:81 sees it
+# (its next TCP_CHECK and one retry, up to 20 + 2 s + timeouts later, is measured too); `xvsctl check show` says why; no
+# request fails once it left. nginx restarts: rs1 comes back to VIP:80 only through its
+# TCP_CHECK's next success (not earlier than that check), and answers again.
+source "$(dirname "$0")/lib.sh"
+e2e_init "${1:-build}"
+
+topo_up 2
+start_rs_http 1
+start_rs_http 2
+pmd=${XE_PMD:-af_xdp}
+DELAY=20
+# retry 1: a first check that runs before the kernel address exists is retried 2 s later.
+CHK="TCP_CHECK { connect_timeout 1 retry 1 delay_before_retry 2 }"
+conf=$XE_TMP/xvs.conf
+{
+    if [[ $pmd == af_packet ]]; then
+        config_head | sed -e 's|\(port lan0 { dev [^ ]*\) }|\1 exception tap xe-lan }|'
+    else
+        config_head
+    fi
+    for port in 80 81; do
+        echo "virtual_server $VIP $port {"
+        echo "    delay_loop $DELAY"
+        echo "    lb_algo rr"
+        echo "    lb_kind FNAT"
+        echo "    protocol TCP"
+        echo "    laddr_group_name lips"
+        [[ $port == 80 ]] && echo "    passive_check { failures 3 window 2 }"
+        echo "    real_server $(rs_ip 1) 8080 { weight 1  $CHK }"
+        echo "    real_server $(rs_ip 2) 8080 { weight 1  $CHK }"
+        echo "}"
+    done
+} >"$conf"
+if [[ $pmd == af_packet ]]; then lan_if=xe-lan; else lan_if=lb-lan; fi
+start_xvsd "$conf"
+ip -n "$NS_LB" addr add 10.10.2.9/24 dev "$lan_if" || fail "kernel address on $lan_if"
+ip -n "$NS_LB" link set "$lan_if" up
+
+listing() { xvsadm_ns -L -n 2>/dev/null; }
+weight_of() { # PORT RS:PORT -> the weight -L -n shows, empty when not listed
+    listing | awk -v svc="$VIP:$1" -v rs="$2" '
+        $1 == "TCP" { cur = ($2 == svc) }
+        cur && $1 == "->" && $2 == rs { print $4; exit }'
+}
+weight_is() { [[ "$(weight_of "$1" "$2")" == "$3" ]]; }
+rs1=$(rs_ip 1):8080
+rs2=$(rs_ip 2):8080
+all_up() {
+    weight_is 80 "$rs1" 1 && weight_is 80 "$rs2" 1 && weight_is 81 "$rs1" 1 && weight_is 81 "$rs2" 1
+}
+wait_until 10 all_up || fail "real servers up: $(listing) $(xvsctl_ns check show 2>&1)"
+# Every check's last attempt a success (a first one that ran before the kernel address existed
+# is retried 2 s later): the next round is delay_loop away, so what removes rs1 below within
+# 2 s cannot be an active check.
+connected() { (($(xvsctl_ns check show 2>/dev/null | grep -c ' up .*connected') == 4)); }
+wait_until 10 connected || fail "all four checks connected: $(xvsctl_ns check show 2>&1)"
+http_loop 20 "$XE_TMP/before.txt" "http://$VIP/" 30
+assert_eq 10 "$(count_lines rs1 "$XE_TMP/before.txt")" "rs1 answers VIP:80 before the failure"
+pass "both real servers up in VIP:80 and VIP:81 (TCP_CHECK every $DELAY s)"
+
+# Client traffic to VIP:80 at about 25 connections/s, bounded (300 requests, 60 s).
+in_ns "$NS_CL" timeout 60 bash -c '
+    for ((k = 0; k < 300; k++)); do
+        body=$(curl -s --max-time 2 -H "Connection: close" "$1"); rc=$?
+        if ((rc == 0)) && [[ -n $body ]]; then echo "$(date +%s.%N) $body"; else echo "$(date +%s.%N) ERR$rc"; fi
+        sleep 0.04
+    done' _ "http://$VIP/" >"$XE_TMP/during.txt" &
+loop=$!
+XE_PIDS+=("$loop")
+sleep 1
+kill "$(cat "$XE_TMP/rs1/nginx.pid")" || fail "stop nginx on rs1"
+t0=$(date +%s.%N)
+wait_until 10 weight_is 80 "$rs1" "" ||
+    fail "rs1 still in VIP:80 10 s after nginx stopped: $(listing) $(xvsctl_ns check show 2>&1)"
+t1=$(date +%s.%N)
+passive_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+in81=$(weight_of 81 "$rs1")
+log "rs1 left VIP:80 ${passive_s} s after nginx stopped (passive); in VIP:81 (active only): '${in81}'"
+assert_float_between "$passive_s" 0 2 "seconds until passive checking removed rs1 from VIP:80"
+shown=$(xvsctl_ns check show 2>&1)
+echo "$shown" >&2
+assert_contains "$shown" "passive: " "check show gives the passive verdict"
+wait_until $((DELAY + 8)) weight_is 81 "$rs1" "" ||
+    fail "rs1 still in VIP:81 $((DELAY + 8)) s after nginx stopped: $(listing)"
+t2=$(date +%s.%N)
+active_s=$(awk -v a="$t0" -v b="$t2" 'BEGIN { printf "%.2f", b - a }')
+log "rs1 left VIP:81 ${active_s} s after nginx stopped (active TCP_CHECK, delay_loop $DELAY)"
+wait "$loop"
+# No request fails once rs1 left VIP:80 (those before: refused by rs1's kernel).
+late_err=$(awk -v t="$t1" '$1 > t + 0.2 && $2 ~ /^ERR/' "$XE_TMP/during.txt" | wc -l)
+early_err=$(awk -v t="$t1" '$1 <= t + 0.2 && $2 ~ /^ERR/' "$XE_TMP/during.txt" | wc -l)
+log "requests during the failure: $(wc -l <"$XE_TMP/during.txt"), failed before removal $early_err, after $late_err"
+assert_eq 0 "$late_err" "requests failed after rs1 left VIP:80"
+assert_eq 300 "$(wc -l <"$XE_TMP/during.txt")" "requests made during the failure"
+pass "passive: rs1 out of VIP:80 in ${passive_s} s; active only (VIP:81): ${active_s} s"
+
+# nginx back: rs1 returns to VIP:80 through its TCP_CHECK (the next, within delay_loop).
+bg_ns "$(ns_rs 1)" "$XE_TMP/rs1/nginx2.out" nginx -c "$XE_TMP/rs1/nginx.conf"
+wait_until 10 in_ns "$(ns_rs 1)" curl -s --max-time 1 -o /dev/null "http://$rs1/" ||
+    fail "nginx on rs1 did not restart"
+t3=$(date +%s.%N)
+wait_until $((DELAY + 5)) weight_is 80 "$rs1" 1 ||
+    fail "rs1 did not return to VIP:80 within delay_loop: $(listing) $(xvsctl_ns check show 2>&1)"
+t4=$(date +%s.%N)
+back_s=$(awk -v a="$t3" -v b="$t4" 'BEGIN { printf "%.2f", b - a }')
+log "rs1 back in VIP:80 ${back_s} s after nginx restarted (its TCP_CHECK)"
+# It came back by its checker: check show has a TCP_CHECK success for it, not the verdict.
+shown=$(xvsctl_ns check show 2>&1)
+line=$(echo "$shown" | awk -v rs="$rs1" '$1 == "TCP" && $2 == "'"$VIP"':80" && $3 == rs')
+assert_eq up "$(echo "$line" | awk '{ print $5 }')" "rs1's VIP:80 checker state"
+assert_not_contains "$line" "passive: " "rs1's VIP:80 checker's last result is its own check"
+http_loop 20 "$XE_TMP/back.txt" "http://$VIP/" 30
+assert_eq 10 "$(count_lines rs1 "$XE_TMP/back.txt")" "rs1 answers VIP:80 again"
+stop_xvsd
+pass "passive checking on $pmd: removal ${passive_s} s (active only ${active_s} s), back by TCP_CHECK in ${back_s} s"

@@ -369,6 +369,7 @@ class Parser {
     void checker_block(const Token& kw, RealServer& rs, CheckType type);
     void checker_keyword(const Token& t, CheckerConf& c);
     void url_block(const Token& kw, CheckerConf& c);
+    void feedback_block(const Token& kw, VirtualServer& vs);
     std::optional<uint32_t> seconds_value(const Token& kw, uint32_t min_ms);
     std::vector<std::string> script_value(const Token& kw);
     void health_resolve(VirtualServer& vs);

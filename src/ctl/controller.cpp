@@ -389,6 +389,13 @@ json Controller::dispatch(const json& req) {
             r["checks"] = check_show_ ? check_show_() : json::array();
             return r;
         }
+        if (cmd == "feedback_show") {
+            json r = ok();
+            r["feedback"] = feedback_show_
+                                ? feedback_show_()
+                                : json{{"listeners", json::array()}, {"servers", json::array()}};
+            return r;
+        }
         if (cmd == "add_service" || cmd == "edit_service") {
             const json& s = field(req, "service");
             if (auto why = unsupported_service_attrs(s)) return err(*why);

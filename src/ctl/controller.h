@@ -67,6 +67,10 @@ public:
 
     // `check_show` answers {"checks": show()} (the daemon's health manager); unset: no checks.
     void set_check_show(std::function<nlohmann::json()> show) { check_show_ = std::move(show); }
+    // `feedback_show` answers {"feedback": show()} (load feedback, ctl/health/feedback.h).
+    void set_feedback_show(std::function<nlohmann::json()> show) {
+        feedback_show_ = std::move(show);
+    }
 
     struct Totals {
         uint64_t conns = 0, inpkts = 0, outpkts = 0, inbytes = 0, outbytes = 0;
@@ -111,6 +115,7 @@ private:
     std::chrono::steady_clock::time_point last_estimate_{};
     std::optional<uint32_t> cookie_rotated_at_;
     std::function<nlohmann::json()> check_show_;  // counter of the last rotation (or start)
+    std::function<nlohmann::json()> feedback_show_;
 };
 
 }  // namespace xvs::ctl

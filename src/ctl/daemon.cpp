@@ -176,6 +176,7 @@ Result<void> Daemon::start() {
     for (auto& w : workers_) raw.push_back(w.get());
     controller_ = std::make_unique<Controller>(*director_, raw, ports_, [this] { return reload(); });
     controller_->set_check_show([this] { return health_->show(); });
+    controller_->set_feedback_show([this] { return health_->feedback_show(); });
     health_->on_change = [this] { controller_->flush_removed_dests(); };
 
     // Workers on spare EAL lcores; without one (e.g. "-l 0" on a small machine) a plain thread.

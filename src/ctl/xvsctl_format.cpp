@@ -110,10 +110,10 @@ Result<std::vector<LinkEntry>> decode_links(const json& reply) {
             e.port_id = static_cast<uint32_t>(get_uint(l, "port_id", UINT16_MAX));
             e.up = get_bool(l, "up");
             const json& s = field(l, "stats");
-            e.stats =
-                LinkStats{get_uint(s, "ipackets"), get_uint(s, "opackets"), get_uint(s, "ibytes"),
-                          get_uint(s, "obytes"),   get_uint(s, "imissed"),  get_uint(s, "ierrors"),
-                          get_uint(s, "oerrors"),  get_uint(s, "rx_nombuf")};
+            e.stats = LinkStats{get_uint(s, "ipackets"), get_uint(s, "opackets"),
+                                get_uint(s, "ibytes"),   get_uint(s, "obytes"),
+                                get_uint(s, "imissed"),  get_uint(s, "ierrors"),
+                                get_uint(s, "oerrors"),  get_uint(s, "rx_nombuf")};
             out.push_back(std::move(e));
         }
         return out;
@@ -180,7 +180,8 @@ Result<StatsReply> decode_stats(const json& reply) {
         out.workers = static_cast<uint32_t>(get_uint(reply, "workers", UINT32_MAX));
         for (const json& c : get_array(reply, "counters")) {
             out.counters.push_back(CounterEntry{get_string(c, "name"), get_uint(c, "value"),
-                                                get_bool(c, "drop"), get_string(c, "description")});
+                                                get_bool(c, "drop"),
+                                                get_string(c, "description")});
         }
         return out;
     });
@@ -191,15 +192,16 @@ std::string format_links(std::vector<LinkEntry> links, bool with_stats) {
                      [](const LinkEntry& a, const LinkEntry& b) { return a.port_id < b.port_id; });
     std::string out;
     for (const auto& l : links) {
-        out += std::to_string(l.port_id) + ": " + l.name + ": " + (l.up ? "<UP>" : "<NO-CARRIER>") +
-               " mtu " + std::to_string(l.mtu) + " dev " + l.dev + "\n";
+        out += std::to_string(l.port_id) + ": " + l.name + ": " +
+               (l.up ? "<UP>" : "<NO-CARRIER>") + " mtu " + std::to_string(l.mtu) + " dev " +
+               l.dev + "\n";
         out += "    link/ether " + l.mac + "\n";
         if (!with_stats) continue;
         const LinkStats& s = l.stats;
         out += counter_block("RX", {"bytes", "packets", "errors", "missed", "nombuf"},
                              {s.ibytes, s.ipackets, s.ierrors, s.imissed, s.rx_nombuf});
-        out +=
-            counter_block("TX", {"bytes", "packets", "errors"}, {s.obytes, s.opackets, s.oerrors});
+        out += counter_block("TX", {"bytes", "packets", "errors"},
+                             {s.obytes, s.opackets, s.oerrors});
     }
     return out;
 }
@@ -230,10 +232,8 @@ std::string format_routes(std::vector<RouteEntry> routes) {
         out += prefix_text(r.prefix);
         if (r.gateway) out += " via " + net::to_string(*r.gateway);
         out += " dev " + r.ifname;
-        if (r.connected)
-            out += " proto kernel scope link";
-        else if (!r.gateway)
-            out += " scope link";
+        if (r.connected) out += " proto kernel scope link";
+        else if (!r.gateway) out += " scope link";
         out += "\n";
     }
     return out;
@@ -368,8 +368,8 @@ std::string format_stats(const StatsReply& stats, bool all) {
         }
         return body.empty() ? title + " none\n" : title + "\n" + body;
     };
-    std::string workers =
-        std::to_string(stats.workers) + (stats.workers == 1 ? " worker" : " workers");
+    std::string workers = std::to_string(stats.workers) +
+                          (stats.workers == 1 ? " worker" : " workers");
     return section("Counters (sum of " + workers + "):", false) + section("Drops:", true);
 }
 

@@ -205,7 +205,7 @@ inline constexpr std::array kKeywords = {
     Keyword{"feedback", "smoothing", detail::A, "0..0.999, share of the old load kept, default 0.5"},
     Keyword{"feedback", "floor", detail::A, "lowest dynamic weight, default 1"},
     Keyword{"feedback", "ceiling", detail::A, "highest dynamic weight, default the configured one"},
-    Keyword{"feedback", "metric", detail::A, "cpu runq mem conns custom (max of those), default cpu"},
+    Keyword{"feedback", "metric", detail::A, "cpu runq loadavg mem conns custom (the largest), default cpu"},
     Keyword{"feedback", "conns_max", detail::A, "metric conns: connections at full load"},
     Keyword{"feedback", "silence", detail::A, "seconds without reports = silent, default 3 intervals"},
     Keyword{"feedback", "on_silence", detail::A, "keep | configured (default) | zero"},

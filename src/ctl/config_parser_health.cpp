@@ -199,7 +199,7 @@ bool Parser::health_vs_keyword(const Token& t, VirtualServer& vs) {
 }
 
 // `feedback { port N; key TEXT | keyfile PATH; interval S; smoothing F; floor W; ceiling W;
-// on_silence keep|configured|zero; silence S; metric cpu|runq|mem|conns|custom ...;
+// on_silence keep|configured|zero; silence S; metric cpu|runq|loadavg|mem|conns|custom ...;
 // conns_max N; listen ADDR; max_skew S }` (xvs; ctl/health/feedback.h).
 void Parser::feedback_block(const Token& kw, VirtualServer& vs) {
     if (vs.health.feedback) {
@@ -307,14 +307,15 @@ void Parser::feedback_block(const Token& kw, VirtualServer& vs) {
             if (auto v = choice(t, kFeedbackSilence)) fb.on_silence = *v;
         } else if (k == "metric") {
             fb.metrics = 0;
-            if (!has_value(t)) error(t, "metric: missing value (cpu runq mem conns custom)");
+            if (!has_value(t))
+                error(t, "metric: missing value (cpu runq loadavg mem conns custom)");
             while (has_value(t)) {
                 const Token& val = take();
                 auto it = std::find_if(kFeedbackMetrics.begin(), kFeedbackMetrics.end(),
                                        [&](const auto& m) { return m.first == val.text; });
                 if (it == kFeedbackMetrics.end()) {
-                    error(val,
-                          "metric: bad value " + quoted(val.text) + " (cpu|runq|mem|conns|custom)");
+                    error(val, "metric: bad value " + quoted(val.text) +
+                                   " (cpu|runq|loadavg|mem|conns|custom)");
                     continue;
                 }
                 fb.metrics |= static_cast<uint32_t>(it->second);

@@ -12,7 +12,8 @@
 //    20    2 cpu_permille: CPU busy over the last interval, 0..1000 (all CPUs, or a cgroup's)
 //    22    2 mem_permille: memory in use (MemTotal - MemAvailable), 0..1000
 //    24    4 loadavg_x100: 1-minute load average x 100
-//    28    2 running: runnable tasks (/proc/loadavg's 4th field, numerator)
+//    28    2 running: runnable tasks but the agent (/proc/loadavg's 4th field's numerator,
+//              or the tasks in state R of the agent's --cgroup)
 //    30    2 ncpu: online CPUs
 //    32    4 established: TCP connections in ESTABLISHED (IPv4 + IPv6)
 //    36    4 custom_permille: 0..1000 (a load percentage x 10)

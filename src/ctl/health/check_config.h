@@ -127,10 +127,18 @@ struct SorryServer {
 // A virtual server's `feedback { ... }` block (xvs, issue 14 item 4, seed 002): its real
 // servers run xvs-agent, which reports their load over UDP to `port` on the director's kernel
 // addresses; each report turns into a dynamic weight (ctl/health/feedback.h has the formula).
-enum class FeedbackMetric : uint8_t { Cpu = 1, Runq = 2, Mem = 4, Conns = 8, Custom = 16 };
-inline constexpr std::array<std::pair<std::string_view, FeedbackMetric>, 5> kFeedbackMetrics = {{
+enum class FeedbackMetric : uint8_t {
+    Cpu = 1,
+    Runq = 2,
+    Mem = 4,
+    Conns = 8,
+    Custom = 16,
+    Loadavg = 32
+};
+inline constexpr std::array<std::pair<std::string_view, FeedbackMetric>, 6> kFeedbackMetrics = {{
     {"cpu", FeedbackMetric::Cpu},
     {"runq", FeedbackMetric::Runq},
+    {"loadavg", FeedbackMetric::Loadavg},
     {"mem", FeedbackMetric::Mem},
     {"conns", FeedbackMetric::Conns},
     {"custom", FeedbackMetric::Custom},

@@ -37,8 +37,9 @@ uint32_t top_of(const FeedbackConf& conf, uint32_t base) {
 double feedback_sample(const FeedbackConf& conf, const net::FeedbackReport& r) {
     double s = 0;
     if (has(conf, FeedbackMetric::Cpu)) s = std::max(s, r.cpu_permille / 1000.0);
-    if (has(conf, FeedbackMetric::Runq))
-        s = std::max(s, r.loadavg_x100 / 100.0 / std::max<uint16_t>(r.ncpu, 1));
+    const double ncpu = std::max<uint16_t>(r.ncpu, 1);
+    if (has(conf, FeedbackMetric::Runq)) s = std::max(s, r.running / ncpu);
+    if (has(conf, FeedbackMetric::Loadavg)) s = std::max(s, r.loadavg_x100 / 100.0 / ncpu);
     if (has(conf, FeedbackMetric::Mem)) s = std::max(s, r.mem_permille / 1000.0);
     if (has(conf, FeedbackMetric::Conns) && conf.conns_max)
         s = std::max(s, double(r.established) / conf.conns_max);

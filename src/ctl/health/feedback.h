@@ -6,7 +6,9 @@
 // The formula, for a real server whose configured (or misc_dynamic) weight is W:
 //   sample  = max over the block's `metric`s of
 //               cpu    cpu_permille / 1000
-//               runq   loadavg / ncpu           (1-minute load average per CPU)
+//               runq   running / ncpu           (runnable tasks per CPU now: seed 002's
+//                                                measure; a cgroup's with xvs-agent --cgroup)
+//               loadavg loadavg / ncpu          (1-minute load average per CPU)
 //               mem    mem_permille / 1000
 //               conns  established / conns_max
 //               custom custom_permille / 1000  (the agent's --load-cmd / --load-file)

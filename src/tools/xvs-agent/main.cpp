@@ -46,8 +46,9 @@ constexpr const char* kUsage =
     "      --key TEXT            the shared secret on the command line (visible in ps)\n"
     "  -i, --interval SECONDS    how often to report (default 1; 0.1 .. 3600)\n"
     "  -s, --source ADDR         source address of the reports (default: the route's)\n"
-    "      --cgroup DIR          CPU of this cgroup instead of the whole machine (a real server\n"
-    "                            that is a container): DIR/cpu.stat (v2) or DIR/cpuacct.usage\n"
+    "      --cgroup DIR          CPU and run queue of this cgroup instead of the whole machine\n"
+    "                            (a real server that is a container): DIR/cpu.stat (v2) or\n"
+    "                            DIR/cpuacct.usage (v1), tasks in state R of DIR\n"
     "      --load-cmd CMD        run CMD (sh -c) every interval: its first line, a percentage\n"
     "                            0..100, is reported as the `custom` metric\n"
     "      --load-file PATH      read the `custom` percentage from PATH every interval\n"
@@ -261,8 +262,10 @@ class Sampler {
         if (auto text = agent::read_text(o_.proc + "/loadavg"))
             if (auto la = agent::parse_loadavg(*text)) {
                 r.loadavg_x100 = la->x100;
-                r.running = la->running;
+                // The count includes the agent, running as it reads.
+                r.running = la->running > 0 ? static_cast<uint16_t>(la->running - 1) : 0;
             }
+        if (!o_.cgroup.empty()) r.running = cgroup_running();
         if (auto text = agent::read_text(o_.proc + "/meminfo"))
             if (auto m = agent::parse_meminfo_permille(*text)) r.mem_permille = *m;
         for (const char* f : {"/net/tcp", "/net/tcp6"})
@@ -306,6 +309,28 @@ class Sampler {
         if (auto t = agent::read_text(o_.cgroup + "/cpuacct.usage"))
             return agent::parse_cgroup_v1_usage_ns(*t);
         return std::nullopt;
+    }
+    // Tasks of the cgroup in state R (running or waiting for a CPU), the agent's own threads
+    // left out: the container's run queue.
+    uint16_t cgroup_running() const {
+        std::optional<std::string> list;
+        for (const char* f : {"/cgroup.threads", "/tasks", "/cgroup.procs"})
+            if ((list = agent::read_text(o_.cgroup + f))) break;
+        if (!list) return 0;
+        const std::string self = std::to_string(getpid());
+        uint32_t n = 0;
+        size_t pos = 0;
+        while (pos < list->size()) {
+            size_t end = list->find('\n', pos);
+            if (end == std::string::npos) end = list->size();
+            const std::string tid = list->substr(pos, end - pos);
+            pos = end + 1;
+            if (tid.empty() || tid == self) continue;
+            auto stat = agent::read_text(o_.proc + "/" + tid + "/stat");
+            if (!stat) continue;  // gone meanwhile
+            if (auto st = agent::parse_stat_state(*stat); st && *st == 'R') ++n;
+        }
+        return static_cast<uint16_t>(std::min<uint32_t>(n, 65535));
     }
     static void warn_once(bool& flag, const std::string& msg) {
         if (!flag) std::cerr << "xvs-agent: " << msg << "\n";

@@ -149,6 +149,14 @@ std::optional<uint32_t> parse_load_percent(std::string_view text) {
     return std::min<uint32_t>(1000, (*v + 5) / 10);
 }
 
+std::optional<char> parse_stat_state(std::string_view text) {
+    // "PID (COMM) S ...": COMM may hold blanks and parentheses, so from the last ')'.
+    const size_t close = text.rfind(')');
+    if (close == std::string_view::npos || close + 2 >= text.size() || text[close + 1] != ' ')
+        return std::nullopt;
+    return text[close + 2];
+}
+
 std::optional<uint64_t> parse_cgroup_v2_usage_ns(std::string_view text) {
     size_t pos = 0;
     while (pos < text.size()) {

@@ -36,6 +36,9 @@ uint32_t count_established(std::string_view proc_net_tcp);
 // "37.5", "37.5%", "37" + newline: a load percentage, clamped to 0..100, as permille.
 std::optional<uint32_t> parse_load_percent(std::string_view text);
 
+// The state letter of /proc/PID/stat ("R" running or runnable, "S" sleeping, ...).
+std::optional<char> parse_stat_state(std::string_view proc_pid_stat);
+
 // A cgroup's CPU time in ns: cgroup v2 cpu.stat ("usage_usec N") or v1 cpuacct.usage ("N").
 std::optional<uint64_t> parse_cgroup_v2_usage_ns(std::string_view cpu_stat);
 std::optional<uint64_t> parse_cgroup_v1_usage_ns(std::string_view cpuacct_usage);

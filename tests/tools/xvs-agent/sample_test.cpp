@@ -53,6 +53,12 @@ TEST(AgentSample, LoadPercentIsClampedPermille) {
     EXPECT_FALSE(parse_load_percent("-5"));
 }
 
+TEST(AgentSample, StatState) {
+    EXPECT_EQ(parse_stat_state("4242 (sh) R 1 4242 4242 0 -1"), 'R');
+    EXPECT_EQ(parse_stat_state("17 (a (b) c) S 1 2"), 'S');
+    EXPECT_FALSE(parse_stat_state("17 (trunc"));
+}
+
 TEST(AgentSample, CgroupUsage) {
     EXPECT_EQ(parse_cgroup_v2_usage_ns("usage_usec 1500\nuser_usec 1000\n"), 1'500'000u);
     EXPECT_FALSE(parse_cgroup_v2_usage_ns("user_usec 1000\n"));

@@ -36,6 +36,7 @@ TEST(FeedbackFormula, SampleIsTheLargestSelectedMetric) {
     net::FeedbackReport r = report(300);
     r.mem_permille = 900;
     r.loadavg_x100 = 300;  // 1.5 per CPU: clamped to 1
+    r.running = 1;         // 0.5 per CPU
     r.established = 50;
     r.has_custom = true;
     r.custom_permille = 600;
@@ -44,8 +45,10 @@ TEST(FeedbackFormula, SampleIsTheLargestSelectedMetric) {
     EXPECT_DOUBLE_EQ(feedback_sample(c, r), 0.6);
     c.metrics = uint32_t(FeedbackMetric::Mem);
     EXPECT_DOUBLE_EQ(feedback_sample(c, r), 0.9);
-    c.metrics = uint32_t(FeedbackMetric::Runq);
+    c.metrics = uint32_t(FeedbackMetric::Loadavg);
     EXPECT_DOUBLE_EQ(feedback_sample(c, r), 1.0);
+    c.metrics = uint32_t(FeedbackMetric::Runq);
+    EXPECT_DOUBLE_EQ(feedback_sample(c, r), 0.5);
     c.metrics = uint32_t(FeedbackMetric::Conns);
     c.conns_max = 200;
     EXPECT_DOUBLE_EQ(feedback_sample(c, r), 0.25);
@@ -311,7 +314,7 @@ TEST(FeedbackConfig, ParsesEverySetting) {
         smoothing 0.75
         floor 2
         ceiling 200
-        metric cpu custom conns
+        metric cpu custom conns runq loadavg
         conns_max 5000
         silence 4
         on_silence zero
@@ -332,7 +335,8 @@ TEST(FeedbackConfig, ParsesEverySetting) {
     EXPECT_EQ(fb->floor, 2u);
     EXPECT_EQ(fb->ceiling, 200u);
     EXPECT_EQ(fb->metrics, uint32_t(FeedbackMetric::Cpu) | uint32_t(FeedbackMetric::Custom) |
-                               uint32_t(FeedbackMetric::Conns));
+                               uint32_t(FeedbackMetric::Conns) | uint32_t(FeedbackMetric::Runq) |
+                               uint32_t(FeedbackMetric::Loadavg));
     EXPECT_EQ(fb->conns_max, 5000u);
     EXPECT_EQ(fb->silence_ms, 4000u);
     EXPECT_EQ(fb->on_silence, FeedbackSilence::Zero);

@@ -144,6 +144,16 @@ TEST_F(ControllerTest, CheckShowAsksTheHealthManager) {
     EXPECT_EQ(r["checks"][0]["dest"], "10.10.2.2:80");
 }
 
+// feedback_show answers what the health manager's feedback hub shows (none set: empty lists).
+TEST_F(ControllerTest, FeedbackShowAsksTheHealthManager) {
+    json r = send(json{{"cmd", "feedback_show"}});
+    EXPECT_EQ(outcome(r), "ok");
+    EXPECT_EQ(r["feedback"]["servers"], json::array());
+    ctl_->set_feedback_show([] { return json{{"listeners", json::array()}, {"servers", {1}}}; });
+    r = send(json{{"cmd", "feedback_show"}});
+    EXPECT_EQ(r["feedback"]["servers"].size(), 1u);
+}
+
 TEST_F(ControllerTest, AddServiceErrors) {
     ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "ok");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "Service already exists");

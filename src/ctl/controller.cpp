@@ -95,7 +95,7 @@ json Controller::service_json(const lb::Service& s) const {
            {"sched_flags", lb::sched_flag_names(s.sched_name, s.sched_flags)},
            {"mh_table_size", s.mh_table_size},
            {"ops", (s.flags & lb::kSvcFlagOps) != 0},
-           {"pe", ""},
+           {"pe", (s.flags & lb::kSvcFlagPeSip) ? "sip" : ""},
            {"synproxy", (s.flags & lb::kSvcFlagSynProxy) != 0},
            {"toa", (s.flags & lb::kSvcFlagToa) != 0},
            {"proxy_protocol", (s.flags & lb::kSvcFlagPpV1)   ? "v1"

@@ -243,6 +243,7 @@ struct VirtualServer {
     std::string laddr_group;
     bool syn_proxy = false;
     bool ops = false;  // keepalived `ops`: one-packet scheduling (UDP)
+    bool pe_sip = false;  // keepalived `persistence_engine sip`: templates by SIP Call-ID
     bool toa = false;
     ProxyProtocol proxy_protocol = ProxyProtocol::Off;
     Uoa uoa = Uoa::Off;

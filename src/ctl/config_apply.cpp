@@ -46,6 +46,7 @@ uint32_t service_flags(const VirtualServer& vs) {
     if (vs.toa) flags |= lb::kSvcFlagToa;
     if (vs.syn_proxy) flags |= lb::kSvcFlagSynProxy;
     if (vs.ops) flags |= lb::kSvcFlagOps;
+    if (vs.pe_sip) flags |= lb::kSvcFlagPeSip;
     if (vs.proxy_protocol == ProxyProtocol::V1) flags |= lb::kSvcFlagPpV1;
     if (vs.proxy_protocol == ProxyProtocol::V2) flags |= lb::kSvcFlagPpV2;
     if (vs.uoa == Uoa::Opp) flags |= lb::kSvcFlagUoaOpp;
@@ -349,6 +350,11 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
                     rep.changes.push_back(
                         "service " + svc_name(key) +
                         ((spec.flags & lb::kSvcFlagToa) ? " toa on" : " toa off"));
+                if ((old_flags ^ spec.flags) & lb::kSvcFlagPeSip)
+                    rep.changes.push_back("service " + svc_name(key) +
+                                          ((spec.flags & lb::kSvcFlagPeSip)
+                                               ? " persistence_engine sip"
+                                               : " persistence_engine none"));
                 if ((old_flags ^ spec.flags) & lb::kSvcFlagOps)
                     rep.changes.push_back(
                         "service " + svc_name(key) +

@@ -4,7 +4,10 @@
 // keepalived lets `delay_loop` come after the real servers it applies to.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "ctl/config_parser_impl.h"
 
@@ -189,10 +192,165 @@ bool Parser::health_vs_keyword(const Token& t, VirtualServer& vs) {
         auto addr = inet_value(t);
         auto port = addr ? port_value(t) : std::nullopt;
         if (addr && port) h.sorry = SorryServer{*addr, *port, loc(t).file, t.line};
+    } else if (k == "feedback") {
+        feedback_block(t, vs);
     } else {
         return false;
     }
     return true;
+}
+
+// `feedback { port N; key TEXT | keyfile PATH; interval S; smoothing F; floor W; ceiling W;
+// on_silence keep|configured|zero; silence S; metric cpu|runq|loadavg|mem|conns|custom ...;
+// conns_max N; listen ADDR; max_skew S }` (xvs; ctl/health/feedback.h).
+void Parser::feedback_block(const Token& kw, VirtualServer& vs) {
+    if (vs.health.feedback) {
+        error(kw, "feedback: a virtual_server has one feedback block");
+        skip_statement(kw);
+        return;
+    }
+    FeedbackConf fb;
+    fb.file = loc(kw).file;
+    fb.line = kw.line;
+    bool ok = true;
+    bool has_port = false;
+    std::optional<SourceLoc> key_loc;
+    std::optional<SourceLoc> floor_loc;
+    block(kw, [&](const Token& t) {
+        if (classified(t, "feedback")) return;
+        const std::string& k = t.text;
+        if (k == "port") {
+            auto p = port_value(t);
+            if (p && *p == 0) error(t, "feedback: port 0: name the UDP port the agents report to");
+            if (p && *p) {
+                fb.port = *p;
+                has_port = true;
+            }
+        } else if (k == "listen") {
+            if (auto a = inet_value(t)) fb.listen = *a;
+        } else if (k == "key" || k == "keyfile") {
+            const Token* val = value(t);
+            if (!val) return;
+            if (key_loc) {
+                error(t, "feedback: one key or keyfile");
+                ok = false;
+                return;
+            }
+            key_loc = loc(t);
+            std::string text = val->text;
+            if (k == "keyfile") {
+                std::string path = val->text;
+                const std::string& f = loc(t).file;
+                if (!path.empty() && path[0] != '/' && f.rfind('/') != std::string::npos)
+                    path = f.substr(0, f.rfind('/') + 1) + path;
+                std::ifstream in(path, std::ios::binary);
+                std::ostringstream buf;
+                if (in) buf << in.rdbuf();
+                if (!in || in.bad()) {
+                    error(*val, "feedback: keyfile " + path + ": " + std::strerror(errno));
+                    ok = false;
+                    return;
+                }
+                text = buf.str();
+            }
+            size_t n = 0;
+            for (char c : text)
+                if (c != ' ' && c != '\t' && c != '\n' && c != '\r') ++n;
+            if (n < 16) {
+                error(*val, "feedback: " + k +
+                                ": the key must have at least 16 characters (e.g. "
+                                "`head -c 32 /dev/urandom | base64`)");
+                ok = false;
+                return;
+            }
+            fb.secret = std::move(text);
+        } else if (k == "interval") {
+            if (auto ms = seconds_value(t, 100)) fb.interval_ms = *ms;
+        } else if (k == "silence") {
+            if (auto ms = seconds_value(t, 100)) fb.silence_ms = *ms;
+        } else if (k == "max_skew") {
+            if (auto ms = seconds_value(t, 100)) fb.max_skew_ms = *ms;
+        } else if (k == "smoothing") {
+            const Token* val = value(t);
+            if (!val) return;
+            // 0, 0.5, .75 ... below 1: the share of the previous load kept.
+            const std::string& v = val->text;
+            uint32_t permille = 0;
+            size_t i = 0;
+            bool good = !v.empty();
+            if (i < v.size() && v[i] == '0') ++i;
+            if (i < v.size() && v[i] == '.') {
+                ++i;
+                uint32_t scale = 100;
+                size_t digits = 0;
+                for (; i < v.size() && v[i] >= '0' && v[i] <= '9' && digits < 3; ++i, ++digits) {
+                    permille += uint32_t(v[i] - '0') * scale;
+                    scale /= 10;
+                }
+                good = good && digits > 0;
+            }
+            if (!good || i != v.size()) {
+                error(*val, "feedback: smoothing " + quoted(v) +
+                                ": a fraction from 0 to 0.999 (the share of the previous load "
+                                "kept at each report)");
+                return;
+            }
+            fb.smoothing_permille = permille;
+        } else if (k == "floor") {
+            if (auto n = number_value(t, 0, 65535)) {
+                fb.floor = *n;
+                floor_loc = loc(t);
+            }
+        } else if (k == "ceiling") {
+            if (auto n = number_value(t, 1, 65535)) fb.ceiling = *n;
+        } else if (k == "conns_max") {
+            if (auto n = number_value(t, 1, UINT32_MAX)) fb.conns_max = *n;
+        } else if (k == "on_silence") {
+            if (auto v = choice(t, kFeedbackSilence)) fb.on_silence = *v;
+        } else if (k == "metric") {
+            fb.metrics = 0;
+            if (!has_value(t))
+                error(t, "metric: missing value (cpu runq loadavg mem conns custom)");
+            while (has_value(t)) {
+                const Token& val = take();
+                auto it = std::find_if(kFeedbackMetrics.begin(), kFeedbackMetrics.end(),
+                                       [&](const auto& m) { return m.first == val.text; });
+                if (it == kFeedbackMetrics.end()) {
+                    error(val, "metric: bad value " + quoted(val.text) +
+                                   " (cpu|runq|loadavg|mem|conns|custom)");
+                    continue;
+                }
+                fb.metrics |= static_cast<uint32_t>(it->second);
+            }
+        } else {
+            unknown(t, "feedback");
+        }
+    });
+    if (!has_port) {
+        error(kw, "feedback: port missing: the UDP port xvs-agent reports to");
+        ok = false;
+    }
+    if (!key_loc && ok) {
+        error(kw, "feedback: key or keyfile missing: reports are authenticated with a shared key");
+        ok = false;
+    }
+    if (fb.ceiling && fb.floor > fb.ceiling) {
+        error(floor_loc ? *floor_loc : loc(kw), "feedback: floor " + std::to_string(fb.floor) +
+                                                    " above ceiling " + std::to_string(fb.ceiling));
+        ok = false;
+    }
+    if ((fb.metrics & static_cast<uint32_t>(FeedbackMetric::Conns)) && !fb.conns_max) {
+        error(kw,
+              "feedback: metric conns needs conns_max (the connection count that is full load)");
+        ok = false;
+    }
+    if (fb.silence_ms && fb.silence_ms < fb.interval_ms) {
+        error(kw, "feedback: silence " + std::to_string(fb.silence_ms) +
+                      " ms is shorter than the interval (" + std::to_string(fb.interval_ms) +
+                      " ms): every server would count as silent");
+        ok = false;
+    }
+    if (ok) vs.health.feedback = std::move(fb);
 }
 
 bool Parser::health_rs_keyword(const Token& t, RealServer& rs) {

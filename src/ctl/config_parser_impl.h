@@ -370,6 +370,7 @@ class Parser {
     void checker_keyword(const Token& t, CheckerConf& c);
     void url_block(const Token& kw, CheckerConf& c);
     void passive_block(const Token& kw, std::optional<PassiveConf>& out);
+    void feedback_block(const Token& kw, VirtualServer& vs);
     std::optional<uint32_t> seconds_value(const Token& kw, uint32_t min_ms);
     std::vector<std::string> script_value(const Token& kw);
     void health_resolve(VirtualServer& vs);

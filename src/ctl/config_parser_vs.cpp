@@ -158,6 +158,9 @@ void Parser::virtual_server(const Token& kw) {
         warning(*p.proto_loc,
                 "protocol of a fwmark service is unused: it takes TCP and UDP "
                 "(narrow a mark by protocol in fwmark_defs)");
+    if (p.pe_loc && vs.persistence_timeout == 0)
+        error(*p.pe_loc,
+              "persistence_engine sip needs persistence_timeout: the Call-ID picks a template");
     if (p.granularity_loc && vs.persistence_timeout == 0)
         error(*p.granularity_loc,
               "persistence_granularity without persistence_timeout has no effect: add "
@@ -337,6 +340,14 @@ void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& 
                           " is not a prime (Maglev needs one: e.g. 251, 4093, 65537, 131071)");
             vs.mh_table_size = *n;
             p.table_loc = loc(t);
+        }
+    } else if (k == "persistence_engine") {
+        static constexpr std::array<std::pair<std::string_view, bool>, 1> kEngines = {{
+            {"sip", true},
+        }};
+        if (auto v = choice(t, kEngines)) {
+            vs.pe_sip = *v;
+            p.pe_loc = loc(t);
         }
     } else if (k == "persistence_timeout") {
         // keepalived and ipvsadm -p: no value is 360 s.

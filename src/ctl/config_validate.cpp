@@ -136,9 +136,39 @@ class Validator {
         validate_local_addresses();
         validate_families();
         validate_ip();
+        validate_feedback();
     }
 
   private:
+    // Load feedback: services that share a UDP port share its socket, so they share its key
+    // and listen address; and the reports go to the director's kernel, so `listen` is not an
+    // address xvs itself owns.
+    void validate_feedback() {
+        struct Seen {
+            const FeedbackConf* fb;
+        };
+        std::map<uint16_t, Seen> ports;
+        for (const VirtualServer& vs : cfg_.virtual_servers) {
+            const auto& fb = vs.health.feedback;
+            if (!fb) continue;
+            const SourceLoc at{fb->file, fb->line};
+            auto [it, inserted] = ports.emplace(fb->port, Seen{&*fb});
+            const FeedbackConf& first = *it->second.fb;
+            if (!inserted && first.line == fb->line && first.file == fb->file) continue;
+            if (!inserted && (first.secret != fb->secret || first.listen != fb->listen ||
+                              first.max_skew_ms != fb->max_skew_ms))
+                error(at, "feedback: port " + std::to_string(fb->port) + " is also used at " +
+                              first.file + ":" + std::to_string(first.line) +
+                              " with another key, listen or max_skew: give each key its own port");
+            if (fb->listen)
+                for (const AddressDef& a : cfg_.ip.addresses)
+                    if (a.addr == *fb->listen)
+                        error(at, "feedback: listen " + net::to_string(*fb->listen) +
+                                      " is an address of xvs (ip_defs at " + loc_text(a.loc) +
+                                      "): reports go to an address of the director's kernel");
+        }
+    }
+
     // Health checking (ctl/health/): where checks go and leave from is of one family, a
     // PING_CHECK has no port, and the sorry server is none of the real servers. Checked once
     // per virtual_server statement (a group's expansion shares the block).

@@ -28,6 +28,7 @@ struct PendingVs {
     std::optional<SourceLoc> table_loc;
     std::optional<SourceLoc> proto_loc;        // where protocol was given
     std::optional<SourceLoc> granularity_loc;  // where persistence_granularity was given
+    std::optional<SourceLoc> pe_loc;           // where persistence_engine was given
 };
 
 // A netif port named somewhere, checked against netif_defs at the end.

@@ -95,7 +95,7 @@ json Controller::service_json(const lb::Service& s) const {
            {"sched_flags", lb::sched_flag_names(s.sched_name, s.sched_flags)},
            {"mh_table_size", s.mh_table_size},
            {"ops", (s.flags & lb::kSvcFlagOps) != 0},
-           {"pe", ""},
+           {"pe", (s.flags & lb::kSvcFlagPeSip) ? "sip" : ""},
            {"synproxy", (s.flags & lb::kSvcFlagSynProxy) != 0},
            {"toa", (s.flags & lb::kSvcFlagToa) != 0},
            {"proxy_protocol", (s.flags & lb::kSvcFlagPpV1)   ? "v1"
@@ -388,6 +388,13 @@ json Controller::dispatch(const json& req) {
         if (cmd == "check_show") {
             json r = ok();
             r["checks"] = check_show_ ? check_show_() : json::array();
+            return r;
+        }
+        if (cmd == "feedback_show") {
+            json r = ok();
+            r["feedback"] = feedback_show_
+                                ? feedback_show_()
+                                : json{{"listeners", json::array()}, {"servers", json::array()}};
             return r;
         }
         if (cmd == "add_service" || cmd == "edit_service") {

@@ -72,6 +72,10 @@ public:
     using InhibitedFn =
         std::function<bool(const lb::ServiceKey&, const net::InetAddr&, uint16_t port)>;
     void set_inhibited(InhibitedFn fn) { inhibited_ = std::move(fn); }
+    // `feedback_show` answers {"feedback": show()} (load feedback, ctl/health/feedback.h).
+    void set_feedback_show(std::function<nlohmann::json()> show) {
+        feedback_show_ = std::move(show);
+    }
 
     struct Totals {
         uint64_t conns = 0, inpkts = 0, outpkts = 0, inbytes = 0, outbytes = 0;
@@ -117,6 +121,7 @@ private:
     std::optional<uint32_t> cookie_rotated_at_;
     InhibitedFn inhibited_;
     std::function<nlohmann::json()> check_show_;  // counter of the last rotation (or start)
+    std::function<nlohmann::json()> feedback_show_;
 };
 
 }  // namespace xvs::ctl

@@ -158,9 +158,9 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
         !lb::sched_flags_parse(s.value("sched_flags", std::vector<std::string>{})))
         return "invalid scheduler flag (sh-fallback, sh-port, mh-fallback, mh-port, flag-1..3)";
     if (s.contains("pe") && !s.at("pe").is_null() &&
-        (!s.at("pe").is_string() || !s.at("pe").get<std::string>().empty()))
-        return "Persistence engines (--pe sip) are not supported yet: remove --pe (plain -p "
-               "persistence groups by client address)";
+        (!s.at("pe").is_string() ||
+         (!s.at("pe").get<std::string>().empty() && s.at("pe").get<std::string>() != "sip")))
+        return "unknown persistence engine (--pe): the one there is is sip";
     return std::nullopt;
 }
 
@@ -173,6 +173,8 @@ lb::ServiceSpec service_spec_flags(const json& s) {
         spec.flags |= lb::kSvcFlagSynProxy;
     if (s.contains("ops") && s.at("ops").is_boolean() && s.at("ops").get<bool>())
         spec.flags |= lb::kSvcFlagOps;
+    if (s.contains("pe") && s.at("pe").is_string() && s.at("pe").get<std::string>() == "sip")
+        spec.flags |= lb::kSvcFlagPeSip;
     if (s.contains("proxy_protocol") && s.at("proxy_protocol").is_string()) {
         const std::string pp = s.at("proxy_protocol").get<std::string>();
         if (pp == "v1")

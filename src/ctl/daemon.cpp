@@ -182,6 +182,7 @@ Result<void> Daemon::start() {
         [this](const lb::ServiceKey& key, const net::InetAddr& addr, uint16_t port) {
             return health_->inhibited(key, addr, port);
         });
+    controller_->set_feedback_show([this] { return health_->feedback_show(); });
     health_->on_change = [this] { controller_->flush_removed_dests(); };
 
     // Workers on spare EAL lcores; without one (e.g. "-l 0" on a small machine) a plain thread.

@@ -244,6 +244,11 @@ Result<void> parse_check(Words& w, CtlCommand& c) {
     return no_more_words(w, "check show");
 }
 
+Result<void> parse_feedback(Words& w, CtlCommand& c) {
+    if (auto r = only_verbs(w, c, "feedback", CtlCommandKind::FeedbackShow); !r) return r;
+    return no_more_words(w, "feedback show");
+}
+
 Result<void> parse_stats(Words& w, CtlCommand& c) {
     if (auto r = only_verbs(w, c, "stats", CtlCommandKind::Stats); !r) return r;
     while (!w.done()) {
@@ -361,6 +366,7 @@ Result<CtlCommand> parse_xvsctl_args(const std::vector<std::string>& args) {
     else if (matches(object, "stats")) r = parse_stats(w, c);
     else if (matches(object, "connection") || object == "conns") r = parse_conn(w, c);
     else if (object.size() >= 2 && matches(object, "check")) r = parse_check(w, c);
+    else if (matches(object, "feedback")) r = parse_feedback(w, c);
     else if (matches(object, "help")) c.kind = CtlCommandKind::Help;
     else return make_error("unknown object " + quoted(object));
     if (!r) return make_error(r.error());
@@ -383,6 +389,7 @@ std::string xvsctl_usage_text() {
            "                   [dest ENDPOINT] [state STATE] [limit N]\n"
            "  xvsctl conn flush dest ADDR:PORT\n"
            "  xvsctl check show\n"
+           "  xvsctl feedback show\n"
            "\n"
            "ADDR is IPv4 (A.B.C.D) or IPv6 (2001:db8::1), LEN up to 32 or 128; an ENDPOINT is\n"
            "ADDR or ADDR:PORT, IPv6 in brackets with a port ([2001:db8::1]:80). default is\n"

@@ -26,7 +26,8 @@ enum class CtlCommandKind {
     Stats,
     ConnShow,
     ConnFlush,  // conn flush dest A.B.C.D:PORT|[V6]:PORT (filter.dest)
-    CheckShow,  // check show: every health checker (ctl/health/)
+    CheckShow,     // check show: every health checker (ctl/health/)
+    FeedbackShow,  // feedback show: load-feedback listeners and real servers
 };
 
 // conn show filters, already validated and normalised (proto lower case, state upper case,

@@ -298,6 +298,57 @@ Result<std::string> format_checks(const nlohmann::json& checks, int64_t now_unix
     return out;
 }
 
+Result<std::string> format_feedback(const nlohmann::json& fb) {
+    if (!fb.is_object() || !fb.contains("listeners") || !fb["listeners"].is_array() ||
+        !fb.contains("servers") || !fb["servers"].is_array())
+        return make_error("Malformed reply from xvsd: 'feedback' lacks listeners or servers");
+    auto num = [](const nlohmann::json& j, const char* k) -> std::string {
+        if (!j.contains(k) || !j[k].is_number()) return "-";
+        if (j[k].is_number_float()) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.3g", j[k].get<double>());
+            return buf;
+        }
+        return std::to_string(j[k].get<int64_t>());
+    };
+    auto str = [](const nlohmann::json& j, const char* k) -> std::string {
+        return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : "";
+    };
+    std::string out;
+    for (const auto& l : fb["listeners"]) {
+        out += "listener " + str(l, "listen") + ":" + num(l, "port");
+        if (l.contains("error")) out += " (" + str(l, "error") + ")";
+        out += ": received " + num(l, "received") + " accepted " + num(l, "accepted") +
+               " rejected " + num(l, "rejected") + " (bad_size " + num(l, "bad_size") +
+               " bad_magic " + num(l, "bad_magic") + " bad_version " + num(l, "bad_version") +
+               " bad_mac " + num(l, "bad_mac") + " replayed " + num(l, "replayed") + " stale " +
+               num(l, "stale") + " unknown_source " + num(l, "unknown_source") + ")\n";
+    }
+    constexpr int kCols = 12;
+    std::vector<std::array<std::string, kCols>> rows;
+    rows.push_back({"SERVICE", "DEST", "STATE", "CONF", "WEIGHT", "LOAD", "CPU%", "MEM%", "LOADAVG",
+                    "ESTAB", "CUSTOM%", "AGE"});
+    for (const auto& s : fb["servers"]) {
+        std::string age = num(s, "age_ms");
+        if (age != "-") age += "ms";
+        rows.push_back({str(s, "service"), str(s, "dest"), str(s, "state"), num(s, "configured"),
+                        num(s, "weight"), num(s, "load"), num(s, "cpu"), num(s, "mem"),
+                        num(s, "loadavg"), num(s, "established"), num(s, "custom"), age});
+    }
+    std::array<size_t, kCols> width{};
+    for (const auto& r : rows)
+        for (int i = 0; i < kCols; ++i) width[i] = std::max(width[i], r[i].size());
+    for (const auto& r : rows) {
+        std::string line;
+        for (int i = 0; i < kCols; ++i) {
+            line += r[i];
+            if (i < kCols - 1) line += std::string(width[i] - r[i].size() + 2, ' ');
+        }
+        out += line + "\n";
+    }
+    return out;
+}
+
 std::string format_stats(const StatsReply& stats, bool all) {
     std::vector<const CounterEntry*> shown;
     for (const auto& c : stats.counters)
@@ -350,6 +401,10 @@ Result<std::string> render_xvsctl_reply(const CtlCommand& cmd, const json& reply
             if (!reply.contains("checks") || !reply["checks"].is_array())
                 return make_error("Malformed reply from xvsd: 'checks' is not an array");
             return format_checks(reply["checks"], static_cast<int64_t>(std::time(nullptr)));
+        case CtlCommandKind::FeedbackShow:
+            if (!reply.contains("feedback"))
+                return make_error("Malformed reply from xvsd: no 'feedback'");
+            return format_feedback(reply["feedback"]);
         case CtlCommandKind::ConnFlush:
             if (!reply.contains("flushed") || !reply["flushed"].is_number_unsigned())
                 return make_error("Malformed reply from xvsd: 'flushed' is not a count");

@@ -75,6 +75,9 @@ std::string format_routes(std::vector<RouteEntry> routes);
 std::string format_neighbours(std::vector<NeighDisplay> neighbours);
 // `check show`: one line per checker (service, dest, type, state, last result and its age).
 Result<std::string> format_checks(const nlohmann::json& checks, int64_t now_unix);
+// `feedback show`: the listeners with their counters by reason, then one line per real server
+// of a feedback service (state, configured and dynamic weight, smoothed load, last report).
+Result<std::string> format_feedback(const nlohmann::json& feedback);
 // Without `all`, counters that are zero are left out.
 std::string format_stats(const StatsReply& stats, bool all);
 

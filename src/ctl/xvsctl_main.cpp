@@ -65,6 +65,7 @@ json build_xvsctl_request(const CtlCommand& c) {
             break;
         }
         case CtlCommandKind::CheckShow: req["cmd"] = "check_show"; break;
+        case CtlCommandKind::FeedbackShow: req["cmd"] = "feedback_show"; break;
         case CtlCommandKind::ConnFlush:
             req["cmd"] = "flush_dest";
             req["dest"] = c.filter.dest;

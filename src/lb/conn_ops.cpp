@@ -13,6 +13,7 @@
 #include "lb/worker_ctx.h"
 #include "lb/xmit/snat.h"
 #include "lb/xmit/xmit.h"
+#include "net/sip.h"
 #include "stack/exception.h"
 #include "stack/output.h"
 
@@ -69,6 +70,17 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     ConnKey tkey;
     if (view->persist_s) {
         tkey = persist_key(*view, lp.key, mark);
+        if ((view->flags & kSvcFlagPeSip) && lp.proto == net::kIpProtoUdp) {
+            // The Call-ID in the first segment's part of the payload (lb/service.h).
+            const uint8_t* start = rte_pktmbuf_mtod(lp.pkt, const uint8_t*);
+            const size_t in_seg = rte_pktmbuf_data_len(lp.pkt);
+            const size_t l4_at = static_cast<size_t>(lp.l4 - start);
+            const size_t hdr = sizeof(net::UdpHdr);
+            if (l4_at + hdr <= in_seg && lp.l4_len > hdr) {
+                const size_t n = std::min<size_t>(lp.l4_len - hdr, in_seg - l4_at - hdr);
+                if (auto id = net::sip_call_id(lp.l4 + hdr, n)) tkey.saddr = net::sip_call_key(*id);
+            }
+        }
         tpl = persist_lookup(w, *view, tkey);
     }
     Dest* dest =

@@ -102,6 +102,10 @@ Result<uint8_t> persist_check(const ServiceSpec& spec) {
     const uint8_t full = v4 ? 32 : 128;
     if (!spec.fwmark && spec.port == 0 && spec.persistence_s == 0)
         return make_error("Zero port specified for non-persistent service");
+    if ((spec.flags & kSvcFlagPeSip) && spec.persistence_s == 0)
+        return make_error(
+            "persistence engine sip needs a persistent service: add -p [timeout] "
+            "(persistence_timeout)");
     if (spec.persistence_s > kMaxTimeoutS)
         return make_error("persistence timeout " + std::to_string(spec.persistence_s) +
                           " s is out of range (1.." + std::to_string(kMaxTimeoutS) + ")");

@@ -64,6 +64,11 @@ inline constexpr uint32_t kSvcFlagUoaIpo = 1u << 5;
 // anew and its conn goes as soon as the datagram is sent (IPVS's IP_VS_CONN_F_ONE_PACKET), so
 // no reply can come back through the director: DR and TUN real servers only.
 inline constexpr uint32_t kSvcFlagOps = 1u << 6;
+// SIP persistence engine (ipvsadm --pe sip, keepalived persistence_engine sip), UDP persistent
+// services only: a new flow's template is keyed by the Call-ID of its first datagram
+// (net/sip.h) instead of the client address, so every datagram stream of one call reaches one
+// real server whoever sends it; a datagram without a Call-ID keeps the client-address template.
+inline constexpr uint32_t kSvcFlagPeSip = 1u << 7;
 
 struct Service {
     ServiceKey key;

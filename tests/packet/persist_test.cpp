@@ -249,5 +249,68 @@ TEST_F(PersistTest, PortZeroServiceTakesEveryPortOfItsVip) {
     EXPECT_EQ(syn("10.10.1.3", 1000, 22), kRs2Mac);
 }
 
+// SIP persistence (--pe sip): a UDP persistent service keys its templates by the Call-ID of a
+// flow's first datagram, so a call's datagrams from another address (another proxy, a new
+// source port after NAT) reach the same real server; a datagram without a Call-ID falls back
+// to the client-address template.
+class SipPersistTest : public PersistTest {
+  protected:
+    void configure_sip(uint32_t flags = lb::kSvcFlagPeSip) {
+        addresses();
+        lb::ServiceSpec s{17, kVip, 5060, "rr"};
+        s.fwd = lb::FwdMode::Dr;
+        s.persistence_s = 300;
+        s.flags = flags;
+        ok(director->service_add(s));
+        for (const char* rs : {"10.10.2.2", "10.10.2.3"}) {
+            lb::DestSpec d{ip(rs), 5060, 1};
+            d.fwd = lb::FwdMode::Dr;
+            ok(director->dest_add(lb::make_service_key(17, kVip, 5060), d));
+        }
+        director->commit();
+        start_worker();
+        learn_neighbours();
+    }
+    // The RS MAC a SIP datagram from client:cport with `call_id` (empty: none) went to.
+    net::MacAddr sip(const char* client, uint16_t cport, const std::string& call_id) {
+        std::string msg = "INVITE sip:bob@example.com SIP/2.0\r\nVia: SIP/2.0/UDP host\r\n";
+        if (!call_id.empty()) msg += "Call-ID: " + call_id + "\r\n";
+        msg += "CSeq: 1 INVITE\r\n\r\n";
+        Bytes f = PacketBuilder()
+                      .eth(kClientMac, wan_mac())
+                      .ipv4(client, "10.10.1.100")
+                      .udp(cport, 5060)
+                      .payload(msg)
+                      .build();
+        auto out = roundtrip(kWan, f, kLan);
+        net::MacAddr dst{};
+        EXPECT_EQ(out.size(), 1u) << client << ":" << cport << " " << call_id;
+        if (out.size() == 1) std::memcpy(dst.b, out[0].data(), 6);
+        return dst;
+    }
+};
+
+TEST_F(SipPersistTest, ACallStaysOnOneDestWhoeverSendsIt) {
+    configure_sip();
+    EXPECT_EQ(sip("10.10.1.2", 5060, "call-a@host"), kRs1Mac);
+    // Another address and port, same call: rr would pick RS2, the call's template says RS1.
+    EXPECT_EQ(sip("10.10.1.3", 40000, "call-a@host"), kRs1Mac);
+    EXPECT_EQ(sip("10.10.1.4", 40001, "call-a@host"), kRs1Mac);
+    // Another call from the first client is scheduled on its own (RS2) and sticks there.
+    EXPECT_EQ(sip("10.10.1.2", 5062, "call-b@host"), kRs2Mac);
+    EXPECT_EQ(sip("10.10.1.5", 5064, "call-b@host"), kRs2Mac);
+    EXPECT_EQ(worker->conns().in_use(), 5u + 2u);  // 5 flows, 2 templates (one per call)
+    // No Call-ID: the client-address template (a new one here, rr's next: RS1).
+    EXPECT_EQ(sip("10.10.1.9", 6000, ""), kRs1Mac);
+    EXPECT_EQ(sip("10.10.1.9", 6001, ""), kRs1Mac);
+    EXPECT_EQ(worker->conns().in_use(), 7u + 3u);
+}
+
+TEST_F(SipPersistTest, WithoutTheEngineTheClientAddressDecides) {
+    configure_sip(0);  // the control: plain persistence
+    EXPECT_EQ(sip("10.10.1.2", 5060, "call-a@host"), kRs1Mac);
+    EXPECT_EQ(sip("10.10.1.3", 40000, "call-a@host"), kRs2Mac);
+}
+
 }  // namespace
 }  // namespace xvs::test

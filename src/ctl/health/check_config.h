@@ -142,6 +142,61 @@ struct SorryServer {
     uint32_t line = 0;
 };
 
+// A virtual server's `feedback { ... }` block (xvs, issue 14 item 4, seed 002): its real
+// servers run xvs-agent, which reports their load over UDP to `port` on the director's kernel
+// addresses; each report turns into a dynamic weight (ctl/health/feedback.h has the formula).
+enum class FeedbackMetric : uint8_t {
+    Cpu = 1,
+    Runq = 2,
+    Mem = 4,
+    Conns = 8,
+    Custom = 16,
+    Loadavg = 32
+};
+inline constexpr std::array<std::pair<std::string_view, FeedbackMetric>, 6> kFeedbackMetrics = {{
+    {"cpu", FeedbackMetric::Cpu},
+    {"runq", FeedbackMetric::Runq},
+    {"loadavg", FeedbackMetric::Loadavg},
+    {"mem", FeedbackMetric::Mem},
+    {"conns", FeedbackMetric::Conns},
+    {"custom", FeedbackMetric::Custom},
+}};
+// What a real server's weight becomes once its reports stop for `silence` ms: the last
+// dynamic weight (keep), its configured weight (configured), or 0 (zero: quiesced).
+enum class FeedbackSilence : uint8_t { Keep, Configured, Zero };
+inline constexpr std::array<std::pair<std::string_view, FeedbackSilence>, 3> kFeedbackSilence = {{
+    {"keep", FeedbackSilence::Keep},
+    {"configured", FeedbackSilence::Configured},
+    {"zero", FeedbackSilence::Zero},
+}};
+
+struct FeedbackConf {
+    uint16_t port = 0;                    // UDP port the reports go to (required)
+    std::optional<net::InetAddr> listen;  // default: every address of the director's kernel
+    std::string secret;                   // `key TEXT` or the content of `keyfile PATH`
+    uint32_t interval_ms = 1000;          // how often the agents report
+    uint32_t smoothing_permille = 500;    // share of the previous load kept at each report
+    uint32_t floor = 1;                   // lowest dynamic weight
+    uint32_t ceiling = 0;                 // highest; 0 = the real server's configured weight
+    FeedbackSilence on_silence = FeedbackSilence::Configured;
+    uint32_t silence_ms = 0;  // no report for this long = silent; 0 = 3 x interval
+    uint32_t metrics = static_cast<uint32_t>(FeedbackMetric::Cpu);  // FeedbackMetric bits
+    uint32_t conns_max = 0;          // metric conns: load 1 at this many connections
+    uint32_t max_skew_ms = 30'000;   // a report's clock may differ from the director's by this
+    std::string file;
+    uint32_t line = 0;
+    uint32_t silence_after_ms() const { return silence_ms ? silence_ms : 3 * interval_ms; }
+    // Same receiver and formula (a reload keeps the state): everything but where it was written.
+    bool same(const FeedbackConf& o) const {
+        auto key = [](const FeedbackConf& c) {
+            return std::tie(c.port, c.listen, c.secret, c.interval_ms, c.smoothing_permille,
+                            c.floor, c.ceiling, c.on_silence, c.silence_ms, c.metrics,
+                            c.conns_max, c.max_skew_ms);
+        };
+        return key(*this) == key(o);
+    }
+};
+
 // Virtual-server settings of health checking.
 struct VsHealth {
     uint32_t quorum = 1;                 // live weight needed
@@ -155,6 +210,7 @@ struct VsHealth {
     bool sorry_inhibit = false;  // sorry_server_inhibit: kept at weight 0 while quorum holds
     CheckTimes times;            // parse-time defaults
     std::string virtualhost;     // parse-time default
+    std::optional<FeedbackConf> feedback;  // load feedback from xvs-agent
 };
 
 // keepalived splits a script line into words at blanks, honouring "double" and 'single'

@@ -4,6 +4,7 @@
 #include <openssl/ssl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 
 #include "ctl/config_apply.h"
@@ -49,10 +50,15 @@ Manager::Manager(lb::Director& director, std::unique_ptr<Loop> loop, uint32_t se
       env_{*loop_, udp_, icmp_, ssl_},
       rng_(seed ? seed : static_cast<uint32_t>(std::time(nullptr))) {
     if (ssl_) SSL_CTX_set_verify(ssl_, SSL_VERIFY_NONE, nullptr);
+    feedback_ = std::make_unique<FeedbackHub>(
+        *loop_, [this](const FeedbackHub::Spec& spec, const net::InetAddr& src,
+                       const net::FeedbackReport& r) { return feedback_report(spec, src, r); });
 }
 
 Manager::~Manager() {
     loop_->timer_cancel(passive_timer_);
+    loop_->timer_cancel(feedback_timer_);
+    feedback_.reset();
     vs_.clear();
     notifiers_.clear();
     if (ssl_) SSL_CTX_free(ssl_);
@@ -63,7 +69,7 @@ std::string Manager::owner_of(const VirtualServer& vs) {
     return std::string(to_string(vs.proto)) + " " + ep_text(vs.vip, vs.port);
 }
 
-uint32_t Manager::RsRecord::weight() const {
+uint32_t Manager::RsRecord::base_weight() const {
     for (const auto& c : checkers)
         if (c->dyn_weight) return *c->dyn_weight;
     return preview_weight.value_or(conf.weight);
@@ -101,6 +107,12 @@ void Manager::configure(const Config& cfg) {
             if (prev)
                 for (auto& p : prev->rs)
                     if (p->conf.addr == r.addr && p->conf.port == r.port) prev_rs = p.get();
+            const auto& fb = v.health.feedback;
+            if (fb && prev_rs && prev->conf.health.feedback &&
+                prev->conf.health.feedback->same(*fb)) {
+                rs->fb = prev_rs->fb;  // a reload keeps the smoothed load and weight
+                rs->fb_weight = prev_rs->fb_weight;
+            }
             for (const CheckerConf& cc : r.health.checkers) {
                 std::unique_ptr<Checker> kept;
                 if (prev_rs) {
@@ -149,6 +161,14 @@ void Manager::configure(const Config& cfg) {
     }
     old.clear();  // stops the checkers not taken over
     passive_arm();
+    // Feedback listeners: one per (listen, port, key) that some service names.
+    std::vector<FeedbackHub::Spec> specs;
+    for (const auto& [owner, rec] : vs_)
+        if (const auto& fb = rec->conf.health.feedback)
+            specs.push_back({fb->listen, fb->port, fb->secret, fb->max_skew_ms});
+    for (const auto& e : feedback_->configure(specs)) say(e);
+    loop_->timer_cancel(feedback_timer_);
+    if (!specs.empty()) feedback_timer_ = loop_->timer_in(250, [this] { feedback_tick(); });
 }
 
 // configure()'s decisions, on copies: checker states are looked up, not moved.
@@ -171,6 +191,9 @@ Config Manager::effective_for(const Config& next) const {
             if (prev)
                 for (const auto& p : prev->rs)
                     if (p->conf.addr == r.addr && p->conf.port == r.port) prev_rs = p.get();
+            if (const auto& fb = v.health.feedback; fb && prev_rs && prev->conf.health.feedback &&
+                                                     prev->conf.health.feedback->same(*fb))
+                rs->fb_weight = prev_rs->fb_weight;  // as configure(): a learned weight stays
             std::vector<const Checker*> taken;  // configure() moves each kept checker once
             bool alive = true;
             for (const CheckerConf& cc : r.health.checkers) {
@@ -270,6 +293,78 @@ void Manager::passive_poll() {
             rs_update(*rs, /*notify=*/true);
         }
     }
+}
+
+bool Manager::feedback_report(const FeedbackHub::Spec& spec, const net::InetAddr& src,
+                              const net::FeedbackReport& r) {
+    bool taken = false;
+    for (auto& [owner, vs] : vs_) {
+        const auto& fb = vs->conf.health.feedback;
+        if (!fb || fb->port != spec.port || fb->listen != spec.listen || fb->secret != spec.secret)
+            continue;
+        for (auto& rs : vs->rs) {
+            if (!(rs->conf.addr == src)) continue;
+            taken = true;
+            feedback_observe(rs->fb, *fb, r, loop_->now());
+            feedback_apply(*rs);
+        }
+    }
+    return taken;
+}
+
+void Manager::feedback_apply(RsRecord& rs) {
+    const FeedbackConf& fb = *rs.vs->conf.health.feedback;
+    const uint32_t base = rs.base_weight();
+    const auto next = feedback_weight(rs.fb, fb, base, loop_->now());
+    if (!feedback_weight_changes(rs.fb_weight, next, fb.ceiling ? fb.ceiling : base)) return;
+    say("feedback: real server " + ep_text(rs.conf.addr, rs.conf.port) + " of " + rs.vs->owner +
+        ": weight " + (next ? std::to_string(*next) : std::to_string(base) + " (configured)") +
+        (feedback_silent(rs.fb, fb, loop_->now()) ? ", reports stopped" : ""));
+    rs.fb_weight = next;
+    rs_update(rs, /*notify=*/true);
+}
+
+void Manager::feedback_tick() {
+    for (auto& [owner, vs] : vs_) {
+        if (!vs->conf.health.feedback) continue;
+        for (auto& rs : vs->rs) feedback_apply(*rs);
+    }
+    feedback_timer_ = loop_->timer_in(250, [this] { feedback_tick(); });
+}
+
+nlohmann::json Manager::feedback_show() const {
+    nlohmann::json servers = nlohmann::json::array();
+    const Ms now = loop_->now();
+    for (const auto& [owner, vs] : vs_) {
+        const auto& fb = vs->conf.health.feedback;
+        if (!fb) continue;
+        for (const auto& rs : vs->rs) {
+            nlohmann::json j;
+            j["service"] = owner;
+            j["dest"] = ep_text(rs->conf.addr, rs->conf.port);
+            j["port"] = fb->port;
+            j["configured"] = rs->base_weight();
+            j["weight"] = rs->weight();
+            j["dynamic"] = rs->fb_weight.has_value();
+            j["reports"] = rs->fb.reports;
+            const bool silent = feedback_silent(rs->fb, *fb, now);
+            j["state"] = !rs->fb.load ? "waiting" : silent ? "silent" : "reporting";
+            if (rs->fb.load) {
+                const auto& r = rs->fb.last;
+                j["load"] = std::round(*rs->fb.load * 1000) / 1000;
+                j["age_ms"] = now - rs->fb.last_ms;
+                j["cpu"] = r.cpu_permille / 10.0;
+                j["mem"] = r.mem_permille / 10.0;
+                j["loadavg"] = r.loadavg_x100 / 100.0;
+                j["running"] = r.running;
+                j["ncpu"] = r.ncpu;
+                j["established"] = r.established;
+                if (r.has_custom) j["custom"] = r.custom_permille / 10.0;
+            }
+            servers.push_back(std::move(j));
+        }
+    }
+    return nlohmann::json{{"listeners", feedback_->show()}, {"servers", std::move(servers)}};
 }
 
 std::vector<RealServer> Manager::wanted_dests(const VsRecord& vs) const {

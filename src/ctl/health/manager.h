@@ -7,7 +7,9 @@
 //     sets its weight;
 //   - a service whose live weight falls below its quorum (hysteresis, schedule.h) gets its
 //     sorry server in place of the real servers, and runs quorum_down; quorum_up when back;
-//   - alpha starts real servers down; omega runs notify_down and quorum_down at shutdown.
+//   - alpha starts real servers down; omega runs notify_down and quorum_down at shutdown;
+//   - a service with a `feedback` block takes its real servers' weights from their xvs-agent
+//     reports (feedback.h), applied through the same sync as misc_dynamic's.
 // Checkers are keyed by (service or virtual_server_group, real server, settings): a reload
 // keeps the state of an unchanged checker and restarts a changed or new one.
 #pragma once
@@ -22,6 +24,7 @@
 
 #include "common/result.h"
 #include "ctl/config.h"
+#include "ctl/health/feedback.h"
 #include "ctl/health/loop.h"
 #include "ctl/health/mux.h"
 #include "ctl/health/passive.h"
@@ -63,6 +66,10 @@ class Manager {
 
     // `xvsctl check show`: every checker with its service, dest, type, state, last result.
     nlohmann::json show() const;
+    // `xvsctl feedback show`: {"listeners": counters per socket, "servers": per real server
+    // its last report, smoothed load and weights}.
+    nlohmann::json feedback_show() const;
+    FeedbackHub& feedback() { return *feedback_; }
     // Called after a state change reached the Director (the daemon flushes removed dests).
     std::function<void()> on_change;
     // Each state change, for the log ("real server 10.0.0.2:80 of TCP 10.0.0.1:80 down: ...").
@@ -109,7 +116,10 @@ class Manager {
         // dests read last time (another dest object, e.g. re-added: a new baseline).
         PassiveWindow passive;
         std::vector<const lb::Dest*> passive_dests;
-        uint32_t weight() const;
+        FeedbackState fb;                   // with the service's feedback block
+        std::optional<uint32_t> fb_weight;  // applied dynamic weight; unset: base_weight()
+        uint32_t base_weight() const;       // misc_dynamic's, else the configured one
+        uint32_t weight() const { return fb_weight ? *fb_weight : base_weight(); }
     };
     struct VsRecord {
         std::string owner;
@@ -134,6 +144,10 @@ class Manager {
     void passive_poll();
     void sync(VsRecord& vs);
     void notify(const std::vector<std::string>& argv, const std::string& why);
+    bool feedback_report(const FeedbackHub::Spec& spec, const net::InetAddr& src,
+                         const net::FeedbackReport& r);
+    void feedback_apply(RsRecord& rs);  // recomputes rs's dynamic weight, applies a change
+    void feedback_tick();               // silence: every 250 ms while a service has feedback
     void say(const std::string& line) {
         if (log) log(line);
     }
@@ -146,6 +160,8 @@ class Manager {
     ProbeEnv env_;
     std::map<std::string, std::unique_ptr<VsRecord>> vs_;
     std::vector<std::unique_ptr<Script>> notifiers_;
+    std::unique_ptr<FeedbackHub> feedback_;
+    Loop::TimerId feedback_timer_;
     uint64_t attempts_ = 0;
     std::minstd_rand rng_;
     Loop::TimerId passive_timer_;

@@ -141,7 +141,6 @@ std::vector<Case> cases() {
     // Every keyword that used to be accepted without effect, each refused at its line.
     const std::pair<const char*, const char*> vs_keywords[] = {
         {"sorry_server_lvs_method", "NAT"},
-        {"persistence_engine", "sip"},
         {"ha_suspend", ""},
     };
     for (const auto& [kw, val] : vs_keywords)

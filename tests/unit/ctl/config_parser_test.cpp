@@ -660,6 +660,26 @@ TEST(ConfigParser, Persistence) {
     EXPECT_TRUE(out.config->ipvs.expire_quiescent_template);
 }
 
+// keepalived persistence_engine sip: a UDP persistent service; without persistence_timeout
+// refused at its line, on TCP refused by the service check, any other engine unknown.
+TEST(ConfigParser, PersistenceEngineSip) {
+    ParseOutcome out = parse(std::string(kPrelude) +
+                             "virtual_server 10.10.1.100 5060 { protocol UDP laddr_group_name lips\n"
+                             "  persistence_timeout 60\n  persistence_engine sip\n}\n");
+    ASSERT_TRUE(out.config) << testing::PrintToString(out.errors);
+    EXPECT_TRUE(out.config->virtual_servers.at(0).pe_sip);
+    out = parse(std::string(kPrelude) +
+                "virtual_server 10.10.1.100 5060 { protocol UDP laddr_group_name lips\n"
+                "  persistence_engine sip\n}\n");
+    ASSERT_EQ(out.errors.size(), 1u);
+    EXPECT_THAT(out.errors[0], testing::HasSubstr("persistence_engine sip needs persistence_timeout"));
+    out = parse(std::string(kPrelude) +
+                "virtual_server 10.10.1.100 5060 { protocol UDP laddr_group_name lips\n"
+                "  persistence_timeout 60\n  persistence_engine h323\n}\n");
+    ASSERT_EQ(out.errors.size(), 1u);
+    EXPECT_THAT(out.errors[0], testing::HasSubstr("persistence_engine: bad value 'h323' (sip)"));
+}
+
 TEST(ConfigParser, FwmarkDefsAndFwmarkServices) {
     ParseOutcome out =
         parse(std::string(kPrelude) +

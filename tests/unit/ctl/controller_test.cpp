@@ -144,6 +144,16 @@ TEST_F(ControllerTest, CheckShowAsksTheHealthManager) {
     EXPECT_EQ(r["checks"][0]["dest"], "10.10.2.2:80");
 }
 
+// feedback_show answers what the health manager's feedback hub shows (none set: empty lists).
+TEST_F(ControllerTest, FeedbackShowAsksTheHealthManager) {
+    json r = send(json{{"cmd", "feedback_show"}});
+    EXPECT_EQ(outcome(r), "ok");
+    EXPECT_EQ(r["feedback"]["servers"], json::array());
+    ctl_->set_feedback_show([] { return json{{"listeners", json::array()}, {"servers", {1}}}; });
+    r = send(json{{"cmd", "feedback_show"}});
+    EXPECT_EQ(r["feedback"]["servers"].size(), 1u);
+}
+
 TEST_F(ControllerTest, AddServiceErrors) {
     ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "ok");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "Service already exists");
@@ -167,8 +177,12 @@ TEST_F(ControllerTest, UnsupportedServiceFeaturesAreRefusedNotIgnored) {
               "scheduler flag flag-1 does not apply to scheduler rr (only sh and mh take -b "
               "sh-/mh-fallback,port)");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-p", "--pe", "sip"}),
-              "Persistence engines (--pe sip) are not supported yet: remove --pe (plain -p "
-              "persistence groups by client address)");
+              "persistence_engine sip (--pe sip) needs protocol UDP");
+    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:5060", "-s", "rr", "--pe", "sip"}),
+              "persistence engine sip needs a persistent service: add -p [timeout] "
+              "(persistence_timeout)");
+    EXPECT_EQ(run_outcome({"-A", "-u", "10.0.0.1:5060", "-s", "rr", "-p", "--pe", "h323"}),
+              "unknown persistence engine (--pe): the one there is is sip");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr", "-M", "255.255.255.0"}),
               "the persistence netmask (-M) needs a persistent service: add -p [timeout] or "
               "remove -M");

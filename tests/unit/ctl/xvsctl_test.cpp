@@ -466,6 +466,32 @@ TEST(Xvsctl, CheckShow) {
     EXPECT_EQ(bad.err, "Malformed reply from xvsd: 'checks' is not an array\n");
 }
 
+// `feedback show` (and `f s`): listener counters, then one line per real server.
+TEST(Xvsctl, FeedbackShow) {
+    RunResult r = run_expecting(
+        {"f", "s"}, R"({"cmd":"feedback_show"})",
+        R"({"ok":true,"feedback":{"listeners":[{"listen":"*","port":7070,"received":9,)"
+        R"("accepted":6,"rejected":3,"bad_size":0,"bad_magic":0,"bad_version":0,"bad_mac":2,)"
+        R"("replayed":1,"stale":0,"unknown_source":0}],"servers":[{"service":"TCP 10.10.1.100:80",)"
+        R"("dest":"10.10.2.2:8080","state":"reporting","configured":100,"weight":30,"load":0.7,)"
+        R"("cpu":70.0,"mem":20.5,"loadavg":1.5,"established":12,"age_ms":310},)"
+        R"({"service":"TCP 10.10.1.100:80","dest":"10.10.2.3:8080","state":"waiting",)"
+        R"("configured":100,"weight":100}]}})");
+    EXPECT_EQ(r.out,
+              "listener *:7070: received 9 accepted 6 rejected 3 (bad_size 0 bad_magic 0 "
+              "bad_version 0 bad_mac 2 replayed 1 stale 0 unknown_source 0)\n"
+              "SERVICE             DEST            STATE      CONF  WEIGHT  LOAD  CPU%  MEM%  "
+              "LOADAVG  ESTAB  CUSTOM%  AGE\n"
+              "TCP 10.10.1.100:80  10.10.2.2:8080  reporting  100   30      0.7   70    20.5  "
+              "1.5      12     -        310ms\n"
+              "TCP 10.10.1.100:80  10.10.2.3:8080  waiting    100   100     -     -     -     "
+              "-        -      -        -\n");
+    FakeXvsd d({R"({"ok":true,"feedback":[]})"});
+    RunResult bad = run(with_socket(d, {"feedback", "show"}));
+    EXPECT_EQ(bad.rc, 1);
+    EXPECT_EQ(bad.err, "Malformed reply from xvsd: 'feedback' lacks listeners or servers\n");
+}
+
 TEST(Xvsctl, NoDaemonExitsOne) {
     char tmpl[] = "/tmp/xvsctl_none.XXXXXX";
     std::string dir = mkdtemp(tmpl);

@@ -165,8 +165,9 @@ bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& 
         if (m) rte_pktmbuf_free(m);  // nullptr: a fragment, held or dropped by reassembly
         return false;
     }
-    if (!tunneled && !v.multicast) {
-        const OwnAddr* own = ctx.view->own(net::Af6::dst(*v.ip));
+    // Multicast destinations are never own addresses: own is nullptr for them.
+    const OwnAddr* own = ctx.view->own(net::Af6::dst(*v.ip));
+    if (!tunneled && own) {
         const auto l3_len = static_cast<size_t>(v.l4 - reinterpret_cast<uint8_t*>(v.ip));
         if (const size_t outer =
                 tunnel_outer_len<net::Af6>(*ctx.view, own, v.proto, v.l4, v.l4_len, l3_len)) {
@@ -187,7 +188,6 @@ bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& 
     }
     uint8_t flags = 0;
     Counter reason = Counter::drop_ip_proto;
-    const OwnAddr* own = ctx.view->own(net::Af6::dst(*v.ip));
     bool related = false;
     if (icmp && (type == net::kIcmp6DestUnreach || type == net::kIcmp6PacketTooBig ||
                  type == net::kIcmp6TimeExceeded)) {

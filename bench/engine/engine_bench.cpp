@@ -189,7 +189,8 @@ Lb base_lb(Env& env) {
 }
 
 // tcp_flags: kSvcFlag* for the TCP service (TOA, PROXY protocol); the UDP service has none.
-// fwd: every dest's forwarding mode (local addresses only for FULLNAT; DR/TUN keep the port).
+// fwd: every dest's forwarding mode (local addresses only for FULLNAT and NatTun; DR/TUN keep
+// the port).
 // sched: both services' scheduler.
 Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0,
            lb::FwdMode fwd = lb::FwdMode::FullNat, lb::TunType tun = lb::TunType::Ipip,
@@ -212,7 +213,8 @@ Lb make_lb(Env& env, uint32_t max_conns, unsigned nlips, uint32_t tcp_flags = 0,
             ds.tun_port = tun == lb::TunType::Gue ? 6080 : 0;
             must(d.dest_add(key, ds));
         }
-        for (unsigned l = 0; l < nlips && fwd == lb::FwdMode::FullNat; ++l) {
+        const bool laddrs = fwd == lb::FwdMode::FullNat || fwd == lb::FwdMode::NatTun;
+        for (unsigned l = 0; l < nlips && laddrs; ++l) {
             must(d.laddr_add(key, net::Ipv4::from_host(net::parse_ipv4("10.10.3.1")->host() + l), "lan"));
         }
     }
@@ -669,7 +671,10 @@ int main(int argc, char** argv) {
     for (const ModeRow& m : {ModeRow{"nat tcp established", lb::FwdMode::Nat, lb::TunType::Ipip, 6},
                              ModeRow{"dr tcp established", lb::FwdMode::Dr, lb::TunType::Ipip, 6},
                              ModeRow{"tun ipip tcp established", lb::FwdMode::Tun, lb::TunType::Ipip, 6},
-                             ModeRow{"tun gue udp established", lb::FwdMode::Tun, lb::TunType::Gue, 17}}) {
+                             ModeRow{"tun gue udp established", lb::FwdMode::Tun, lb::TunType::Gue, 17},
+                             // NatTun (issue 20): DNAT + IPIP/GUE from the local address.
+                             ModeRow{"nattun ipip tcp established", lb::FwdMode::NatTun, lb::TunType::Ipip, 6},
+                             ModeRow{"nattun gue udp established", lb::FwdMode::NatTun, lb::TunType::Gue, 17}}) {
         Lb lb = make_lb(env, 4096, 1, 0, m.fwd, m.tun);
         open_flows(env, lb, small_flows, m.proto);
         Figures res = run(env, packets, m.proto == 6 ? ack : udp,

@@ -149,13 +149,18 @@ Result<void> config_supported(const Config& cfg) {
                                        service_flags(vs));
             !r)
             errors += where(vs.loc) + r.error() + "\n";
-        if (vs.fwd != lb::FwdMode::FullNat && !vs.laddr_group.empty()) {
-            errors += where(vs.loc) + "laddr_group_name is for lb_kind FNAT only (" +
+        const bool laddrs = vs.fwd == lb::FwdMode::FullNat || vs.fwd == lb::FwdMode::NatTun;
+        if (!laddrs && !vs.laddr_group.empty()) {
+            errors += where(vs.loc) + "laddr_group_name is for lb_kind FNAT and nat_tunnel only (" +
                       std::string(lb::fwd_names(vs.fwd).keepalived) +
                       " uses no local addresses): remove it\n";
         }
         if (vs.fwd == lb::FwdMode::FullNat && vs.laddr_group.empty()) {
             errors += where(vs.loc) + "FNAT virtual server needs laddr_group_name\n";
+        }
+        if (vs.fwd == lb::FwdMode::NatTun && vs.laddr_group.empty()) {
+            errors += where(vs.loc) +
+                      "nat_tunnel needs laddr_group_name (the tunnel's local addresses)\n";
         }
     }
     for (const auto& m : cfg.match_servers)

@@ -146,6 +146,8 @@ inline constexpr std::array kKeywords = {
     Keyword{"virtual_server", "lvs_sched", detail::A, "as lb_algo"},
     Keyword{"virtual_server", "lb_kind", detail::A, "FNAT NAT DR TUN [type ipip|gue] [port N] SNAT"},
     Keyword{"virtual_server", "lvs_method", detail::A, "as lb_kind"},
+    Keyword{"virtual_server", "nat_tunnel", detail::A,
+            "ipip|gue [port N] with lb_kind NAT: NAT over a tunnel both ways (xvs, issue 20)"},
     Keyword{"virtual_server", "laddr_group_name", detail::A, ""},
     Keyword{"virtual_server", "syn_proxy", detail::A, "TCP only"},
     Keyword{"virtual_server", "toa", detail::A, "TCP only"},

@@ -347,6 +347,7 @@ class Parser {
     void virtual_server_group(const Token& kw);
     void virtual_server(const Token& kw);
     void lb_kind(const Token& t, VirtualServer& vs);
+    void nat_tunnel(const Token& t, PendingVs& p);
     void sched_value(const Token& t, std::string& sched);
     // `virtual_server match NAME { ... }`: SNAT (config_parser_match.cpp).
     void match_server(const Token& kw, const Token& match_tok);

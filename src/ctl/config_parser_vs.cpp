@@ -187,6 +187,15 @@ void Parser::virtual_server(const Token& kw) {
     }
     sched_flags_check(p);
     health_resolve(vs);
+    // `nat_tunnel` turns lb_kind NAT into NatTun, whichever of the two came first.
+    if (p.nat_tunnel_loc) {
+        if (vs.fwd == lb::FwdMode::Nat)
+            vs.fwd = lb::FwdMode::NatTun;
+        else
+            error(*p.nat_tunnel_loc, "nat_tunnel needs lb_kind NAT (it carries NAT over a "
+                                     "tunnel; this virtual server has lb_kind " +
+                                         std::string(lb::fwd_names(vs.fwd).keepalived) + ")");
+    }
     if (vs.fwd == lb::FwdMode::FullNat && vs.laddr_group.empty() && !p.laddr_loc)
         error(kw, "virtual_server: laddr_group_name missing (required for lb_kind FNAT)");
     pending_.push_back(std::move(p));
@@ -213,10 +222,13 @@ void Parser::sched_flags_check(const PendingVs& p) {
 // `lb_kind|lvs_method NAT|DR|TUN|FNAT|SNAT`, TUN with `[type ipip|gue] [port N]` after it
 // (keepalived's syntax; GUE needs the port, as IPVS does).
 void Parser::lb_kind(const Token& t, VirtualServer& vs) {
+    // NatTun is written `lb_kind NAT` + `nat_tunnel` (Parser::nat_tunnel), not a method here.
     static constexpr auto kMethods = [] {
-        std::array<std::pair<std::string_view, lb::FwdMode>, lb::kFwdModeCount> a{};
+        std::array<std::pair<std::string_view, lb::FwdMode>, lb::kFwdModeCount - 1> a{};
+        unsigned j = 0;
         for (unsigned i = 0; i < lb::kFwdModeCount; ++i)
-            a[i] = {lb::kFwdModeNames[i].keepalived, lb::kFwdModeNames[i].mode};
+            if (lb::kFwdModeNames[i].mode != lb::FwdMode::NatTun)
+                a[j++] = {lb::kFwdModeNames[i].keepalived, lb::kFwdModeNames[i].mode};
         return a;
     }();
     auto fwd = choice(t, kMethods, /*ignore_case=*/true);
@@ -259,6 +271,32 @@ void Parser::lb_kind(const Token& t, VirtualServer& vs) {
         error(t, t.text + " TUN: port is only for type gue");
 }
 
+// xvs's `nat_tunnel ipip|gue [port N]` (issue 20; no keepalived counterpart): lb_kind NAT with
+// both directions in a tunnel between a local address (laddr_group_name) and the real server.
+// GUE needs the port (the real server's and the director's, both ways).
+void Parser::nat_tunnel(const Token& t, PendingVs& p) {
+    static constexpr std::array<std::pair<std::string_view, lb::TunType>, 2> kTypes = {
+        {{"ipip", lb::TunType::Ipip}, {"gue", lb::TunType::Gue}}};
+    p.nat_tunnel_loc = loc(t);
+    if (auto ty = choice(t, kTypes)) p.vs.tun_type = *ty;
+    bool port_given = false;
+    while (has_value(t)) {
+        const Token& opt = take();
+        if (opt.text == "port") {
+            if (auto n = number_value(opt, 1, 65535)) {
+                p.vs.tun_port = static_cast<uint16_t>(*n);
+                port_given = true;
+            }
+        } else {
+            error(opt, "nat_tunnel: unexpected " + quoted(opt.text) + " (ipip|gue [port N])");
+        }
+    }
+    if (p.vs.tun_type == lb::TunType::Gue && !port_given)
+        error(t, "nat_tunnel gue needs a port (`nat_tunnel gue port 6080`)");
+    if (port_given && p.vs.tun_type != lb::TunType::Gue)
+        error(t, "nat_tunnel: port is only for gue");
+}
+
 void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& toa_loc,
                         std::optional<SourceLoc>& pp_loc, std::optional<SourceLoc>& uoa_loc) {
     VirtualServer& vs = p.vs;
@@ -289,6 +327,8 @@ void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& 
         skip_statement(t);
     } else if (k == "lb_kind" || k == "lvs_method") {
         lb_kind(t, vs);
+    } else if (k == "nat_tunnel") {
+        nat_tunnel(t, p);
     } else if (k == "laddr_group_name") {
         if (const Token* val = value(t)) {
             vs.laddr_group = val->text;

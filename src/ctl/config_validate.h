@@ -20,6 +20,7 @@ struct PendingVs {
     std::string group_name;
     bool proto_set = false;
     std::optional<SourceLoc> laddr_loc;  // where laddr_group_name was given
+    std::optional<SourceLoc> nat_tunnel_loc;  // where nat_tunnel was given (lb_kind NAT -> NatTun)
     std::string deny_group;              // daddr_group_name (DPVS), resolved by the validator
     std::optional<SourceLoc> deny_loc;
     // Scheduler flag keywords (sh-port, flag-1, ...) and mh_table_size as written, checked

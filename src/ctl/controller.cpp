@@ -126,16 +126,18 @@ json Controller::service_json(const lb::Service& s) const {
     j["laddrs"] = laddrs;
     json dests = json::array();
     for (const auto& d : s.dests) {
+        const lb::FwdMode fwd = d->fwd.load();
+        const bool tunnel = fwd == lb::FwdMode::Tun || fwd == lb::FwdMode::NatTun;
         dests.push_back({{"addr", net::to_string(d->addr)},
                          {"port", d->port},
                          {"fwd", fwd_string(d->fwd.load())},
                          {"weight", d->weight.load()},
                          {"u_threshold", d->upper_threshold},
                          {"l_threshold", d->lower_threshold},
-                         {"tun_type", d->fwd != lb::FwdMode::Tun          ? ""
+                         {"tun_type", !tunnel                           ? ""
                                       : d->tun_type == lb::TunType::Gue ? "gue"
                                                                         : "ipip"},
-                         {"tun_port", d->fwd == lb::FwdMode::Tun ? d->tun_port.load() : uint16_t{0}},
+                         {"tun_port", tunnel ? d->tun_port.load() : uint16_t{0}},
                          {"active", d->sum_active()},
                          {"inactive", d->sum_inactive()},
                          {"persistconns", 0},

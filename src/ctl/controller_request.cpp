@@ -101,7 +101,7 @@ std::string fwd_string(lb::FwdMode m) {
 
 lb::FwdMode parse_fwd(const std::string& s) {
     if (auto m = lb::fwd_from_api(s)) return *m;
-    throw BadRequest{"unknown 'fwd' " + s + " (fullnat, masq, dr, tunnel or snat)"};
+    throw BadRequest{"unknown 'fwd' " + s + " (fullnat, masq, dr, tunnel, snat or nattun)"};
 }
 
 lb::TunType parse_tun_type(const std::string& s) {
@@ -221,7 +221,7 @@ lb::DestSpec dest_spec(const json& d) {
     spec.fwd = d.contains("fwd") ? parse_fwd(get_str(d, "fwd")) : lb::FwdMode::FullNat;
     spec.upper_threshold = static_cast<uint32_t>(opt_uint(d, "u_threshold", UINT32_MAX, 0));
     spec.lower_threshold = static_cast<uint32_t>(opt_uint(d, "l_threshold", UINT32_MAX, 0));
-    if (spec.fwd == lb::FwdMode::Tun) {
+    if (spec.fwd == lb::FwdMode::Tun || spec.fwd == lb::FwdMode::NatTun) {
         spec.tun_type = parse_tun_type(d.contains("tun_type") ? get_str(d, "tun_type") : "");
         spec.tun_port = static_cast<uint16_t>(opt_uint(d, "tun_port", 65535, 0));
         if (spec.tun_type == lb::TunType::Gue && spec.tun_port == 0)

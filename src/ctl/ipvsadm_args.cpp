@@ -121,7 +121,8 @@ constexpr int kNoOp = -1;
 constexpr int kSocket = -2;
 // Extra ids for options that share a bit with others (forwarding methods, service kinds).
 constexpr int kTcpService = 100, kUdpService = 101, kFwmarkService = 102, kMatchService = 103;
-constexpr int kFwdDr = 110, kFwdTun = 111, kFwdMasq = 112, kFwdFullNat = 113, kFwdSnat = 114;
+constexpr int kFwdDr = 110, kFwdTun = 111, kFwdMasq = 112, kFwdFullNat = 113, kFwdSnat = 114,
+              kFwdNatTun = 115;
 
 constexpr int cmd(CommandKind k) { return static_cast<int>(k); }
 
@@ -180,6 +181,7 @@ constexpr OptionSpec kOptions[] = {
     {'o', "ops", ArgKind::None, false, kOptOps},
     {0, "pe", ArgKind::Required, false, kOptPe},
     {'b', "sched-flags", ArgKind::Required, false, kOptSchedFlags},
+    {0, "nat-tunnel", ArgKind::None, false, kFwdNatTun},
     {0, "tun-type", ArgKind::Required, false, kOptTunType},
     {0, "tun-port", ArgKind::Required, false, kOptTunPort},
     {'j', "synproxy", ArgKind::None, false, kOptSynproxy},
@@ -475,11 +477,13 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
             case kFwdMasq:
             case kFwdFullNat:
             case kFwdSnat:
+            case kFwdNatTun:
                 if (!(r = set_option(kOptForward))) return fail(r.error());
                 c.dest.fwd = o.id == kFwdDr        ? lb::FwdMode::Dr
                              : o.id == kFwdTun     ? lb::FwdMode::Tun
                              : o.id == kFwdMasq    ? lb::FwdMode::Nat
                              : o.id == kFwdFullNat ? lb::FwdMode::FullNat
+                             : o.id == kFwdNatTun  ? lb::FwdMode::NatTun
                                                    : lb::FwdMode::Snat;
                 break;
             case kOptWeight: {
@@ -644,9 +648,10 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
         bool no_port_mapping = c.dest.fwd == lb::FwdMode::Dr || c.dest.fwd == lb::FwdMode::Tun;
         if (!c.service->fwmark && (!dest_port_given || no_port_mapping))
             c.dest.addr.port = c.service->port;
-        if (has(kOptTunType) && c.dest.fwd != lb::FwdMode::Tun)
-            return fail("--tun-type is only for the tunneling (-i) forwarding method");
-        if (c.dest.fwd == lb::FwdMode::Tun && c.dest.tun_type.empty()) c.dest.tun_type = "ipip";
+        const bool tunnel = c.dest.fwd == lb::FwdMode::Tun || c.dest.fwd == lb::FwdMode::NatTun;
+        if (has(kOptTunType) && !tunnel)
+            return fail("--tun-type is only for the tunneling (-i, --nat-tunnel) forwarding methods");
+        if (tunnel && c.dest.tun_type.empty()) c.dest.tun_type = "ipip";
         if (has(kOptTunPort) && c.dest.tun_type != "gue")
             return fail("--tun-port is only for GUE tunnels (--tun-type gue)");
         if (c.dest.tun_type == "gue" && c.dest.tun_port == 0)

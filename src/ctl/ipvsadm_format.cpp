@@ -411,7 +411,7 @@ std::string format_save(std::vector<ServiceEntry> services, const ListFormat& fm
         for (const auto& d : s.dests) {
             out += "-a " + name + " -r " + net::to_string(d.opts.addr) + " " +
                    std::string(lb::fwd_names(d.opts.fwd).ipvsadm) + sfmt(" -w %u", d.opts.weight);
-            if (d.opts.fwd == lb::FwdMode::Tun) {
+            if (d.opts.fwd == lb::FwdMode::Tun || d.opts.fwd == lb::FwdMode::NatTun) {
                 out += " --tun-type " + (d.opts.tun_type.empty() ? "ipip" : d.opts.tun_type);
                 if (d.opts.tun_port) out += sfmt(" --tun-port %u", unsigned(d.opts.tun_port));
             }

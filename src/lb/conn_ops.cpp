@@ -119,6 +119,23 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
             drop(w.stack, lp.pkt, Counter::drop_laddr_exhausted);
             return nullptr;
         }
+    } else if (mode == FwdMode::NatTun) {
+        // The local address is only the outer source of the tunnel (no port taken): the
+        // reply comes back to it in a tunnel, keyed by its inner RS -> client tuple.
+        const size_t nl = view->laddrs.size();
+        if (nl == 0) {
+            drop(w.stack, lp.pkt, Counter::drop_no_laddr);
+            return nullptr;
+        }
+        uint32_t& cursor = svc->workers[wid].laddr_cursor;
+        for (size_t tries = 0; tries < nl && !laddr; ++tries) {
+            LocalAddr* cand = view->laddrs[cursor++ % nl];
+            if (cand->addr.is_v4() == lp.key.saddr.is_v4()) laddr = cand;
+        }
+        if (!laddr) {
+            drop(w.stack, lp.pkt, Counter::drop_no_laddr);
+            return nullptr;
+        }
     } else if (traits.needs_laddr) {
         const size_t nl = view->laddrs.size();
         if (nl == 0) {
@@ -141,7 +158,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
         }
     }
     auto free_lport = [&] {
-        if (laddr) laddr->workers[wid].pool->free(lport);
+        if (laddr && mode != FwdMode::NatTun) laddr->workers[wid].pool->free(lport);
     };
     Conn* c = w.conns->alloc();
     if (!c) {
@@ -158,19 +175,20 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     c->vaddr = lp.key.daddr;
     c->cport = lp.key.sport;
     c->vport = lp.key.dport;
-    if (laddr) {
+    if (laddr && mode != FwdMode::NatTun) {
         c->laddr_ip = laddr->addr;
         c->lport = net::hton16(lport);
     } else {
-        // No local address: the outbound tuple (NAT's; DR and TUN insert none) ends at the
-        // client itself.
+        // No local address (or NatTun's, outer only): the outbound tuple (NAT's; DR and TUN
+        // insert none) ends at the client itself.
         c->laddr_ip = lp.key.saddr;
         c->lport = lp.key.sport;
     }
     c->daddr = dest->addr;
     // Port 0: the packet's own (firewall-mark and port-0 services, as IPVS).
     c->dport = dest->port ? net::hton16(dest->port) : lp.key.dport;
-    if (mode == FwdMode::Tun && dest->tun_type.load(std::memory_order_relaxed) == TunType::Gue)
+    if ((mode == FwdMode::Tun || mode == FwdMode::NatTun) &&
+        dest->tun_type.load(std::memory_order_relaxed) == TunType::Gue)
         c->flags |= kConnTunGue;  // the GUE port is the dest's, read per packet as IPVS does
     if (mode == FwdMode::Snat) {
         // The flow goes on to where the inside host sent it; the dest is the WAN address.
@@ -263,7 +281,7 @@ void conn_expire(WorkerCtx& w, Conn* c) {
     w.timers.cancel(&c->timer);
     w.conns->remove(c);
     LocalAddr* const laddr = w.laddr_of(c);
-    if (laddr) laddr->workers[wid].pool->free(net::ntoh16(c->lport));
+    if (laddr && c->mode != FwdMode::NatTun) laddr->workers[wid].pool->free(net::ntoh16(c->lport));
     auto drop_ref = [](std::atomic<uint32_t>& a) {
         a.store(a.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     };

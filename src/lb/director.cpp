@@ -397,7 +397,8 @@ Result<void> Director::dest_check(const Service& svc, const DestSpec& spec) cons
         return make_error("lower threshold " + std::to_string(spec.lower_threshold) +
                           " is higher than upper threshold " +
                           std::to_string(spec.upper_threshold));
-    if (spec.fwd == FwdMode::Tun && spec.tun_type == TunType::Gue && spec.tun_port == 0)
+    if ((spec.fwd == FwdMode::Tun || spec.fwd == FwdMode::NatTun) &&
+        spec.tun_type == TunType::Gue && spec.tun_port == 0)
         return make_error("GUE tunnels need a destination port");
     // DR and TUN leave the packet's destination (VIP:port) as it is: the RS serves the VIP's
     // own port. ipvsadm forces the port silently; xvs refuses a port it would not use.
@@ -672,6 +673,17 @@ std::unique_ptr<Snapshot> Director::build() const {
         source_candidate(port, l->addr);
         snap->keep_laddrs.push_back(l);
     }
+    // NatTun GUE: replies come back in GUE to the dest's tunnel port at a local address.
+    for (const auto& svc : services_)
+        for (const auto& d : svc->dests) {
+            if (d->fwd.load(std::memory_order_relaxed) != FwdMode::NatTun ||
+                d->tun_type.load(std::memory_order_relaxed) != TunType::Gue)
+                continue;
+            const uint16_t p = net::hton16(d->tun_port.load(std::memory_order_relaxed));
+            if (std::find(sv.nattun_gue_ports.begin(), sv.nattun_gue_ports.end(), p) ==
+                sv.nattun_gue_ports.end())
+                sv.nattun_gue_ports.push_back(p);
+        }
 
     // A VIP lives on the port of the director subnet that contains it, else on the port of the
     // default route (where clients come from), else on the first port.

@@ -11,8 +11,11 @@
 
 namespace xvs::lb {
 
-enum class FwdMode : uint8_t { FullNat, Nat, Dr, Tun, Snat };
-inline constexpr unsigned kFwdModeCount = 5;
+// NatTun (issue 20, seed 003's "new LVS tunnel"): NAT whose both directions cross an IP tunnel
+// between a local address and the RS (lb/xmit/nat_tunnel.h). keepalived spells it as NAT plus
+// `nat_tunnel ipip|gue [port N]`, so its keepalived name is NAT too (NAT, first, wins a lookup).
+enum class FwdMode : uint8_t { FullNat, Nat, Dr, Tun, Snat, NatTun };
+inline constexpr unsigned kFwdModeCount = 6;
 
 struct FwdModeNames {
     FwdMode mode;
@@ -28,6 +31,7 @@ inline constexpr std::array<FwdModeNames, kFwdModeCount> kFwdModeNames{{
     {FwdMode::Dr, "DR", "dr", "Route", "-g"},
     {FwdMode::Tun, "TUN", "tunnel", "Tunnel", "-i"},
     {FwdMode::Snat, "SNAT", "snat", "SNAT", "-J"},
+    {FwdMode::NatTun, "NAT", "nattun", "NatTun", "--nat-tunnel"},
 }};
 
 constexpr const FwdModeNames& fwd_names(FwdMode m) {
@@ -54,7 +58,7 @@ static_assert(
     }(),
     "kFwdModeNames is indexed by FwdMode");
 
-// Tunnel encapsulation (TUN mode): IPIP (protocol 4) or GUE over UDP (keepalived
+// Tunnel encapsulation (TUN and NatTun modes): IPIP (protocol 4) or GUE over UDP (keepalived
 // `lvs_method TUN type gue port N`, ipvsadm `--tun-type gue --tun-port N`).
 enum class TunType : uint8_t { Ipip, Gue };
 

@@ -43,6 +43,13 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     const bool pure_syn = is_tcp && (lp.tcp_flags & kHandshakeFlags) == net::kTcpSyn;
     // A miss may have been created by an earlier packet of this very burst.
     if (!ref.conn) ref = w.conns->lookup(lp.key);
+    // What arrives in a tunnel at a local address is a NatTun RS's reply (or its ICMP error)
+    // and nothing else: no conn is ever created from it.
+    if (lp.tunneled &&
+        (!ref.conn || ref.conn->mode != FwdMode::NatTun || ref.dir != ConnDir::Out)) {
+        drop(w.stack, lp.pkt, Counter::drop_tunnel_no_conn);
+        return;
+    }
     if (lp.related) return icmp_related(w, lp, ref);
     Conn* c = ref.conn;
     // conn_reuse_mode: a new SYN on a closing connection starts a new connection.
@@ -226,6 +233,7 @@ static void lb_replay_af(WorkerCtx& w, rte_mbuf* m, Conn* c) {
     lp.kind = stack::AddrKind::Vip;
     lp.local = true;
     lp.related = false;
+    lp.tunneled = false;
     lp.key = conn_key(net::kIpProtoTcp, Af::src(*ip), Af::dst(*ip), net::load_wire16(l4),
                       net::load_wire16(l4 + 2));
     lb_handle(w, lp, ConnRef{c, ConnDir::In});

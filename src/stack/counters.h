@@ -131,6 +131,10 @@ namespace xvs::stack {
     X(drop_no_service, true, "TCP/UDP to a VIP port with no virtual service")                      \
     X(drop_tcp_no_conn, true, "TCP non-SYN to a VIP without a connection")                         \
     X(drop_lip_no_conn, true, "packet to a local address without a connection")                    \
+    X(tunnel_decap, false, "NatTun: tunnelled packets to a local address, outer header stripped")   \
+    X(drop_tunnel_no_conn, true, "NatTun: decapsulated packet that is no NatTun conn's reply")     \
+    X(drop_nattun_bare_reply, true, "NatTun: RS reply that did not come through the tunnel")      \
+    X(nattun_mss_clamped, false, "NatTun: SYN/SYN-ACK MSS lowered by the tunnel overhead")        \
     X(drop_no_dest, true, "scheduler found no available real server")                              \
     X(drop_laddr_exhausted, true, "no free local port on any local address")                       \
     X(drop_no_laddr, true, "FULLNAT service without local addresses")                              \

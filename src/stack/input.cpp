@@ -2,6 +2,9 @@
 
 #include <rte_mbuf.h>
 
+#include <cstring>
+
+#include "net/tunnel.h"
 #include "stack/arp.h"
 #include "stack/exception.h"
 #include "stack/ipv4.h"
@@ -61,7 +64,8 @@ bool l4_valid(uint8_t proto, const uint8_t* l4, uint16_t l4_len, uint8_t& tcp_fl
 
 template <class Af>
 void fill(PktMeta<Af>& meta, rte_mbuf* m, typename Af::Hdr* ip, uint8_t* l4, uint16_t l4_len,
-          uint8_t port, uint8_t proto, uint8_t flags, const OwnAddr* own, bool related) {
+          uint8_t port, uint8_t proto, uint8_t flags, const OwnAddr* own, bool related,
+          bool tunneled) {
     meta.pkt = m;
     meta.ip = ip;
     meta.l4 = l4;
@@ -74,9 +78,38 @@ void fill(PktMeta<Af>& meta, rte_mbuf* m, typename Af::Hdr* ip, uint8_t* l4, uin
     meta.kind = own ? own->kind : AddrKind::Vip;
     meta.local = own != nullptr;
     meta.related = related;
+    meta.tunneled = tunneled;
 }
 
-bool ip4_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af4>& meta) {
+// NatTun return path: a packet to a local address in an IPIP / IP6IP6 tunnel (inner of the
+// outer's family), or in GUE to one of the snapshot's NatTun GUE ports. Returns the outer header
+// bytes to strip (IP [+ UDP + GUE]), 0 when the packet is no such tunnel packet.
+template <class Af>
+size_t tunnel_outer_len(const StackView& view, const OwnAddr* own, uint8_t proto,
+                        const uint8_t* l4, uint16_t l4_len, size_t l3_len) {
+    constexpr uint8_t kInner = Af::family == 4 ? net::kIpProtoIpip : net::kIpProtoIpv6;
+    if (!own || own->kind != AddrKind::Lip) return 0;
+    if (proto == kInner) return l3_len;
+    if (proto != net::kIpProtoUdp || l4_len < 8 + 4) return 0;
+    const uint16_t dport = net::load_wire16(l4 + 2);
+    bool ours = false;
+    for (uint16_t p : view.nattun_gue_ports) ours |= p == dport;
+    // GUE variant 0, a data message without optional fields (what `xvs-rs tunnel` sends).
+    if (!ours || l4[8] != 0 || l4[9] != kInner) return 0;
+    return l3_len + 8 + 4;
+}
+
+// Strips `outer` bytes after the Ethernet header; the stale RX checksum flags described the
+// outer header only.
+void tunnel_strip(rte_mbuf* m, size_t outer) {
+    auto* base = rte_pktmbuf_mtod(m, uint8_t*);
+    std::memmove(base + outer, base, sizeof(net::EtherHdr));
+    rte_pktmbuf_adj(m, static_cast<uint16_t>(outer));
+    m->ol_flags &= ~(RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
+}
+
+bool ip4_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af4>& meta,
+               bool tunneled = false) {
     Ipv4View v;
     if (!ipv4_validate(ctx, m, v)) {
         if (m) rte_pktmbuf_free(m);  // nullptr: a fragment, held or dropped by reassembly
@@ -85,6 +118,14 @@ bool ip4_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af4>& 
     uint8_t flags = 0;
     Counter reason = Counter::drop_ip_proto;
     const OwnAddr* own = ctx.view->own(net::Af4::dst(*v.ip));
+    const auto l3_len = static_cast<size_t>(v.l4 - reinterpret_cast<uint8_t*>(v.ip));
+    if (const size_t outer = tunneled ? 0
+                                      : tunnel_outer_len<net::Af4>(*ctx.view, own, v.ip->protocol,
+                                                                   v.l4, v.l4_len, l3_len)) {
+        ctx.counters.inc(Counter::tunnel_decap);
+        tunnel_strip(m, outer);
+        return ip4_input(ctx, port, m, meta, true);
+    }
     // ICMP errors (destination unreachable, time exceeded) may concern a conn whatever their
     // destination: to a VIP or LIP from either side, or to a client behind us (NAT). lb
     // matches them by the packet they quote; an echo for an own address is answered here.
@@ -112,16 +153,28 @@ bool ip4_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af4>& 
     }
     // TCP/UDP to a director address goes to lb too: a SNAT WAN address receives the replies
     // of inside hosts' connections there; without a conn lb drops it (drop_to_director).
-    fill(meta, m, v.ip, v.l4, v.l4_len, port, v.ip->protocol, flags, own, related);
+    fill(meta, m, v.ip, v.l4, v.l4_len, port, v.ip->protocol, flags, own, related, tunneled);
     return true;
 }
 
 // The same classification for IPv6, plus neighbour discovery.
-bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& meta) {
+bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& meta,
+               bool tunneled = false) {
     Ipv6View v;
     if (!ipv6_validate(ctx, m, v)) {
         if (m) rte_pktmbuf_free(m);  // nullptr: a fragment, held or dropped by reassembly
         return false;
+    }
+    // Multicast destinations are never own addresses: own is nullptr for them.
+    const OwnAddr* own = ctx.view->own(net::Af6::dst(*v.ip));
+    if (!tunneled && own) {
+        const auto l3_len = static_cast<size_t>(v.l4 - reinterpret_cast<uint8_t*>(v.ip));
+        if (const size_t outer =
+                tunnel_outer_len<net::Af6>(*ctx.view, own, v.proto, v.l4, v.l4_len, l3_len)) {
+            ctx.counters.inc(Counter::tunnel_decap);
+            tunnel_strip(m, outer);
+            return ip6_input(ctx, port, m, meta, true);
+        }
     }
     const bool icmp = v.proto == net::kIpProtoIcmp6 && v.l4_len >= sizeof(net::IcmpHdr);
     const uint8_t type = icmp ? v.l4[0] : 0;
@@ -135,7 +188,6 @@ bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& 
     }
     uint8_t flags = 0;
     Counter reason = Counter::drop_ip_proto;
-    const OwnAddr* own = ctx.view->own(net::Af6::dst(*v.ip));
     bool related = false;
     if (icmp && (type == net::kIcmp6DestUnreach || type == net::kIcmp6PacketTooBig ||
                  type == net::kIcmp6TimeExceeded)) {
@@ -153,7 +205,7 @@ bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& 
         drop(ctx, m, reason);
         return false;
     }
-    fill(meta, m, v.ip, v.l4, v.l4_len, port, v.proto, flags, own, related);
+    fill(meta, m, v.ip, v.l4, v.l4_len, port, v.proto, flags, own, related, tunneled);
     return true;
 }
 

@@ -30,6 +30,7 @@ struct PktMeta {
     AddrKind kind;      // what the destination is, when local
     bool local;         // destination is an address the director owns
     bool related;       // an ICMP error: lb finds its conn by the quoted packet (lb/proto/icmp.h)
+    bool tunneled;      // came in a tunnel to a local address, outer header stripped (NatTun)
 };
 
 // What a hook did with a packet: Accept (continue: the caller forwards it), Drop (freed and

@@ -77,6 +77,9 @@ struct StackView {
     std::vector<RouteEntry> routes;  // longest prefix first
     std::vector<net::InetAddr> port_source;   // per port: an own IPv4 address for ARP (or none)
     std::vector<net::InetAddr> port_source6;  // per port: an own IPv6 address for ND (or none)
+    // NatTun GUE: the UDP ports (network order) whose datagrams to a local address are RS
+    // replies in GUE (every NatTun GUE dest's tunnel port); IPIP needs no list.
+    std::vector<uint16_t> nattun_gue_ports;
 
     // The port's own address of the family of `like` (unspecified when it has none).
     const net::InetAddr& source_of(uint8_t port, const net::InetAddr& like) const {

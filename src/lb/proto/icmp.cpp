@@ -133,6 +133,9 @@ void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                 c.dport,
                 c.lport};
             if (!translate_error(lp, q, t)) return drop(Counter::drop_icmp_malformed);
+            // NatTun: the RS is reached through the conn's tunnel only.
+            if (c.mode == FwdMode::NatTun && nat_tunnel_wrap(w, lp, c) != stack::Verdict::Accept)
+                return;
         }
         w.stack.counters.inc(Counter::icmp_related_forwarded);
         stack::ip_output<Af>(w.stack, lp.pkt, c.daddr, {&c.nh, stack::NhDir::ToDest});

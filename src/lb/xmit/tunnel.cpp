@@ -18,15 +18,12 @@ namespace xvs::lb {
 using stack::Counter;
 
 template <class Af>
-stack::Verdict tunnel_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
-    const bool gue = c.flags & kConnTunGue;
-    constexpr bool v4 = Af::family == 4;
-    const size_t overhead = v4 ? (gue ? net::kGueOverhead : net::kIpipOverhead)
-                               : (gue ? net::kGue6Overhead : net::kIp6ip6Overhead);
+std::optional<uint8_t> tunnel_mtu_admit(WorkerCtx& w, LbPacket<Af>& lp, Conn& c,
+                                        size_t overhead) {
     const stack::NextHop nh = w.stack.view->route_lookup(c.daddr);
     if (!nh.found) {
         stack::drop(w.stack, lp.pkt, Counter::drop_no_route);
-        return stack::Verdict::Drop;
+        return std::nullopt;
     }
     const uint16_t inner_len = Af::packet_len(*lp.ip);
     const auto mtu =
@@ -35,8 +32,16 @@ stack::Verdict tunnel_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
         if (mtu.action == net::TunnelMtuAction::FragNeeded)
             send_too_big(w, lp, c.vaddr, c.caddr, mtu.next_hop_mtu);
         stack::drop(w.stack, lp.pkt, Counter::drop_tunnel_too_big);
-        return stack::Verdict::Drop;
+        return std::nullopt;
     }
+    return nh.port;
+}
+
+template <class Af>
+stack::Verdict tunnel_push(WorkerCtx& w, LbPacket<Af>& lp, Conn& c, const net::InetAddr& src,
+                           size_t overhead, bool gue) {
+    constexpr bool v4 = Af::family == 4;
+    const uint16_t inner_len = Af::packet_len(*lp.ip);
     rte_mbuf* m = lp.pkt;
     // Ethernet padding after the IP packet would end up inside the outer packet: cut it.
     const uint32_t frame_len = sizeof(net::EtherHdr) + inner_len;
@@ -51,8 +56,6 @@ stack::Verdict tunnel_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     std::memmove(start, start + overhead, sizeof(net::EtherHdr));  // output rewrites it anyway
     uint8_t* outer = start + sizeof(net::EtherHdr);
     const auto& inner = *reinterpret_cast<const typename Af::Hdr*>(outer + overhead);
-    const stack::PortView& pv = w.stack.view->ports[nh.port];
-    const net::InetAddr& src = v4 ? pv.tunnel_source : pv.tunnel_source6;
     // The flow's hash: the GUE source port (ECMP/RSS at the RS spread flows, one flow keeps
     // one path) and the IPv6 flow label.
     const uint32_t h = static_cast<uint32_t>(
@@ -77,7 +80,24 @@ stack::Verdict tunnel_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     return stack::Verdict::Accept;
 }
 
+template <class Af>
+stack::Verdict tunnel_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
+    const bool gue = c.flags & kConnTunGue;
+    const size_t overhead = tunnel_overhead<Af>(gue);
+    const auto port = tunnel_mtu_admit(w, lp, c, overhead);
+    if (!port) return stack::Verdict::Drop;
+    const stack::PortView& pv = w.stack.view->ports[*port];
+    return tunnel_push(w, lp, c, Af::family == 4 ? pv.tunnel_source : pv.tunnel_source6,
+                       overhead, gue);
+}
+
 template stack::Verdict tunnel_in<net::Af4>(WorkerCtx&, LbPacket4&, Conn&);
 template stack::Verdict tunnel_in<net::Af6>(WorkerCtx&, LbPacket6&, Conn&);
+template std::optional<uint8_t> tunnel_mtu_admit<net::Af4>(WorkerCtx&, LbPacket4&, Conn&, size_t);
+template std::optional<uint8_t> tunnel_mtu_admit<net::Af6>(WorkerCtx&, LbPacket6&, Conn&, size_t);
+template stack::Verdict tunnel_push<net::Af4>(WorkerCtx&, LbPacket4&, Conn&,
+                                              const net::InetAddr&, size_t, bool);
+template stack::Verdict tunnel_push<net::Af6>(WorkerCtx&, LbPacket6&, Conn&,
+                                              const net::InetAddr&, size_t, bool);
 
 }  // namespace xvs::lb

@@ -7,6 +7,11 @@
 // when DF is set (path-MTU discovery), else is dropped and counted (xvs does not fragment).
 #pragma once
 
+#include <cstddef>
+#include <optional>
+
+#include "net/addr.h"
+#include "net/tunnel.h"
 #include "stack/pkt.h"
 
 namespace xvs::lb {
@@ -18,5 +23,28 @@ struct Conn;
 
 template <class Af>
 stack::Verdict tunnel_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c);
+
+// The pieces of tunnel_in that NatTun (lb/xmit/nat_tunnel.h) shares.
+// Bytes the outer headers add for family Af: IPIP 20 / GUE 32 (IPv4), 40 / 52 (IPv6).
+template <class Af>
+constexpr size_t tunnel_overhead(bool gue);
+// Route to the RS and the MTU check of the packet as the client sent it: the port index of
+// the route, or nullopt when the packet was dropped (no route; too big: frag-needed /
+// packet-too-big from the VIP back to the client, counted).
+template <class Af>
+std::optional<uint8_t> tunnel_mtu_admit(WorkerCtx& w, LbPacket<Af>& lp, Conn& c, size_t overhead);
+// Prepends the outer header src -> c.daddr (IPIP, or GUE to the dest's tunnel port); lp.ip
+// then points at the outer header. Drop (counted) when the mbuf has no headroom.
+template <class Af>
+stack::Verdict tunnel_push(WorkerCtx& w, LbPacket<Af>& lp, Conn& c, const net::InetAddr& src,
+                           size_t overhead, bool gue);
+
+template <class Af>
+constexpr size_t tunnel_overhead(bool gue) {
+    if constexpr (Af::family == 4)
+        return gue ? net::kGueOverhead : net::kIpipOverhead;
+    else
+        return gue ? net::kGue6Overhead : net::kIp6ip6Overhead;
+}
 
 }  // namespace xvs::lb

@@ -15,6 +15,7 @@
 #include "lb/xmit/dr.h"
 #include "lb/xmit/fullnat.h"
 #include "lb/xmit/nat.h"
+#include "lb/xmit/nat_tunnel.h"
 #include "lb/xmit/tunnel.h"
 #include "lb/xmit/snat.h"
 #include "stack/pkt.h"
@@ -39,6 +40,7 @@ inline constexpr std::array<XmitTraits, kFwdModeCount> kXmitTraits{{
     /* Dr      */ {false, false},
     /* Tun     */ {false, false},
     /* Snat    */ {true, true},
+    /* NatTun  */ {true, true},  // the LIP is only the outer source: no lport, NAT's out tuple
 }};
 
 constexpr const XmitTraits& xmit_traits(FwdMode m) {
@@ -62,6 +64,7 @@ inline constexpr std::array<XmitOps<Af>, kFwdModeCount> kXmit{{
     /* Dr      */ {&dr_in<Af>, nullptr},
     /* Tun     */ {&tunnel_in<Af>, nullptr},
     /* Snat    */ {&snat_in<Af>, &snat_out<Af>},
+    /* NatTun  */ {&nat_tunnel_in<Af>, &nat_tunnel_out<Af>},
 }};
 
 template <class Af>

@@ -1,16 +1,19 @@
 // xvs-rs: the real-server side of xvs's DR and TUN modes. `decap` attaches an XDP program that
 // strips IPIP/GUE for servers whose kernel has no ipip/fou module; `sysctl` puts the VIPs on lo
-// and sets the ARP and rp_filter sysctls. Exit status: 0 done, 1 failed, 2 bad usage.
+// and sets the ARP and rp_filter sysctls; `tunnel` attaches the NatTun tc programs (issue 20).
+// Exit status: 0 done, 1 failed, 2 bad usage.
 #include <arpa/inet.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "rs_sysctl.h"
+#include "tc_tunnel.h"
 #include "xdp_decap.h"
 
 namespace {
@@ -27,8 +30,18 @@ constexpr const char* kUsage = R"(usage:
       is on IF.
   xvs-rs decap --dev IF --detach [--bpffs DIR]
       Detach it and remove its pinned maps.
+  xvs-rs tunnel --dev IF --director A [--director B ...] [--gue-port N]
+                [--max-sessions N] [--idle S]
+      NatTun real server (xvs `nat_tunnel`): tc ingress strips the outer IPIP (or GUE on UDP
+      port N) header of packets from the directors' local addresses A, B, ... and records
+      (client, client port, protocol, local port) -> director in an LRU map of N entries
+      (default 65536); tc egress wraps replies to a recorded client toward its director.
+      A session idle S seconds (default 900) is forgotten. No VIP, no ipip/fou module.
+      Run again to change directors, port or idle time in place (sessions are kept).
+  xvs-rs tunnel --dev IF --detach
+      Detach the tunnel programs.
   xvs-rs stats --dev IF [--bpffs DIR]
-      Print the decapsulator's counters, addresses and port.
+      Print the decapsulator's and/or the tunnel programs' counters and settings.
   xvs-rs sysctl --vip A [--vip B ...] [--dev IF] [--dry-run]
       Put each VIP on lo (/32) and set arp_ignore=1, arp_announce=2 (all, lo, IF) and
       rp_filter=0 (all, IF), as a DR or TUN real server needs; prints what changed.
@@ -46,6 +59,10 @@ struct Args {
     uint16_t gue_port = XVS_RS_GUE_PORT_DEFAULT;
     XdpMode mode = XdpMode::auto_;
     bool detach = false;
+    std::vector<uint32_t> directors;
+    uint32_t max_sessions = XVS_RT_SESSIONS_DEFAULT;
+    uint32_t idle_s = XVS_RT_IDLE_DEFAULT_S;
+    bool gue_port_given = false;
     bool dry_run = false;
     bool help = false;
 };
@@ -67,7 +84,7 @@ Result<Args> parse(int argc, char** argv) {
         return a;
     }
     a.cmd = v[i++];
-    if (a.cmd != "decap" && a.cmd != "stats" && a.cmd != "sysctl")
+    if (a.cmd != "decap" && a.cmd != "stats" && a.cmd != "sysctl" && a.cmd != "tunnel")
         return make_error("unknown command '" + a.cmd + "'");
     auto value = [&](const std::string& opt) -> Result<std::string> {
         if (i >= v.size()) return make_error(opt + " needs a value");
@@ -97,7 +114,22 @@ Result<Args> parse(int argc, char** argv) {
             auto ip = parse_ipv4(opt, *s);
             if (!ip) return make_error(ip.error());
             a.vips.push_back(*ip);
-        } else if (opt == "--gue-port" && a.cmd == "decap") {
+        } else if (opt == "--director" && a.cmd == "tunnel") {
+            auto s = value(opt);
+            if (!s) return make_error(s.error());
+            auto ip = parse_ipv4(opt, *s);
+            if (!ip) return make_error(ip.error());
+            a.directors.push_back(*ip);
+        } else if ((opt == "--max-sessions" || opt == "--idle") && a.cmd == "tunnel") {
+            auto s = value(opt);
+            if (!s) return make_error(s.error());
+            char* end = nullptr;
+            unsigned long n = std::strtoul(s->c_str(), &end, 10);
+            if (s->empty() || *end != '\0' || n == 0 || n > 100'000'000)
+                return make_error(opt + " '" + *s + "' is not a number from 1 to 100000000");
+            (opt == "--idle" ? a.idle_s : a.max_sessions) = static_cast<uint32_t>(n);
+        } else if (opt == "--gue-port" && (a.cmd == "decap" || a.cmd == "tunnel")) {
+            a.gue_port_given = true;
             auto s = value(opt);
             if (!s) return make_error(s.error());
             char* end = nullptr;
@@ -115,7 +147,7 @@ Result<Args> parse(int argc, char** argv) {
             } else {
                 return make_error("--mode '" + *s + "': use skb or native");
             }
-        } else if (opt == "--detach" && a.cmd == "decap") {
+        } else if (opt == "--detach" && (a.cmd == "decap" || a.cmd == "tunnel")) {
             a.detach = true;
         } else if (opt == "--dry-run" && a.cmd == "sysctl") {
             a.dry_run = true;
@@ -127,6 +159,8 @@ Result<Args> parse(int argc, char** argv) {
     if (a.cmd != "sysctl" && a.dev.empty()) return make_error(a.cmd + " needs --dev IF");
     if (a.cmd == "sysctl" && a.vips.empty()) return make_error("sysctl needs at least one --vip");
     if (a.detach && !a.addrs.empty()) return make_error("--detach takes no --addr");
+    if (a.cmd == "tunnel" && !a.detach && a.directors.empty())
+        return make_error("tunnel needs at least one --director (a director's local address)");
     return a;
 }
 
@@ -175,9 +209,65 @@ int run_decap(const Args& a) {
     return 0;
 }
 
+// The device MTU (a wrapped reply must fit it), 0 when unknown.
+uint16_t device_mtu(const std::string& dev) {
+    std::ifstream f("/sys/class/net/" + dev + "/mtu");
+    unsigned mtu = 0;
+    return (f >> mtu) && mtu <= 65535 ? static_cast<uint16_t>(mtu) : 0;
+}
+
+int run_tunnel(const Args& a) {
+    if (a.detach) {
+        if (auto ok = tunnel_detach(a.dev); !ok) {
+            std::cerr << "xvs-rs: " << ok.error() << "\n";
+            return 1;
+        }
+        std::cout << "detached the tunnel programs from " << a.dev << "\n";
+        return 0;
+    }
+    TunnelConfig cfg;
+    cfg.directors_be = a.directors;
+    cfg.gue_port = a.gue_port_given ? a.gue_port : 0;
+    cfg.max_sessions = a.max_sessions;
+    cfg.idle_s = a.idle_s;
+    cfg.mtu = device_mtu(a.dev);
+    auto res = tunnel_attach(a.dev, cfg);
+    if (!res) {
+        std::cerr << "xvs-rs: " << res.error() << "\n";
+        return 1;
+    }
+    std::cout << (res->updated ? "updated the tunnel programs on " : "attached the tunnel programs to ")
+              << a.dev << " (ingress prog id " << res->ingress_id << ", egress " << res->egress_id
+              << "), directors";
+    for (uint32_t addr : cfg.directors_be) std::cout << " " << ip_text(addr);
+    std::cout << ", " << (cfg.gue_port ? "IPIP and GUE port " + std::to_string(cfg.gue_port) : "IPIP")
+              << ", idle " << cfg.idle_s << " s\n";
+    return 0;
+}
+
+int run_tunnel_stats(const Args& a, bool quiet_if_absent) {
+    auto st = tunnel_status(a.dev);
+    if (!st) {
+        if (quiet_if_absent) return -1;
+        std::cerr << "xvs-rs: " << st.error() << "\n";
+        return 1;
+    }
+    std::cout << "tunnel dev " << a.dev << " ingress prog id " << st->ingress_id << " egress prog id "
+              << st->egress_id << " gue_port " << st->cfg.gue_port << " idle_s " << st->cfg.idle_s
+              << " sessions " << st->sessions << "/" << st->cfg.max_sessions << " directors";
+    for (uint32_t addr : st->cfg.directors_be) std::cout << " " << ip_text(addr);
+    std::cout << "\n";
+    for (int i = 0; i < XVS_RT_COUNTER_MAX; ++i)
+        std::cout << "tunnel_" << tunnel_counter_name(i) << " " << st->counters[static_cast<size_t>(i)]
+                  << "\n";
+    return 0;
+}
+
 int run_stats(const Args& a) {
     auto st = decap_status(a.dev, a.bpffs);
     if (!st) {
+        // A NatTun server has the tunnel programs only.
+        if (run_tunnel_stats(a, true) == 0) return 0;
         std::cerr << "xvs-rs: " << st.error() << "\n";
         return 1;
     }
@@ -188,6 +278,7 @@ int run_stats(const Args& a) {
     std::cout << "\n";
     for (int i = 0; i < XVS_RS_COUNTER_MAX; ++i)
         std::cout << decap_counter_name(i) << " " << st->counters[static_cast<size_t>(i)] << "\n";
+    (void)run_tunnel_stats(a, true);
     return 0;
 }
 
@@ -215,6 +306,7 @@ int xvs_rs_main(int argc, char** argv) {
     }
     if (args->cmd == "decap") return run_decap(*args);
     if (args->cmd == "stats") return run_stats(*args);
+    if (args->cmd == "tunnel") return run_tunnel(*args);
     return run_sysctl(*args);
 }
 

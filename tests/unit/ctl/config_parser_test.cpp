@@ -911,6 +911,34 @@ TEST(ConfigParser, ForwardingMethodsAndTunnelType) {
     EXPECT_EQ(v[3].tun_port, 6080);
 }
 
+// xvs's `nat_tunnel` (issue 20) turns lb_kind NAT into NatTun, before or after it.
+TEST(ConfigParser, NatTunnel) {
+    ParseOutcome out = parse_body(
+        "virtual_server 10.10.1.100 53 { lb_kind NAT\n nat_tunnel ipip\n laddr_group_name lips }\n"
+        "virtual_server 10.10.1.101 53 { nat_tunnel gue port 6080\n lb_kind NAT\n"
+        " laddr_group_name lips }\n");
+    ASSERT_TRUE(out.config) << ::testing::PrintToString(out.errors);
+    const auto& v = out.config->virtual_servers;
+    ASSERT_EQ(v.size(), 2u);
+    EXPECT_EQ(v[0].fwd, lb::FwdMode::NatTun);
+    EXPECT_EQ(v[0].tun_type, lb::TunType::Ipip);
+    EXPECT_EQ(v[1].fwd, lb::FwdMode::NatTun);
+    EXPECT_EQ(v[1].tun_type, lb::TunType::Gue);
+    EXPECT_EQ(v[1].tun_port, 6080);
+}
+
+TEST(ConfigParserErrors, NatTunnel) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 53 { lb_kind DR\n nat_tunnel ipip }\n"
+                          "virtual_server 10.10.1.101 53 { lb_kind NAT\n nat_tunnel gue }\n"
+                          "virtual_server 10.10.1.102 53 { lb_kind NAT\n nat_tunnel ipip port 1 }\n"
+                          "virtual_server 10.10.1.103 53 { lb_kind NAT\n nat_tunnel gre }\n"),
+                ElementsAre("t.conf:8: nat_tunnel needs lb_kind NAT (it carries NAT over a "
+                            "tunnel; this virtual server has lb_kind DR)",
+                            "t.conf:10: nat_tunnel gue needs a port (`nat_tunnel gue port 6080`)",
+                            "t.conf:12: nat_tunnel: port is only for gue",
+                            "t.conf:14: nat_tunnel: bad value 'gre' (ipip|gue)"));
+}
+
 TEST(ConfigParserErrors, FwmarkNeedsItsMark) {
     EXPECT_THAT(errors_of("virtual_server fwmark 5 { laddr_group_name lips }\n"
                           "virtual_server_group F { fwmark 6 }\n"

@@ -336,7 +336,25 @@ TEST(IpvsadmArgs, GueTunnelNeedsPort) {
     EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10.1 -i --tun-type gue"),
               "GUE tunnels need a destination port (--tun-port)");
     EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10.1 -m --tun-type ipip"),
-              "--tun-type is only for the tunneling (-i) forwarding method");
+              "--tun-type is only for the tunneling (-i, --nat-tunnel) forwarding methods");
+}
+
+// NatTun (issue 20): its own forwarding switch, IPIP by default, GUE with a port; it maps ports
+// as NAT does.
+TEST(IpvsadmArgs, NatTunnel) {
+    auto r = parse("-a -t 10.0.0.1:80 -r 192.168.10.1:8080 --nat-tunnel");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->dest.fwd, lb::FwdMode::NatTun);
+    EXPECT_EQ(r->dest.tun_type, "ipip");
+    EXPECT_EQ(r->dest.addr.port, 8080);
+    r = parse("-a -u 10.0.0.1:53 -r 192.168.10.1:5353 --nat-tunnel --tun-type gue --tun-port 6080");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->dest.tun_type, "gue");
+    EXPECT_EQ(r->dest.tun_port, 6080);
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10.1 --nat-tunnel --tun-type gue"),
+              "GUE tunnels need a destination port (--tun-port)");
+    EXPECT_EQ(error_of("-a -t 10.0.0.1:80 -r 192.168.10.1 --nat-tunnel -m"),
+              "multiple 'forwarding-method' options specified");
 }
 
 TEST(IpvsadmArgs, WeightRange) {

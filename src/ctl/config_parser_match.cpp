@@ -1,6 +1,8 @@
 // Parser section of xvs.conf for SNAT match services (DPVS keepalived's `virtual_server
 // match NAME { protocol; lb_algo; lb_kind SNAT; src-range; dst-range; oif; iif; real_server
 // WAN 0 }`, config.h MatchServer), and the scheduler value shared with virtual_server.
+#include <algorithm>
+
 #include "ctl/config_parser_impl.h"
 
 namespace xvs::ctl::parser_detail {
@@ -97,16 +99,17 @@ void Parser::match_server(const Token& kw, const Token& match_tok) {
         m.key.family = ranges || carrier.real_servers.empty()
                            ? *f
                            : carrier.real_servers.front().addr.is_v4() ? uint8_t{4} : uint8_t{6};
-        for (const RealServer& rs : carrier.real_servers) {
-            if (rs.addr.is_v4() == (m.key.family == 4)) continue;
-            std::string at = rs.loc.file + ":" + std::to_string(rs.loc.line);
-            error(kw, what + ": WAN address " + net::to_string(rs.addr) + " (" + at + ") is IPv" +
-                          (rs.addr.is_v4() ? "4" : "6") + " but the service translates IPv" +
+        const auto other = std::find_if(
+            carrier.real_servers.begin(), carrier.real_servers.end(),
+            [&](const RealServer& rs) { return rs.addr.is_v4() != (m.key.family == 4); });
+        if (other != carrier.real_servers.end()) {
+            error(kw, what + ": WAN address " + net::to_string(other->addr) + " (" +
+                          other->loc.file + ":" + std::to_string(other->loc.line) + ") is IPv" +
+                          (other->addr.is_v4() ? "4" : "6") + " but the service translates IPv" +
                           std::to_string(m.key.family) +
                           " packets (its ranges' or first WAN's family): one family per match "
                           "service");
             ok = false;
-            break;
         }
     }
     m.fwd = carrier.fwd;

@@ -280,7 +280,10 @@ void Manager::passive_poll() {
                 "passive: " + std::to_string(rs->passive.failures()) + " failed connections in " +
                 std::to_string(conf->window_ms / 1000.0).substr(0, 4) + " s, " +
                 std::to_string(rs->passive.successes()) + " succeeded meanwhile";
-            say("real server " + ep_text(rs->conf.addr, rs->conf.port) + " (" + owner + ") " + why);
+            std::string line = "real server " + ep_text(rs->conf.addr, rs->conf.port);
+            line += " (" + owner + ") ";
+            line += why;
+            say(line);
             // Down as if its checks had failed: the next active success brings it back.
             for (auto& c : rs->checkers) {
                 c->state.up = false;

@@ -142,14 +142,15 @@ for k in 1 2 3; do
         exec timeout 25 sh -c 'while :; do :; done'"
 done
 burn_start=$SECONDS
-wait_until 12 weight_le w1 30 || fail "rs1's weight did not fall under load: $(listing) $(fbshow)"
+wait_until 12 weight_le w1 20 || fail "rs1's weight did not fall under load: $(listing) $(fbshow)"
 fall_s=$((SECONDS - burn_start))
 read -r d1 d2 < <(share 60 "$XE_TMP/during.txt")
 log "during the load: rs1 $d1, rs2 $d2 of 60 (weights $(w1)/$(w2)); $(fbshow | grep "$(rs_ip 1)")"
 assert_eq 60 $((d1 + d2)) "every request answered during the load"
-assert_le "$d1" 12 "rs1's share of new connections under load"
-((d1 <= b1 - 15)) || fail "rs1's share did not fall measurably: $b1 -> $d1 of 60"
-pass "CPU burners on rs1: weight under 30 within ${fall_s} s, $(w1) now, share $b1 -> $d1 of 60 new connections"
+# The load signal swings on a shared 2-core machine (CI: weight 30 -> 9 -> 46 within 2 s), so
+# the bound is a clear fall from the even share, not a share matching one weight.
+((d1 <= b1 - 8)) || fail "rs1's share did not fall measurably: $b1 -> $d1 of 60"
+pass "CPU burners on rs1: weight under 20 within ${fall_s} s, $(w1) now, share $b1 -> $d1 of 60 new connections"
 
 # Load stops: rs1 recovers.
 cg_kill "$CG_ROOT/$XE-rs1"

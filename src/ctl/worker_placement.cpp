@@ -137,7 +137,7 @@ Result<WorkerPlacement> worker_placement(const WorkerDefs& w, const std::vector<
         if (w.cpus.size() > n)
             p.warnings.push_back(where(w.cpus_loc, "worker_defs: ") + "cpus lists " +
                                  std::to_string(w.cpus.size()) + " CPUs for " +
-                                 std::to_string(n) + " workers: the last " +
+                                 std::to_string(n) + (n == 1 ? " worker" : " workers") + ": the last " +
                                  std::to_string(w.cpus.size() - n) + " are not used");
     } else {
         // CPU 0 (the first one we may use) for the control thread and the kernel's own work;
@@ -187,8 +187,8 @@ std::string workers_errors(const Config& cfg, const std::vector<unsigned>& avail
         if (have == n) continue;
         errors += where(pd.loc, "") + "port " + pd.name + ": " + driver +
                   (value ? " has " + key + "=" + *value : " has one queue pair (no " + key + "=)") +
-                  " but the " + n + " worker" + (cfg.worker.workers == 1 ? "" : "s") +
-                  " poll one queue each: " + (value ? "set " : "add ") + key + "=" + n +
+                  " but xvsd runs " + n + " worker" + (cfg.worker.workers == 1 ? "" : "s") +
+                  ", each on its own queue pair: " + (value ? "set " : "add ") + key + "=" + n +
                   " in its dev" + hint + "\n";
     }
     if (!errors.empty()) errors.pop_back();

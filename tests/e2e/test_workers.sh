@@ -47,6 +47,12 @@ placement=$(grep -E 'worker [0-9] on CPU|control thread on|share CPU' "$XVSD_LOG
 echo "$placement" >&2
 assert_contains "$placement" "worker 0 on CPU" "worker 0 placement logged"
 assert_contains "$placement" "worker 1 on CPU" "worker 1 placement logged"
+if ((ncpu == 2)); then # the default placement: CPU 0 (the first) control, both workers on the other
+    first=${cpus%%,*} second=${cpus##*,}
+    assert_eq "$first" "$(taskset -pc "$XVSD_PID" | awk -F': ' '{ print $2 }')" "the control thread's CPUs"
+    pinned=$(for t in /proc/"$XVSD_PID"/task/*; do taskset -pc "${t##*/}"; done | grep -c ": $second\$")
+    assert_ge "$pinned" 2 "threads pinned to CPU $second (the two workers)"
+fi
 
 stats_w() { xvsctl_ns stats --workers -a; }
 # per_worker NAME TEXT : "w0 w1" of a counter in `stats --workers` output
@@ -171,15 +177,15 @@ wait_progress $((mark_del + 80))
 # must wait for a restart.
 write_conf 3 "$(cut -d, -f2 <<<"$cpus"),$(cut -d, -f1 <<<"$cpus")"
 kill -HUP "$XVSD_PID"
-mark_hup=$(wc -l <"$live")
 wait_until 10 grep -q "reload: done" "$XVSD_LOG" || fail "SIGHUP reload not done: $(tail -5 "$XVSD_LOG")"
+mark_hup=$(wc -l <"$live")
 wait "$loop"
 total=$(wc -l <"$live")
 phase() { sed -n "$1,$2p" "$live" | sort | uniq -c | awk '{ printf "%s=%s ", $2, $1 }'; }
 p2=$(phase $((mark_add + 2)) "$mark_quiesce")
 p3=$(phase $((mark_quiesce + 2)) "$mark_del")
-p4=$(phase $((mark_del + 2)) "$mark_hup")
-p5=$(phase $((mark_hup + 10)) "$total")
+p4=$(phase $((mark_del + 2)) "$((mark_hup - 5))")
+p5=$(phase $((mark_hup + 2)) "$total")
 log "after -a: $p2; after -e rs1 -w 0: $p3; after -d rs2: $p4; after SIGHUP: $p5"
 assert_eq 600 "$total" "requests made under live changes"
 assert_eq 0 "$(grep -c '^ERR' "$live")" "failed requests under -a/-e/-d and SIGHUP"

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "ctl/config_parser.h"
+#include "ctl/worker_placement.h"
 
 namespace xvs::ctl {
 namespace {

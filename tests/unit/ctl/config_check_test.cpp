@@ -118,8 +118,8 @@ std::vector<Case> cases() {
          "netif_defs {\n    port wan0 { dev net_af_packet0,iface=a,qpairs=2 }\n"
          "    port lan0 { dev net_ring1 }\n}\nip_defs {\n    address 10.10.1.1/24 dev wan0\n"
          "}\nworker_defs { workers 1 }\n",
-         "port wan0: net_af_packet0 has qpairs=2 but the 1 worker poll one queue each: set "
-         "qpairs=1 in its dev", 2},
+         "port wan0: net_af_packet0 has qpairs=2 but xvsd runs 1 worker, each on its own queue "
+         "pair: set qpairs=1 in its dev", 2},
         {"syn_proxy_on_udp", service("syn_proxy", "", "UDP"), "syn_proxy needs protocol TCP", 7},
         {"toa_on_udp", service("toa on", "", "UDP"), "toa on needs protocol TCP", 7},
         {"no_port", "worker_defs { workers 1 }\n", "no port defined in netif_defs", 0},

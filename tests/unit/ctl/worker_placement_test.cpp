@@ -88,7 +88,7 @@ TEST(WorkerPlacement, ListedCpusInOrder) {
     ASSERT_TRUE(p);
     EXPECT_THAT(p->worker_cpu, ElementsAre(2u));
     ASSERT_EQ(p->warnings.size(), 1u);
-    EXPECT_THAT(p->warnings[0], HasSubstr("x.conf:5: cpus lists 2 CPUs for 1 workers"));
+    EXPECT_THAT(p->warnings[0], HasSubstr("x.conf:5: cpus lists 2 CPUs for 1 worker: the last 1 are not used"));
     // Every CPU a worker's: the control thread shares them all, with a warning.
     p = worker_placement(defs(2, {0, 1}), {0, 1});
     ASSERT_TRUE(p);
@@ -148,14 +148,14 @@ TEST(WorkersErrors, PortQueuesMatchTheWorkers) {
     EXPECT_EQ(workers_errors(two_ports(1, "net_af_packet0,iface=a", "net_ring1"), cpus), "");
     EXPECT_EQ(workers_errors(two_ports(2, "net_af_packet0,iface=a", "net_af_packet1,iface=b,qpairs=3"),
                              cpus),
-              "x.conf:2: port wan0: net_af_packet0 has one queue pair (no qpairs=) but the 2 "
-              "workers poll one queue each: add qpairs=2 in its dev\n"
-              "x.conf:3: port lan0: net_af_packet1 has qpairs=3 but the 2 workers poll one "
-              "queue each: set qpairs=2 in its dev");
+              "x.conf:2: port wan0: net_af_packet0 has one queue pair (no qpairs=) but xvsd "
+              "runs 2 workers, each on its own queue pair: add qpairs=2 in its dev\n"
+              "x.conf:3: port lan0: net_af_packet1 has qpairs=3 but xvsd runs 2 workers, each "
+              "on its own queue pair: set qpairs=2 in its dev");
     EXPECT_EQ(workers_errors(two_ports(2, "net_af_xdp0,iface=a", "net_ring1"), cpus),
-              "x.conf:2: port wan0: net_af_xdp0 has one queue pair (no queue_count=) but the 2 "
-              "workers poll one queue each: add queue_count=2 in its dev (and the interface "
-              "that many combined channels: ethtool -L IF combined 2)");
+              "x.conf:2: port wan0: net_af_xdp0 has one queue pair (no queue_count=) but xvsd "
+              "runs 2 workers, each on its own queue pair: add queue_count=2 in its dev (and "
+              "the interface that many combined channels: ethtool -L IF combined 2)");
     EXPECT_EQ(workers_errors(two_ports(2, "net_af_xdp0,iface=a,queue_count=2", "net_tap0"), cpus),
               "");
     // Placement and queues in one verdict, a line each.

@@ -18,6 +18,7 @@
 #include "lb/synproxy/synproxy.h"
 #include "net/addr.h"
 #include "net/uoa.h"
+#include "port/flow_steer.h"
 
 namespace xvs::ctl {
 
@@ -81,6 +82,10 @@ struct NetifDefs {
     // `mbufs_per_port N`: size of each port's mbuf pool; 0 = mbufs_per_port_default(workers).
     uint32_t mbufs_per_port = 0;
     SourceLoc mbufs_per_port_loc;
+    // `flow_steering on|off|auto`: rte_flow rules send return traffic to its worker's queue
+    // (port/flow_steer.h); auto uses them where every port validates them, else redirects.
+    port::FlowSteering flow_steering = port::FlowSteering::Auto;
+    SourceLoc flow_steering_loc;
 };
 
 struct WorkerDefs {

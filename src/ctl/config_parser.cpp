@@ -88,6 +88,15 @@ void Parser::netif_defs(const Token& kw) {
             cfg_.netif.mbufs_per_port = *n;
             cfg_.netif.mbufs_per_port_loc = loc(kw);
         }
+    } else if (kw.text == "flow_steering") {
+        static constexpr std::array<std::pair<std::string_view, port::FlowSteering>, 3> kModes = {
+            {{"auto", port::FlowSteering::Auto},
+             {"on", port::FlowSteering::On},
+             {"off", port::FlowSteering::Off}}};
+        if (auto mode = choice(kw, kModes)) {
+            cfg_.netif.flow_steering = *mode;
+            cfg_.netif.flow_steering_loc = loc(kw);
+        }
     } else if (kw.text == "port") {
         const Token* name = value(kw);
         PortDef port;

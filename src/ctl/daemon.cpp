@@ -89,6 +89,7 @@ Daemon::~Daemon() {
     controller_.reset();
     workers_.clear();
     director_.reset();
+    steering_.stop();
     for (const auto& p : ports_) port::port_close(p.port_id);
     for (uint16_t id : exception_.tap_ids()) port::port_close(id);
     port::eal_stop();
@@ -173,6 +174,8 @@ Result<void> Daemon::start() {
     health_->configure(config_);
     for (const auto& c : applied->changes) log_debug(c);
     exception_.sync(*director_);  // before the first frame: the XDP maps know xvs's addresses
+    if (auto r = steering_.start(config_, ports_); !r) return r;
+    steering_.sync(*director_);
     if (size_t n = health_->checker_count()) log_info("health: " + std::to_string(n) + " checkers");
     log_info("configuration applied: " + std::to_string(director_->services().size()) +
              " virtual services, " + std::to_string(director_->matches().size()) +
@@ -281,6 +284,8 @@ Result<void> Daemon::reload() {
         restart.push_back("conn_table_size");
     if (next.netif.mbufs_per_port != config_.netif.mbufs_per_port)
         restart.push_back("mbufs_per_port");
+    if (next.netif.flow_steering != config_.netif.flow_steering)
+        restart.push_back("flow_steering");
     for (const auto& what : restart)
         log_warning("reload: " + what +
                     " changed: takes effect at the next restart (running with the old one)");
@@ -344,6 +349,7 @@ int Daemon::run() {
             next_estimate = now + std::chrono::seconds(2);
         }
         exception_.sync(*director_);  // XDP address maps follow every address change
+        steering_.sync(*director_);   // and so do the flow-steering rules
         control_->poll_once(std::chrono::milliseconds(200), health_->fd());
         health_->run_once(0);
     }

@@ -15,6 +15,7 @@
 #include "ctl/control_server.h"
 #include "ctl/controller.h"
 #include "ctl/exception_path.h"
+#include "ctl/flow_steering.h"
 #include "ctl/health/manager.h"
 #include "lb/director.h"
 #include "lb/worker.h"
@@ -42,6 +43,7 @@ private:
     std::vector<std::unique_ptr<lb::Worker>> workers_;
     std::vector<PortInfoForCtl> ports_;
     ExceptionPorts exception_;  // TAPs and XDP address maps (ctl/exception_path.h)
+    FlowSteering steering_;     // rte_flow rules by local port (several workers)
     std::unique_ptr<Controller> controller_;
     std::unique_ptr<health::Manager> health_;  // checkers; applies their verdicts to director_
     std::atomic<bool> stop_workers_{false};

@@ -7,6 +7,7 @@
 #include "lb/laddr.h"
 #include "lb/passive.h"
 #include "lb/persist.h"
+#include "lb/redirect.h"
 #include "lb/service.h"
 #include "lb/snapshot.h"
 #include "lb/synproxy/handshake.h"
@@ -24,10 +25,16 @@ using stack::Counter;
 using stack::drop;
 
 namespace {
+// Conns whose return traffic the owner table routes (lb/redirect.h): NAT's, over a tunnel or
+// not; FULLNAT and SNAT return to a port of ours, DR and TUN do not return.
+bool conn_owner_recorded(const Conn& c) {
+    return c.mode == FwdMode::Nat || c.mode == FwdMode::NatTun;
+}
+ConnKey conn_out_key(const Conn& c) {
+    return conn_key(c.proto, c.daddr, c.laddr_ip, c.dport, c.lport);
+}
+}  // namespace
 
-// The service of a flow addressed to a VIP, in IPVS's order (ip_vs_service_find): a
-// firewall-mark service whose classifier rule matches (lb/fwmark.h; *mark set), the exact
-// (proto, VIP, port) service, then the VIP's port-0 ("all ports") service.
 const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t proto,
                                uint32_t* mark) {
     if (!snap.fwmark_rules.empty() && (proto == net::kIpProtoTcp || proto == net::kIpProtoUdp)) {
@@ -40,8 +47,6 @@ const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t
     if (const ServiceView* v = snap.service(proto, key.daddr, key.dport)) return v;
     return snap.has_port0 ? snap.service(proto, key.daddr, 0) : nullptr;
 }
-
-}  // namespace
 
 template <class Af>
 Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
@@ -202,6 +207,15 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
         drop(w.stack, lp.pkt, Counter::drop_conn_table_full);
         return nullptr;
     }
+    // Several workers: NAT's return tuple names no port of ours, so its owner is recorded
+    // (lb/redirect.h) before the first packet can make the RS answer.
+    if (w.redirect && conn_owner_recorded(*c) && !w.redirect->owners().insert(conn_out_key(*c), wid)) {
+        w.conns->remove(c);
+        w.conns->release(c);
+        free_lport();
+        drop(w.stack, lp.pkt, Counter::drop_owner_table_full);
+        return nullptr;
+    }
     auto bump = [](std::atomic<uint32_t>& a, int d) {  // single writer: no locked RMW needed
         a.store(a.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
     };
@@ -280,6 +294,7 @@ void conn_expire(WorkerCtx& w, Conn* c) {
     if (c->flags & kConnSpWaiting) synproxy_release(w, c);
     w.timers.cancel(&c->timer);
     w.conns->remove(c);
+    if (w.redirect && conn_owner_recorded(*c)) w.redirect->owners().erase(conn_out_key(*c), wid);
     LocalAddr* const laddr = w.laddr_of(c);
     if (laddr && c->mode != FwdMode::NatTun) laddr->workers[wid].pool->free(net::ntoh16(c->lport));
     auto drop_ref = [](std::atomic<uint32_t>& a) {

@@ -14,6 +14,7 @@ template <class Af>
 struct LbPacket;
 struct ServiceView;
 struct SchedPlan;
+struct Snapshot;
 struct TimerNode;
 
 // Admission control for a new connection from client_be (network order) to `view`'s
@@ -31,6 +32,12 @@ bool admit(WorkerCtx& w, const ServiceView& view, const net::InetAddr& client);
 // Why a scheduler found no dest: drop_dest_overloaded when some dest had a weight (so the
 // thresholds kept them all out), else drop_no_dest.
 stack::Counter sched_fail_reason(const SchedPlan& plan);
+
+// The service of a flow addressed to a VIP, in IPVS's order (ip_vs_service_find): a
+// firewall-mark service whose classifier rule matches (lb/fwmark.h; *mark set), the exact
+// (proto, VIP, port) service, then the VIP's port-0 ("all ports") service. nullptr: none.
+const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t proto,
+                               uint32_t* mark);
 
 // The first packet of a flow: service, admission, scheduling, the dest's forwarding mode
 // (refused, drop_fwd_mode_unsupported, when it has no xmit), a local address when the mode

@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "lb/conn.h"
+#include "lb/redirect.h"
 #include "lb/service_check.h"
 
 namespace xvs::lb {
@@ -136,6 +137,16 @@ void Director::rotate_cookie_secrets(uint32_t count_now) {
 }
 
 Director::~Director() = default;
+
+Result<Redirect*> Director::redirect_init(uint32_t conns_per_worker) {
+    if (nworkers_ < 2) return nullptr;
+    if (!redirect_) {
+        auto r = Redirect::create(nworkers_, conns_per_worker);
+        if (!r) return make_error(r.error());
+        redirect_ = std::move(*r);
+    }
+    return redirect_.get();
+}
 
 std::optional<uint8_t> Director::port_index(const std::string& name) const {
     for (size_t i = 0; i < ports_.size(); ++i)

@@ -18,6 +18,8 @@
 
 namespace xvs::lb {
 
+class Redirect;
+
 struct ServiceSpec {
     uint8_t proto = 6;  // 6 TCP, 17 UDP
     net::InetAddr vip;
@@ -98,6 +100,11 @@ public:
     Director& operator=(const Director&) = delete;
 
     unsigned workers() const { return nworkers_; }
+    // Several workers: the rings and owner table they hand packets over with (lb/redirect.h),
+    // made by the first Worker::create for conn tables of `conns_per_worker`; nullptr with one
+    // worker. Outlives the workers (they drain their rings as they go).
+    Result<Redirect*> redirect_init(uint32_t conns_per_worker);
+    Redirect* redirect() const { return redirect_.get(); }
 
     // Ports are opened by the port layer; the Director only names them.
     Result<void> port_add(const PortEntry& port);
@@ -218,6 +225,7 @@ private:
     std::unique_ptr<Snapshot> build() const;
 
     unsigned nworkers_;
+    std::unique_ptr<Redirect> redirect_;
     std::vector<PortEntry> ports_;
     std::vector<AddressEntry> addresses_;
     std::vector<RouteSpec> routes_;

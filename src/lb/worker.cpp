@@ -9,6 +9,7 @@
 #include <rte_mbuf.h>
 #include <rte_pause.h>
 #include <rte_prefetch.h>
+#include <rte_ring.h>
 
 #include <chrono>
 #include <cstring>
@@ -18,6 +19,9 @@
 #include "lb/conn_ops.h"
 #include "lb/pipeline.h"
 #include "lb/proto/icmp.h"
+#include "lb/persist.h"
+#include "lb/redirect.h"
+#include "lb/service.h"
 #include "lb/synproxy/handshake.h"
 #include "port/ethdev.h"
 #include "stack/arp.h"
@@ -66,6 +70,7 @@ uint64_t Worker::held_mbufs() const {
 }
 
 void Worker::release_held() {
+    redirect_flush();
     flush();
     stack::neigh_drop_all_pending(ctx_.stack);
     synproxy_drop_saved(ctx_);
@@ -79,6 +84,9 @@ Result<std::unique_ptr<Worker>> Worker::create(Director& director, const WorkerC
     if (cfg.rx_burst == 0 || cfg.rx_burst > kMaxBurst)
         return make_error("rx burst must be 1.." + std::to_string(kMaxBurst));
     std::unique_ptr<Worker> w(new Worker(director, cfg));
+    auto redirect = director.redirect_init(cfg.max_conns);
+    if (!redirect) return make_error(redirect.error());
+    w->ctx_.redirect = *redirect;
     auto table = ConnTable::create(
         "xvs_conn_" + std::to_string(cfg.id) + "_" + std::to_string(g_table_seq++), cfg.max_conns);
     if (!table) return make_error(table.error());
@@ -110,6 +118,7 @@ void Worker::refresh_snapshot() {
     for (size_t p = 0; p < ctx_.snap->stack.ports.size(); ++p) {
         const stack::PortView& pv = ctx_.snap->stack.ports[p];
         ctx_.stack.tx.set_port_id(static_cast<uint8_t>(p), pv.port_id);
+        if (pv.port_id < kMaxPortIds) port_index_[pv.port_id] = static_cast<uint8_t>(p);
         if (pv.has_exception)
             ctx_.stack.exc_tx.set_port_id(static_cast<uint8_t>(p), pv.exception_port_id);
     }
@@ -137,10 +146,67 @@ unsigned Worker::poll_once() {
             total += n;
         }
     }
+    if (ctx_.redirect) total += redirect_poll();
     total +=
         stack::exception_poll(ctx_.stack, static_cast<uint16_t>(ctx_.cfg.id), ctx_.cfg.rx_burst);
     flush();
     return total;
+}
+
+// Frames other workers handed over, in runs of one port each (the PMD's port id travels in
+// the mbuf).
+unsigned Worker::redirect_poll() {
+    unsigned total = 0;
+    const unsigned n = ctx_.redirect->workers();
+    for (unsigned from = 0; from < n; ++from) {
+        if (from == ctx_.id) continue;
+        rte_mbuf* pkts[kMaxBurst];
+        const unsigned got = rte_ring_sc_dequeue_burst(ctx_.redirect->ring(from, ctx_.id),
+                                                       reinterpret_cast<void**>(pkts),
+                                                       ctx_.cfg.rx_burst, nullptr);
+        unsigned start = 0;
+        while (start < got) {
+            const uint16_t pid = pkts[start]->port;
+            unsigned end = start + 1;
+            while (end < got && pkts[end]->port == pid) ++end;
+            const uint8_t port = pid < kMaxPortIds ? port_index_[pid] : 0;
+            burst(port, pkts + start, static_cast<uint16_t>(end - start), true);
+            start = end;
+        }
+        total += got;
+    }
+    return total;
+}
+
+void Worker::redirect_stage(unsigned owner, uint8_t port, rte_mbuf* m, bool tunneled) {
+    m->port = ctx_.stack.view->ports[port].port_id;
+    if (tunneled) m->ol_flags |= stack::tunneled_mbuf_flag();  // its outer header is gone
+    rte_mbuf** buf = rd_buf_[owner];
+    uint16_t& count = rd_count_[owner];
+    buf[count++] = m;
+    if (count == kMaxBurst) redirect_flush();
+}
+
+void Worker::redirect_flush() {
+    if (!ctx_.redirect) return;
+    const unsigned n = ctx_.redirect->workers();
+    for (unsigned to = 0; to < n; ++to) {
+        const uint16_t count = rd_count_[to];
+        if (!count) continue;
+        rd_count_[to] = 0;
+        const unsigned sent = rte_ring_sp_enqueue_burst(
+            ctx_.redirect->ring(ctx_.id, to), reinterpret_cast<void* const*>(rd_buf_[to]), count,
+            nullptr);
+        ctx_.stack.counters.inc(Counter::redirect_out, sent);
+        for (unsigned i = sent; i < count; ++i)
+            stack::drop(ctx_.stack, rd_buf_[to][i], Counter::drop_redirect_full);
+    }
+}
+
+unsigned Worker::redirect_staged() const {
+    unsigned n = 0;
+    for (uint16_t c : rd_count_) n += c;
+    return n;
 }
 
 Worker::Polling::Polling(Worker& w) : w_(w) {
@@ -260,22 +326,65 @@ bool Worker::key_of(LbPacket<Af>& lp) {
 }
 
 template <class Af>
+unsigned Worker::owner_of(const LbPacket<Af>& lp) const {
+    const unsigned n = ctx_.redirect->workers();
+    const unsigned self = ctx_.id;
+    // RS -> client of a NAT (or NAT-over-tunnel) conn: no port of ours in it.
+    if (lp.tunneled || !lp.local) {
+        const int o = ctx_.redirect->owners().owner(lp.key);
+        return o < 0 ? self : static_cast<unsigned>(o);
+    }
+    switch (lp.kind) {
+        case stack::AddrKind::Lip:  // FULLNAT return: the local port's share
+            return net::ntoh16(lp.key.dport) % n;
+        case stack::AddrKind::Director:  // a SNAT WAN address's port (or echo identifier)
+            return ctx_.snap->matches.empty() ? self : net::ntoh16(lp.key.dport) % n;
+        case stack::AddrKind::Vip:
+            break;
+    }
+    // A client flow stays where RSS put it, but a persistent service's conns of one client
+    // must meet its one template: they live on the worker its masked address hashes to.
+    if (lp.related) return self;
+    uint32_t mark = 0;
+    const ServiceView* view = vip_service(*ctx_.snap, lp.key, lp.proto, &mark);
+    if (!view || !view->persist_s) return self;
+    const ConnKey tkey = persist_key(*view, lp.key, mark);
+    return static_cast<unsigned>(mix64(tkey.saddr.fold()) % n);
+}
+
+template <class Af>
 void Worker::handle_all(LbPacket<Af>* lbp, unsigned n) {
     const ConnKey* keys[kMaxBurst];
     ConnRef refs[kMaxBurst];
     if (n == 0 || n > kMaxBurst) return;  // (never: tells GCC keys[0..n) is written)
     for (unsigned i = 0; i < n; ++i) keys[i] = &lbp[i].key;
     ctx_.conns->lookup_bulk(keys, n, refs);
-    for (unsigned i = 0; i < n; ++i) lb_handle(ctx_, lbp[i], refs[i]);
+    const bool hand_over = ctx_.redirect && !redirected_;
+    for (unsigned i = 0; i < n; ++i) {
+        if (hand_over && !refs[i].conn) {
+            const unsigned owner = owner_of(lbp[i]);
+            if (owner != ctx_.id) {
+                redirect_stage(owner, lbp[i].port, lbp[i].pkt, lbp[i].tunneled);
+                continue;
+            }
+        }
+        lb_handle(ctx_, lbp[i], refs[i]);
+    }
 }
 
 void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
+    burst(port, pkts, count, false);
+    redirect_flush();
+}
+
+void Worker::burst(uint8_t port, rte_mbuf** pkts, uint16_t count, bool redirected) {
     while (count > kMaxBurst) {
-        process_burst(port, pkts, kMaxBurst);
+        burst(port, pkts, kMaxBurst, redirected);
         pkts += kMaxBurst;
         count -= kMaxBurst;
     }
-    ctx_.stack.counters.inc(Counter::rx_packets, count);
+    redirected_ = redirected;
+    ctx_.stack.counters.inc(redirected ? Counter::redirect_in : Counter::rx_packets, count);
     const stack::PortView& pv = ctx_.stack.view->ports[port];
     const uint32_t max_frame = pv.max_rx_frame;
 

@@ -42,6 +42,13 @@ public:
         ctx_.stack.exc_tx.flush(ctx_.stack.counters);
         ctx_.stack.tx.flush(ctx_.stack.counters);
     }
+    // Handles what other workers handed this one (poll_once does this; benches that feed
+    // process_burst call it) and sends the result. Returns the frames taken.
+    unsigned redirect_receive() {
+        const unsigned n = ctx_.redirect ? redirect_poll() : 0;
+        flush();
+        return n;
+    }
     // Loads the current snapshot (poll_once does this; benches call it once).
     void refresh_snapshot();
 
@@ -99,6 +106,8 @@ public:
     unsigned synproxy_saved_count() const { return lb::synproxy_saved_count(ctx_.sp); }
     stack::Neighbours& neighbours() { return ctx_.stack.neigh; }
     unsigned id() const { return ctx_.id; }
+    // Frames staged for other workers and not yet in their rings (0 between polls).
+    unsigned redirect_staged() const;
 
 private:
     Worker(Director& director, const WorkerConfig& cfg);
@@ -107,6 +116,17 @@ private:
     bool key_of(LbPacket<Af>& lp);
     template <class Af>
     void handle_all(LbPacket<Af>* lbp, unsigned n);
+    // The packet path for a burst; `redirected`: the frames came from other workers' rings
+    // (counted redirect_in, never handed on again).
+    void burst(uint8_t port, rte_mbuf** pkts, uint16_t n, bool redirected);
+    // Several workers (lb/redirect.h): the worker owning the conn of a packet that missed
+    // this one's table, the frames staged for each, their hand-over, and the frames others
+    // handed to this one.
+    template <class Af>
+    unsigned owner_of(const LbPacket<Af>& lp) const;
+    void redirect_stage(unsigned owner, uint8_t port, rte_mbuf* m, bool tunneled);
+    void redirect_flush();
+    unsigned redirect_poll();
     Result<void> command_run(Command::Kind kind, std::shared_ptr<const Dest> dest,
                              uint64_t timeout_ms, const std::function<void(const Command&)>& use);
 
@@ -118,6 +138,11 @@ private:
     LbPacket4 burst_[kMaxBurst];
     LbPacket6 burst6_[kMaxBurst];
     std::atomic<bool> polling_{false};  // a Polling scope is open (seq_cst: command handshake)
+    bool redirected_ = false;            // the burst being handled came from another worker
+    uint16_t rd_count_[kMaxWorkers] = {};
+    rte_mbuf* rd_buf_[kMaxWorkers][kMaxBurst] = {};
+    static constexpr unsigned kMaxPortIds = 64;  // DPDK port ids mapped back to port indexes
+    uint8_t port_index_[kMaxPortIds] = {};
 };
 
 }  // namespace xvs::lb

@@ -22,6 +22,7 @@ struct rte_mempool;
 namespace xvs::lb {
 
 class Director;
+class Redirect;
 
 struct WorkerConfig {
     unsigned id = 0;
@@ -54,6 +55,7 @@ struct WorkerCtx {
     Director* director;
     WorkerConfig cfg;
     unsigned id;
+    Redirect* redirect = nullptr;  // several workers: hand-over rings, NAT owner table
     const Snapshot* snap = nullptr;
     stack::StackContext stack;
     std::unique_ptr<ConnTable> conns;

@@ -7,10 +7,12 @@
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 namespace xvs::port {
 
@@ -30,6 +32,21 @@ Result<PortInfo> port_setup(uint16_t id, const std::string& name, const PortPara
                           std::to_string(std::min(info.max_rx_queues, info.max_tx_queues)));
     }
     rte_eth_conf conf{};
+    // Several queues: RSS over addresses and ports, with a key whose 16-bit period makes the
+    // Toeplitz hash symmetric (both directions of a tuple on one queue) where the PMD takes
+    // a key. PMDs without RSS offloads (af_packet's fanout, tap) spread queues themselves.
+    std::array<uint8_t, 52> symmetric_key;
+    for (size_t i = 0; i < symmetric_key.size(); ++i) symmetric_key[i] = i % 2 ? 0x5a : 0x6d;
+    const uint64_t rss_want = RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP;
+    const uint64_t rss_hf = rss_want & info.flow_type_rss_offloads;
+    if (queues > 1 && rss_hf) {
+        conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+        conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
+        if (info.hash_key_size && info.hash_key_size <= symmetric_key.size()) {
+            conf.rx_adv_conf.rss_conf.rss_key = symmetric_key.data();
+            conf.rx_adv_conf.rss_conf.rss_key_len = info.hash_key_size;
+        }
+    }
     rc = rte_eth_dev_configure(id, queues, queues, &conf);
     if (rc != 0) return make_error(name + ": configure failed: " + errtext(rc));
     uint16_t rxd = params.rx_desc, txd = params.tx_desc;
@@ -141,7 +158,17 @@ Result<PortInfo> port_open_tap(const std::string& vdev_name, const std::string& 
 
 Result<PortInfo> port_open_rings(const std::string& name, rte_ring* rx, rte_ring* tx,
                                  const PortParams& params, rte_mempool* pool) {
-    int id = rte_eth_from_rings(name.c_str(), &rx, 1, &tx, 1, 0);
+    return port_open_rings(name, std::vector<rte_ring*>{rx}, std::vector<rte_ring*>{tx}, params,
+                           pool);
+}
+
+Result<PortInfo> port_open_rings(const std::string& name, std::vector<rte_ring*> rx,
+                                 std::vector<rte_ring*> tx, const PortParams& params,
+                                 rte_mempool* pool) {
+    if (rx.size() != params.queues || tx.size() != params.queues)
+        return make_error(name + ": one RX and one TX ring per queue");
+    int id = rte_eth_from_rings(name.c_str(), rx.data(), static_cast<unsigned>(rx.size()),
+                                tx.data(), static_cast<unsigned>(tx.size()), 0);
     if (id < 0) return make_error(name + ": cannot create ring port: " + errtext(rte_errno));
     return port_setup(static_cast<uint16_t>(id), name, params, pool);
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "net/headers.h"
@@ -64,6 +65,11 @@ Result<PortInfo> port_open_tap(const std::string& vdev_name, const std::string& 
 
 Result<PortInfo> port_open_rings(const std::string& name, rte_ring* rx, rte_ring* tx,
                                  const PortParams& params, rte_mempool* pool);
+// A ring port of params.queues queues: rx[q] feeds RX queue q, TX queue q writes tx[q]
+// (packet tests of several workers).
+Result<PortInfo> port_open_rings(const std::string& name, std::vector<rte_ring*> rx,
+                                 std::vector<rte_ring*> tx, const PortParams& params,
+                                 rte_mempool* pool);
 void port_close(uint16_t port_id);
 
 uint16_t port_rx_burst(uint16_t port_id, uint16_t queue, rte_mbuf** pkts, uint16_t n);

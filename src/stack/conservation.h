@@ -3,7 +3,10 @@
 // consumed under a named non-drop counter, or still held (neighbour queue, SYN-proxy saves,
 // TX buffers). Packet tests and the pipeline fuzzer check it after every burst:
 //
-//   rx_packets + frames_generated == tx_packets + Σ is_drop counters + Σ consumed + held
+//   rx_packets + redirect_in + frames_generated == tx_packets + Σ is_drop + Σ consumed + held
+//
+// With several workers a frame one worker hands to another (redirect_out, consumed there) is
+// received again by its owner (redirect_in): each worker balances on its own.
 //
 // frames_generated counts every mbuf the stack tried to allocate for a frame of its own; a
 // failed allocation is that frame dropped as drop_mbuf_alloc. A frame turned into another in
@@ -27,10 +30,11 @@ inline constexpr std::array kConsumedCounters{
     Counter::frag_split,                   // sent on as the fragments it was cut into
     Counter::icmp_nat64_translated,        // sent on as a new error of the other family
     Counter::exc_to_kernel,                // handed to the kernel through the exception port
+    Counter::redirect_out,                 // handed to the worker owning its conn
 };
 
 struct FrameBalance {
-    uint64_t received = 0;   // rx_packets
+    uint64_t received = 0;   // rx_packets + redirect_in
     uint64_t generated = 0;  // frames_generated
     uint64_t sent = 0;       // tx_packets
     uint64_t dropped = 0;    // Σ is_drop counters
@@ -41,7 +45,7 @@ struct FrameBalance {
 
 inline FrameBalance frame_balance(const Counters& c, uint64_t held) {
     FrameBalance b;
-    b.received = c.get(Counter::rx_packets);
+    b.received = c.get(Counter::rx_packets) + c.get(Counter::redirect_in);
     b.generated = c.get(Counter::frames_generated);
     b.sent = c.get(Counter::tx_packets);
     for (size_t i = 0; i < kCounterCount; ++i)

@@ -82,6 +82,11 @@ namespace xvs::stack {
     X(frag_created, false, "IPv4 fragments built for packets over the egress MTU")                 \
     X(exc_to_kernel, false, "frames handed to the director's kernel (exception TAP port)")         \
     X(exc_from_kernel, false, "frames the kernel wrote to the exception port, sent on the port")   \
+    X(redirect_out, false, "frames handed to the worker owning their conn (several workers)")     \
+    X(redirect_in, false, "frames received from another worker: their conn is this one's")       \
+    X(drop_redirect_full, true, "frame for another worker's conn: the ring to it was full")       \
+    X(drop_owner_table_full, true,                                                                 \
+      "new NAT conn refused: the owner table has no room for its return tuple (several workers)")  \
     X(drop_frag_timeout, true, "IP fragment of a datagram not complete in time (or at stop)")      \
     X(drop_frag_table_full, true, "IP fragment of a new datagram: reassembly table full")          \
     X(drop_frag_no_buffer, true, "IP fragment of a new datagram: no reassembly buffer free")       \

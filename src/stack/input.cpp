@@ -1,8 +1,11 @@
 #include "stack/input.h"
 
+#include <rte_errno.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 
 #include <cstring>
+#include <string>
 
 #include "net/tunnel.h"
 #include "stack/arp.h"
@@ -211,6 +214,33 @@ bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& 
 
 }  // namespace
 
+namespace {
+uint64_t g_tunneled_flag = 0;
+}
+
+uint64_t tunneled_mbuf_flag() { return g_tunneled_flag; }
+
+namespace {
+// A handed-over frame that came in a tunnel (its outer header is gone): the flag, cleared.
+bool take_tunneled(rte_mbuf* m) {
+    if (!(m->ol_flags & g_tunneled_flag)) return false;
+    m->ol_flags &= ~g_tunneled_flag;
+    return true;
+}
+}  // namespace
+
+Result<void> tunneled_mbuf_flag_register() {
+    if (g_tunneled_flag) return {};
+    rte_mbuf_dynflag desc{};
+    std::strncpy(desc.name, "xvs_dynflag_tunneled", sizeof desc.name - 1);
+    const int bit = rte_mbuf_dynflag_register(&desc);
+    if (bit < 0)
+        return make_error(std::string("cannot register the mbuf flag for tunnelled frames: ") +
+                          rte_strerror(rte_errno));
+    g_tunneled_flag = uint64_t{1} << bit;
+    return {};
+}
+
 uint8_t eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max_frame,
                   rte_mbuf* m, PktMeta<net::Af4>& meta4, PktMeta<net::Af6>& meta6) {
     const uint32_t len = rte_pktmbuf_data_len(m);
@@ -229,7 +259,7 @@ uint8_t eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t 
             drop(ctx, m, Counter::drop_not_for_us);
             return 0;
         }
-        return ip4_input(ctx, port, m, meta4) ? 4 : 0;
+        return ip4_input(ctx, port, m, meta4, take_tunneled(m)) ? 4 : 0;
     }
     if (eth->ether_type == net::hton16(net::kEtherTypeIpv6)) {
         // IPv6 multicast frames (33:33:...) carry neighbour solicitations.
@@ -237,7 +267,7 @@ uint8_t eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t 
             drop(ctx, m, Counter::drop_not_for_us);
             return 0;
         }
-        return ip6_input(ctx, port, m, meta6) ? 6 : 0;
+        return ip6_input(ctx, port, m, meta6, take_tunneled(m)) ? 6 : 0;
     }
     if (!unicast && !eth->dst.is_broadcast()) {
         drop(ctx, m, Counter::drop_not_for_us);

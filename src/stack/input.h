@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "common/result.h"
 #include "stack/context.h"
 #include "stack/pkt.h"
 
@@ -20,5 +21,12 @@ namespace xvs::stack {
 // Ethernet header.
 uint8_t eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t max_frame,
                   rte_mbuf* m, PktMeta<net::Af4>& meta4, PktMeta<net::Af6>& meta6);
+
+// Several workers (lb/redirect.h): a frame whose tunnel header one worker stripped (NatTun)
+// and then handed to another carries this mbuf flag (a DPDK dynamic flag), so that eth_input
+// on the owner takes it as having come in the tunnel. 0 until registered (once, on the
+// control thread, by the first hand-over rings).
+uint64_t tunneled_mbuf_flag();
+Result<void> tunneled_mbuf_flag_register();
 
 }  // namespace xvs::stack

@@ -6,7 +6,10 @@
 # UDP: a bounded flood (UDP_COUNT datagrams, 64 flows, 5 s max) to VIP:53; delivered
 #      packets/s = packets counted on the RS interfaces / send time (HAProxy: no UDP).
 #   bench/e2e/run.sh [BUILD_DIR=build]   env: BENCH_SECONDS (5), UDP_COUNT (1000000),
-#                                        XE_PMDS ("af_xdp af_packet": one xvsd row each)
+#                                        XE_PMDS ("af_xdp af_packet": one xvsd row each),
+#                                        BENCH_WORKERS ("1 2": an xvsd row per count; more
+#                                        than 1 only on af_packet, qpairs=N: AF_XDP on veth
+#                                        has one queue)
 # Ratios within one run are the figure; the generator, the director and veth share the cores.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,23 +75,33 @@ conf=$XE_TMP/xvs.conf
 xvsd_rows=()
 lip_base=100
 for pmd in ${XE_PMDS:-af_xdp af_packet}; do
+for nw in ${BENCH_WORKERS:-1 2}; do
+    if ((nw > 1)) && [[ $pmd != af_packet ]]; then
+        log "(a) xvsd on $pmd with $nw workers skipped: one queue on veth"
+        continue
+    fi
     XE_PMD=$pmd
+    XE_WORKERS=$nw
+    row="xvsd_${pmd}_w$nw"
     # Fresh local addresses per run: the RS still hold the previous run's connections in
     # TIME_WAIT, and a new xvsd may pick the same (address, port) pairs again.
     XE_LIPS="10.10.2.$lip_base-10.10.2.$((lip_base + 3))"
     lip_base=$((lip_base + 10))
     { config_head; vs_block TCP "$VIP" 80 "1:8080:1 2:8080:1" rr; vs_block UDP "$VIP" 53 "1:5353:1 2:5353:1" rr; } >"$conf"
     start_xvsd "$conf"
-    log "(a) xvsd on $pmd"
-    run_wrk "xvsd_$pmd"
-    run_udp "xvsd_$pmd"
+    log "(a) xvsd on $pmd, $nw worker(s): $(grep -E 'worker [0-9]+ on CPU|control thread on' "$XVSD_LOG" | sed 's/.*\] //' | tr '\n' ';')"
+    run_wrk "$row"
+    run_udp "$row"
     xvsadm_ns -L -n --stats >&2
+    ((nw > 1)) && xvsctl_ns stats --workers | grep -E 'conns_created|redirect|rx_packets' >&2
     stop_xvsd TERM
     # net_af_xdp detaches its XDP program on close; make sure before the kernel takes over
     for dev in lb-wan lb-lan; do ip -n "$NS_LB" link set dev "$dev" xdp off 2>/dev/null; done
     in_ns "$NS_LB" nft delete table netdev xe_drop 2>/dev/null
-    xvsd_rows+=("xvsd_$pmd")
+    xvsd_rows+=("$row")
 done
+done
+XE_WORKERS=1
 
 # (b) nftables DNAT + SNAT (test-topology.md's peer)
 lb_kernel_on
@@ -140,6 +153,12 @@ echo
 echo "bench/e2e: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); wrk -t1 -c32 -d${secs}s Connection: close; UDP $udp_count x 18 B, 64 flows, <= ${secs}s"
 printf '%-26s %12s %10s %16s %14s\n' "path" "conn/s" "errors" "UDP delivered/s" "UDP sent/s"
 for n in "${xvsd_rows[@]}" nft haproxy; do
-    case $n in xvsd_*) label="xvsd FULLNAT ${n#xvsd_}" ;; nft) label="nftables DNAT+SNAT" ;; haproxy) label="HAProxy mode tcp" ;; esac
+    case $n in xvsd_*) label="xvsd FULLNAT ${n#xvsd_}"; label="${label%_w*} ${n##*_w}w" ;; nft) label="nftables DNAT+SNAT" ;; haproxy) label="HAProxy mode tcp" ;; esac
     printf '%-26s %12s %10s %16s %14s\n' "$label" "${CPS[$n]:-?}" "${ERRS[$n]:-?}" "${PPS[$n]:-?}" "${SENTPPS[$n]:-?}"
 done
+for pmd in ${XE_PMDS:-af_xdp af_packet}; do
+    one=${CPS[xvsd_${pmd}_w1]:-} two=${CPS[xvsd_${pmd}_w2]:-}
+    [[ -n $one && -n $two && $one != 0 ]] &&
+        echo "xvsd $pmd conn/s, 2 workers / 1 worker: $(awk -v a="$two" -v b="$one" 'BEGIN { printf "%.2f", a / b }')"
+done
+true

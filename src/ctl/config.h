@@ -89,8 +89,12 @@ struct NetifDefs {
 };
 
 struct WorkerDefs {
-    uint32_t workers = 1;   // 1..16 parsed; more than 1 is refused by config_check for now
+    uint32_t workers = 1;   // 1..16 parsed; at most the CPUs xvsd may use (worker_placement.h)
     SourceLoc workers_loc;  // of the `workers` statement, if any
+    // `cpus LIST`: worker i on the i-th listed CPU; empty: the default placement (CPU 0 left
+    // to the control thread). Restart to change.
+    std::vector<unsigned> cpus;
+    SourceLoc cpus_loc;
     PollMode poll_mode = PollMode::Adaptive;
 };
 

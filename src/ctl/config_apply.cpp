@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ctl/worker_placement.h"
 #include "lb/service_check.h"
 
 namespace xvs::ctl {
@@ -138,12 +139,8 @@ Result<void> match_apply(lb::Director& d, const Config& cfg, ApplyReport& rep) {
 
 Result<void> config_supported(const Config& cfg) {
     std::string errors;
-    if (cfg.worker.workers != 1) {
-        errors += (cfg.worker.workers_loc.line ? where(cfg.worker.workers_loc) : "worker_defs: ") +
-                  "workers " + std::to_string(cfg.worker.workers) +
-                  ": only 1 worker is supported yet (FULLNAT return traffic needs flow steering "
-                  "by local port to run several): set workers 1\n";
-    }
+    // Worker CPUs and the port queues N workers poll (ctl/worker_placement.h).
+    if (std::string w = workers_errors(cfg, cpus_available()); !w.empty()) errors += w + "\n";
     for (const auto& vs : cfg.virtual_servers) {
         if (auto r = lb::service_check(vs.fwmark ? uint8_t{0} : proto_num(vs.proto), vs.fwd,
                                        service_flags(vs));

@@ -90,7 +90,8 @@ inline constexpr std::array kKeywords = {
     Keyword{"port", "mtu", detail::A, ""},
     Keyword{"port", "exception", detail::A, "restart to change"},
     // ---- worker_defs
-    Keyword{"worker_defs", "workers", detail::A, "only 1 for now: more are refused"},
+    Keyword{"worker_defs", "workers", detail::A, "up to the CPUs xvsd may use; restart to change"},
+    Keyword{"worker_defs", "cpus", detail::A, "xvs: worker i on the i-th CPU listed; restart to change"},
     Keyword{"worker_defs", "poll_mode", detail::A, ""},
     // ---- frag_defs
     Keyword{"frag_defs", "max_datagrams", detail::A, "0 turns reassembly off"},

@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "ctl/config_parser_impl.h"
+#include "ctl/worker_placement.h"
 
 namespace xvs::ctl {
 
@@ -155,6 +156,23 @@ void Parser::worker_defs(const Token& kw) {
         if (auto n = number_value(kw, 1, kMaxWorkers)) {
             cfg_.worker.workers = *n;
             cfg_.worker.workers_loc = loc(kw);
+        }
+    } else if (kw.text == "cpus") {
+        // `cpus 1-3,5` (Linux cpu-list syntax); `cpus 1 2 3` and `cpus 1-2, 5` read the same.
+        std::string list;
+        if (const Token* first = value(kw)) {
+            list = first->text;
+            while (has_value(kw)) {
+                const std::string& more = take().text;
+                if (!list.ends_with(',') && !more.starts_with(',')) list += ',';
+                list += more;
+            }
+            if (auto cpus = parse_cpu_list(list)) {
+                cfg_.worker.cpus = std::move(*cpus);
+                cfg_.worker.cpus_loc = loc(kw);
+            } else {
+                error(kw, "cpus: " + cpus.error());
+            }
         }
     } else if (kw.text == "poll_mode") {
         static constexpr std::array<std::pair<std::string_view, PollMode>, 2> kModes = {

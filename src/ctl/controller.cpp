@@ -611,8 +611,14 @@ json Controller::dispatch(const json& req) {
             json counters = json::array();
             for (size_t c = 0; c < stack::kCounterCount; ++c) {
                 uint64_t v = 0;
-                for (lb::Worker* w : workers_) v += w->counters().v[c];
+                json per_worker = json::array();
+                for (lb::Worker* w : workers_) {
+                    const uint64_t mine = w->counters().v[c];  // read once: the sum agrees
+                    v += mine;
+                    per_worker.push_back(mine);
+                }
                 counters.push_back({{"name", stack::kCounterInfo[c].name}, {"value", v},
+                                    {"per_worker", std::move(per_worker)},
                                     {"drop", stack::kCounterInfo[c].is_drop},
                                     {"description", stack::kCounterInfo[c].description}});
             }

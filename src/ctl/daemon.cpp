@@ -3,6 +3,8 @@
 
 #include <rte_launch.h>
 #include <rte_lcore.h>
+#include <rte_thread.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include "ctl/config_check.h"
 #include "ctl/config_parser.h"
 #include "ctl/log.h"
+#include "ctl/worker_placement.h"
 #include "net/syncookie.h"
 #include "port/eal.h"
 #include "port/ethdev.h"
@@ -38,10 +41,24 @@ struct LaunchArg {
     lb::Worker* worker;
     const std::atomic<bool>* stop;
     lb::PollMode mode;
+    unsigned cpu;
 };
+
+rte_cpuset_t cpuset_of(const std::vector<unsigned>& cpus) {
+    rte_cpuset_t set;
+    CPU_ZERO(&set);
+    for (unsigned c : cpus) CPU_SET(c, &set);
+    return set;
+}
 
 int worker_main(void* arg) {
     auto* a = static_cast<LaunchArg*>(arg);
+    // Pinned before registering: rte_thread_register takes the thread's affinity (and its
+    // NUMA socket) from what it is then. On an EAL lcore this replaces the lcore's own CPU.
+    rte_cpuset_t set = cpuset_of({a->cpu});
+    if (rte_thread_set_affinity(&set) != 0)
+        log_warning("worker " + std::to_string(a->worker->id()) + ": cannot pin to CPU " +
+                    std::to_string(a->cpu) + ", it runs where the scheduler puts it");
     // A worker on a plain thread must still be an EAL thread (an lcore id, mempool caches):
     // AF_XDP stalled for good after a few thousand frames when driven from a non-EAL thread.
     if (rte_lcore_id() == LCORE_ID_ANY && rte_thread_register() != 0) {
@@ -90,9 +107,22 @@ Result<void> Daemon::start() {
     config_ = std::move(*parsed.config);
     log_set_level(config_.global.log_level);
 
+    // The CPUs as they were before the EAL pinned this thread to its main lcore.
+    auto placement = worker_placement(config_.worker, cpus_available());
+    if (!placement) return make_error(placement.error());
+    for (const auto& w : placement->warnings) log_warning(w);
+
     auto args = port::split_args(config_.netif.eal_args);
     log_info("starting EAL: " + config_.netif.eal_args);
     if (auto r = port::eal_start(args); !r) return r;
+    // The control thread (and every thread it starts: health checks, workers before they pin
+    // themselves) keeps off the workers' CPUs.
+    rte_cpuset_t control = cpuset_of(placement->control_cpus);
+    if (rte_thread_set_affinity(&control) != 0)
+        log_warning("cannot move the control thread to CPUs " +
+                    cpu_list_text(placement->control_cpus));
+    log_info("control thread on CPU" + std::string(placement->control_cpus.size() == 1 ? " " : "s ") +
+             cpu_list_text(placement->control_cpus));
 
     const unsigned nworkers = config_.worker.workers;
 
@@ -193,13 +223,15 @@ Result<void> Daemon::start() {
         config_.worker.poll_mode == PollMode::Busy ? lb::PollMode::Busy : lb::PollMode::Adaptive;
     unsigned lcore = rte_get_next_lcore(-1, 1, 0);
     for (auto& w : workers_) {
-        auto* arg = new LaunchArg{w.get(), &stop_workers_, mode};
+        const unsigned cpu = placement->worker_cpu[w->id()];
+        auto* arg = new LaunchArg{w.get(), &stop_workers_, mode, cpu};
+        const std::string on_cpu = "worker " + std::to_string(w->id()) + " on CPU " + std::to_string(cpu);
         if (lcore < RTE_MAX_LCORE && rte_eal_remote_launch(worker_main, arg, lcore) == 0) {
-            log_info("worker " + std::to_string(w->id()) + " on lcore " + std::to_string(lcore));
+            log_info(on_cpu + " (EAL lcore " + std::to_string(lcore) + ")");
             worker_lcores_.push_back(lcore);
             lcore = rte_get_next_lcore(lcore, 1, 0);
         } else {
-            log_info("worker " + std::to_string(w->id()) + " on a registered thread (no spare EAL lcore)");
+            log_info(on_cpu + " (a registered thread: no spare EAL lcore)");
             worker_threads_.emplace_back([arg] { worker_main(arg); });
         }
     }
@@ -241,6 +273,7 @@ Result<void> Daemon::reload() {
         if (cur && !(*cur == pd)) restart.push_back("port " + pd.name);
     }
     if (next.worker.workers != config_.worker.workers) restart.push_back("workers");
+    if (next.worker.cpus != config_.worker.cpus) restart.push_back("cpus");
     if (next.worker.poll_mode != config_.worker.poll_mode) restart.push_back("poll_mode");
     if (!(next.frag == config_.frag)) restart.push_back("frag_defs");
     if (next.global.control_socket != config_.global.control_socket)

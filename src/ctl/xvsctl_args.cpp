@@ -254,6 +254,7 @@ Result<void> parse_stats(Words& w, CtlCommand& c) {
     while (!w.done()) {
         const std::string& word = w.take();
         if (word == "-a" || word == "-all" || word == "--all") c.all_counters = true;
+        else if (word == "-w" || word == "-workers" || word == "--workers") c.per_worker = true;
         else return unknown_argument(word, "stats");
     }
     return {};
@@ -384,7 +385,7 @@ std::string xvsctl_usage_text() {
            "  xvsctl route add PREFIX|default [via GATEWAY] dev IFNAME\n"
            "  xvsctl route del PREFIX|default\n"
            "  xvsctl neigh show\n"
-           "  xvsctl stats [-a|--all]\n"
+           "  xvsctl stats [-a|--all] [-w|--workers]\n"
            "  xvsctl conn show [proto tcp|udp|icmp] [client ENDPOINT] [vip ENDPOINT]\n"
            "                   [dest ENDPOINT] [state STATE] [limit N]\n"
            "  xvsctl conn flush dest ADDR:PORT\n"
@@ -405,7 +406,7 @@ std::string xvsctl_usage_text() {
            "  -v, --version   version\n"
            "\n"
            "stats prints the non-zero data-plane counters, drop reasons separately; -a prints\n"
-           "all of them.\n";
+           "all of them; -w adds a column per worker next to the total.\n";
 }
 
 }  // namespace xvs::ctl

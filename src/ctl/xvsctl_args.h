@@ -44,6 +44,7 @@ struct CtlCommand {
     std::string socket_path;  // --socket, "" = default
     bool link_stats = false;  // link show -s (also the global -s)
     bool all_counters = false;  // stats -a
+    bool per_worker = false;    // stats -w / --workers: a column per worker
 
     // addr add / addr del
     net::InetAddr addr;                 // IPv4 or IPv6

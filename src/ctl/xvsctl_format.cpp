@@ -179,9 +179,15 @@ Result<StatsReply> decode_stats(const json& reply) {
         StatsReply out;
         out.workers = static_cast<uint32_t>(get_uint(reply, "workers", UINT32_MAX));
         for (const json& c : get_array(reply, "counters")) {
-            out.counters.push_back(CounterEntry{get_string(c, "name"), get_uint(c, "value"),
-                                                get_bool(c, "drop"),
-                                                get_string(c, "description")});
+            CounterEntry e{get_string(c, "name"), get_uint(c, "value"), get_bool(c, "drop"),
+                           get_string(c, "description"), {}};
+            if (c.contains("per_worker"))
+                for (const json& v : get_array(c, "per_worker")) {
+                    if (!v.is_number_unsigned())
+                        throw DecodeError{"'per_worker' of " + e.name + " holds a non-count"};
+                    e.per_worker.push_back(v.get<uint64_t>());
+                }
+            out.counters.push_back(std::move(e));
         }
         return out;
     });
@@ -349,10 +355,50 @@ Result<std::string> format_feedback(const nlohmann::json& fb) {
     return out;
 }
 
-std::string format_stats(const StatsReply& stats, bool all) {
+namespace {
+
+// `stats -w`: name, total, then worker 0..N-1, right-aligned columns.
+std::string format_stats_per_worker(const StatsReply& stats,
+                                    const std::vector<const CounterEntry*>& shown) {
+    size_t columns = stats.workers;
+    for (const CounterEntry* c : shown) columns = std::max(columns, c->per_worker.size());
+    std::vector<std::string> head{"", "total"};
+    for (size_t i = 0; i < columns; ++i) head.push_back("w" + std::to_string(i));
+    auto row_of = [&](const CounterEntry& c) {
+        std::vector<std::string> row{c.name, std::to_string(c.value)};
+        for (size_t i = 0; i < columns; ++i)
+            row.push_back(i < c.per_worker.size() ? std::to_string(c.per_worker[i]) : "-");
+        return row;
+    };
+    std::vector<size_t> width(head.size(), 0);
+    for (size_t i = 0; i < head.size(); ++i) width[i] = head[i].size();
+    for (const CounterEntry* c : shown) {
+        auto row = row_of(*c);
+        for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    }
+    auto line = [&](const std::vector<std::string>& row) {
+        std::string out = "  " + pad_right(row[0], width[0]);
+        for (size_t i = 1; i < row.size(); ++i) out += "  " + pad_left(row[i], width[i]);
+        return out + "\n";
+    };
+    auto section = [&](const std::string& title, bool drops) {
+        std::string body;
+        for (const CounterEntry* c : shown)
+            if (c->drop == drops) body += line(row_of(*c));
+        return body.empty() ? title + " none\n" : title + "\n" + line(head) + body;
+    };
+    std::string workers = std::to_string(stats.workers) +
+                          (stats.workers == 1 ? " worker" : " workers");
+    return section("Counters (" + workers + "):", false) + section("Drops:", true);
+}
+
+}  // namespace
+
+std::string format_stats(const StatsReply& stats, bool all, bool per_worker) {
     std::vector<const CounterEntry*> shown;
     for (const auto& c : stats.counters)
         if (all || c.value != 0) shown.push_back(&c);
+    if (per_worker) return format_stats_per_worker(stats, shown);
     size_t name_width = 0, value_width = 0;
     for (const CounterEntry* c : shown) {
         name_width = std::max(name_width, c->name.size());
@@ -391,7 +437,7 @@ Result<std::string> render_xvsctl_reply(const CtlCommand& cmd, const json& reply
                           [](auto v) { return format_neighbours(std::move(v)); });
         case CtlCommandKind::Stats:
             return render(decode_stats(reply),
-                          [&](auto v) { return format_stats(v, cmd.all_counters); });
+                          [&](auto v) { return format_stats(v, cmd.all_counters, cmd.per_worker); });
         case CtlCommandKind::ConnShow:
             // decode_conns (shared with xvsadm) would iterate an object as happily as an array.
             if (!reply.contains("conns") || !reply["conns"].is_array())

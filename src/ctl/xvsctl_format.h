@@ -56,6 +56,7 @@ struct CounterEntry {
     uint64_t value = 0;
     bool drop = false;
     std::string description;
+    std::vector<uint64_t> per_worker;  // [i]: worker i's value (empty from an older xvsd)
 };
 
 struct StatsReply {
@@ -78,8 +79,9 @@ Result<std::string> format_checks(const nlohmann::json& checks, int64_t now_unix
 // `feedback show`: the listeners with their counters by reason, then one line per real server
 // of a feedback service (state, configured and dynamic weight, smoothed load, last report).
 Result<std::string> format_feedback(const nlohmann::json& feedback);
-// Without `all`, counters that are zero are left out.
-std::string format_stats(const StatsReply& stats, bool all);
+// Without `all`, counters that are zero are left out. `per_worker`: a table of name, total
+// and one column per worker ("w0", "w1", ...), without the descriptions.
+std::string format_stats(const StatsReply& stats, bool all, bool per_worker = false);
 
 // Output of `cmd` for xvsd's successful reply ("" for add/del).
 Result<std::string> render_xvsctl_reply(const CtlCommand& cmd, const nlohmann::json& reply);

@@ -341,13 +341,15 @@ counter() {
 # their virtual_server blocks. net_af_xdp by default; XE_PMD=af_packet selects net_af_packet
 # (start_xvsd then adds the nft netdev ingress drop so the lb kernel stays out).
 # XE_LIPS overrides the local address range (FULLNAT source addresses toward the RS);
-# XE_IP_EXTRA adds lines to ip_defs (routes).
+# XE_IP_EXTRA adds lines to ip_defs (routes). XE_WORKERS=N runs N workers (af_packet ports
+# then get qpairs=N, one queue pair per worker); XE_CPUS adds `cpus LIST`.
 config_head() {
-    local pmd=${XE_PMD:-af_xdp} wan lan
+    local pmd=${XE_PMD:-af_xdp} wan lan workers=${XE_WORKERS:-1}
     if [[ $pmd == af_packet ]]; then
         # XE_AF_PACKET_ARGS: the PMD's ring layout (test_fragments.sh raises framesz so
         # that the kernel's reassembled datagrams fit a frame).
         local args=${XE_AF_PACKET_ARGS:-framecnt=4096,qdisc_bypass=1}
+        ((workers > 1)) && args+=",qpairs=$workers"
         wan="net_af_packet0,iface=lb-wan,$args"
         lan="net_af_packet1,iface=lb-lan,$args"
     else
@@ -364,7 +366,7 @@ netif_defs {
     port wan0 { dev $wan }
     port lan0 { dev $lan }
 }
-worker_defs { workers 1${XE_POLL:+ poll_mode $XE_POLL} }
+worker_defs { workers $workers${XE_CPUS:+ cpus $XE_CPUS}${XE_POLL:+ poll_mode $XE_POLL} }
 ip_defs {
     address 10.10.1.1/24 dev wan0
     address 10.10.2.1/24 dev lan0

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "ctl/config_parser.h"
+#include "ctl/worker_placement.h"
 
 namespace xvs::ctl {
 namespace {
@@ -728,10 +729,15 @@ TEST_F(ConfigRefusalTest, SnatOnAVipServiceIsRefused) {
     EXPECT_THAT(refusal(cfg), HasSubstr("/etc/xvs/xvs.conf:8: lb_kind SNAT is only for match services: write `virtual_server match NAME {"));
 }
 
-TEST_F(ConfigRefusalTest, TwoWorkersAreRefused) {
-    ParseOutcome out = parse_config(one_service("2", "FNAT", "laddr_group_name lips"), "x.conf");
-    ASSERT_TRUE(out.config);  // valid syntax; the data plane is what cannot do it yet
-    EXPECT_THAT(refusal(*out.config), HasSubstr("workers 2: only 1 worker is supported yet"));
+// More workers than CPUs: refused at the workers line (no machine lets xvsd use 16 CPUs of
+// a test's affinity... unless it has them: then a CPU that cannot exist is listed instead).
+TEST_F(ConfigRefusalTest, WorkersBeyondTheCpusAreRefused) {
+    ParseOutcome out = parse_config(one_service("16", "FNAT", "laddr_group_name lips"), "x.conf");
+    ASSERT_TRUE(out.config);  // valid syntax; the machine is what cannot do it
+    if (cpus_available().size() >= 16) out.config->worker.cpus = {1023};
+    EXPECT_THAT(refusal(*out.config),
+                cpus_available().size() >= 16 ? HasSubstr("CPU 1023 is not one xvsd may run on")
+                                               : HasSubstr("x.conf:5: workers 16: xvsd may run on"));
 }
 
 TEST_F(ConfigRefusalTest, FnatWithoutLaddrGroupIsRefusedWithFileAndLine) {
@@ -745,11 +751,12 @@ TEST_F(ConfigRefusalTest, FnatWithoutLaddrGroupIsRefusedWithFileAndLine) {
 
 TEST_F(ConfigRefusalTest, EveryProblemIsReportedOnItsOwnLine) {
     Config cfg = good();
-    cfg.worker.workers = 2;
+    cfg.worker.cpus = {1023};
+    cfg.worker.cpus_loc = {"/etc/xvs/xvs.conf", 5};
     cfg.virtual_servers[0].fwd = lb::FwdMode::Snat;
     cfg.virtual_servers[0].laddr_group.clear();
     std::string err = refusal(cfg);
-    EXPECT_THAT(err, HasSubstr("workers 2"));
+    EXPECT_THAT(err, HasSubstr("xvs.conf:5: cpus: CPU 1023"));
     EXPECT_THAT(err, HasSubstr("xvs.conf:8: lb_kind SNAT"));
     // Only FNAT needs local addresses: two problems, not three.
     EXPECT_THAT(err, Not(HasSubstr("laddr_group_name")));

@@ -104,8 +104,22 @@ std::vector<Case> cases() {
          0},
         {"keepalived_mail_warned",
          "global_defs { router_id A smtp_server 1.2.3.4 }\n" + std::string(kPrelude), nullptr, 0},
-        {"workers_2", std::string(kPrelude) + "worker_defs {\n    workers 2\n}\n",
-         "workers 2: only 1 worker is supported yet", 8},
+        // Which CPUs exist depends on the machine: CPU 1023 is on none we run on.
+        {"workers_on_a_missing_cpu",
+         std::string(kPrelude) + "worker_defs {\n    workers 1\n    cpus 1023\n}\n",
+         "cpus: CPU 1023 is not one xvsd may run on", 9},
+        // One worker polls one queue: net_af_packet without qpairs= has exactly one.
+        {"af_packet_one_worker",
+         "netif_defs {\n    port wan0 { dev net_af_packet0,iface=a }\n"
+         "    port lan0 { dev net_ring1 }\n}\nip_defs {\n    address 10.10.1.1/24 dev wan0\n"
+         "}\nworker_defs { workers 1 }\n",
+         nullptr, 0},
+        {"af_packet_more_queues_than_workers",
+         "netif_defs {\n    port wan0 { dev net_af_packet0,iface=a,qpairs=2 }\n"
+         "    port lan0 { dev net_ring1 }\n}\nip_defs {\n    address 10.10.1.1/24 dev wan0\n"
+         "}\nworker_defs { workers 1 }\n",
+         "port wan0: net_af_packet0 has qpairs=2 but xvsd runs 1 worker, each on its own queue "
+         "pair: set qpairs=1 in its dev", 2},
         {"syn_proxy_on_udp", service("syn_proxy", "", "UDP"), "syn_proxy needs protocol TCP", 7},
         {"toa_on_udp", service("toa on", "", "UDP"), "toa on needs protocol TCP", 7},
         {"no_port", "worker_defs { workers 1 }\n", "no port defined in netif_defs", 0},

@@ -16,6 +16,10 @@
 #include "lb/snapshot.h"
 #include "net/addr.h"
 
+namespace xvs::stack {
+class NeighShared;
+}
+
 namespace xvs::lb {
 
 struct ServiceSpec {
@@ -98,6 +102,8 @@ public:
     Director& operator=(const Director&) = delete;
 
     unsigned workers() const { return nworkers_; }
+    // The one neighbour table of the workers and their handoff rings (stack/neigh_shared.h).
+    stack::NeighShared& neigh_shared() { return *neigh_; }
 
     // Ports are opened by the port layer; the Director only names them.
     Result<void> port_add(const PortEntry& port);
@@ -218,6 +224,7 @@ private:
     std::unique_ptr<Snapshot> build() const;
 
     unsigned nworkers_;
+    std::unique_ptr<stack::NeighShared> neigh_;
     std::vector<PortEntry> ports_;
     std::vector<AddressEntry> addresses_;
     std::vector<RouteSpec> routes_;

@@ -97,7 +97,7 @@ void Neighbours::remove(const net::InetAddr& addr) {
 
 void Neighbours::reset(const NeighTimes& times) {
     times_ = times;
-    invalidate_cached();
+    bump_generation(1);  // odd: slots change
     for (size_t i = 0; i < table_.size(); ++i) {
         if (table_[i].state == NeighState::Empty) continue;
         table_[i] = NeighEntry{};
@@ -105,6 +105,7 @@ void Neighbours::reset(const NeighTimes& times) {
     }
     size_ = 0;
     pending_total = 0;
+    bump_generation(1);
 }
 
 uint64_t Neighbours::used_ms(const NeighEntry& e) const {
@@ -144,9 +145,11 @@ bool Neighbours::evict_one() {
 
 // Backward-shift deletion keeps every probe chain unbroken without tombstones. Readers racing
 // with it may miss an entry being moved (they then hand the packet to the owner) but never
-// read a half-moved one: the generation moves first, and each slot is published whole.
+// read a half-moved one: each slot is published whole, and the generation is odd from before
+// the first slot changes until after the last (so no reader caches a slot meanwhile), then
+// even again and new (so no slot cached before is used).
 void Neighbours::erase_at(size_t i) {
-    invalidate_cached();  // entries move and one goes
+    bump_generation(1);  // entries move and one goes
     table_[i].state = NeighState::Empty;
     if (pub_) publish_at(i);
     --size_;
@@ -166,6 +169,7 @@ void Neighbours::erase_at(size_t i) {
             i = j;
         }
     }
+    bump_generation(1);
 }
 
 // A seqlock write of one slot: odd, fence, the words, even. A reader that saw any word of this
@@ -203,7 +207,7 @@ bool Neighbours::lookup(const net::InetAddr& addr, NeighLink& link, uint16_t& sl
         if (a0 == w0 && a1 == w1) {
             link = l;
             slot = static_cast<uint16_t>(i);
-            gen = gen_.load(std::memory_order_relaxed) == g ? g : 0;
+            gen = (g & 1) == 0 && gen_.load(std::memory_order_relaxed) == g ? g : 0;
             return true;
         }
     }
@@ -211,7 +215,7 @@ bool Neighbours::lookup(const net::InetAddr& addr, NeighLink& link, uint16_t& sl
 }
 
 bool Neighbours::read(uint16_t slot, uint16_t gen, NeighLink& link) const {
-    if (gen_.load(std::memory_order_acquire) != gen) return false;
+    if ((gen & 1) || gen_.load(std::memory_order_acquire) != gen) return false;
     const uint64_t lk = pub_[slot].link.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
     if (gen_.load(std::memory_order_relaxed) != gen) return false;

@@ -127,13 +127,11 @@ public:
 
   // Next hops cached under another generation are stale. It changes whenever an entry moves
   // or goes (deletion shifts entries), changes its MAC or port (stack/output.cpp); each worker
-  // adds its own epoch for new snapshots (StackContext::nh_epoch). Never 0. Any thread reads it.
+  // adds its own epoch for new snapshots (StackContext::nh_epoch). Any thread reads it. Even
+  // while the table is stable; odd while the owner moves entries between slots, when readers
+  // cache no slot (a slot they found may be emptied or refilled before the moves end). Never 0.
   uint16_t generation() const { return gen_.load(std::memory_order_acquire); }
-  void invalidate_cached() {
-      uint16_t g = static_cast<uint16_t>(gen_.load(std::memory_order_relaxed) + 1);
-      if (g == 0) g = 1;
-      gen_.store(g, std::memory_order_relaxed);  // ordered before slot writes by publish_at
-  }
+  void invalidate_cached() { bump_generation(2); }
     template <typename F>
     void for_each(F&& f) {
         for (auto& e : table_)
@@ -147,7 +145,7 @@ public:
   // when the table changed meanwhile (link is still a consistent entry; do not cache slot).
   bool lookup(const net::InetAddr& addr, NeighLink& link, uint16_t& slot, uint16_t& gen) const;
   // The published link of a slot cached under generation gen; false when the table is at
-  // another generation (the slot may hold another neighbour now).
+  // another generation (the slot may hold another neighbour now) or gen is odd.
   bool read(uint16_t slot, uint16_t gen, NeighLink& link) const;
   // Notes that a reader sent through slot (at most one store a second per slot, so the shared
   // line is not written per packet): keeps eviction and GC from taking it, and has the owner
@@ -165,6 +163,13 @@ private:
   void erase_at(size_t i);
   bool evict_one();
   void publish_at(size_t i);
+  // Release: a reader that sees the new value sees every slot written before it. The odd
+  // value before moves is ordered before their slot writes by publish_at's fence.
+  void bump_generation(uint16_t by) {
+      auto g = static_cast<uint16_t>(gen_.load(std::memory_order_relaxed) + by);
+      if (g == 0) g = 2;
+      gen_.store(g, std::memory_order_release);
+  }
 
   // A slot as readers see it.
   struct Published {
@@ -180,7 +185,7 @@ private:
   size_t size_ = 0;
   uint64_t evictions_ = 0;
   // Its own line: every reader loads it per packet, and the owner's counters above change.
-  alignas(64) std::atomic<uint16_t> gen_{1};
+  alignas(64) std::atomic<uint16_t> gen_{2};
   NeighTimes times_;
 };
 

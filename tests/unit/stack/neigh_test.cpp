@@ -101,7 +101,9 @@ TEST(NeighShared, CachedSlotIsRefusedOnceEntriesMoveOrGo) {
     const uint16_t before = t.generation();
     t.add_static(addr_of(2), mac_of(2, 1), port_of(2, 1));
     NeighLink link;
-    if (t.read(slots[2], before, link)) EXPECT_EQ(link.mac, mac_of(2, 1));
+    if (t.read(slots[2], before, link)) {
+        EXPECT_EQ(link.mac, mac_of(2, 1));
+    }
 
     // Removing an entry shifts others back: every cached slot of the old generation is refused.
     const uint16_t gen = t.generation();
@@ -180,7 +182,10 @@ TEST(NeighShared, ConcurrentReadersNeverSeeATornEntry) {
                 NeighLink link;
                 if (gen[i] && t.read(slot[i], gen[i], link)) {
                     // A slot cached under this generation still holds entry i.
-                    if (!link_fits(link, i)) ++bad;
+                    if (!link_fits(link, i)) {
+                        ++bad;
+                        std::printf("cached bad i=%u state=%d port=%d mac=%02x%02x v=%d\n", i, int(link.state), link.port, link.mac.b[1], link.mac.b[2], link.mac.b[3]);
+                    }
                     ++cached_hits;
                     continue;
                 }
@@ -188,7 +193,10 @@ TEST(NeighShared, ConcurrentReadersNeverSeeATornEntry) {
                 gen[i] = 0;
                 uint16_t s = 0, g = 0;
                 if (!t.lookup(addr_of(i), link, s, g)) continue;
-                if (!link_fits(link, i)) ++bad;
+                if (!link_fits(link, i)) {
+                    ++bad;
+                    std::printf("lookup bad i=%u state=%d port=%d mac=%02x%02x v=%d\n", i, int(link.state), link.port, link.mac.b[1], link.mac.b[2], link.mac.b[3]);
+                }
                 ++found;
                 slot[i] = s;
                 gen[i] = g;
@@ -205,7 +213,9 @@ TEST(NeighShared, ConcurrentReadersNeverSeeATornEntry) {
     for (unsigned i = 0; i < kEntries; ++i) {
         NeighLink link;
         uint16_t s = 0, g = 0;
-        if (t.lookup(addr_of(i), link, s, g)) EXPECT_TRUE(link_fits(link, i)) << i;
+        if (t.lookup(addr_of(i), link, s, g)) {
+            EXPECT_TRUE(link_fits(link, i)) << i;
+        }
         EXPECT_EQ(t.lookup(addr_of(i), link, s, g), t.find(addr_of(i)) != nullptr) << i;
     }
     std::printf("readers: %llu lookups found, %llu cached hits, %llu cached slots refused\n",

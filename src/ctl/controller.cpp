@@ -14,6 +14,7 @@
 #include "net/prefix_set.h"
 #include "port/ethdev.h"
 #include "stack/counters.h"
+#include "stack/neigh_shared.h"
 
 namespace xvs::ctl {
 
@@ -590,8 +591,10 @@ json Controller::dispatch(const json& req) {
             return commit_ok(director_.route_add(*prefix, gw, ifname));
         }
         if (cmd == "neigh_show") {
+            // One table for all workers (stack/neigh_shared.h): its owner lists it.
             json out = json::array();
             for (lb::Worker* w : workers_) {
+                if (w->id() != stack::kNeighOwner) continue;
                 auto done = w->command(
                     lb::Command::dump_neighbours, kWorkerCommandTimeoutMs,
                     [&](const lb::Command& cmd) {

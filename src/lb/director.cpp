@@ -13,6 +13,7 @@
 #include "lb/conn.h"
 #include "lb/redirect.h"
 #include "lb/service_check.h"
+#include "stack/neigh_shared.h"
 
 namespace xvs::lb {
 
@@ -122,7 +123,11 @@ Result<uint8_t> persist_check(const ServiceSpec& spec) {
 
 }  // namespace
 
-Director::Director(unsigned nworkers) : nworkers_(std::clamp(nworkers, 1u, kMaxWorkers)) {
+static_assert(kMaxWorkers <= stack::kMaxNeighWorkers);
+
+Director::Director(unsigned nworkers)
+    : nworkers_(std::clamp(nworkers, 1u, kMaxWorkers)),
+      neigh_(std::make_unique<stack::NeighShared>(nworkers_)) {
     // Both key sets random: `previous` then validates nothing a client could have been given.
     cookie_.current = random_cookie_keys();
     cookie_.previous = random_cookie_keys();

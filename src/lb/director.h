@@ -16,6 +16,10 @@
 #include "lb/snapshot.h"
 #include "net/addr.h"
 
+namespace xvs::stack {
+class NeighShared;
+}
+
 namespace xvs::lb {
 
 class Redirect;
@@ -105,6 +109,8 @@ public:
     // worker. Outlives the workers (they drain their rings as they go).
     Result<Redirect*> redirect_init(uint32_t conns_per_worker);
     Redirect* redirect() const { return redirect_.get(); }
+    // The one neighbour table of the workers and their handoff rings (stack/neigh_shared.h).
+    stack::NeighShared& neigh_shared() { return *neigh_; }
 
     // Ports are opened by the port layer; the Director only names them.
     Result<void> port_add(const PortEntry& port);
@@ -226,6 +232,7 @@ private:
 
     unsigned nworkers_;
     std::unique_ptr<Redirect> redirect_;
+    std::unique_ptr<stack::NeighShared> neigh_;
     std::vector<PortEntry> ports_;
     std::vector<AddressEntry> addresses_;
     std::vector<RouteSpec> routes_;

@@ -27,6 +27,7 @@
 #include "stack/arp.h"
 #include "stack/exception.h"
 #include "stack/input.h"
+#include "stack/neigh_shared.h"
 #include "stack/output.h"
 
 namespace xvs::lb {
@@ -38,8 +39,10 @@ std::atomic<unsigned> g_table_seq{0};
 
 // One chunk of the command on ctx's tables: true when it is complete.
 bool serve_chunk(Command& cmd, WorkerCtx& ctx) {
+    // The neighbour table is one for all workers: its owner dumps it, the others have none.
+    if (cmd.kind == Command::dump_neighbours && !ctx.stack.neigh_owner) return true;
     if (cmd.kind != Command::flush_dest)
-        return command_serve_chunk(cmd, *ctx.conns, ctx.stack.neigh, ctx.stack.now_ms);
+        return command_serve_chunk(cmd, *ctx.conns, *ctx.stack.neigh, ctx.stack.now_ms);
     auto expire = [](void* w, Conn* c) { conn_expire(*static_cast<WorkerCtx*>(w), c); };
     return command_flush_chunk(cmd, *ctx.conns, expire, &ctx);
 }
@@ -49,7 +52,6 @@ Worker::Worker(Director& director, const WorkerConfig& cfg)
     : ctx_(director, cfg, cfg.manual_clock ? 0 : clock_ms()) {
     stack::StackContext& st = ctx_.stack;
     if (!cfg.manual_clock) st.now_ms = clock_ms();
-    st.neigh = stack::Neighbours(4096, cfg.neigh_times);
     st.pool = cfg.pool;
     st.tx.init(static_cast<uint16_t>(cfg.id));
     st.exc_tx.init(static_cast<uint16_t>(cfg.id), Counter::exc_to_kernel, Counter::drop_exc_full);
@@ -57,12 +59,16 @@ Worker::Worker(Director& director, const WorkerConfig& cfg)
 
 Worker::~Worker() {
     release_held();
+    stack::neigh_detach(ctx_.stack);
 }
 
 uint64_t Worker::held_frames() const {
-    uint64_t n =
-        ctx_.stack.neigh.pending_total + ctx_.stack.tx.pending() + ctx_.stack.exc_tx.pending();
+    uint64_t n = stack::neigh_held(ctx_.stack) + ctx_.stack.tx.pending() + ctx_.stack.exc_tx.pending();
     return n + lb::synproxy_saved_count(ctx_.sp) + stack::fragments_held(ctx_.stack);
+}
+
+unsigned Worker::neigh_handoff_in_flight() const {
+    return stack::neigh_handoff_in_flight(ctx_.stack);
 }
 
 uint64_t Worker::held_mbufs() const {
@@ -84,6 +90,10 @@ Result<std::unique_ptr<Worker>> Worker::create(Director& director, const WorkerC
     if (cfg.rx_burst == 0 || cfg.rx_burst > kMaxBurst)
         return make_error("rx burst must be 1.." + std::to_string(kMaxBurst));
     std::unique_ptr<Worker> w(new Worker(director, cfg));
+    if (auto r = stack::neigh_attach(w->ctx_.stack, director.neigh_shared(), cfg.id,
+                                     cfg.neigh_times, cfg.neigh_handoff_ring);
+        !r)
+        return make_error(r.error());
     auto redirect = director.redirect_init(cfg.max_conns);
     if (!redirect) return make_error(redirect.error());
     w->ctx_.redirect = *redirect;
@@ -112,7 +122,7 @@ void Worker::refresh_snapshot() {
     const Snapshot* snap = ctx_.director->snapshot();
     ctx_.director->worker_quiescent(ctx_.cfg.id, snap->generation);
     // New routes may send a conn's packets elsewhere: the next hops cached on conns go.
-    if (snap != ctx_.snap) ctx_.stack.neigh.invalidate_cached();
+    if (snap != ctx_.snap) ++ctx_.stack.nh_epoch;
     ctx_.snap = snap;
     ctx_.stack.view = &ctx_.snap->stack;
     for (size_t p = 0; p < ctx_.snap->stack.ports.size(); ++p) {
@@ -146,6 +156,7 @@ unsigned Worker::poll_once() {
             total += n;
         }
     }
+    total += stack::neigh_handoff_poll(ctx_.stack);  // the owner: frames other workers handed it
     if (ctx_.redirect) total += redirect_poll();
     total +=
         stack::exception_poll(ctx_.stack, static_cast<uint16_t>(ctx_.cfg.id), ctx_.cfg.rx_burst);
@@ -251,7 +262,7 @@ Result<void> Worker::command_run(Command::Kind kind, std::shared_ptr<const Dest>
     if (kind == Command::dump_conns)
         cmd.conns.reserve(ctx_.conns->capacity());
     else if (kind == Command::dump_neighbours)
-        cmd.neighbours.reserve(ctx_.stack.neigh.slot_count());
+        cmd.neighbours.reserve(ctx_.stack.neigh->slot_count());
     commands_.post();
     const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
     while (commands_.state() != CommandChannel::Answered) {

@@ -1,5 +1,5 @@
 // A data-plane worker: one per lcore. Owns its WorkerCtx (connection table, timer wheel,
-// neighbour cache, TX buffers, counters, feature state); reads configuration from the
+// TX buffers, counters, feature state; the neighbour table is shared, stack/neigh_shared.h); reads configuration from the
 // Director's current snapshot once per poll. poll_once() is the whole packet path for one
 // iteration and is what tests call. Worker is the loop only: the packet path is free
 // functions on WorkerCtx (lb/pipeline.h, lb/conn_ops.h, lb/xmit, lb/conserve, lb/synproxy).
@@ -104,7 +104,11 @@ public:
     size_t synproxy_memory_bytes() const { return lb::synproxy_memory_bytes(ctx_.sp); }
     // Client packets held by SYN proxy handshakes (conservation: frames held). O(side pool).
     unsigned synproxy_saved_count() const { return lb::synproxy_saved_count(ctx_.sp); }
-    stack::Neighbours& neighbours() { return ctx_.stack.neigh; }
+    // The neighbour table all workers share (stack/neigh_shared.h); only worker 0 writes it,
+    // so tests and benches edit it only while no worker runs.
+    stack::Neighbours& neighbours() { return *ctx_.stack.neigh; }
+    // Frames this worker handed the neighbour owner that it has not taken yet (mbuf accounting).
+    unsigned neigh_handoff_in_flight() const;
     unsigned id() const { return ctx_.id; }
     // Frames staged for other workers and not yet in their rings (0 between polls).
     unsigned redirect_staged() const;

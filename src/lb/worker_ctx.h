@@ -15,6 +15,7 @@
 #include "lb/synproxy/handshake.h"
 #include "lb/timer_wheel.h"
 #include "stack/context.h"
+#include "stack/neigh_shared.h"
 #include "stack/pkt.h"
 
 struct rte_mempool;
@@ -32,7 +33,8 @@ struct WorkerConfig {
     bool manual_clock = false;     // tests drive time with advance_clock()
     size_t timer_slots = 1 << 12;  // 100 ms ticks: one revolution = 409.6 s
     uint64_t timer_tick_ms = 100;
-    stack::NeighTimes neigh_times{};
+    stack::NeighTimes neigh_times{};  // the neighbour owner's (worker 0's) count
+    uint32_t neigh_handoff_ring = stack::kNeighHandoffRing;  // frames to the owner (power of 2)
     uint16_t synproxy_pending = 4096;  // SYN proxy handshakes in flight (side pool, <= 65535)
     // IP fragment reassembly (stack/fragment.h): limits and the pool of large mbufs (its
     // data room from stack::reasm_data_room); nullptr: fragments dropped (drop_ip_fragment).

@@ -10,6 +10,7 @@
 
 #include "stack/exception.h"
 #include "stack/ndp.h"
+#include "stack/neigh_shared.h"
 #include "stack/output.h"
 
 namespace xvs::stack {
@@ -21,20 +22,22 @@ using net::EtherHdr;
 
 void release_pending(StackContext& ctx, NeighEntry& e) {
     for (unsigned i = 0; i < e.npending; ++i) ether_send(ctx, e.pending[i], e.port, e.mac);
-    ctx.neigh.pending_total -= e.npending;
+    ctx.neigh->pending_total -= e.npending;
     e.npending = 0;
 }
 
 void drop_pending(StackContext& ctx, NeighEntry& e) {
     for (unsigned i = 0; i < e.npending; ++i) rte_pktmbuf_free(e.pending[i]);
     ctx.counters.inc(Counter::drop_neigh_unresolved, e.npending);
-    ctx.neigh.pending_total -= e.npending;
+    ctx.neigh->pending_total -= e.npending;
     e.npending = 0;
 }
 
 }  // namespace
 
 void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
+    // Only the neighbour owner learns (and answers: the reply comes from its TX queue).
+    if (!ctx.neigh_owner) return neigh_handoff_input(ctx, port, pkt, nullptr);
     if (rte_pktmbuf_data_len(pkt) < sizeof(EtherHdr) + sizeof(ArpHdr)) {
         ctx.counters.inc(Counter::drop_arp_malformed);
         rte_pktmbuf_free(pkt);
@@ -77,10 +80,10 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
 
     // Learn before answering: a host asking for us is about to talk to us.
     NeighEntry* e = nullptr;
-    const uint64_t evicted = ctx.neigh.evictions();
+    const uint64_t evicted = ctx.neigh->evictions();
     if (sender_be != 0)
-        e = ctx.neigh.learn(sender, sender_mac, port, ctx.now_ms, for_us && is_request);
-    ctx.counters.inc(Counter::neigh_evicted, ctx.neigh.evictions() - evicted);
+        e = ctx.neigh->learn(sender, sender_mac, port, ctx.now_ms, for_us && is_request);
+    ctx.counters.inc(Counter::neigh_evicted, ctx.neigh->evictions() - evicted);
     if (e && e->npending) {
         release_pending(ctx, *e);
     }
@@ -134,19 +137,21 @@ void arp_send_request(StackContext& ctx, uint8_t port, const net::InetAddr& targ
 }
 
 void neigh_tick(StackContext& ctx) {
+    if (!ctx.neigh_owner) return;
     const uint64_t now = ctx.now_ms;
     if (now < ctx.next_neigh_scan_ms) return;
     ctx.next_neigh_scan_ms = now + 100;
-    const NeighTimes& t = ctx.neigh.times();
+    const NeighTimes& t = ctx.neigh->times();
     net::InetAddr doomed[64];
     unsigned ndoomed = 0;
-    ctx.neigh.for_each([&](NeighEntry& e) {
+    ctx.neigh->for_each([&](NeighEntry& e) {
         switch (e.state) {
             case NeighState::Incomplete:
                 if (now < e.next_probe_ms) break;
                 if (e.probes >= t.max_probes) {
                     drop_pending(ctx, e);
                     e.state = NeighState::Failed;
+                    ctx.neigh->publish(e);
                     break;
                 }
                 if (e.port < ctx.view->ports.size()) neigh_probe(ctx, e.port, e.addr);
@@ -154,17 +159,30 @@ void neigh_tick(StackContext& ctx) {
                 e.next_probe_ms = now + t.retrans_ms;
                 break;
             case NeighState::Reachable:
-                if (now - e.confirmed_ms > t.reachable_ms) e.state = NeighState::Stale;
+                if (now - e.confirmed_ms > t.reachable_ms) {
+                    e.state = NeighState::Stale;  // other workers hand their packets over now
+                    ctx.neigh->publish(e);
+                }
                 break;
             case NeighState::Stale:
-            case NeighState::Failed:
-                if (now - e.used_ms > t.gc_ms && ndoomed < 64) doomed[ndoomed++] = e.addr;
+                // Other workers send through it without a word to us but their touch: probe it
+                // while they use it, as output here does on our own use.
+                if (const uint64_t used = ctx.neigh->reader_used_ms(e);
+                    used && used + Neighbours::kTouchMs + 200 > now && now >= e.next_probe_ms) {
+                    neigh_probe(ctx, e.port, e.addr);
+                    e.next_probe_ms = now + t.retrans_ms;
+                }
+                [[fallthrough]];
+            case NeighState::Failed: {
+                const uint64_t used = ctx.neigh->used_ms(e);  // by any worker
+                if (now > used && now - used > t.gc_ms && ndoomed < 64) doomed[ndoomed++] = e.addr;
                 break;
+            }
             default:
                 break;
         }
     });
-    for (unsigned i = 0; i < ndoomed; ++i) ctx.neigh.remove(doomed[i]);
+    for (unsigned i = 0; i < ndoomed; ++i) ctx.neigh->remove(doomed[i]);
 }
 
 }  // namespace xvs::stack

@@ -3,10 +3,12 @@
 // consumed under a named non-drop counter, or still held (neighbour queue, SYN-proxy saves,
 // TX buffers). Packet tests and the pipeline fuzzer check it after every burst:
 //
-//   rx_packets + redirect_in + frames_generated == tx_packets + Σ is_drop + Σ consumed + held
+//   Σ received + frames_generated == tx_packets + Σ is_drop counters + Σ consumed + held
 //
-// With several workers a frame one worker hands to another (redirect_out, consumed there) is
-// received again by its owner (redirect_in): each worker balances on its own.
+// Received is what the port gave the worker plus what other workers handed it: a frame handed
+// to the conn's owner (lb/redirect.h: redirect_out, redirect_in) or to the neighbour owner
+// (stack/neigh_shared.h: neigh_handoff_sent, neigh_handoff_received) is consumed on one
+// worker and received on the other.
 //
 // frames_generated counts every mbuf the stack tried to allocate for a frame of its own; a
 // failed allocation is that frame dropped as drop_mbuf_alloc. A frame turned into another in
@@ -20,6 +22,13 @@
 
 namespace xvs::stack {
 
+// Frames that reach a worker: from its RX queues, or handed over by another worker.
+inline constexpr std::array kReceivedCounters{
+    Counter::rx_packets,
+    Counter::neigh_handoff_received,  // to the neighbour owner (stack/neigh_shared.h)
+    Counter::redirect_in,             // to the conn's owner (lb/redirect.h)
+};
+
 // Non-drop counters that free the frame they count: the frame did its job.
 inline constexpr std::array kConsumedCounters{
     Counter::arp_replies_received,         // the reply taught us a MAC
@@ -31,10 +40,11 @@ inline constexpr std::array kConsumedCounters{
     Counter::icmp_nat64_translated,        // sent on as a new error of the other family
     Counter::exc_to_kernel,                // handed to the kernel through the exception port
     Counter::redirect_out,                 // handed to the worker owning its conn
+    Counter::neigh_handoff_sent,           // handed to the neighbour owner worker
 };
 
 struct FrameBalance {
-    uint64_t received = 0;   // rx_packets + redirect_in
+    uint64_t received = 0;   // Σ kReceivedCounters
     uint64_t generated = 0;  // frames_generated
     uint64_t sent = 0;       // tx_packets
     uint64_t dropped = 0;    // Σ is_drop counters
@@ -45,7 +55,7 @@ struct FrameBalance {
 
 inline FrameBalance frame_balance(const Counters& c, uint64_t held) {
     FrameBalance b;
-    b.received = c.get(Counter::rx_packets) + c.get(Counter::redirect_in);
+    for (Counter k : kReceivedCounters) b.received += c.get(k);
     b.generated = c.get(Counter::frames_generated);
     b.sent = c.get(Counter::tx_packets);
     for (size_t i = 0; i < kCounterCount; ++i)

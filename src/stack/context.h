@@ -1,5 +1,5 @@
-// Everything the stack layer touches on a worker: counters, TX buffers, neighbour cache, the
-// mbuf pool for packets it builds (ARP), the worker clock and the snapshot's stack view.
+// Everything the stack layer touches on a worker: counters, TX buffers, the shared neighbour
+// table, the mbuf pool for packets it builds (ARP), the worker clock and the snapshot's stack view.
 #pragma once
 
 #include <cstdint>
@@ -12,14 +12,26 @@
 #include "stack/view.h"
 
 struct rte_mempool;
+struct rte_ring;
 
 namespace xvs::stack {
+
+class NeighShared;
 
 struct StackContext {
     Counters counters;
     TxBuffers tx;
     TxBuffers exc_tx;  // to the ports' exception (TAP) ports: stack/exception.h
-    Neighbours neigh;
+    // The one neighbour table of all workers (stack/neigh_shared.h). Only its owner writes it
+    // and uses NeighEntry; the others read what it publishes and hand the owner, over their
+    // ring, what they cannot send and the ARP/ND they receive.
+    Neighbours* neigh = nullptr;
+    bool neigh_owner = true;
+    rte_ring* neigh_handoff = nullptr;  // non-owner: its ring to the owner
+    NeighShared* neigh_shared = nullptr;
+    // Added to the table's generation for this worker's next-hop caches: bumped on every new
+    // snapshot (the routes may differ), which only this worker's conns need to notice.
+    uint16_t nh_epoch = 0;
     rte_mempool* pool = nullptr;
     SingleWriter<uint64_t> now_ms;  // the worker's clock; the control thread reads it too
     const StackView* view = nullptr;

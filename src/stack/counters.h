@@ -38,6 +38,9 @@ namespace xvs::stack {
     X(conns_created, false, "connections created")                                                 \
     X(conns_expired, false, "connections expired")                                                 \
     X(neigh_queued, false, "packets queued waiting for ARP resolution")                            \
+    X(neigh_handoff_sent, false,                                                                   \
+      "frames handed to the neighbour owner worker (no usable next hop entry, ARP/ND received)")   \
+    X(neigh_handoff_received, false, "frames the neighbour owner took from other workers")         \
     X(nh_cache_hits, false, "packets sent through the next hop cached on their conn")              \
     X(toa_inserted, false, "TOA option inserted (client address for the real server)")             \
     X(toa_pruned_nop, false, "TOA inserted after dropping NOP padding")                            \
@@ -151,6 +154,7 @@ namespace xvs::stack {
     X(drop_no_route, true, "no route to the destination")                                          \
     X(drop_neigh_queue_full, true, "ARP pending queue full")                                       \
     X(drop_neigh_unresolved, true, "next hop did not answer ARP")                                  \
+    X(drop_neigh_handoff_full, true, "frame for the neighbour owner worker: its handoff ring full")\
     X(drop_mbuf_alloc, true, "mbuf pool empty when building a packet")                             \
     X(drop_tx_full, true, "port TX queue full")                                                    \
     X(drop_exc_full, true, "exception (TAP) port queue full: frame for the kernel dropped")        \

@@ -10,6 +10,7 @@
 #include "net/checksum.h"
 #include "stack/arp.h"
 #include "stack/exception.h"
+#include "stack/neigh_shared.h"
 #include "stack/output.h"
 
 namespace xvs::stack {
@@ -42,7 +43,7 @@ bool nd_options(const uint8_t* opt, size_t len, uint8_t type, const uint8_t*& ma
 
 void release_pending(StackContext& ctx, NeighEntry& e) {
     for (unsigned i = 0; i < e.npending; ++i) ether_send(ctx, e.pending[i], e.port, e.mac);
-    ctx.neigh.pending_total -= e.npending;
+    ctx.neigh->pending_total -= e.npending;
     e.npending = 0;
 }
 
@@ -79,6 +80,8 @@ void nd_build(rte_mbuf* m, const net::MacAddr& eth_dst, const net::MacAddr& eth_
 }  // namespace
 
 void nd_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv6View& v) {
+    // Only the neighbour owner learns (and answers), as for ARP.
+    if (!ctx.neigh_owner) return neigh_handoff_input(ctx, port, pkt, &v);
     auto drop_with = [&](Counter c) {
         ctx.counters.inc(c);
         rte_pktmbuf_free(pkt);
@@ -113,7 +116,7 @@ void nd_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv6View& v)
         if (mac) {
             net::MacAddr m;
             std::memcpy(m.b, mac, 6);
-            NeighEntry* e = ctx.neigh.learn(target, m, port, ctx.now_ms, false);
+            NeighEntry* e = ctx.neigh->learn(target, m, port, ctx.now_ms, false);
             if (e && e->npending) release_pending(ctx, *e);
         }
         if (kernel) return exception_or_drop(ctx, port, pkt, Counter::nd_adverts_received);
@@ -138,9 +141,9 @@ void nd_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv6View& v)
     net::MacAddr reply_mac = eth->src;
     if (mac) {
         std::memcpy(reply_mac.b, mac, 6);
-        const uint64_t evicted = ctx.neigh.evictions();
-        NeighEntry* e = ctx.neigh.learn(sender, reply_mac, port, ctx.now_ms, true);
-        ctx.counters.inc(Counter::neigh_evicted, ctx.neigh.evictions() - evicted);
+        const uint64_t evicted = ctx.neigh->evictions();
+        NeighEntry* e = ctx.neigh->learn(sender, reply_mac, port, ctx.now_ms, true);
+        ctx.counters.inc(Counter::neigh_evicted, ctx.neigh->evictions() - evicted);
         if (e && e->npending) release_pending(ctx, *e);
     }
     // The solicitation becomes the advertisement in place (one frame, conservation.h).

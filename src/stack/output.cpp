@@ -1,5 +1,7 @@
 // IP output path. Unresolved next hops get a bounded queue (per entry and in total) and an
-// ARP probe; everything that cannot be queued is counted as a drop.
+// ARP probe; everything that cannot be queued is counted as a drop. Only the neighbour owner
+// queues and probes; the other workers send through published entries or hand the packet to
+// it (stack/neigh_shared.h).
 #include "stack/output.h"
 
 #include <rte_mbuf.h>
@@ -7,6 +9,7 @@
 #include "net/af.h"
 #include "stack/fragment.h"
 #include "stack/ndp.h"
+#include "stack/neigh_shared.h"
 
 namespace xvs::stack {
 
@@ -53,30 +56,63 @@ void ether_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAd
 
 namespace {
 
-void nh_remember(StackContext& ctx, NhRef ref, const NeighEntry* e) {
+// The generation a conn's next-hop cache is compared with: the table's, plus this worker's
+// snapshot epoch. Never 0 (an empty cache).
+uint16_t cache_gen(uint16_t table_gen, uint16_t epoch) {
+    const auto g = static_cast<uint16_t>(table_gen + epoch);
+    return g ? g : 1;
+}
+
+void nh_remember(NhRef ref, uint16_t gen, uint16_t slot) {
     if (!ref.cache) return;
     NhCache& c = *ref.cache;
-    const uint16_t gen = ctx.neigh.generation();
     if (c.gen != gen) {  // the other direction's slot is of an older generation: forget it
         c.slot[0] = c.slot[1] = NhCache::kNone;
         c.gen = gen;
     }
-    c.slot[static_cast<unsigned>(ref.dir)] = ctx.neigh.index_of(e);
+    c.slot[static_cast<unsigned>(ref.dir)] = slot;
+}
+
+// A worker other than the owner: sends through the published entry when it has a MAC on the
+// route's port (a stale one too: the owner probes it, seeing it used), else hands the packet to
+// the owner (no entry, being resolved, failed; or another port: the owner resolves it there).
+// Never writes the table but for the throttled touch.
+void reader_output(StackContext& ctx, rte_mbuf* pkt, const NextHop& nh, NhRef ref) {
+    NeighLink link;
+    uint16_t slot = 0, gen = 0;
+    if (ctx.neigh->lookup(nh.addr, link, slot, gen) && link.sendable() && link.port == nh.port) {
+        ctx.neigh->touch(slot, ctx.now_ms);
+        if (gen) nh_remember(ref, cache_gen(gen, ctx.nh_epoch), slot);
+        ether_send(ctx, pkt, nh.port, link.mac);
+        return;
+    }
+    neigh_handoff_output(ctx, pkt, nh.addr, nh.port);
 }
 
 }  // namespace
 
 template <class Af>
 void ip_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhRef ref) {
-    if (ref.cache && ref.cache->gen == ctx.neigh.generation()) {
+    if (ref.cache) {
+        const uint16_t table_gen = ctx.neigh->generation();
         const uint16_t slot = ref.cache->slot[static_cast<unsigned>(ref.dir)];
-        if (slot != NhCache::kNone) {
-            NeighEntry& e = ctx.neigh.slot(slot);
-            if (e.state == NeighState::Reachable || e.state == NeighState::Static) {
-                e.used_ms = ctx.now_ms;
-                ctx.counters.inc(Counter::nh_cache_hits);
-                ether_send(ctx, pkt, e.port, e.mac);
-                return;
+        if (ref.cache->gen == cache_gen(table_gen, ctx.nh_epoch) && slot != NhCache::kNone) {
+            if (ctx.neigh_owner) {
+                NeighEntry& e = ctx.neigh->slot(slot);
+                if (e.state == NeighState::Reachable || e.state == NeighState::Static) {
+                    e.used_ms = ctx.now_ms;
+                    ctx.counters.inc(Counter::nh_cache_hits);
+                    ether_send(ctx, pkt, e.port, e.mac);
+                    return;
+                }
+            } else {
+                NeighLink link;
+                if (ctx.neigh->read(slot, table_gen, link) && link.sendable()) {
+                    ctx.neigh->touch(slot, ctx.now_ms);
+                    ctx.counters.inc(Counter::nh_cache_hits);
+                    ether_send(ctx, pkt, link.port, link.mac);
+                    return;
+                }
             }
         }
     }
@@ -86,40 +122,48 @@ void ip_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhR
         rte_pktmbuf_free(pkt);
         return;
     }
-    NeighEntry* e = ctx.neigh.find(nh.addr);
-    if (e && e->port != nh.port && e->state != NeighState::Static && e->npending == 0) {
+    if (!ctx.neigh_owner) return reader_output(ctx, pkt, nh, ref);
+    neigh_output(ctx, pkt, nh.addr, nh.port, ref);
+}
+
+void neigh_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& addr, uint8_t port,
+                  NhRef ref) {
+    Neighbours& neigh = *ctx.neigh;
+    NeighEntry* e = neigh.find(addr);
+    if (e && e->port != port && e->state != NeighState::Static && e->npending == 0) {
         // The route now points out of another port (routes changed): the MAC learned on the
         // old port means nothing there. Resolve again on the route's port.
-        e->port = nh.port;
-        ctx.neigh.invalidate_cached();
+        e->port = port;
+        neigh.invalidate_cached();
         e->state = NeighState::Incomplete;
         e->probes = 0;
         e->next_probe_ms = ctx.now_ms;
+        neigh.publish(*e);
     }
     if (e) {
         switch (e->state) {
             case NeighState::Reachable:
             case NeighState::Static:
                 e->used_ms = ctx.now_ms;
-                nh_remember(ctx, ref, e);
-                ether_send(ctx, pkt, nh.port, e->mac);
+                nh_remember(ref, cache_gen(neigh.generation(), ctx.nh_epoch), neigh.index_of(e));
+                ether_send(ctx, pkt, port, e->mac);
                 return;
             case NeighState::Stale:
                 // Still usable; ask again so the entry is confirmed or replaced.
                 e->used_ms = ctx.now_ms;
                 if (ctx.now_ms >= e->next_probe_ms) {
-                    e->next_probe_ms = ctx.now_ms + ctx.neigh.times().retrans_ms;
-                    neigh_probe(ctx, nh.port, nh.addr);
+                    e->next_probe_ms = ctx.now_ms + neigh.times().retrans_ms;
+                    neigh_probe(ctx, port, addr);
                 }
-                ether_send(ctx, pkt, nh.port, e->mac);
+                ether_send(ctx, pkt, port, e->mac);
                 return;
             default:
                 break;
         }
     } else {
-        const uint64_t evicted = ctx.neigh.evictions();
-        e = ctx.neigh.get_or_create(nh.addr, nh.port, ctx.now_ms);
-        ctx.counters.inc(Counter::neigh_evicted, ctx.neigh.evictions() - evicted);
+        const uint64_t evicted = neigh.evictions();
+        e = neigh.get_or_create(addr, port, ctx.now_ms);
+        ctx.counters.inc(Counter::neigh_evicted, neigh.evictions() - evicted);
     }
     if (!e) {
         ctx.counters.inc(Counter::drop_neigh_queue_full);
@@ -130,20 +174,21 @@ void ip_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhR
         e->state = NeighState::Incomplete;
         e->probes = 0;
         e->next_probe_ms = ctx.now_ms;
+        neigh.publish(*e);
     }
     e->used_ms = ctx.now_ms;
-    if (e->npending == NeighEntry::kMaxPending || ctx.neigh.pending_total >= kMaxPendingTotal) {
+    if (e->npending == NeighEntry::kMaxPending || neigh.pending_total >= kMaxPendingTotal) {
         ctx.counters.inc(Counter::drop_neigh_queue_full);
         rte_pktmbuf_free(pkt);
     } else {
         e->pending[e->npending++] = pkt;
-        ++ctx.neigh.pending_total;
+        ++neigh.pending_total;
         ctx.counters.inc(Counter::neigh_queued);
     }
     if (ctx.now_ms >= e->next_probe_ms) {
-        neigh_probe(ctx, nh.port, nh.addr);
+        neigh_probe(ctx, port, addr);
         ++e->probes;
-        e->next_probe_ms = ctx.now_ms + ctx.neigh.times().retrans_ms;
+        e->next_probe_ms = ctx.now_ms + neigh.times().retrans_ms;
     }
 }
 
@@ -151,10 +196,11 @@ template void ip_output<net::Af4>(StackContext&, rte_mbuf*, const net::InetAddr&
 template void ip_output<net::Af6>(StackContext&, rte_mbuf*, const net::InetAddr&, NhRef);
 
 void neigh_drop_all_pending(StackContext& ctx) {
-    ctx.neigh.for_each([&](NeighEntry& e) {
+    if (!ctx.neigh_owner || !ctx.neigh) return;  // only the owner queues
+    ctx.neigh->for_each([&](NeighEntry& e) {
         for (unsigned i = 0; i < e.npending; ++i) rte_pktmbuf_free(e.pending[i]);
         ctx.counters.inc(Counter::drop_neigh_unresolved, e.npending);
-        ctx.neigh.pending_total -= e.npending;
+        ctx.neigh->pending_total -= e.npending;
         e.npending = 0;
     });
 }

@@ -21,6 +21,10 @@ void drop(StackContext& ctx, rte_mbuf* m, Counter reason);
 // neighbour entry (NhRef{} for frames without a conn).
 template <class Af>
 void ip_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhRef nh = {});
+// The neighbour owner's part of ip_output once the route is known: sends pkt to next hop addr
+// on port, or queues it and probes (also for packets other workers handed over, ref NhRef{}).
+void neigh_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& addr, uint8_t port,
+                  NhRef ref);
 // Sends pkt on port to a resolved neighbour; consumes pkt. The EtherType follows the IP
 // version of the packet.
 void ether_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAddr& dst);
@@ -28,8 +32,8 @@ void ether_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAd
 // counted as frames_generated, and on an empty pool as drop_mbuf_alloc, so frame conservation
 // (stack/conservation.h) holds whether or not the allocation succeeds. nullptr when empty.
 rte_mbuf* frame_alloc(StackContext& ctx);
-// Frees every packet waiting for resolution, counted as drop_neigh_unresolved (worker
-// shutdown: a stopped worker holds no mbufs).
+// Frees every packet waiting for resolution, counted as drop_neigh_unresolved (the owner's
+// shutdown: a stopped worker holds no mbufs). Nothing on other workers.
 void neigh_drop_all_pending(StackContext& ctx);
 
 }  // namespace xvs::stack

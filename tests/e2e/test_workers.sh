@@ -177,6 +177,7 @@ mark_del=$(wc -l <"$live")
 wait_progress $((mark_del + 80))
 # SIGHUP back to the file (rs1 weight 3, rs2 back, rs3 gone) with a cpus change, which
 # must wait for a restart.
+mark_pre_hup=$(wc -l <"$live")  # the -d phase ends here: the reload brings rs2 back
 write_conf 3 "$(cut -d, -f2 <<<"$cpus"),$(cut -d, -f1 <<<"$cpus")"
 kill -HUP "$XVSD_PID"
 wait_until 10 grep -q "reload: done" "$XVSD_LOG" || fail "SIGHUP reload not done: $(tail -5 "$XVSD_LOG")"
@@ -186,7 +187,7 @@ total=$(wc -l <"$live")
 phase() { sed -n "$1,$2p" "$live" | sort | uniq -c | awk '{ printf "%s=%s ", $2, $1 }'; }
 p2=$(phase $((mark_add + 2)) "$mark_quiesce")
 p3=$(phase $((mark_quiesce + 2)) "$mark_del")
-p4=$(phase $((mark_del + 2)) "$((mark_hup - 5))")
+p4=$(phase $((mark_del + 2)) "$mark_pre_hup")
 p5=$(phase $((mark_hup + 2)) "$total")
 log "after -a: $p2; after -e rs1 -w 0: $p3; after -d rs2: $p4; after SIGHUP: $p5"
 assert_eq 600 "$total" "requests made under live changes"

@@ -192,6 +192,19 @@ protected:
             .tcp_options(std::move(opts))
             .build();
     }
+    // The RS's SYN-ACK (seq `seq`, acking the client's ISN 1000 + 1) from RS1 or RS2 to
+    // dst:dport: the local address for FULLNAT, the client for NAT.
+    Bytes rs_synack(bool rs1, const char* dst, uint16_t dport, uint32_t seq, Bytes opts = {}) {
+        return PacketBuilder()
+            .eth(rs1 ? kRs1Mac : kRs2Mac, g_mq[kLan].info.mac)
+            .ipv4(rs1 ? "10.10.2.2" : "10.10.2.3", dst)
+            .tcp(8080, dport)
+            .seq(seq)
+            .ack(1001)
+            .flags(kSynAck)
+            .tcp_options(std::move(opts))
+            .build();
+    }
     const lb::Conn* conn_of(unsigned w, uint16_t cport) {
         const lb::Conn* found = nullptr;
         workers[w]->conns().for_each([&](const lb::Conn& c) {
@@ -209,14 +222,6 @@ protected:
     std::unique_ptr<lb::Director> director;
     std::vector<std::unique_ptr<lb::Worker>> workers;
     unsigned avail_at_setup_ = 0;
-};
-
-// A FULLNAT flow opened on worker `w`: its SYN there, the SYN to the RS from w's queue, with a
-// local port of w's share. Returns the RS SYN's frame.
-struct FnatFlow {
-    uint16_t cport, lport;
-    const char* rs;
-    net::MacAddr rs_mac;
 };
 
 TEST_F(TwoWorkerTest, FullnatReturnOnTheOtherWorkerIsRedirectedAndForwarded) {
@@ -242,14 +247,7 @@ TEST_F(TwoWorkerTest, FullnatReturnOnTheOtherWorkerIsRedirectedAndForwarded) {
         // The RS's SYN-ACK arrives on the other worker's queue: handed over, nothing sent.
         const unsigned other = 1 - w;
         send(kLan, other,
-             PacketBuilder()
-                 .eth(rs1 ? kRs1Mac : kRs2Mac, g_mq[kLan].info.mac)
-                 .ipv4(rs, "10.10.2.100")
-                 .tcp(8080, lport)
-                 .seq(5000)
-                 .ack(1001)
-                 .flags(kSynAck)
-                 .build());
+             rs_synack(rs1, "10.10.2.100", lport, 5000));
         poll(other);
         EXPECT_EQ(sent_anywhere(), 0u);
         EXPECT_EQ(counter(other, Counter::redirect_out), 1u);
@@ -291,14 +289,7 @@ TEST_F(TwoWorkerTest, NatReturnFindsItsOwnerInTheOwnerTable) {
     EXPECT_EQ(director->redirect()->owners().owner(out_key), 1);
     // RS -> client, on worker 0: not addressed to the director, so only the table knows.
     send(kLan, 0,
-         PacketBuilder()
-             .eth(rs1 ? kRs1Mac : kRs2Mac, g_mq[kLan].info.mac)
-             .ipv4(rs, "10.10.1.2")
-             .tcp(8080, cport)
-             .seq(5000)
-             .ack(1001)
-             .flags(kSynAck)
-             .build());
+         rs_synack(rs1, "10.10.1.2", cport, 5000));
     poll(0);
     EXPECT_EQ(counter(0, Counter::redirect_out), 1u);
     EXPECT_EQ(sent_anywhere(), 0u);
@@ -346,15 +337,7 @@ TEST_F(TwoWorkerTest, SynProxyCookieAckOnTheOtherWorkerMakesTheConnThereOnce) {
     const bool rs1 = ip4_of(syn[0])->daddr == ip("10.10.2.2");
     // The RS's SYN-ACK on worker 0 goes to worker 1, which completes both sides.
     send(kLan, 0,
-         PacketBuilder()
-             .eth(rs1 ? kRs1Mac : kRs2Mac, g_mq[kLan].info.mac)
-             .ipv4(rs1 ? "10.10.2.2" : "10.10.2.3", "10.10.2.100")
-             .tcp(8080, lport)
-             .seq(7000)
-             .ack(1001)
-             .flags(kSynAck)
-             .tcp_options(mss)
-             .build());
+         rs_synack(rs1, "10.10.2.100", lport, 7000, mss));
     poll(0);
     EXPECT_EQ(counter(0, Counter::redirect_out), 1u);
     EXPECT_EQ(sent_anywhere(), 0u);
@@ -379,14 +362,7 @@ TEST_F(TwoWorkerTest, FullRingIsACountedDropAndTheRestArrive) {
     ASSERT_EQ(syn.size(), 1u);
     const uint16_t lport = net::ntoh16(tcp_of(syn[0])->sport);
     const bool rs1 = ip4_of(syn[0])->daddr == ip("10.10.2.2");
-    const Bytes from_rs = PacketBuilder()
-                              .eth(rs1 ? kRs1Mac : kRs2Mac, g_mq[kLan].info.mac)
-                              .ipv4(rs1 ? "10.10.2.2" : "10.10.2.3", "10.10.2.100")
-                              .tcp(8080, lport)
-                              .seq(5000)
-                              .ack(1001)
-                              .flags(kSynAck)
-                              .build();
+    const Bytes from_rs = rs_synack(rs1, "10.10.2.100", lport, 5000);
     // 1200 return frames on worker 1 while worker 0 does not poll: the ring holds 1023.
     constexpr unsigned kFrames = 1200;
     const unsigned capacity = rte_ring_get_capacity(director->redirect()->ring(1, 0));

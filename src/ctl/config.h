@@ -14,6 +14,7 @@
 #include "lb/fwd_mode.h"
 #include "lb/fwmark.h"
 #include "lb/match.h"
+#include "lb/poll_mode.h"
 #include "lb/proto/tcp.h"
 #include "lb/synproxy/synproxy.h"
 #include "net/addr.h"
@@ -29,7 +30,7 @@ struct SourceLoc {
 };
 
 enum class LogLevel : uint8_t { Debug, Info, Warning, Error };
-enum class PollMode : uint8_t { Busy, Adaptive };
+using lb::PollMode;
 
 struct GlobalDefs {
     LogLevel log_level = LogLevel::Info;

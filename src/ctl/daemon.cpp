@@ -219,8 +219,7 @@ Result<void> Daemon::start() {
     health_->on_change = [this] { controller_->flush_removed_dests(); };
 
     // Workers on spare EAL lcores; without one (e.g. "-l 0" on a small machine) a plain thread.
-    const lb::PollMode mode =
-        config_.worker.poll_mode == PollMode::Busy ? lb::PollMode::Busy : lb::PollMode::Adaptive;
+    const lb::PollMode mode = config_.worker.poll_mode;
     unsigned lcore = rte_get_next_lcore(-1, 1, 0);
     for (auto& w : workers_) {
         const unsigned cpu = placement->worker_cpu[w->id()];

@@ -214,12 +214,6 @@ void Worker::redirect_flush() {
     }
 }
 
-unsigned Worker::redirect_staged() const {
-    unsigned n = 0;
-    for (uint16_t c : rd_count_) n += c;
-    return n;
-}
-
 Worker::Polling::Polling(Worker& w) : w_(w) {
     w_.polling_.store(true);
     // The control thread may be serving a command inline, having seen no poller: the tables

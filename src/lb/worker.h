@@ -17,14 +17,13 @@
 #include "lb/command.h"
 #include "lb/conn_table.h"
 #include "lb/director.h"
+#include "lb/poll_mode.h"
 #include "lb/worker_ctx.h"
 
 struct rte_mbuf;
 struct rte_mempool;
 
 namespace xvs::lb {
-
-enum class PollMode : uint8_t { Busy, Adaptive };
 
 class Worker {
 public:
@@ -110,8 +109,6 @@ public:
     // Frames this worker handed the neighbour owner that it has not taken yet (mbuf accounting).
     unsigned neigh_handoff_in_flight() const;
     unsigned id() const { return ctx_.id; }
-    // Frames staged for other workers and not yet in their rings (0 between polls).
-    unsigned redirect_staged() const;
 
 private:
     Worker(Director& director, const WorkerConfig& cfg);

@@ -464,6 +464,46 @@ http_loop() {
 
 count_lines() { grep -c -x -- "$1" "$2" 2>/dev/null || true; } # count_lines LINE FILE
 
+# check_uploads WHAT : two 20 MB uploads of random bytes to the RS's /upload (VIP:80); the
+# RS answers the sha256 and the length it received, which must be the sent file's.
+check_uploads() {
+    local what=$1 up=$XE_TMP/upload.bin want_up reply k
+    head -c $((20 * 1024 * 1024)) /dev/urandom >"$up"
+    want_up="$(sha256sum <"$up" | cut -d' ' -f1) $((20 * 1024 * 1024))"
+    for k in 1 2; do
+        reply=$(in_ns "$NS_CL" curl -s --max-time 30 -H "Connection: close" -H "Expect:" \
+            --data-binary @"$up" "http://$VIP/upload")
+        assert_eq "$want_up" "$reply" "sha256 and length the RS received for 20 MB upload $k$what"
+    done
+}
+
+# check_toa_at_rs1 VPORT WHAT : 20 curl requests to VIP:VPORT (a service whose only RS is rs1
+# on 8080, answering "rs1"), captured at rs1; toa_check.py then asserts the TOA option
+# (client address and port) on the right packets of every one of those connections.
+check_toa_at_rs1() {
+    local vport=$1 what=$2 pcap=$XE_TMP/toa$1.pcap ports=$XE_TMP/toa_ports$1 cap k r check rc
+    timeout 30 ip netns exec "$(ns_rs 1)" tcpdump -i rs0 -n -U --immediate-mode -s 256 -c 2000 \
+        -w "$pcap" "tcp port 8080" 2>"$XE_TMP/toa_tcpdump$vport.err" &
+    cap=$!
+    XE_PIDS+=("$cap")
+    wait_until 10 grep -q "listening on" "$XE_TMP/toa_tcpdump$vport.err" || fail "tcpdump did not start"
+    : >"$ports"
+    for ((k = 0; k < 20; k++)); do
+        r=$(in_ns "$NS_CL" curl -s --max-time 2 -H "Connection: close" -w ' %{local_port}' \
+            "http://$VIP:$vport/") || true
+        [[ $r =~ ^rs1$'\n'\ ([0-9]+)$ ]] && echo "${BASH_REMATCH[1]}" >>"$ports"
+    done
+    assert_eq 20 "$(wc -l <"$ports")" "curl requests through the $what VIP"
+    sleep 0.5
+    kill -INT "$cap" 2>/dev/null
+    wait "$cap" 2>/dev/null
+    check=$("$XE_PY" "$XE_LIB_DIR/toa_check.py" "$pcap" "$(rs_ip 1)" 8080 "$CLIENT_IP" "$ports" \
+        192.0.2.77 2>&1)
+    rc=$?
+    echo "$check" >&2
+    assert_eq 0 "$rc" "toa_check.py on the RS capture ($what)"
+}
+
 # ---- kernel peers (bench) ----------------------------------------------------------------
 
 # lb_kernel_on : gives the lb kernel the director's addresses and forwarding (for the nftables

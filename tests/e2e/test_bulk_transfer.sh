@@ -31,14 +31,7 @@ for k in 1 2; do # rr over two RS: both serve once
     assert_eq "$want" "$got" "sha256 of 20 MB download $k"
 done
 
-up=$XE_TMP/upload.bin
-head -c $((20 * 1024 * 1024)) /dev/urandom >"$up"
-want_up="$(sha256sum <"$up" | cut -d' ' -f1) $((20 * 1024 * 1024))"
-for k in 1 2; do
-    reply=$(in_ns "$NS_CL" curl -s --max-time 30 -H "Connection: close" -H "Expect:" \
-        --data-binary @"$up" "http://$VIP/upload")
-    assert_eq "$want_up" "$reply" "sha256 and length the RS received for 20 MB upload $k"
-done
+check_uploads ""
 
 stats=$(xvsadm_ns -L -n --stats --exact)
 echo "$stats" >&2

@@ -71,27 +71,7 @@ assert_float_between "${ttfb:-9}" 0 0.15 "median time to first byte (s)"
 # ---- syn_proxy + toa on (VIP:81 -> rs1 only): TOA in the replayed handshake ACK and every
 # packet acking exactly the RS SYN-ACK, checked at the RS with toa_check.py (as test_toa does).
 if [[ ${XE_SYNPROXY:-on} != off ]]; then
-    pcap=$XE_TMP/toa.pcap
-    timeout 30 ip netns exec "$(ns_rs 1)" tcpdump -i rs0 -n -U --immediate-mode -s 256 -c 2000 -w "$pcap" \
-        "tcp port 8080" 2>"$XE_TMP/toa_tcpdump.err" &
-    toa_cap=$!
-    XE_PIDS+=("$toa_cap")
-    wait_until 10 grep -q "listening on" "$XE_TMP/toa_tcpdump.err" || fail "tcpdump did not start"
-    ports=$XE_TMP/toa_ports
-    : >"$ports"
-    for ((k = 0; k < 20; k++)); do
-        r=$(in_ns "$NS_CL" curl -s --max-time 2 -H "Connection: close" -w ' %{local_port}' \
-            "http://$VIP:81/") || true
-        [[ $r =~ ^rs1$'\n'\ ([0-9]+)$ ]] && echo "${BASH_REMATCH[1]}" >>"$ports"
-    done
-    assert_eq 20 "$(wc -l <"$ports")" "curl requests through the syn_proxy + toa VIP"
-    sleep 0.5
-    kill -INT "$toa_cap" 2>/dev/null
-    wait "$toa_cap" 2>/dev/null
-    check=$("$XE_PY" "$XE_LIB_DIR/toa_check.py" "$pcap" "$(rs_ip 1)" 8080 "$CLIENT_IP" "$ports" 192.0.2.77 2>&1)
-    rc=$?
-    echo "$check" >&2
-    assert_eq 0 "$rc" "toa_check.py on the RS capture (syn_proxy + toa)"
+    check_toa_at_rs1 81 "syn_proxy + toa"
 fi
 
 # ---- bulk both ways
@@ -104,14 +84,7 @@ for k in 1 2; do
     log "download $k: curl exit $rc, $(stat -c %s "$XE_TMP/dl") bytes, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f s", b - a }')"
     assert_eq "$want" "$(sha256sum <"$XE_TMP/dl" | cut -d' ' -f1)" "sha256 of 20 MB download $k"
 done
-up=$XE_TMP/upload.bin
-head -c $((20 * 1024 * 1024)) /dev/urandom >"$up"
-want_up="$(sha256sum <"$up" | cut -d' ' -f1) $((20 * 1024 * 1024))"
-for k in 1 2; do
-    reply=$(in_ns "$NS_CL" curl -s --max-time 30 -H "Connection: close" -H "Expect:" \
-        --data-binary @"$up" "http://$VIP/upload")
-    assert_eq "$want_up" "$reply" "sha256 and length the RS received for 20 MB upload $k"
-done
+check_uploads ""
 
 # ---- 5 s random-source SYN flood while curl runs; RS captures count the SYNs they get
 cap_pids=()

@@ -90,14 +90,7 @@ for k in 1 2; do
     in_ns "$NS_CL" curl -s --max-time 30 -H "Connection: close" -o "$XE_TMP/dl" "http://$VIP/big.bin"
     assert_eq "$want" "$(sha256sum <"$XE_TMP/dl" | cut -d' ' -f1)" "sha256 of 20 MB download $k"
 done
-up=$XE_TMP/upload.bin
-head -c $((20 * 1024 * 1024)) /dev/urandom >"$up"
-want_up="$(sha256sum <"$up" | cut -d' ' -f1) $((20 * 1024 * 1024))"
-for k in 1 2; do
-    reply=$(in_ns "$NS_CL" curl -s --max-time 30 -H "Connection: close" -H "Expect:" \
-        --data-binary @"$up" "http://$VIP/upload")
-    assert_eq "$want_up" "$reply" "sha256 and length the RS received for 20 MB upload $k"
-done
+check_uploads ""
 
 # ---- UDP: 1000 exchanges over 20 client ports
 for k in 1 2 3; do # warm-up: both RS resolved
@@ -119,27 +112,7 @@ assert_ge "$(total_of synproxy_syn_cookie_sent "$s")" 200 "cookie SYN-ACKs sent"
 assert_ge "$(total_of synproxy_handover "$s")" 200 "RS handshakes handed over"
 
 # ---- TOA (VIP:82 -> rs1): the option at the RS, checked on a capture by toa_check.py
-pcap=$XE_TMP/toa.pcap
-timeout 30 ip netns exec "$(ns_rs 1)" tcpdump -i rs0 -n -U --immediate-mode -s 256 -c 2000 -w "$pcap" \
-    "tcp port 8080" 2>"$XE_TMP/toa_tcpdump.err" &
-toa_cap=$!
-XE_PIDS+=("$toa_cap")
-wait_until 10 grep -q "listening on" "$XE_TMP/toa_tcpdump.err" || fail "tcpdump did not start"
-ports=$XE_TMP/toa_ports
-: >"$ports"
-for ((k = 0; k < 20; k++)); do
-    r=$(in_ns "$NS_CL" curl -s --max-time 2 -H "Connection: close" -w ' %{local_port}' \
-        "http://$VIP:82/") || true
-    [[ $r =~ ^rs1$'\n'\ ([0-9]+)$ ]] && echo "${BASH_REMATCH[1]}" >>"$ports"
-done
-assert_eq 20 "$(wc -l <"$ports")" "curl requests through the TOA VIP"
-sleep 0.5
-kill -INT "$toa_cap" 2>/dev/null
-wait "$toa_cap" 2>/dev/null
-check=$("$XE_PY" "$XE_LIB_DIR/toa_check.py" "$pcap" "$(rs_ip 1)" 8080 "$CLIENT_IP" "$ports" 192.0.2.77 2>&1)
-rc=$?
-echo "$check" >&2
-assert_eq 0 "$rc" "toa_check.py on the RS capture"
+check_toa_at_rs1 82 "TOA"
 
 # ---- 16 long-lived connections: on both workers, all listed by -L -c; they must survive the
 # live changes and the SIGHUP below (each checks its echo every 0.5 s for 30 s).

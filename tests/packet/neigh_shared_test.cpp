@@ -8,8 +8,6 @@
 // Ports: two ring ports with two queues each (queue i is worker i's), opened here. After every
 // poll each worker's frames balance (stack/conservation.h: a handoff is consumed on worker 1 and
 // received on worker 0) and every mbuf in use is in a ring, held by a worker or in the handoff.
-#include <rte_ethdev.h>
-#include <rte_eth_ring.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
@@ -17,6 +15,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "fixture/mq_ports.h"
 #include "fixture/pipeline.h"
 #include "lb/command.h"
 #include "stack/conservation.h"
@@ -27,54 +26,7 @@ namespace {
 
 using stack::Counter;
 
-constexpr unsigned kQueues = 2;
-
-// A ring port with one RX and one TX ring per worker.
-struct MqPort {
-    rte_ring* rx[kQueues] = {};
-    rte_ring* tx[kQueues] = {};
-    uint16_t id = 0;
-    net::MacAddr mac{};
-};
-
-MqPort* mq_ports() {
-    static MqPort ports[2];
-    static bool made = false;
-    if (made) return ports;
-    const char* names[2] = {"nhs_wan", "nhs_lan"};
-    for (int p = 0; p < 2; ++p) {
-        MqPort& mp = ports[p];
-        for (unsigned q = 0; q < kQueues; ++q) {
-            const std::string base = std::string(names[p]) + "_" + std::to_string(q);
-            mp.rx[q] = rte_ring_create((base + "_rx").c_str(), 1024, 0,
-                                       RING_F_SP_ENQ | RING_F_SC_DEQ);
-            mp.tx[q] = rte_ring_create((base + "_tx").c_str(), 1024, 0,
-                                       RING_F_SP_ENQ | RING_F_SC_DEQ);
-            if (!mp.rx[q] || !mp.tx[q]) return nullptr;
-        }
-        const int id = rte_eth_from_rings(names[p], mp.rx, kQueues, mp.tx, kQueues, 0);
-        if (id < 0) return nullptr;
-        mp.id = static_cast<uint16_t>(id);
-        rte_eth_conf conf{};
-        if (rte_eth_dev_configure(mp.id, kQueues, kQueues, &conf) != 0) return nullptr;
-        for (unsigned q = 0; q < kQueues; ++q) {
-            if (rte_eth_rx_queue_setup(mp.id, q, 1024, 0, nullptr, DpdkEnvironment::pool()) ||
-                rte_eth_tx_queue_setup(mp.id, q, 1024, 0, nullptr))
-                return nullptr;
-        }
-        if (rte_eth_dev_start(mp.id) != 0) return nullptr;
-        rte_ether_addr a{};
-        rte_eth_macaddr_get(mp.id, &a);
-        std::memcpy(mp.mac.b, a.addr_bytes, 6);
-    }
-    made = true;
-    return ports;
-}
-
-void drain(rte_ring* r) {
-    void* m;
-    while (rte_ring_dequeue(r, &m) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
-}
+constexpr unsigned kQueues = kMqQueues;
 
 const char* const kClient6 = "2001:db8:1::2";
 const char* const kVip6 = "2001:db8:1::100";
@@ -106,18 +58,13 @@ net::MacAddr dst_mac(const Bytes& f) {
 class SharedNeighTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        ports_ = mq_ports();
-        ASSERT_NE(ports_, nullptr) << "cannot open the two-queue ring ports";
-        for (int p = 0; p < 2; ++p)
-            for (unsigned q = 0; q < kQueues; ++q) {
-                drain(ports_[p].rx[q]);
-                drain(ports_[p].tx[q]);
-            }
+        ports_ = mq_ports().data();
+        for (auto& p : mq_ports()) p.drain();
         pool_avail_ = rte_mempool_avail_count(DpdkEnvironment::pool());
         ASSERT_EQ(pool_avail_, DpdkEnvironment::pool()->size) << "an earlier test leaked";
         director = std::make_unique<lb::Director>(2);
-        ok(director->port_add({"wan", ports_[kWan].id, ports_[kWan].mac, 1500}));
-        ok(director->port_add({"lan", ports_[kLan].id, ports_[kLan].mac, 1500}));
+        ok(director->port_add({"wan", ports_[kWan].info.id, ports_[kWan].info.mac, 1500}));
+        ok(director->port_add({"lan", ports_[kLan].info.id, ports_[kLan].info.mac, 1500}));
         ok(director->address_add(ip("10.10.1.1"), 24, "wan"));
         ok(director->address_add(ip("10.10.2.1"), 24, "lan"));
         ok(director->address_add(ip6("2001:db8:1::1"), 64, "wan"));
@@ -158,18 +105,14 @@ class SharedNeighTest : public ::testing::Test {
         workers[1].reset();  // frees its handoff ring (and what is left in it)
         workers[0].reset();
         director.reset();
-        for (int p = 0; p < 2; ++p)
-            for (unsigned q = 0; q < kQueues; ++q) {
-                drain(ports_[p].rx[q]);
-                drain(ports_[p].tx[q]);
-            }
+        for (auto& p : mq_ports()) p.drain();
         EXPECT_EQ(rte_mempool_avail_count(DpdkEnvironment::pool()), pool_avail_)
             << "mbuf pool not whole at teardown";
     }
     static void ok(const Result<void>& r) { ASSERT_TRUE(r.ok()) << r.error(); }
 
     stack::Neighbours& table() { return workers[0]->neighbours(); }
-    net::MacAddr mac_of(uint8_t port) const { return ports_[port].mac; }
+    net::MacAddr mac_of(uint8_t port) const { return ports_[port].info.mac; }
     uint64_t counter(unsigned w, Counter c) const { return workers[w]->counters().get(c); }
 
     // A frame arriving on `port` at worker q's queue.
@@ -229,34 +172,21 @@ class SharedNeighTest : public ::testing::Test {
         EXPECT_EQ(in_use, accounted) << "mbufs unaccounted " << where;
     }
 
-    Bytes syn(uint16_t cport) const {
-        return PacketBuilder()
-            .eth(kClientMac, mac_of(kWan))
-            .ipv4("10.10.1.2", "10.10.1.100")
-            .tcp(cport, 80)
-            .seq(7)
-            .flags(net::kTcpSyn)
-            .build();
+    // Client to VIP:80, over IPv4 (10.10.1.2 -> 10.10.1.100) or IPv6 (kClient6 -> kVip6).
+    Bytes client_tcp(uint16_t cport, uint8_t flags, bool v6 = false) const {
+        PacketBuilder b;
+        b.eth(kClientMac, mac_of(kWan));
+        if (v6)
+            b.ipv6(kClient6, kVip6);
+        else
+            b.ipv4("10.10.1.2", "10.10.1.100");
+        b.tcp(cport, 80).seq(flags == net::kTcpSyn ? 7 : 8).flags(flags);
+        if (flags & net::kTcpAck) b.ack(1);
+        return b.build();
     }
-    Bytes ack(uint16_t cport) const {
-        return PacketBuilder()
-            .eth(kClientMac, mac_of(kWan))
-            .ipv4("10.10.1.2", "10.10.1.100")
-            .tcp(cport, 80)
-            .seq(8)
-            .ack(1)
-            .flags(net::kTcpAck)
-            .build();
-    }
-    Bytes syn6(uint16_t cport) const {
-        return PacketBuilder()
-            .eth(kClientMac, mac_of(kWan))
-            .ipv6(kClient6, kVip6)
-            .tcp(cport, 80)
-            .seq(7)
-            .flags(net::kTcpSyn)
-            .build();
-    }
+    Bytes syn(uint16_t cport) const { return client_tcp(cport, net::kTcpSyn); }
+    Bytes ack(uint16_t cport) const { return client_tcp(cport, net::kTcpAck); }
+    Bytes syn6(uint16_t cport) const { return client_tcp(cport, net::kTcpSyn, true); }
     Bytes arp_request_from_us() const {
         return arp_frame(mac_of(kLan), net::kBroadcastMac, net::kArpOpRequest, mac_of(kLan),
                          "10.10.2.1", net::MacAddr{}, "10.10.2.2");

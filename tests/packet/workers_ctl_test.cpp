@@ -5,8 +5,6 @@
 // thresholds) add up to the configured figure across the workers, quiescence (-e -w 0) and
 // removal (-d with expire_nodest_conn, conn flush) reach every worker. Frame conservation
 // is checked per worker, and the mbuf pool is whole at the end.
-#include <rte_eth_ring.h>
-#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
@@ -18,6 +16,7 @@
 #include "ctl/ipvsadm_args.h"
 #include "ctl/ipvsadm_format.h"
 #include "ctl/xvsadm_main.h"
+#include "fixture/mq_ports.h"
 #include "fixture/pipeline.h"
 #include "stack/conservation.h"
 
@@ -29,65 +28,20 @@ using stack::Counter;
 
 constexpr unsigned kWorkers = 2;
 
-// A ring port with one RX and one TX ring per worker, opened once per test binary.
-struct MultiQueuePort {
-    rte_ring* rx[kWorkers] = {};
-    rte_ring* tx[kWorkers] = {};
-    uint16_t id = 0;
-    net::MacAddr mac{};
-};
-
-MultiQueuePort open_port(const std::string& name, rte_mempool* pool) {
-    MultiQueuePort p;
-    for (unsigned q = 0; q < kWorkers; ++q) {
-        p.rx[q] = rte_ring_create((name + "_rx" + std::to_string(q)).c_str(), 1024, 0,
-                                  RING_F_SP_ENQ | RING_F_SC_DEQ);
-        p.tx[q] = rte_ring_create((name + "_tx" + std::to_string(q)).c_str(), 1024, 0,
-                                  RING_F_SP_ENQ | RING_F_SC_DEQ);
-        EXPECT_TRUE(p.rx[q] && p.tx[q]);
-    }
-    int id = rte_eth_from_rings(name.c_str(), p.rx, kWorkers, p.tx, kWorkers, 0);
-    EXPECT_GE(id, 0);
-    p.id = static_cast<uint16_t>(id);
-    rte_eth_conf conf{};
-    EXPECT_EQ(rte_eth_dev_configure(p.id, kWorkers, kWorkers, &conf), 0);
-    for (uint16_t q = 0; q < kWorkers; ++q) {
-        EXPECT_EQ(rte_eth_rx_queue_setup(p.id, q, 1024, 0, nullptr, pool), 0);
-        EXPECT_EQ(rte_eth_tx_queue_setup(p.id, q, 1024, 0, nullptr), 0);
-    }
-    EXPECT_EQ(rte_eth_dev_start(p.id), 0);
-    rte_ether_addr mac{};
-    rte_eth_macaddr_get(p.id, &mac);
-    std::memcpy(p.mac.b, mac.addr_bytes, 6);
-    return p;
-}
-
-MultiQueuePort& mq_port(uint8_t which) {
-    static MultiQueuePort ports[2] = {open_port("mq_wan", DpdkEnvironment::pool()),
-                                      open_port("mq_lan", DpdkEnvironment::pool())};
-    return ports[which];
-}
-
-void drain(rte_ring* r) {
-    void* m;
-    while (rte_ring_dequeue(r, &m) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
-}
+static_assert(kMqQueues == kWorkers);
+MqPort& mq_port(uint8_t which) { return mq_ports()[which]; }
 
 const net::Ipv4 kVip = *net::parse_ipv4("10.10.1.100");
 
 class WorkersCtlTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        for (uint8_t p = 0; p < 2; ++p)
-            for (unsigned q = 0; q < kWorkers; ++q) {
-                drain(mq_port(p).rx[q]);
-                drain(mq_port(p).tx[q]);
-            }
+        for (auto& p : mq_ports()) p.drain();
         pool_avail_ = rte_mempool_avail_count(DpdkEnvironment::pool());
         director = std::make_unique<lb::Director>(kWorkers);
         auto ok = [](const Result<void>& r) { ASSERT_TRUE(r.ok()) << r.error(); };
-        ok(director->port_add({"wan", mq_port(kWan).id, mq_port(kWan).mac, 1500}));
-        ok(director->port_add({"lan", mq_port(kLan).id, mq_port(kLan).mac, 1500}));
+        ok(director->port_add({"wan", mq_port(kWan).info.id, mq_port(kWan).info.mac, 1500}));
+        ok(director->port_add({"lan", mq_port(kLan).info.id, mq_port(kLan).info.mac, 1500}));
         ok(director->address_add(*net::parse_ipv4("10.10.1.1"), 24, "wan"));
         ok(director->address_add(*net::parse_ipv4("10.10.2.1"), 24, "lan"));
         ok(director->service_add(lb::ServiceSpec{6, kVip, 80, "rr"}));
@@ -122,11 +76,7 @@ class WorkersCtlTest : public ::testing::Test {
         ctl.reset();
         workers.clear();
         director.reset();
-        for (uint8_t p = 0; p < 2; ++p)
-            for (unsigned q = 0; q < kWorkers; ++q) {
-                drain(mq_port(p).rx[q]);
-                drain(mq_port(p).tx[q]);
-            }
+        for (auto& p : mq_ports()) p.drain();
         EXPECT_EQ(rte_mempool_avail_count(DpdkEnvironment::pool()), pool_avail_)
             << "mbuf pool not whole at teardown";
     }
@@ -140,7 +90,7 @@ class WorkersCtlTest : public ::testing::Test {
 
     Bytes syn(uint16_t cport, uint16_t vport = 80) {
         return PacketBuilder()
-            .eth(kClientMac, mq_port(kWan).mac)
+            .eth(kClientMac, mq_port(kWan).info.mac)
             .ipv4("10.10.1.2", "10.10.1.100")
             .tcp(cport, vport)
             .seq(1000)

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "fixture/mq_ports.h"
 #include "fixture/pipeline.h"
 #include "lb/redirect.h"
 #include "port/ethdev.h"
@@ -26,52 +27,16 @@ constexpr unsigned kWorkers = 2;
 constexpr uint8_t kSynAck = net::kTcpSyn | net::kTcpAck;
 const net::InetAddr kVip = ip("10.10.1.100");
 
-struct MqPort {
-    std::array<rte_ring*, kWorkers> rx{}, tx{};
-    port::PortInfo info;
-};
-MqPort g_mq[2];
-
-void drain(rte_ring* r) {
-    void* m;
-    while (rte_ring_dequeue(r, &m) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
-}
+static_assert(kMqQueues == kWorkers);
 
 class TwoWorkerTest : public ::testing::Test {
 protected:
-    static void SetUpTestSuite() {
-        if (g_mq[0].rx[0]) return;
-        const char* names[2] = {"mq_wan", "mq_lan"};
-        for (int p = 0; p < 2; ++p) {
-            std::vector<rte_ring*> rx, tx;
-            for (unsigned q = 0; q < kWorkers; ++q) {
-                const std::string base = std::string(names[p]) + std::to_string(q);
-                g_mq[p].rx[q] = rte_ring_create((base + "_rx").c_str(), 2048, 0,
-                                                RING_F_SP_ENQ | RING_F_SC_DEQ);
-                g_mq[p].tx[q] = rte_ring_create((base + "_tx").c_str(), 2048, 0,
-                                                RING_F_SP_ENQ | RING_F_SC_DEQ);
-                ASSERT_TRUE(g_mq[p].rx[q] && g_mq[p].tx[q]);
-                rx.push_back(g_mq[p].rx[q]);
-                tx.push_back(g_mq[p].tx[q]);
-            }
-            port::PortParams params;
-            params.queues = kWorkers;
-            auto info = port::port_open_rings(names[p], rx, tx, params, DpdkEnvironment::pool());
-            ASSERT_TRUE(info.ok()) << info.error();
-            g_mq[p].info = *info;
-        }
-    }
-
     void SetUp() override {
-        for (auto& p : g_mq)
-            for (unsigned q = 0; q < kWorkers; ++q) {
-                drain(p.rx[q]);
-                drain(p.tx[q]);
-            }
+        for (auto& p : mq_ports()) p.drain();
         avail_at_setup_ = rte_mempool_avail_count(DpdkEnvironment::pool());
         director = std::make_unique<lb::Director>(kWorkers);
-        ASSERT_TRUE(director->port_add({"wan", g_mq[kWan].info.id, g_mq[kWan].info.mac, 1500}).ok());
-        ASSERT_TRUE(director->port_add({"lan", g_mq[kLan].info.id, g_mq[kLan].info.mac, 1500}).ok());
+        ASSERT_TRUE(director->port_add({"wan", mq_ports()[kWan].info.id, mq_ports()[kWan].info.mac, 1500}).ok());
+        ASSERT_TRUE(director->port_add({"lan", mq_ports()[kLan].info.id, mq_ports()[kLan].info.mac, 1500}).ok());
     }
 
     void TearDown() override {
@@ -82,11 +47,7 @@ protected:
         check_conservation("after release_held()");
         workers.clear();
         director.reset();  // frees whatever the hand-over rings still hold
-        for (auto& p : g_mq)
-            for (unsigned q = 0; q < kWorkers; ++q) {
-                drain(p.rx[q]);
-                drain(p.tx[q]);
-            }
+        for (auto& p : mq_ports()) p.drain();
         EXPECT_EQ(rte_mempool_avail_count(DpdkEnvironment::pool()), avail_at_setup_)
             << "mbufs leaked";
     }
@@ -128,7 +89,7 @@ protected:
         ASSERT_NE(m, nullptr);
         std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(frame.size())), frame.data(),
                     frame.size());
-        ASSERT_EQ(rte_ring_enqueue(g_mq[port].rx[queue], m), 0);
+        ASSERT_EQ(rte_ring_enqueue(mq_ports()[port].rx[queue], m), 0);
     }
     void poll(unsigned w) {
         workers[w]->poll_once();
@@ -137,7 +98,7 @@ protected:
     std::vector<Bytes> recv(uint8_t port, unsigned queue) {
         std::vector<Bytes> out;
         void* p;
-        while (rte_ring_dequeue(g_mq[port].tx[queue], &p) == 0) {
+        while (rte_ring_dequeue(mq_ports()[port].tx[queue], &p) == 0) {
             auto* m = static_cast<rte_mbuf*>(p);
             const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
             out.emplace_back(d, d + rte_pktmbuf_data_len(m));
@@ -168,7 +129,7 @@ protected:
                 << b.dropped << " + consumed " << b.consumed << " + held " << b.held;
         }
         unsigned in_rings = 0;
-        for (auto& p : g_mq)
+        for (auto& p : mq_ports())
             for (unsigned q = 0; q < kWorkers; ++q)
                 in_rings += rte_ring_count(p.rx[q]) + rte_ring_count(p.tx[q]);
         if (const lb::Redirect* r = director->redirect())
@@ -183,7 +144,7 @@ protected:
 
     Bytes client(uint16_t cport, uint32_t seq, uint32_t ack, uint8_t flags, Bytes opts = {}) {
         return PacketBuilder()
-            .eth(kClientMac, g_mq[kWan].info.mac)
+            .eth(kClientMac, mq_ports()[kWan].info.mac)
             .ipv4("10.10.1.2", "10.10.1.100")
             .tcp(cport, 80)
             .seq(seq)
@@ -196,7 +157,7 @@ protected:
     // dst:dport: the local address for FULLNAT, the client for NAT.
     Bytes rs_synack(bool rs1, const char* dst, uint16_t dport, uint32_t seq, Bytes opts = {}) {
         return PacketBuilder()
-            .eth(rs1 ? kRs1Mac : kRs2Mac, g_mq[kLan].info.mac)
+            .eth(rs1 ? kRs1Mac : kRs2Mac, mq_ports()[kLan].info.mac)
             .ipv4(rs1 ? "10.10.2.2" : "10.10.2.3", dst)
             .tcp(8080, dport)
             .seq(seq)
@@ -237,7 +198,7 @@ TEST_F(TwoWorkerTest, FullnatReturnOnTheOtherWorkerIsRedirectedAndForwarded) {
         const bool rs1 = ip4_of(syn[0])->daddr == ip("10.10.2.2");
         const char* rs = rs1 ? "10.10.2.2" : "10.10.2.3";
         EXPECT_TRUE(FramesEqual(PacketBuilder()
-                                    .eth(g_mq[kLan].info.mac, rs1 ? kRs1Mac : kRs2Mac)
+                                    .eth(mq_ports()[kLan].info.mac, rs1 ? kRs1Mac : kRs2Mac)
                                     .ipv4("10.10.2.100", rs)
                                     .tcp(lport, 8080)
                                     .seq(1000)
@@ -258,7 +219,7 @@ TEST_F(TwoWorkerTest, FullnatReturnOnTheOtherWorkerIsRedirectedAndForwarded) {
         auto out = recv(kWan, w);
         ASSERT_EQ(out.size(), 1u);
         EXPECT_TRUE(FramesEqual(PacketBuilder()
-                                    .eth(g_mq[kWan].info.mac, kClientMac)
+                                    .eth(mq_ports()[kWan].info.mac, kClientMac)
                                     .ipv4("10.10.1.100", "10.10.1.2")
                                     .tcp(80, cport)
                                     .seq(5000)
@@ -297,7 +258,7 @@ TEST_F(TwoWorkerTest, NatReturnFindsItsOwnerInTheOwnerTable) {
     auto out = recv(kWan, 1);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_TRUE(FramesEqual(PacketBuilder()
-                                .eth(g_mq[kWan].info.mac, kClientMac)
+                                .eth(mq_ports()[kWan].info.mac, kClientMac)
                                 .ipv4("10.10.1.100", "10.10.1.2")
                                 .ttl(63)
                                 .tcp(80, cport)
@@ -368,7 +329,7 @@ TEST_F(TwoWorkerTest, FullRingIsACountedDropAndTheRestArrive) {
     const unsigned capacity = rte_ring_get_capacity(director->redirect()->ring(1, 0));
     for (unsigned sent = 0; sent < kFrames; sent += 400) {
         for (unsigned i = 0; i < 400; ++i) send(kLan, 1, from_rs);
-        while (rte_ring_count(g_mq[kLan].rx[1])) poll(1);
+        while (rte_ring_count(mq_ports()[kLan].rx[1])) poll(1);
     }
     EXPECT_EQ(counter(1, Counter::redirect_out), capacity);
     EXPECT_EQ(counter(1, Counter::drop_redirect_full), kFrames - capacity);

@@ -234,6 +234,8 @@ Result<void> Daemon::start() {
             worker_threads_.emplace_back([arg] { worker_main(arg); });
         }
     }
+    // From here a change returns once every worker uses it (Director::commit).
+    director_->commit_waits_set(true);
     return open_socket();
 }
 
@@ -315,6 +317,7 @@ Result<void> Daemon::reload() {
 }
 
 void Daemon::stop_workers() {
+    if (director_) director_->commit_waits_set(false);
     if (stop_workers_.exchange(true)) return;
     for (unsigned lc : worker_lcores_) rte_eal_wait_lcore(lc);
     for (auto& t : worker_threads_) t.join();
@@ -351,6 +354,13 @@ int Daemon::run() {
         steering_.sync(*director_);   // and so do the flow-steering rules
         control_->poll_once(std::chrono::milliseconds(200), health_->fd());
         health_->run_once(0);
+        if (uint64_t n = director_->commit_wait_timeouts(); n != commit_wait_timeouts_) {
+            log_warning("a worker took more than " +
+                        std::to_string(lb::Director::kCommitWaitLimit.count()) +
+                        " ms to take up a configuration change (" + std::to_string(n) +
+                        " times so far): is it stalled or starved of CPU?");
+            commit_wait_timeouts_ = n;
+        }
     }
     log_info("stopping");
     health_->shutdown();  // omega notifiers

@@ -47,6 +47,7 @@ private:
     std::unique_ptr<Controller> controller_;
     std::unique_ptr<health::Manager> health_;  // checkers; applies their verdicts to director_
     std::atomic<bool> stop_workers_{false};
+    uint64_t commit_wait_timeouts_ = 0;  // last count logged
     std::vector<unsigned> worker_lcores_;
     std::vector<std::thread> worker_threads_;  // when the EAL has no spare lcore
     std::unique_ptr<ControlServer> control_;  // serves controller_: declared after it

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "lb/conn.h"
 #include "lb/redirect.h"
@@ -807,8 +808,23 @@ uint64_t Director::commit() {
     if (current_owner_) retired_.push_back(Retired{std::move(current_owner_), generation_});
     current_owner_ = std::move(snap);
     laddrs_prune();
+    if (commit_waits_ && !wait_quiescent(generation_, kCommitWaitLimit)) ++commit_wait_timeouts_;
     reclaim();
     return generation_;
+}
+
+bool Director::wait_quiescent(uint64_t generation, std::chrono::milliseconds limit) const {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+        bool all = true;
+        for (unsigned w = 0; w < nworkers_ && all; ++w)
+            all = seen_[w].value.load(std::memory_order_acquire) >= generation;
+        if (all) return true;
+        if (std::chrono::steady_clock::now() >= until) return false;
+        // A worker announces at the top of every poll: microseconds when busy, at most one
+        // adaptive back-off sleep when idle.
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
 }
 
 // Drops LIPs no service uses any more from the registry (they live on while conns do). Done at

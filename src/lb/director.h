@@ -6,6 +6,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -198,8 +199,18 @@ public:
     const net::CookieSecrets& cookie_secrets() const { return cookie_; }
     void rotate_cookie_secrets(uint32_t count_now);
 
-    // Builds a snapshot of the model and publishes it; returns its generation.
+    // Builds a snapshot of the model and publishes it; returns its generation. With
+    // commit_waits on, it returns only once every worker polls with the new snapshot (or after
+    // kCommitWaitLimit, counted in commit_wait_timeouts), so a change is in force for every
+    // packet received after xvsadm or a reload returns, as IPVS's changes are.
     uint64_t commit();
+    // On while the workers run on their own threads; off while they are polled by hand (tests)
+    // or stopped, when nothing would ever catch up.
+    void commit_waits_set(bool on) { commit_waits_ = on; }
+    // Whether every worker announced `generation` (or later) within `limit`.
+    bool wait_quiescent(uint64_t generation, std::chrono::milliseconds limit) const;
+    uint64_t commit_wait_timeouts() const { return commit_wait_timeouts_; }
+    static constexpr std::chrono::milliseconds kCommitWaitLimit{2000};
     // Frees retired snapshots every worker has moved past, and removed dests, services and
     // local addresses once no connection refers to them.
     void reclaim();
@@ -249,6 +260,8 @@ private:
     std::vector<FwmarkDef> fwmarks_;
     net::CookieSecrets cookie_;
 
+    bool commit_waits_ = false;
+    uint64_t commit_wait_timeouts_ = 0;
     std::atomic<const Snapshot*> current_{nullptr};
     std::unique_ptr<Snapshot> current_owner_;
     uint64_t generation_ = 0;

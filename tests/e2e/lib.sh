@@ -462,6 +462,22 @@ http_loop() {
         done' _ "$count" "$url" >"$out"
 }
 
+# unexpected_failures FILE RANGE... : the failed requests (ERR lines, as "LINE:ERRrc") of an
+# http_loop output, less at most one timeout (ERR28) in each RANGE ("FIRST-LAST" line numbers):
+# the request in flight when a real server was removed. IPVS drops the client packets of a
+# conn whose dest was removed, so that one request may time out; any other failure is listed.
+unexpected_failures() {
+    local file=$1
+    shift
+    awk -v ranges="$*" '
+        BEGIN { n = split(ranges, r, " "); for (i = 1; i <= n; i++) { split(r[i], b, "-"); lo[i] = b[1]; hi[i] = b[2] } }
+        /^ERR/ {
+            for (i = 1; i <= n; i++)
+                if ($0 == "ERR28" && NR >= lo[i] && NR <= hi[i] && !used[i]) { used[i] = 1; next }
+            printf "%d:%s ", NR, $0
+        }' "$file"
+}
+
 count_lines() { grep -c -x -- "$1" "$2" 2>/dev/null || true; } # count_lines LINE FILE
 
 # check_uploads WHAT : two 20 MB uploads of random bytes to the RS's /upload (VIP:80); the

@@ -60,7 +60,11 @@ run_pmd() {
         else
             ((rc == 124)) && echo "     $name: timed out after $per_test_limit s" >>"$logs/$name.log"
             # One write, so that a parallel lane's lines do not land inside it.
-            printf '%s\n' "FAIL $name ($((SECONDS - t0)) s, exit $rc) — last lines of $logs/$name.log:" \
+            # The assertions that failed come first: the test's exit trap prints xvsd's log
+            # after them, so the tail alone would show only that.
+            printf '%s\n' "FAIL $name ($((SECONDS - t0)) s, exit $rc):" \
+                "$(grep '^FAIL: ' "$logs/$name.log" | head -n 10 | sed 's/^/    /')" \
+                "  last lines of $logs/$name.log:" \
                 "$(tail -n 25 "$logs/$name.log" | sed 's/^/    /')"
             failed=$((failed + 1))
             names+=("$name")

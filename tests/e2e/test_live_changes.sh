@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Live changes under traffic: while 600 short requests run, `xvsadm -a` adds rs3, `-e -w 0`
-# quiesces rs1 and `-d` deletes rs2. No request fails, and each change shows in who answers:
+# quiesces rs1 and `-d` deletes rs2. No request fails (but the one in flight at `-d` may: IPVS
+# drops the rest of a conn whose real server was removed), and each change shows in who answers:
 # rs3 starts answering, rs1 stops getting new connections, rs2 disappears.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
@@ -55,7 +56,9 @@ log "phase 3 (rs1 weight 0): $p3"
 log "phase 4 (rs2 deleted): $p4"
 
 assert_eq 600 "$total" "requests made"
-assert_eq 0 "$(grep -c '^ERR' "$out")" "failed requests"
+# The request in flight at -d rs2 may time out (its conn's client packets are dropped).
+assert_eq "" "$(unexpected_failures "$out" "$((mark_del + 1))-$((mark_del + 1))")" \
+    "failed requests, but for the one in flight at -d (all: $(grep -n '^ERR' "$out" | tr '\n' ' '))"
 assert_not_contains "$p1" "rs3=" "rs3 silent before it was added"
 assert_contains "$p2" "rs3=" "rs3 answers after -a"
 assert_not_contains "$p3" "rs1=" "rs1 gets no new connections at weight 0"

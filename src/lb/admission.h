@@ -27,6 +27,7 @@ inline uint32_t worker_share(uint32_t total, unsigned worker, unsigned workers) 
 struct DestLimit {
     uint32_t upper = 0;
     uint32_t lower = 0;
+    bool operator==(const DestLimit&) const = default;
 };
 
 // IPVS's overload rule on this worker's connections (active + inactive): a dest becomes

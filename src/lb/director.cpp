@@ -634,7 +634,7 @@ Result<void> Director::acl_set(const ServiceKey& key, AclKind kind,
     return {};
 }
 
-std::unique_ptr<Snapshot> Director::build() const {
+std::unique_ptr<Snapshot> Director::build() {
     auto snap = std::make_unique<Snapshot>();
     snap->timeouts = timeouts_;
     snap->uoa_max_trail = uoa_max_trail_;
@@ -725,41 +725,13 @@ std::unique_ptr<Snapshot> Director::build() const {
         if (!ports_.empty()) source_candidate(vport, vip);
     };
     std::vector<std::pair<ServiceKey, const ServiceView*>> svc_items;
+    std::vector<CachedView> next_views;
     for (const auto& svc : services_) {
         if (!svc->key.fwmark) own_vip(svc->key.vip);
         if (!svc->key.fwmark && svc->key.port == 0) snap->has_port0 = true;
 
-        auto view = std::make_unique<ServiceView>();
-        view->svc = svc.get();
-        view->sched = sched_find(svc->sched_name);
-        view->fwd = svc->fwd;
-        view->flags = svc->flags;
-        view->blacklist = net::PrefixSet(svc->blacklist);
-        view->whitelist = net::PrefixSet(svc->whitelist);
-        view->conn_rate = svc->conn_rate;
-        view->persist_s = svc->persistence_s;
-        const bool v4 = svc->key.fwmark || svc->key.vip.is_v4();
-        const net::InetAddr ones = net::InetAddr::from_words(~uint64_t{0}, ~uint64_t{0});
-        view->persist_mask4 =
-            net::InetPrefix::masked(net::InetAddr::v4(~uint32_t{0}),
-                                    v4 ? std::min<uint8_t>(svc->persist_prefix, 32) : 32)
-                .addr;
-        view->persist_mask6 = v4 ? ones : net::InetPrefix::masked(ones, svc->persist_prefix).addr;
-        for (const auto& d : svc->dests) {
-            view->plan.dests.push_back(d.get());
-            view->plan.weights.push_back(d->weight.load(std::memory_order_relaxed));
-            snap->keep_dests.push_back(d);
-        }
-        // Thresholds only when some dest has one: schedulers skip the check on an empty list.
-        view->plan.workers = nworkers_;
-        if (std::any_of(svc->dests.begin(), svc->dests.end(),
-                        [](const auto& d) { return d->upper_threshold != 0; })) {
-            for (const auto& d : svc->dests)
-                view->plan.limits.push_back(DestLimit{d->upper_threshold, d->lower_threshold});
-        }
-        sched_plan_inputs(*svc, view->plan, *view->sched, nworkers_);
-        view->sched->build(view->plan);
-        for (const auto& l : svc->laddrs) view->laddrs.push_back(l.get());
+        auto view = service_view(*svc, next_views);
+        for (const auto& d : svc->dests) snap->keep_dests.push_back(d);
         svc_items.push_back({svc->key, view.get()});
         snap->service_views.push_back(std::move(view));
         snap->keep_services.push_back(svc);
@@ -797,7 +769,70 @@ std::unique_ptr<Snapshot> Director::build() const {
     }
     sv.addrs = FlatMap<stack::AddrKey, stack::OwnAddr>(own);
     snap->services = FlatMap<ServiceKey, const ServiceView*>(svc_items);
+    views_.clear();  // only the views of services still configured stay candidates
+    for (auto& c : next_views) {
+        const Service* owner = c.view->svc;
+        views_.emplace(owner, std::move(c));
+    }
     return snap;
+}
+
+std::shared_ptr<const ServiceView> Director::service_view(Service& svc,
+                                                          std::vector<CachedView>& next) {
+    ViewInputs in;
+    in.sched = sched_find(svc.sched_name);
+    in.fwd = svc.fwd;
+    in.flags = svc.flags;
+    in.blacklist = svc.blacklist;
+    in.whitelist = svc.whitelist;
+    in.conn_rate = svc.conn_rate;
+    in.persist_s = svc.persistence_s;
+    in.persist_prefix = svc.persist_prefix;
+    for (const auto& d : svc.dests) {
+        in.dests.push_back(d.get());
+        in.weights.push_back(d->weight.load(std::memory_order_relaxed));
+    }
+    // Thresholds only when some dest has one: schedulers skip the check on an empty list.
+    if (std::any_of(svc.dests.begin(), svc.dests.end(),
+                    [](const auto& d) { return d->upper_threshold != 0; })) {
+        for (const auto& d : svc.dests)
+            in.limits.push_back(DestLimit{d->upper_threshold, d->lower_threshold});
+    }
+    SchedPlan plan;
+    sched_plan_inputs(svc, plan, *in.sched, nworkers_);
+    in.sched_flags = plan.flags;
+    in.table_size = plan.table_size;
+    in.locality = plan.locality;
+    for (const auto& l : svc.laddrs) in.laddrs.push_back(l.get());
+
+    if (auto it = views_.find(&svc); it != views_.end() && it->second.inputs == in) {
+        next.push_back(it->second);
+        return it->second.view;
+    }
+    auto view = std::make_shared<ServiceView>();
+    view->svc = &svc;
+    view->sched = in.sched;
+    view->fwd = in.fwd;
+    view->flags = in.flags;
+    view->blacklist = net::PrefixSet(in.blacklist);
+    view->whitelist = net::PrefixSet(in.whitelist);
+    view->conn_rate = in.conn_rate;
+    view->persist_s = in.persist_s;
+    const bool v4 = svc.key.fwmark || svc.key.vip.is_v4();
+    const net::InetAddr ones = net::InetAddr::from_words(~uint64_t{0}, ~uint64_t{0});
+    view->persist_mask4 = net::InetPrefix::masked(net::InetAddr::v4(~uint32_t{0}),
+                                                  v4 ? std::min<uint8_t>(in.persist_prefix, 32) : 32)
+                              .addr;
+    view->persist_mask6 = v4 ? ones : net::InetPrefix::masked(ones, in.persist_prefix).addr;
+    plan.dests = in.dests;
+    plan.weights = in.weights;
+    plan.limits = in.limits;
+    plan.workers = nworkers_;
+    view->plan = std::move(plan);
+    view->sched->build(view->plan);
+    view->laddrs = in.laddrs;
+    next.push_back(CachedView{std::move(in), view});
+    return view;
 }
 
 uint64_t Director::commit() {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/result.h"
@@ -239,7 +240,31 @@ private:
     void wans_prune();
     // Adds the views of the match services to snap (Snapshot::matches).
     void build_matches(Snapshot& snap) const;
-    std::unique_ptr<Snapshot> build() const;
+    std::unique_ptr<Snapshot> build();
+    // Everything a VIP service's view is built from. A view whose inputs equal the last
+    // snapshot's is shared by the new one as it is: a dest's weight or health change rebuilds
+    // that service's view and scheduler only, not every service's (a Maglev table is 65537
+    // entries a service).
+    struct ViewInputs {
+        const Scheduler* sched = nullptr;
+        FwdMode fwd = FwdMode::FullNat;
+        uint32_t flags = 0;
+        std::vector<net::InetPrefix> blacklist, whitelist;
+        uint32_t conn_rate = 0, persist_s = 0;
+        uint8_t persist_prefix = 0;
+        std::vector<Dest*> dests;
+        std::vector<int32_t> weights;
+        std::vector<DestLimit> limits;
+        uint32_t sched_flags = 0, table_size = 0;
+        LocalityTable* locality = nullptr;
+        std::vector<LocalAddr*> laddrs;
+        bool operator==(const ViewInputs&) const = default;
+    };
+    struct CachedView {
+        ViewInputs inputs;
+        std::shared_ptr<const ServiceView> view;
+    };
+    std::shared_ptr<const ServiceView> service_view(Service& svc, std::vector<CachedView>& next);
 
     unsigned nworkers_;
     std::unique_ptr<Redirect> redirect_;
@@ -262,6 +287,8 @@ private:
 
     bool commit_waits_ = false;
     uint64_t commit_wait_timeouts_ = 0;
+    // The views of the current snapshot's VIP services (build() reuses the unchanged ones).
+    std::unordered_map<const Service*, CachedView> views_;
     std::atomic<const Snapshot*> current_{nullptr};
     std::unique_ptr<Snapshot> current_owner_;
     uint64_t generation_ = 0;

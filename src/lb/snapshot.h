@@ -21,7 +21,9 @@ struct Snapshot {
     uint64_t generation = 0;
     stack::StackView stack;
     FlatMap<ServiceKey, const ServiceView*> services;
-    std::vector<std::unique_ptr<ServiceView>> service_views;
+    // Owns the views: a VIP service's view is shared with the previous snapshot when nothing
+    // it is built from changed (Director::ViewInputs).
+    std::vector<std::shared_ptr<const ServiceView>> service_views;
     // SNAT match services in configuration order (the first that matches a packet wins);
     // their views are owned by service_views.
     std::vector<const ServiceView*> matches;

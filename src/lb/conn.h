@@ -83,6 +83,10 @@ inline constexpr uint8_t kConnPpHdrAcked = 1u << 7;  // RS acked past client ISN
 inline constexpr uint16_t kConnUoa = 1u << 10;       // UDP: ConnFeatSlot::uoa_left > 0
 inline constexpr uint16_t kConnActive = 1u << 14;    // counted in dest active (else inactive)
 inline constexpr uint16_t kConnUoaIpo = 1u << 15;    // UOA as IPv4 option 31 (else opp header)
+// TCP only (UOA is UDP's): passive checking counted the conn as failed (lb/passive.h). No bit
+// is free, so it shares kConnUoaIpo's, which no TCP conn carries.
+inline constexpr uint16_t kConnRsFailed = 1u << 15;
+static_assert(kConnRsFailed == kConnUoaIpo);
 // SYN proxy (bits 8+): the conn was opened by a cookie-validated ACK; its seq/TS translation
 // lives in the worker's per-slot SynProxySeq array (Conn has no room for 9 more bytes).
 inline constexpr uint16_t kConnSynProxy = 1u << 8;

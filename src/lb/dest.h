@@ -28,7 +28,8 @@ struct alignas(64) DestWorkerStats {
     SingleWriter<uint32_t> refs;      // conns on this worker pointing at this dest
     SingleWriter<uint32_t> persist;   // persistence templates to this dest (IPVS persistconns)
     // Passive health checking (lb/passive.h): TCP conns whose first RS answer was a SYN-ACK
-    // (ok) or a RST, or that expired with no answer (fail). Wrap at 2^32: readers take deltas.
+    // (ok), or a RST or an ICMP unreachable, or none before the client's SYN retransmission or
+    // the conn's expiry (fail); one each. Wrap at 2^32: readers take deltas.
     SingleWriter<uint32_t> conn_ok;
     SingleWriter<uint32_t> conn_fail;
     bool overloaded = false;  // over its -x share on this worker (lb/admission.h); worker only

@@ -140,8 +140,15 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     const bool inbound = ref.dir == ConnDir::In;
     uint32_t timeout_s;
     if (is_tcp) {
-        if (!inbound && !(c->flags & kConnSynAckSeen))
+        // Passive health checking (lb/passive.h): the RS's first answer, or the client's SYN
+        // again because none came.
+        if (inbound) {
+            if (pure_syn)
+                passive_client_syn(c->dest->stats[wid], *c, w.stack.now_ms,
+                                   w.snap->timeouts.of(TcpState::SynRecv));
+        } else if (!(c->flags & kConnSynAckSeen)) {
             passive_rs_answer(c->dest->stats[wid], *c, lp.tcp_flags);
+        }
         TcpState next =
             tcp_state_next(c->state, inbound ? FlowDir::Input : FlowDir::Output, lp.tcp_flags);
         if (next != c->state) conn_set_state(w, c, next);

@@ -7,7 +7,9 @@
 # the SYNs with RST): rs1 must leave VIP:80 within 2 s (passive), long before VIP:81 sees it
 # (its next TCP_CHECK and one retry, up to 20 + 2 s + timeouts later, is measured too); `xvsctl check show` says why; no
 # request fails once it left. nginx restarts: rs1 comes back to VIP:80 only through its
-# TCP_CHECK's next success (not earlier than that check), and answers again.
+# TCP_CHECK's next success (not earlier than that check), and answers again. Then the same
+# within 3 s when rs1's SYNs meet nftables `reject with icmp type port-unreachable` (the ICMP
+# counts) and a silent `drop` (the client's SYN retransmission counts).
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 
@@ -118,5 +120,56 @@ assert_eq up "$(echo "$line" | awk '{ print $5 }')" "rs1's VIP:80 checker state"
 assert_not_contains "$line" "passive: " "rs1's VIP:80 checker's last result is its own check"
 http_loop 20 "$XE_TMP/back.txt" "http://$VIP/" 30
 assert_eq 10 "$(count_lines rs1 "$XE_TMP/back.txt")" "rs1 answers VIP:80 again"
+pass "rs1 back in VIP:80 by its TCP_CHECK in ${back_s} s"
+
+# Two more ways rs1 fails, nginx still running: nftables in rs1's namespace
+#   reject: answers every SYN to 8080 with ICMP port unreachable (xvs forwards it to the
+#           client, whose connect fails at once): the ICMP is the conn's failure;
+#   drop:   drops them silently: the client's SYN retransmission (after 1 s) is the failure,
+#           not the SYN_RECV expiry 30 s later.
+# Either way rs1 must leave VIP:80 within 3 s, far below delay_loop; its checks fail too, so it
+# returns (rule gone) through its TCP_CHECK as above. Requests to rs1 in flight at its removal
+# fail (a dropped one after curl's 2 s); none that starts later.
+declare -A removal_s
+for how in reject drop; do
+    if [[ $how == reject ]]; then verdict="reject with icmp type port-unreachable"; else verdict=drop; fi
+    printf 'table ip xe_passive {\n chain input {\n  type filter hook input priority 0; policy accept;\n  tcp dport 8080 %s\n }\n}\n' \
+        "$verdict" | in_ns "$(ns_rs 1)" nft -f - || fail "nft $how rule on rs1"
+    t0=$(date +%s.%N)
+    # 25 new connections/s, each in the background: a dropped SYN holds its curl for 2 s, and
+    # one at a time would leave no 3 failures within the 2 s window.
+    in_ns "$NS_CL" timeout 30 bash -c '
+        for ((k = 0; k < 100; k++)); do
+            {
+                body=$(curl -s --max-time 2 -H "Connection: close" "$1"); rc=$?
+                if ((rc == 0)) && [[ -n $body ]]; then echo "$(date +%s.%N) $body"; else echo "$(date +%s.%N) ERR$rc"; fi
+            } &
+            sleep 0.04
+        done
+        wait' _ "http://$VIP/" >"$XE_TMP/$how.txt" &
+    loop=$!
+    XE_PIDS+=("$loop")
+    wait_until 10 weight_is 80 "$rs1" "" ||
+        fail "$how: rs1 still in VIP:80 10 s after the rule: $(listing) $(xvsctl_ns check show 2>&1)"
+    t1=$(date +%s.%N)
+    removal_s[$how]=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+    log "$how: rs1 left VIP:80 ${removal_s[$how]} s after the rule (delay_loop $DELAY)"
+    assert_float_between "${removal_s[$how]}" 0 3 "$how: seconds until passive checking removed rs1"
+    line=$(xvsctl_ns check show 2>&1 | awk -v rs="$rs1" '$1 == "TCP" && $2 == "'"$VIP"':80" && $3 == rs')
+    assert_contains "$line" "passive: " "$how: rs1's VIP:80 verdict is passive"
+    wait "$loop"
+    if [[ $how == reject ]]; then grace=0.2; else grace=2.5; fi
+    late_err=$(awk -v t="$t1" -v g="$grace" '$1 > t + g && $2 ~ /^ERR/' "$XE_TMP/$how.txt" | wc -l)
+    early_err=$(awk -v t="$t1" -v g="$grace" '$1 <= t + g && $2 ~ /^ERR/' "$XE_TMP/$how.txt" | wc -l)
+    log "$how: requests $(wc -l <"$XE_TMP/$how.txt"), failed by the removal $early_err, after $late_err"
+    assert_eq 0 "$late_err" "$how: requests failed after rs1 left VIP:80"
+    assert_ge "$early_err" 1 "$how: requests rs1 failed before its removal"
+    in_ns "$(ns_rs 1)" nft delete table ip xe_passive || fail "nft $how rule off rs1"
+    wait_until $((DELAY + 5)) weight_is 80 "$rs1" 1 ||
+        fail "$how: rs1 did not return to VIP:80 within delay_loop: $(listing) $(xvsctl_ns check show 2>&1)"
+    pass "$how: rs1 out of VIP:80 in ${removal_s[$how]} s (passive), back by TCP_CHECK"
+done
+http_loop 20 "$XE_TMP/end.txt" "http://$VIP/" 30
+assert_eq 10 "$(count_lines rs1 "$XE_TMP/end.txt")" "rs1 answers VIP:80 at the end"
 stop_xvsd
-pass "passive checking on $pmd: removal ${passive_s} s (active only ${active_s} s), back by TCP_CHECK in ${back_s} s"
+pass "passive checking on $pmd: RST ${passive_s} s, ICMP ${removal_s[reject]} s, silent ${removal_s[drop]} s (active only ${active_s} s), back by TCP_CHECK in ${back_s} s"

@@ -421,7 +421,10 @@ TEST_F(PassiveCountTest, SynAckIsASuccessAndALaterRstIsNot) {
 TEST_F(PassiveCountTest, ExpiryWaitingForTheSynAckIsAFailure) {
     Flow f = open(kCport);
     const lb::Dest* d = dest_of(f);
-    // The client retransmits its SYN; the RS never answers. SYN_RECV lasts 30 s (DPVS).
+    // The client's SYN again at once (a duplicate: sooner than kPassiveSynRetransmitMs, its
+    // retransmission timer cannot have run) is no verdict; the RS never answers. SYN_RECV
+    // lasts 30 s (DPVS).
+    worker->advance_clock(400);
     roundtrip(kWan, client_pkt(kCport, 1000, 0, net::kTcpSyn, "", kSynOptions), kLan);
     EXPECT_EQ(fails(d), 0u);
     worker->advance_clock(30'500);
@@ -440,6 +443,179 @@ TEST_F(PassiveCountTest, ExpiryAfterTheSynAckIsNoFailure) {
     worker->advance_clock(30'500);
     poll();
     EXPECT_EQ(find_conn(kCport), nullptr);
+    EXPECT_EQ(fails(d), 0u);
+    EXPECT_EQ(oks(d), 1u);
+}
+
+// The client retransmits its SYN (its timer: 1 s, RFC 6298) because the RS did not answer:
+// a failure at once, not 30 s later at the SYN_RECV expiry, and only once.
+TEST_F(PassiveCountTest, ClientSynRetransmissionIsAFailureOnce) {
+    Flow f = open(kCport);
+    const lb::Dest* d = dest_of(f);
+    worker->advance_clock(1000);
+    auto out = roundtrip(kWan, client_pkt(kCport, 1000, 0, net::kTcpSyn, "", kSynOptions), kLan);
+    ASSERT_EQ(out.size(), 1u);  // forwarded as before
+    EXPECT_TRUE(FramesEqual(to_rs(f, 1000, 0, net::kTcpSyn, "", kSynOptions), out[0]));
+    EXPECT_EQ(fails(d), 1u);
+    // The client's second retransmission (2 s later) counts no more.
+    worker->advance_clock(2000);
+    out = roundtrip(kWan, client_pkt(kCport, 1000, 0, net::kTcpSyn, "", kSynOptions), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(fails(d), 1u);
+    // Nor does the SYN_RECV expiry of the judged conn.
+    worker->advance_clock(30'500);
+    poll();
+    EXPECT_EQ(find_conn(kCport), nullptr);
+    EXPECT_EQ(fails(d), 1u);
+    EXPECT_EQ(oks(d), 0u);
+}
+
+// An RS SYN-ACK after the retransmission: the conn goes on as any other, but its verdict
+// stays "failed" (the RS let the client's timer run out); the next conns say whether it
+// recovered.
+TEST_F(PassiveCountTest, SynAckAfterTheRetransmissionIsNoSuccess) {
+    Flow f = open(kCport);
+    const lb::Dest* d = dest_of(f);
+    worker->advance_clock(1000);
+    ASSERT_EQ(
+        roundtrip(kWan, client_pkt(kCport, 1000, 0, net::kTcpSyn, "", kSynOptions), kLan).size(),
+        1u);
+    auto out =
+        roundtrip(kLan, rs_pkt(f, 5000, 1001, net::kTcpSyn | net::kTcpAck, "", kSynOptions), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(
+        to_client(kCport, 5000, 1001, net::kTcpSyn | net::kTcpAck, "", kSynOptions), out[0]));
+    out = roundtrip(kWan, client_pkt(kCport, 1001, 5001, net::kTcpAck), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_rs(f, 1001, 5001, net::kTcpAck), out[0]));
+    EXPECT_EQ(find_conn(kCport)->state, lb::TcpState::Established);
+    EXPECT_EQ(fails(d), 1u);
+    EXPECT_EQ(oks(d), 0u);
+}
+
+// The first 28 bytes of an IPv4 packet (header + 8 bytes of L4), as routers quote it.
+Bytes quote28(const Bytes& frame) {
+    Bytes ip = ip_packet(frame);
+    ip.resize(28);
+    return ip;
+}
+
+// The RS's kernel refuses the SYN with ICMP port unreachable (nftables `reject with icmp
+// port-unreachable`, or nothing bound on some stacks): a failure, once; the error still
+// reaches the client, translated as every related error is.
+TEST_F(PassiveCountTest, RsPortUnreachableIsAFailureOnceAndReachesTheClient) {
+    Flow f = open(kCport);
+    const lb::Dest* d = dest_of(f);
+    const Bytes err =
+        PacketBuilder()
+            .eth(f.rs_mac, lan_mac())
+            .ipv4(f.rs, "10.10.2.100")
+            .icmp_error(3, 3, 0, quote28(to_rs(f, 1000, 0, net::kTcpSyn, "", kSynOptions)))
+            .build();
+    const Bytes want =
+        PacketBuilder()
+            .eth(wan_mac(), kClientMac)
+            .ipv4("10.10.1.100", "10.10.1.2")
+            .icmp_error(3, 3, 0,
+                        quote28(client_pkt(kCport, 1000, 0, net::kTcpSyn, "", kSynOptions)))
+            .build();
+    auto out = roundtrip(kLan, err, kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(want, out[0]));
+    EXPECT_EQ(fails(d), 1u);
+    EXPECT_EQ(oks(d), 0u);
+    // The same error again (the client retransmits, the RS refuses again): forwarded, not
+    // counted; nor are the client's retransmission and the conn's expiry.
+    out = roundtrip(kLan, err, kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(want, out[0]));
+    worker->advance_clock(1000);
+    ASSERT_EQ(
+        roundtrip(kWan, client_pkt(kCport, 1000, 0, net::kTcpSyn, "", kSynOptions), kLan).size(),
+        1u);
+    worker->advance_clock(30'500);
+    poll();
+    EXPECT_EQ(find_conn(kCport), nullptr);
+    EXPECT_EQ(fails(d), 1u);
+    EXPECT_EQ(counter(Counter::icmp_related_forwarded), 2u);
+}
+
+// Host unreachable from a router on the RS's side and admin-prohibited count too; frag-needed
+// (path-MTU discovery) counts nothing and the conn is judged later as usual.
+TEST_F(PassiveCountTest, UnreachableCodesCountFragNeededDoesNot) {
+    Flow f = open(kCport);
+    const lb::Dest* d = dest_of(f);
+    const Bytes syn_quote = quote28(to_rs(f, 1000, 0, net::kTcpSyn, "", kSynOptions));
+    auto out = roundtrip(kLan,
+                         PacketBuilder()
+                             .eth(f.rs_mac, lan_mac())
+                             .ipv4(f.rs, "10.10.2.100")
+                             .icmp_error(3, 4, 1400, syn_quote)
+                             .build(),
+                         kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(
+        PacketBuilder()
+            .eth(wan_mac(), kClientMac)
+            .ipv4("10.10.1.100", "10.10.1.2")
+            .icmp_error(3, 4, 1400,
+                        quote28(client_pkt(kCport, 1000, 0, net::kTcpSyn, "", kSynOptions)))
+            .build(),
+        out[0]));
+    // Time exceeded is not the RS's doing either.
+    ASSERT_EQ(roundtrip(kLan,
+                        PacketBuilder()
+                            .eth(f.rs_mac, lan_mac())
+                            .ipv4(f.rs, "10.10.2.100")
+                            .icmp_error(11, 0, 0, syn_quote)
+                            .build(),
+                        kWan)
+                  .size(),
+              1u);
+    EXPECT_EQ(fails(d), 0u);
+    roundtrip(kLan, rs_pkt(f, 5000, 1001, net::kTcpSyn | net::kTcpAck, "", kSynOptions), kWan);
+    EXPECT_EQ(oks(d), 1u);
+    EXPECT_EQ(fails(d), 0u);
+
+    // Host unreachable (1) and communication administratively prohibited (13): one each.
+    uint16_t cport = kCport + 1;
+    for (uint8_t code : {uint8_t(1), uint8_t(13)}) {
+        Flow g = open(cport);
+        const lb::Dest* dg = dest_of(g);
+        const uint64_t before = fails(dg);
+        ASSERT_EQ(
+            roundtrip(kLan,
+                      PacketBuilder()
+                          .eth(g.rs_mac, lan_mac())
+                          .ipv4(g.rs, "10.10.2.100")
+                          .icmp_error(3, code, 0,
+                                      quote28(to_rs(g, 1000, 0, net::kTcpSyn, "", kSynOptions)))
+                          .build(),
+                      kWan)
+                .size(),
+            1u)
+            << "code " << int(code);
+        EXPECT_EQ(fails(dg), before + 1) << "code " << int(code);
+        ++cport;
+    }
+    EXPECT_EQ(counter(Counter::icmp_related_forwarded), 4u);
+}
+
+// Once the RS answered (the conn judged a success), an ICMP error about the conn is no
+// failure: the RS may have gone since, but that is for the next conns to tell.
+TEST_F(PassiveCountTest, UnreachableAfterTheSynAckIsNoFailure) {
+    Flow f;
+    establish(kCport, f);
+    const lb::Dest* d = dest_of(f);
+    auto out =
+        roundtrip(kLan,
+                  PacketBuilder()
+                      .eth(f.rs_mac, lan_mac())
+                      .ipv4(f.rs, "10.10.2.100")
+                      .icmp_error(3, 3, 0, quote28(to_rs(f, 1001, 5001, net::kTcpAck, "more")))
+                      .build(),
+                  kWan);
+    ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(fails(d), 0u);
     EXPECT_EQ(oks(d), 1u);
 }

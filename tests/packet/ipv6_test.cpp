@@ -367,6 +367,52 @@ TEST_F(Ipv6Test, PacketTooBigOfAConnReachesTheClientTranslated) {
     EXPECT_EQ(counter(Counter::icmp_related_forwarded), 1u);
 }
 
+// Passive health checking (lb/passive.h), the same code as IPv4's: an ICMPv6 destination
+// unreachable (type 1, here port unreachable, code 4) from the RS about the director's SYN
+// counts one failure; packet too big (type 2) counts nothing. Both reach the client translated.
+TEST_F(Ipv6Test, Fnat66DestUnreachableIsAPassiveFailurePacketTooBigIsNot) {
+    configure(lb::FwdMode::FullNat);
+    auto conn_fails = [&] {
+        uint64_t n = 0;
+        for (const auto& svc : director->services())
+            for (const auto& d : svc->dests)
+                for (const auto& w : d->stats) n += w.conn_fail;
+        return n;
+    };
+    auto out = roundtrip(kWan, client_tcp(net::kTcpSyn), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    const Bytes sent = ip_packet(out[0]);  // the SYN to the RS, quoted whole
+    const Bytes client_view = ip_packet(client_tcp(net::kTcpSyn));
+    auto error_from_rs = [&](uint8_t type, Bytes body) {
+        body.insert(body.end(), sent.begin(), sent.end());
+        return PacketBuilder()
+            .eth(kRs1Mac, lan_mac())
+            .ipv6(kRs, kLip)
+            .icmp6(type, type == 1 ? 4 : 0, body)
+            .build();
+    };
+    auto error_to_client = [&](uint8_t type, Bytes body) {
+        body.insert(body.end(), client_view.begin(), client_view.end());
+        return PacketBuilder()
+            .eth(wan_mac(), kClientMac)
+            .ipv6(kVip, kClient)
+            .icmp6(type, type == 1 ? 4 : 0, body)
+            .build();
+    };
+    const Bytes mtu1280{0, 0, 0x05, 0x00};
+    out = roundtrip(kLan, error_from_rs(net::kIcmp6PacketTooBig, mtu1280), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(error_to_client(net::kIcmp6PacketTooBig, mtu1280), out[0]));
+    EXPECT_EQ(conn_fails(), 0u);
+    out = roundtrip(kLan, error_from_rs(net::kIcmp6DestUnreach, {0, 0, 0, 0}), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(error_to_client(net::kIcmp6DestUnreach, {0, 0, 0, 0}), out[0]));
+    EXPECT_EQ(conn_fails(), 1u);
+    out = roundtrip(kLan, error_from_rs(net::kIcmp6DestUnreach, {0, 0, 0, 0}), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(conn_fails(), 1u);  // once per conn
+}
+
 // An IPv6 fragment header with offset `off` bytes, M flag, id 77, before UDP.
 Bytes frag_hdr(uint16_t off, bool more) {
     return Bytes{

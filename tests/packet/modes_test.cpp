@@ -204,6 +204,28 @@ TEST_F(NatTest, TtlExpiringIsDroppedBothWays) {
                             out[0]));
 }
 
+// Passive health checking (lb/passive.h) in NAT as in FULLNAT: the client's SYN again after
+// its retransmission timer (1 s) is one failure of the silent RS; the SYN goes on as before.
+TEST_F(NatTest, ClientSynRetransmissionIsAPassiveFailure) {
+    auto conn_fails = [&] {
+        uint64_t n = 0;
+        for (const auto& svc : director->services())
+            for (const auto& d : svc->dests)
+                for (const auto& w : d->stats) n += w.conn_fail;
+        return n;
+    };
+    auto first = roundtrip(kWan, client_tcp(net::kTcpSyn), kLan);
+    ASSERT_EQ(first.size(), 1u);
+    worker->advance_clock(1000);
+    for (uint64_t n : {1u, 1u}) {
+        auto out = roundtrip(kWan, client_tcp(net::kTcpSyn), kLan);
+        ASSERT_EQ(out.size(), 1u);
+        EXPECT_TRUE(FramesEqual(first[0], out[0]));
+        EXPECT_EQ(conn_fails(), n);
+        worker->advance_clock(2000);
+    }
+}
+
 TEST_F(NatTest, ReplyWithoutConnIsDroppedAsNotLocal) {
     Bytes a = PacketBuilder()
                   .eth(kRs1Mac, lan_mac())

@@ -355,6 +355,36 @@ TEST_F(SynProxyTest, RsRstInHandshakeResetsClient) {
     EXPECT_EQ(passive_counts(), (std::pair<uint64_t, uint64_t>{0, 1}));  // refused
 }
 
+// An ICMP port unreachable about our SYN to the RS: a failure at once (lb/passive.h), the
+// error forwarded to the client as before; the SYN proxy goes on retrying its SYN on its own
+// timer, and its give-up counts no second failure.
+TEST_F(SynProxyTest, RsUnreachableWhileWaitingIsOneFailure) {
+    start();
+    open();
+    Bytes quote = ip_packet(rs_syn_);
+    quote.resize(28);
+    auto out = roundtrip(kLan,
+                         PacketBuilder()
+                             .eth(rs_mac_, lan_mac())
+                             .ipv4(rs_, "10.10.2.100")
+                             .icmp_error(3, 3, 0, quote)
+                             .build(),
+                         kWan);
+    EXPECT_EQ(out.size(), 1u);
+    EXPECT_EQ(counter(Counter::icmp_related_forwarded), 1u);
+    EXPECT_EQ(passive_counts(), (std::pair<uint64_t, uint64_t>{0, 1}));
+    for (uint64_t wait : {1000u, 2000u, 4000u, 8000u}) {
+        worker->advance_clock(wait + 100);  // timer ticks are 100 ms
+        poll();
+        recv(kLan);
+        recv(kWan);
+    }
+    EXPECT_EQ(counter(Counter::synproxy_rs_syn_retransmit), 3u);
+    EXPECT_EQ(counter(Counter::synproxy_rs_timeout), 1u);
+    EXPECT_EQ(worker->conns().in_use(), 0u);
+    EXPECT_EQ(passive_counts(), (std::pair<uint64_t, uint64_t>{0, 1}));
+}
+
 TEST_F(SynProxyTest, RetransmittedRsSynAckIsAckedAgainNotForwarded) {
     start();
     establish();

@@ -4,6 +4,7 @@
 
 #include <type_traits>
 
+#include "lb/passive.h"
 #include "lb/worker_ctx.h"
 #include "lb/xmit/ttl.h"
 #include "lb/xmit/xmit.h"
@@ -111,6 +112,9 @@ void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     Conn& c = *ref.conn;
     net::IcmpQuote q;
     if (!parse_error(lp, q)) return drop(Counter::drop_icmp_malformed);
+    // About a packet to the RS: passive health checking may judge the conn by it; the error
+    // goes on to the client all the same.
+    if (ref.dir == ConnDir::Out) passive_icmp_error<Af>(c.dest->stats[w.id], c, q.type, q.code);
     if (c.caddr.is_v4() != c.daddr.is_v4()) return icmp_related_nat64(w, lp, q, c, ref.dir);
     // NAT and SNAT forward as a router, their conns' errors included (counted and freed if
     // expired); FULLNAT, DR and TUN leave TTL alone, as for their own packets.

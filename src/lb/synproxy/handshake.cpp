@@ -19,6 +19,7 @@
 
 #include "lb/conn_ops.h"
 #include "lb/laddr.h"
+#include "lb/passive.h"
 #include "lb/pipeline.h"
 #include "lb/service.h"
 #include "lb/worker_ctx.h"
@@ -391,7 +392,7 @@ bool synproxy_conn(WorkerCtx& w, const SpPacket& sp, Conn* c, bool inbound) {
                    (!(flags & net::kTcpAck) ||
                     net::ntoh32(tcp->ack) == w.feat_of(c).client_isn + 1)) {
             w.stack.counters.inc(Counter::synproxy_rs_rst_relayed);
-            ++c->dest->stats[w.id].conn_fail;  // passive health checking (lb/passive.h)
+            passive_failed(c->dest->stats[w.id], *c);  // passive health checking
             synproxy_reset_client(w, sp.pkt, c);
             conn_set_state(w, c, TcpState::Close);
             conn_expire(w, c);
@@ -454,7 +455,7 @@ void synproxy_handover(WorkerCtx& w, const SpPacket& sp, Conn* c) {
     }
     w.feat_of(c).rs_isn = rs_isn;
     c->flags |= kConnSynAckSeen;
-    ++c->dest->stats[w.id].conn_ok;                       // passive health checking (lb/passive.h)
+    passive_accepted(c->dest->stats[w.id], *c);           // passive health checking
     const uint32_t rs_window = net::ntoh16(tcp->window);  // unscaled in a SYN-ACK
     w.stack.counters.inc(Counter::synproxy_handover);
 

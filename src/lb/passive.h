@@ -58,7 +58,9 @@ inline void passive_rs_answer(DestWorkerStats& ds, Conn& c, uint8_t tcp_flags) {
 
 // A client packet that is a pure SYN, on a conn found in the table. The deadline was set at
 // the conn's previous packet to now + its state's timeout (timeout_s: SYN_RECV's, the only
-// state this judges), so what is left of it tells how long ago that packet came.
+// state this judges), so what is left of it tells how long ago that packet came. (A reload
+// that changes the SYN_RECV timeout between the two SYNs skews that once: a longer one may
+// count a SYN sooner, a shorter one leaves the conn to its expiry.)
 inline void passive_client_syn(DestWorkerStats& ds, Conn& c, uint64_t now_ms, uint32_t timeout_s) {
     if (!passive_awaiting_rs(c) || (c.flags & kConnSpWaiting)) return;  // SYN proxy: its own timer
     const uint64_t deadline = c.expires(now_ms);

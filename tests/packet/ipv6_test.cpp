@@ -372,13 +372,6 @@ TEST_F(Ipv6Test, PacketTooBigOfAConnReachesTheClientTranslated) {
 // counts one failure; packet too big (type 2) counts nothing. Both reach the client translated.
 TEST_F(Ipv6Test, Fnat66DestUnreachableIsAPassiveFailurePacketTooBigIsNot) {
     configure(lb::FwdMode::FullNat);
-    auto conn_fails = [&] {
-        uint64_t n = 0;
-        for (const auto& svc : director->services())
-            for (const auto& d : svc->dests)
-                for (const auto& w : d->stats) n += w.conn_fail;
-        return n;
-    };
     auto out = roundtrip(kWan, client_tcp(net::kTcpSyn), kLan);
     ASSERT_EQ(out.size(), 1u);
     const Bytes sent = ip_packet(out[0]);  // the SYN to the RS, quoted whole

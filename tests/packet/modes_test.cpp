@@ -207,13 +207,6 @@ TEST_F(NatTest, TtlExpiringIsDroppedBothWays) {
 // Passive health checking (lb/passive.h) in NAT as in FULLNAT: the client's SYN again after
 // its retransmission timer (1 s) is one failure of the silent RS; the SYN goes on as before.
 TEST_F(NatTest, ClientSynRetransmissionIsAPassiveFailure) {
-    auto conn_fails = [&] {
-        uint64_t n = 0;
-        for (const auto& svc : director->services())
-            for (const auto& d : svc->dests)
-                for (const auto& w : d->stats) n += w.conn_fail;
-        return n;
-    };
     auto first = roundtrip(kWan, client_tcp(net::kTcpSyn), kLan);
     ASSERT_EQ(first.size(), 1u);
     worker->advance_clock(1000);

@@ -185,7 +185,12 @@ pass "16 long-lived connections echoed every line through the changes and the SI
 
 s=$(stats_w)
 echo "$s" | grep -E '^ +(conns_created|redirect_|drop_)' >&2
-assert_eq 0 "$(total_of drop_redirect_full "$s")" "drop_redirect_full at the end"
+# The 20 MB transfers push tens of thousands of frames through the rings. Both workers share
+# one CPU here (and CI runs another lane beside), so an owner descheduled for a few ms may let
+# its ring (1024 frames) fill: a counted drop TCP recovers from (the sha256s above). Bounded at
+# 1% of the frames handed over; the packet tests check the ring-full path exactly.
+out_total=$(total_of redirect_out "$s")
+assert_le "$(total_of drop_redirect_full "$s")" $((out_total / 100)) "drop_redirect_full at the end (of $out_total handed over)"
 # A few may be late segments of conns already gone; lost redirects would be hundreds.
 assert_le "$(total_of drop_lip_no_conn "$s")" 10 "return frames without their conn (drop_lip_no_conn)"
 stop_xvsd TERM

@@ -725,7 +725,7 @@ std::unique_ptr<Snapshot> Director::build() {
         if (!ports_.empty()) source_candidate(vport, vip);
     };
     std::vector<std::pair<ServiceKey, const ServiceView*>> svc_items;
-    std::vector<CachedView> next_views;
+    std::unordered_map<const Service*, CachedView> next_views;
     for (const auto& svc : services_) {
         if (!svc->key.fwmark) own_vip(svc->key.vip);
         if (!svc->key.fwmark && svc->key.port == 0) snap->has_port0 = true;
@@ -769,16 +769,12 @@ std::unique_ptr<Snapshot> Director::build() {
     }
     sv.addrs = FlatMap<stack::AddrKey, stack::OwnAddr>(own);
     snap->services = FlatMap<ServiceKey, const ServiceView*>(svc_items);
-    views_.clear();  // only the views of services still configured stay candidates
-    for (auto& c : next_views) {
-        const Service* owner = c.view->svc;
-        views_.emplace(owner, std::move(c));
-    }
+    views_ = std::move(next_views);  // only the views of services still configured stay candidates
     return snap;
 }
 
-std::shared_ptr<const ServiceView> Director::service_view(Service& svc,
-                                                          std::vector<CachedView>& next) {
+std::shared_ptr<const ServiceView> Director::service_view(
+    Service& svc, std::unordered_map<const Service*, CachedView>& next) {
     ViewInputs in;
     in.sched = sched_find(svc.sched_name);
     in.fwd = svc.fwd;
@@ -806,8 +802,7 @@ std::shared_ptr<const ServiceView> Director::service_view(Service& svc,
     for (const auto& l : svc.laddrs) in.laddrs.push_back(l.get());
 
     if (auto it = views_.find(&svc); it != views_.end() && it->second.inputs == in) {
-        next.push_back(it->second);
-        return it->second.view;
+        return next.emplace(&svc, it->second).first->second.view;
     }
     auto view = std::make_shared<ServiceView>();
     view->svc = &svc;
@@ -831,7 +826,7 @@ std::shared_ptr<const ServiceView> Director::service_view(Service& svc,
     view->plan = std::move(plan);
     view->sched->build(view->plan);
     view->laddrs = in.laddrs;
-    next.push_back(CachedView{std::move(in), view});
+    next.emplace(&svc, CachedView{std::move(in), view});
     return view;
 }
 

@@ -264,7 +264,10 @@ private:
         ViewInputs inputs;
         std::shared_ptr<const ServiceView> view;
     };
-    std::shared_ptr<const ServiceView> service_view(Service& svc, std::vector<CachedView>& next);
+    // The view of svc for the snapshot being built: the cached one if its inputs are the same,
+    // else a new one; either goes into `next` (the cache of the new snapshot).
+    std::shared_ptr<const ServiceView> service_view(
+        Service& svc, std::unordered_map<const Service*, CachedView>& next);
 
     unsigned nworkers_;
     std::unique_ptr<Redirect> redirect_;

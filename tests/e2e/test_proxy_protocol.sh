@@ -116,14 +116,16 @@ wait_until 10 grep -q "listening on" "$XE_TMP/tcpdump.err" ||
 # Every 4th request is a POST with a 20-byte body. curl writes the request line, headers and
 # a body this small with one send(), so its first data segment carries the whole request; the
 # client's third ACK is bare (non-blocking connect), so xvs sends the header as its own segment
-# and shifts that data segment (pp_stream_check.py checks both from the capture).
+# and shifts that data segment (pp_stream_check.py checks both from the capture). --max-time
+# is 10 s, not 3: the request must be answered, its latency is not under test here (CI saw one
+# 3 s stall of every packet through xvs on a loaded 2-vCPU VM, client SYNs retransmitted twice).
 for ver in v1 v2; do
     port=$([[ $ver == v1 ]] && echo 80 || echo 81)
     # shellcheck disable=SC2016
     in_ns "$NS_CL" timeout 60 bash -c '
         for ((k = 0; k < $1; k++)); do
             if ((k % 4 == 3)); then m=POST; extra=(-d "pp-body-$(printf %012d "$k")"); else m=GET; extra=(); fi
-            r=$(curl -s -o /dev/null --max-time 3 -H "Connection: close" -w "%{http_code} %{local_port}" "${extra[@]}" "$2")
+            r=$(curl -s -o /dev/null --max-time 10 -H "Connection: close" -w "%{http_code} %{local_port}" "${extra[@]}" "$2")
             echo "$r $m"
         done' _ "$N_HTTP" "http://$VIP:$port/" >"$XE_TMP/curl.$ver"
     ok=$(grep -c '^200 [0-9]* ' "$XE_TMP/curl.$ver")
@@ -222,12 +224,29 @@ check=$("$XE_PY" "$XE_LIB_DIR/pp_stream_check.py" "$pcap" "$RS" "$CLIENT_IP" "$V
 check_rc=$?
 grep -v '^conn ' <<<"$check" >&2
 ((check_rc == 0)) || problem "PROXY streams at the RS: $(grep -c '^problem:' <<<"$check") problem(s), first: $(grep -m1 '^problem:' <<<"$check")"
+all_seg=0 all_ins=0  # curl conns over both versions, by how the header went
 for ver in v1 v2; do
     sum=$(grep "^SUM $ver " <<<"$check")
     n=$((N_HTTP + N_SCRIPTED))
     [[ $sum == *" conns=$n ok=$n "* ]] || problem "capture $ver: expected $n connections all correct, got: ${sum:-none}"
-    [[ $sum == *" header_segment=$N_HTTP inserted=$N_SCRIPTED "* ]] ||
-        problem "capture $ver: expected $N_HTTP separate header segments (curl) and $N_SCRIPTED inserted (scripted), got: ${sum:-none}"
+    # Scripted clients (ports SCAPY_SPORT..+99) complete the handshake with data: inserted,
+    # every one. curl's bare handshake ACK normally reaches xvs before its request (header as
+    # its own segment), but the two can swap on the way: veth queues a frame on the sending
+    # CPU's backlog, and the ACK (sent in softirq) and the request (sent by curl) may leave
+    # from different CPUs. xvs then sees the request first and rightly inserts the header
+    # (the stream checks above hold either way), so a few reordered curl conns are allowed.
+    kinds=$(awk -v v="$ver" -v lo="$SCAPY_SPORT" -v hi=$((SCAPY_SPORT + 99)) '
+        $1 == "conn" && $2 == v { s = ($3 >= lo && $3 <= hi) ? "scripted" : "curl"; n[s "_" $5]++ }
+        END { printf "%d %d %d %d", n["curl_header_segment"], n["curl_inserted"],
+            n["scripted_header_segment"], n["scripted_inserted"] }' <<<"$check")
+    read -r curl_seg curl_ins scr_seg scr_ins <<<"$kinds"
+    log "capture $ver: curl conns: $curl_seg header segments, $curl_ins inserted (request overtook the bare ACK); scripted: $scr_ins inserted, $scr_seg header segments"
+    [[ $scr_ins -eq $N_SCRIPTED && $scr_seg -eq 0 ]] ||
+        problem "capture $ver: expected all $N_SCRIPTED scripted conns with the header inserted, got $scr_ins inserted and $scr_seg header segments"
+    [[ $((curl_seg + curl_ins)) -eq $N_HTTP && $curl_seg -ge $((N_HTTP - N_HTTP / 10)) ]] ||
+        problem "capture $ver: expected the header as its own segment for at least $((N_HTTP - N_HTTP / 10)) of $N_HTTP curl conns, got $curl_seg (and $curl_ins inserted)"
+    all_seg=$((all_seg + curl_seg))
+    all_ins=$((all_ins + curl_ins))
     n=$((N_HTTP / 4 + N_SCRIPTED))
     [[ $sum == *" posts=$n post_one_segment=$n"* ]] ||
         problem "capture $ver: expected $n POSTs with request and body in one segment, got: ${sum:-none}"
@@ -239,9 +258,10 @@ counter() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k || $i == k ":"
 sent=$(counter pp_header_segment_sent)
 inserted=$(counter pp_inserted)
 rexmit=$(counter pp_header_retransmitted)
-[[ ${sent:-0} -ge $((2 * N_HTTP + 2 * N_BANNER + N_LOSSY)) ]] ||
-    problem "pp_header_segment_sent = ${sent:-missing}, expected >= $((2 * N_HTTP + 2 * N_BANNER + N_LOSSY))"
-[[ ${inserted:-0} -ge $((2 * N_SCRIPTED)) ]] || problem "pp_inserted = ${inserted:-missing}, expected >= $((2 * N_SCRIPTED))"
+[[ ${sent:-0} -ge $((all_seg + 2 * N_BANNER + N_LOSSY)) ]] ||
+    problem "pp_header_segment_sent = ${sent:-missing}, expected >= $((all_seg + 2 * N_BANNER + N_LOSSY))"
+[[ ${inserted:-0} -ge $((all_ins + 2 * N_SCRIPTED)) ]] ||
+    problem "pp_inserted = ${inserted:-missing}, expected >= $((all_ins + 2 * N_SCRIPTED))"
 [[ ${rexmit:-0} -ge $N_LOSSY ]] || problem "pp_header_retransmitted = ${rexmit:-missing}, expected >= $N_LOSSY"
 [[ $(counter pp_header_gave_up) == 0 ]] || problem "pp_header_gave_up = $(counter pp_header_gave_up), expected 0"
 

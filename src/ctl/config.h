@@ -39,6 +39,10 @@ struct GlobalDefs {
     // root only). Resolved when parsed, so an unknown group is refused at file:line.
     std::string control_socket_group;
     std::optional<uint32_t> control_socket_gid;
+    // `metrics_listen ADDR:PORT|off`: Prometheus text on http://ADDR:PORT/metrics (DESIGN.md;
+    // default 127.0.0.1:9469, the director's own loopback; unset = off).
+    std::optional<net::InetEndpoint> metrics_listen =
+        net::InetEndpoint{net::InetAddr::v4(0x0100007fu), 9469};
 };
 
 // `exception xdp|tap NAME|off` in a port block: how the director's kernel reaches the port's

@@ -69,6 +69,18 @@ void Parser::global_defs(const Token& kw) {
                                 " on this system (getent group lists them)");
             }
         }
+    } else if (k == "metrics_listen") {
+        if (const Token* val = value(kw)) {
+            if (val->text == "off") {
+                cfg_.global.metrics_listen.reset();
+            } else if (auto ep = net::parse_inet_endpoint(val->text); ep && ep->port != 0) {
+                cfg_.global.metrics_listen = *ep;
+            } else {
+                error(*val, k + ": " + quoted(val->text) +
+                                " is not ADDR:PORT with a port 1..65535 (e.g. 127.0.0.1:9469 or "
+                                "[::1]:9469), or off");
+            }
+        }
     } else if (k == "lvs_timeouts") {
         // keepalived's global form of ipvsadm --set: `lvs_timeouts tcp N tcpfin N udp N`.
         if (!has_value(kw)) error(kw, k + ": missing value");

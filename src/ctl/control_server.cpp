@@ -3,6 +3,7 @@
 // nothing here waits for a client.
 #include "ctl/control_server.h"
 
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -37,9 +38,24 @@ std::string errno_text() {
 // One non-blocking write of a short reply to a client about to be closed; if the client's
 // buffer is full it loses the reply, which is all a client that does not read deserves.
 void send_best_effort(int fd, std::string_view reply) {
-    std::string line(reply);
-    line += '\n';
-    (void)!::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)!::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+// A TCP peer as "addr:port" ("[v6]:port"), for log lines.
+std::string peer_text(const sockaddr_storage& ss) {
+    net::InetEndpoint ep;
+    if (ss.ss_family == AF_INET) {
+        sockaddr_in sin{};
+        std::memcpy(&sin, &ss, sizeof sin);
+        ep = {net::InetAddr::v4(sin.sin_addr.s_addr), ntohs(sin.sin_port)};
+    } else if (ss.ss_family == AF_INET6) {
+        sockaddr_in6 sin6{};
+        std::memcpy(&sin6, &ss, sizeof sin6);
+        ep = {net::InetAddr::v6(sin6.sin6_addr.s6_addr), ntohs(sin6.sin6_port)};
+    } else {
+        return "?";
+    }
+    return net::to_string(ep);
 }
 
 // Text from a client for a log line: printable ASCII as is, every other byte as \xNN, so a
@@ -143,53 +159,153 @@ Result<std::unique_ptr<ControlServer>> ControlServer::open(const std::string& pa
         ::unlink(path.c_str());
         return err;
     }
-    return std::unique_ptr<ControlServer>(new ControlServer(fd, path, std::move(handler), limits));
+    return std::unique_ptr<ControlServer>(
+        new ControlServer(fd, path, std::move(handler), limits, Protocol::JsonLines));
 }
 
-ControlServer::ControlServer(int listen_fd, std::string path, Handler handler, Limits limits)
-    : listen_fd_(listen_fd), path_(std::move(path)), handler_(std::move(handler)), limits_(limits) {
+Result<std::unique_ptr<ControlServer>> ControlServer::open_http(const net::InetEndpoint& listen,
+                                                                Handler handler, Limits limits) {
+    const std::string name = net::to_string(listen);
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    if (listen.addr.is_v4()) {
+        sockaddr_in sin{};
+        sin.sin_family = AF_INET;
+        sin.sin_port = htons(listen.port);
+        sin.sin_addr.s_addr = listen.addr.v4_be();
+        std::memcpy(&ss, &sin, sizeof sin);
+        len = sizeof sin;
+    } else {
+        sockaddr_in6 sin6{};
+        sin6.sin6_family = AF_INET6;
+        sin6.sin6_port = htons(listen.port);
+        std::memcpy(&sin6.sin6_addr, listen.addr.b, 16);
+        std::memcpy(&ss, &sin6, sizeof sin6);
+        len = sizeof sin6;
+    }
+    int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return make_error("metrics_listen " + name + ": socket(): " + errno_text());
+    const int one = 1;
+    (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ss.ss_family == AF_INET6) (void)::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&ss), len) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+        const int err = errno;
+        ::close(fd);
+        std::string text = "metrics_listen " + name + ": cannot listen: " + std::strerror(err);
+        if (err == EADDRINUSE)
+            text += " (another xvsd or exporter holds it: set metrics_listen to a free port, or off)";
+        else if (err == EADDRNOTAVAIL)
+            text += " (no such address on this host: use 127.0.0.1 or an address of the director)";
+        return make_error(text);
+    }
+    sockaddr_storage bound{};
+    socklen_t blen = sizeof bound;
+    uint16_t port = listen.port;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &blen) == 0) {
+        uint16_t be = 0;  // sin_port and sin6_port sit at the same offset
+        std::memcpy(&be, reinterpret_cast<const char*>(&bound) + offsetof(sockaddr_in, sin_port), 2);
+        port = ntohs(be);
+    }
+    auto server = std::unique_ptr<ControlServer>(
+        new ControlServer(fd, name, std::move(handler), limits, Protocol::Http));
+    server->tcp_port_ = port;
+    return server;
+}
+
+ControlServer::ControlServer(int listen_fd, std::string path, Handler handler, Limits limits,
+                             Protocol protocol)
+    : listen_fd_(listen_fd),
+      path_(std::move(path)),
+      handler_(std::move(handler)),
+      limits_(limits),
+      protocol_(protocol) {
     struct stat st {};
-    if (::stat(path_.c_str(), &st) == 0) socket_inode_ = st.st_ino;
+    if (protocol_ == Protocol::JsonLines && ::stat(path_.c_str(), &st) == 0)
+        socket_inode_ = st.st_ino;
 }
 
 ControlServer::~ControlServer() {
     for (Client& c : clients_) close_client(c);
     ::close(listen_fd_);
+    if (protocol_ != Protocol::JsonLines) return;
     // Unlink only our own socket: a newer xvsd may have replaced the file meanwhile.
     struct stat st {};
     if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == socket_inode_)
         ::unlink(path_.c_str());
 }
 
-void ControlServer::poll_once(milliseconds timeout, int wake_fd) {
+std::string ControlServer::short_reply(int http_status, std::string_view json_error) const {
+    if (protocol_ == Protocol::JsonLines) return std::string(json_error) + '\n';
+    const char* reason = http_status == 408   ? "Request Timeout"
+                         : http_status == 431 ? "Request Header Fields Too Large"
+                         : http_status == 503 ? "Service Unavailable"
+                                              : "Internal Server Error";
+    std::string body = std::string(reason) + "\n";
+    return "HTTP/1.1 " + std::to_string(http_status) + " " + reason +
+           "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+void ControlServer::poll_servers(std::span<ControlServer* const> servers, milliseconds timeout,
+                                 int wake_fd) {
     auto now = Clock::now();
     milliseconds wait = timeout;
+    std::vector<pollfd> fds;
+    std::vector<size_t> first;
+    for (ControlServer* s : servers) {
+        first.push_back(fds.size());
+        if (s) s->add_pollfds(fds, now, wait);
+    }
+    fds.push_back({wake_fd, POLLIN, 0});  // last: ignored when negative
+    int rc = ::poll(fds.data(), fds.size(), static_cast<int>(wait.count()));
+    now = Clock::now();
+    for (size_t i = 0; i < servers.size(); ++i) {
+        if (!servers[i]) continue;
+        if (rc > 0) {
+            const size_t end = i + 1 < servers.size() ? first[i + 1] : fds.size() - 1;
+            servers[i]->on_polled(std::span<const pollfd>(fds).subspan(first[i], end - first[i]), now);
+        }
+        servers[i]->expire(now);
+        servers[i]->after_poll(now);
+    }
+}
+
+void ControlServer::add_pollfds(std::vector<pollfd>& fds, Clock::time_point now,
+                                milliseconds& wait) const {
     for (const Client& c : clients_) {
         auto deadline = c.idle_deadline;
         if (c.phase == Phase::Reading) deadline = std::min(deadline, c.request_deadline);
         auto left = std::chrono::ceil<milliseconds>(deadline - now);
         wait = std::clamp(left, milliseconds{0}, wait);
     }
-    pollfds_.clear();
     // poll() skips a negative fd: the listener rests while accept() is out of descriptors.
-    pollfds_.push_back({now >= accept_paused_until_ ? listen_fd_ : -1, POLLIN, 0});
+    fds.push_back({now >= accept_paused_until_ ? listen_fd_ : -1, POLLIN, 0});
     for (const Client& c : clients_)
-        pollfds_.push_back(
-            {c.fd, static_cast<short>(c.phase == Phase::Reading ? POLLIN : POLLOUT), 0});
-    pollfds_.push_back({wake_fd, POLLIN, 0});  // last: ignored when negative
-    int rc = ::poll(pollfds_.data(), pollfds_.size(), static_cast<int>(wait.count()));
-    now = Clock::now();
-    if (rc > 0) {
-        for (size_t i = 0; i < clients_.size(); ++i) {
-            Client& c = clients_[i];
-            if (pollfds_[i + 1].revents == 0) continue;
-            bool keep = c.phase == Phase::Reading ? on_readable(c, now) : on_writable(c, now);
-            if (!keep) close_client(c);
-        }
-        std::erase_if(clients_, [](const Client& c) { return c.fd < 0; });
-        if (pollfds_[0].revents & POLLIN) accept_all(now);
+        fds.push_back({c.fd, static_cast<short>(c.phase == Phase::Reading ? POLLIN : POLLOUT), 0});
+}
+
+// fds: [0] the listener, [1 + i] clients_[i], as add_pollfds wrote them.
+void ControlServer::on_polled(std::span<const pollfd> fds, Clock::time_point now) {
+    for (size_t i = 0; i < clients_.size() && i + 1 < fds.size(); ++i) {
+        Client& c = clients_[i];
+        if (fds[i + 1].revents == 0) continue;
+        bool keep = c.phase == Phase::Reading ? on_readable(c, now) : on_writable(c, now);
+        if (!keep) close_client(c);
     }
-    expire(now);
+    std::erase_if(clients_, [](const Client& c) { return c.fd < 0; });
+    if (fds[0].revents & POLLIN) accept_all(now);
+}
+
+std::string ControlServer::client_name(const Client& c) const {
+    if (protocol_ == Protocol::Http) return "metrics client " + c.peer;
+    return "control client pid " + std::to_string(c.pid) + " uid " + std::to_string(c.uid);
+}
+
+std::string ControlServer::server_name() const {
+    return protocol_ == Protocol::Http ? "metrics " + path_ : "control socket";
+}
+
+void ControlServer::after_poll(Clock::time_point now) {
     if (busy_burst_refused_ > 0 && clients_.size() < limits_.max_clients) {
         Client none;
         log_problem(none,
@@ -203,12 +319,15 @@ void ControlServer::poll_once(milliseconds timeout, int wake_fd) {
 
 void ControlServer::accept_all(Clock::time_point now) {
     for (int i = 0; i < kAcceptsPerPoll; ++i) {
-        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        sockaddr_storage peer{};
+        socklen_t peer_len = sizeof peer;
+        int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &peer_len,
+                           SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED) continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK) {
                 Client none;
-                log_problem(none, "accept on the control socket failed: " + errno_text(), now);
+                log_problem(none, "accept failed: " + errno_text(), now);
                 // Out of descriptors (EMFILE/ENFILE) the listener stays readable: rest
                 // instead of spinning on it.
                 accept_paused_until_ = now + kAcceptPause;
@@ -218,11 +337,15 @@ void ControlServer::accept_all(Clock::time_point now) {
         ++stats_.accepted;
         Client c;
         c.fd = fd;
-        ucred cred{};
-        socklen_t len = sizeof cred;
-        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-            c.pid = cred.pid;
-            c.uid = cred.uid;
+        if (protocol_ == Protocol::JsonLines) {
+            ucred cred{};
+            socklen_t len = sizeof cred;
+            if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+                c.pid = cred.pid;
+                c.uid = cred.uid;
+            }
+        } else {
+            c.peer = peer_text(peer);
         }
         if (clients_.size() >= limits_.max_clients) {
             ++stats_.refused_busy;
@@ -233,13 +356,12 @@ void ControlServer::accept_all(Clock::time_point now) {
                 log_problem(none,
                             std::to_string(limits_.max_clients) +
                                 " clients connected, refusing new ones until one is done "
-                                "(first refused: pid " +
-                                std::to_string(c.pid) + ")",
+                                "(first refused: " + client_name(c) + ")",
                             now);
             }
-            send_best_effort(fd, R"({"ok":false,"error":"Too many control clients ()" +
-                                     std::to_string(limits_.max_clients) +
-                                     R"( connected): try again"})");
+            send_best_effort(fd, short_reply(503, R"({"ok":false,"error":"Too many control clients ()" +
+                                                      std::to_string(limits_.max_clients) +
+                                                      R"( connected): try again"})"));
             ::close(fd);
             continue;
         }
@@ -256,7 +378,10 @@ bool ControlServer::on_readable(Client& c, Clock::time_point now) {
         if (n > 0) {
             c.in.append(buf, static_cast<size_t>(n));
             c.idle_deadline = now + limits_.idle_timeout;
-            size_t nl = c.in.find('\n', c.scanned);
+            // JSON lines end at '\n'; an HTTP request head at its blank line ("\r\n\r\n",
+            // searched from 3 bytes back: the terminator may straddle two reads).
+            const std::string_view end_mark = protocol_ == Protocol::Http ? "\r\n\r\n" : "\n";
+            size_t nl = c.in.find(end_mark, c.scanned >= 3 ? c.scanned - 3 : 0);
             c.scanned = c.in.size();
             if (nl == std::string::npos && c.in.size() <= limits_.max_request_bytes) continue;
             if (nl == std::string::npos || nl > limits_.max_request_bytes) {
@@ -267,8 +392,7 @@ bool ControlServer::on_readable(Client& c, Clock::time_point now) {
                             now);
                 c.in.clear();
                 c.in.shrink_to_fit();
-                c.out = kTooLarge;
-                c.out += '\n';
+                c.out = short_reply(431, kTooLarge);
                 c.phase = Phase::Writing;
                 return on_writable(c, now);
             }
@@ -302,7 +426,7 @@ bool ControlServer::answer(Client& c, Clock::time_point now) {
     c.in.clear();
     c.in.shrink_to_fit();
     c.out = std::move(reply.text);
-    c.out += '\n';
+    if (protocol_ == Protocol::JsonLines) c.out += '\n';
     c.phase = Phase::Writing;
     c.idle_deadline = now + limits_.idle_timeout;
     return on_writable(c, now);
@@ -338,7 +462,7 @@ void ControlServer::expire(Clock::time_point now) {
                             : "request not complete after " +
                                   std::to_string(ms_count(limits_.request_timeout)) + " ms: closed",
                         now);
-            send_best_effort(c.fd, kTimedOut);
+            send_best_effort(c.fd, short_reply(408, kTimedOut));
         } else {
             log_problem(c,
                         "reply not read for " + std::to_string(ms_count(limits_.idle_timeout)) +
@@ -368,15 +492,13 @@ void ControlServer::log_problem(const Client& c, std::string_view what, Clock::t
         return;
     }
     ++log_in_window_;
-    std::string who = c.fd >= 0 ? "control client pid " + std::to_string(c.pid) + " uid " +
-                                      std::to_string(c.uid) + ": "
-                                : "control socket: ";
+    std::string who = c.fd >= 0 ? client_name(c) + ": " : server_name() + ": ";
     log_warning(who + std::string(what));
 }
 
 void ControlServer::flush_held_back() {
     if (log_held_back_ == 0) return;
-    log_warning("control socket: " + std::to_string(log_held_back_) +
+    log_warning(server_name() + ": " + std::to_string(log_held_back_) +
                 " more client problems not logged (at most " + std::to_string(limits_.log_burst) +
                 " lines per " + std::to_string(ms_count(limits_.log_window)) + " ms)");
     log_held_back_ = 0;

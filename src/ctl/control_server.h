@@ -1,7 +1,10 @@
 // xvsd's control socket (docs/control-protocol.md): a non-blocking unix listener and its
-// clients, all polled from the control loop. Invariant: no client can hold up another one or
-// the loop (reload, rate estimation, key rotation): every client has a deadline, a request
-// size limit, and there are at most max_clients of them; the loop never blocks on a socket.
+// clients, all polled from the control loop. The metrics endpoint is the same server on a TCP
+// listener speaking HTTP/1.1 (one request per connection: the head up to its blank line is
+// the request, the handler's text the whole response). Invariant: no client can hold up
+// another one or the loop (reload, rate estimation, key rotation): every client has a
+// deadline, a request size limit, and there are at most max_clients of them; the loop never
+// blocks on a socket.
 #pragma once
 
 #include <poll.h>
@@ -12,11 +15,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/result.h"
+#include "net/addr.h"
 
 namespace xvs::ctl {
 
@@ -53,6 +58,9 @@ class ControlServer {
         uint64_t log_suppressed = 0;
     };
 
+    // How requests are framed: JSON lines on the control socket, HTTP on the metrics listener.
+    enum class Protocol : uint8_t { JsonLines, Http };
+
     // Binds `path` (a stale socket there is replaced) and listens. The socket file is 0600,
     // or 0660 with group `group` when given.
     static Result<std::unique_ptr<ControlServer>> open(const std::string& path,
@@ -63,6 +71,10 @@ class ControlServer {
                                                        Handler handler) {
         return open(path, group, std::move(handler), Limits{});
     }
+    // Binds the TCP endpoint (SO_REUSEADDR) and listens; HTTP framing (Protocol::Http). The
+    // handler gets the request head without its final blank line.
+    static Result<std::unique_ptr<ControlServer>> open_http(const net::InetEndpoint& listen,
+                                                            Handler handler, Limits limits);
     ~ControlServer();
     ControlServer(const ControlServer&) = delete;
     ControlServer& operator=(const ControlServer&) = delete;
@@ -70,11 +82,21 @@ class ControlServer {
     // Waits at most `timeout` (less when a client deadline comes first; a signal ends the
     // wait early), then accepts new clients, reads, answers and closes what is ready.
     // `wake_fd` (>= 0): also returns as soon as it is readable (the health checks' loop).
-    void poll_once(std::chrono::milliseconds timeout, int wake_fd = -1);
+    void poll_once(std::chrono::milliseconds timeout, int wake_fd = -1) {
+        ControlServer* self = this;
+        poll_servers({&self, 1}, timeout, wake_fd);
+    }
+    // The same over several servers in one poll() (the control socket and the metrics
+    // listener); null entries are skipped.
+    static void poll_servers(std::span<ControlServer* const> servers,
+                             std::chrono::milliseconds timeout, int wake_fd = -1);
 
     size_t client_count() const { return clients_.size(); }
     const Stats& stats() const { return stats_; }
     const std::string& path() const { return path_; }
+    Protocol protocol() const { return protocol_; }
+    // The bound TCP port (open_http with port 0 binds an ephemeral one); 0 for unix sockets.
+    uint16_t tcp_port() const { return tcp_port_; }
 
   private:
     enum class Phase : uint8_t { Reading, Writing };
@@ -82,6 +104,7 @@ class ControlServer {
         int fd = -1;
         pid_t pid = 0;  // SO_PEERCRED, for the log
         uid_t uid = 0;
+        std::string peer;  // TCP: "addr:port", for the log
         Phase phase = Phase::Reading;
         std::string in;
         size_t scanned = 0;  // bytes of `in` already searched for '\n'
@@ -91,7 +114,23 @@ class ControlServer {
         Clock::time_point request_deadline;
     };
 
-    ControlServer(int listen_fd, std::string path, Handler handler, Limits limits);
+    ControlServer(int listen_fd, std::string path, Handler handler, Limits limits,
+                  Protocol protocol);
+
+    // poll_servers' halves: the server's fds (listener first) appended to `fds`, and the
+    // shortest client deadline folded into `wait`; then the results read back from `fds`
+    // starting at `first`.
+    void add_pollfds(std::vector<pollfd>& fds, Clock::time_point now,
+                     std::chrono::milliseconds& wait) const;
+    void on_polled(std::span<const pollfd> fds, Clock::time_point now);
+    // After a poll: the log lines the rate limit held back and the end of a busy burst.
+    void after_poll(Clock::time_point now);
+    // "control client pid P uid U" / "metrics client ADDR:PORT"; "control socket" /
+    // "metrics ADDR:PORT" for the server itself.
+    std::string client_name(const Client& c) const;
+    std::string server_name() const;
+    // A short reply for a client about to be closed, in the server's framing.
+    std::string short_reply(int http_status, std::string_view json_error) const;
 
     void accept_all(Clock::time_point now);
     // Each returns false when the client is done and must be closed.
@@ -110,7 +149,8 @@ class ControlServer {
     Handler handler_;
     Limits limits_;
     std::vector<Client> clients_;
-    std::vector<pollfd> pollfds_;  // [0] the listener, [1 + i] clients_[i]
+    Protocol protocol_ = Protocol::JsonLines;
+    uint16_t tcp_port_ = 0;
     ino_t socket_inode_ = 0;       // of the socket file we bound, to unlink only our own
     Clock::time_point accept_paused_until_{};
     Stats stats_;

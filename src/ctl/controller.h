@@ -81,6 +81,13 @@ public:
         uint64_t conns = 0, inpkts = 0, outpkts = 0, inbytes = 0, outbytes = 0;
     };
 
+    // The metrics endpoint's body, Prometheus text (ctl/controller_metrics.cpp): packet path
+    // counters per worker, services and dests (totals since they were added: xvsadm -Z does
+    // not reset a Prometheus counter; rate estimates; weights, conns, health inhibition),
+    // ports, conn tables, local addresses. Costs O(services + dests + counters x workers):
+    // no conn table is walked. Reads of worker-owned words are racy snapshots, as for stats.
+    std::string metrics() const;
+
 private:
     // Both maps are keyed by the Service/Dest address and hold a weak_ptr to it: the memory
     // cannot be reused by a new object while an entry exists, and entries of removed objects

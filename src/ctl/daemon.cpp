@@ -17,6 +17,7 @@
 #include "ctl/config_check.h"
 #include "ctl/config_parser.h"
 #include "ctl/log.h"
+#include "ctl/metrics.h"
 #include "ctl/worker_placement.h"
 #include "net/syncookie.h"
 #include "port/eal.h"
@@ -252,6 +253,16 @@ Result<void> Daemon::open_socket() {
     control_ = std::move(*server);
     log_info("control socket " + g.control_socket +
              (group ? " (mode 0660, group " + g.control_socket_group + ")" : " (mode 0600)"));
+    if (!g.metrics_listen) return {};
+    auto metrics = ControlServer::open_http(
+        *g.metrics_listen,
+        [this](std::string_view head) {
+            return metrics_http_reply(head, [this] { return controller_->metrics(); });
+        },
+        ControlServer::Limits{.max_request_bytes = 8192, .max_clients = 16});
+    if (!metrics) return make_error(metrics.error());
+    metrics_ = std::move(*metrics);
+    log_info("metrics on http://" + net::to_string(*g.metrics_listen) + "/metrics");
     return {};
 }
 
@@ -281,6 +292,8 @@ Result<void> Daemon::reload() {
         restart.push_back("control_socket");
     if (next.global.control_socket_gid != config_.global.control_socket_gid)
         restart.push_back("control_socket_group");
+    if (next.global.metrics_listen != config_.global.metrics_listen)
+        restart.push_back("metrics_listen");
     if (next.ipvs.conn_table_size != config_.ipvs.conn_table_size)
         restart.push_back("conn_table_size");
     if (next.netif.mbufs_per_port != config_.netif.mbufs_per_port)
@@ -312,6 +325,9 @@ Result<void> Daemon::reload() {
     running.netif = config_.netif;
     running.worker = config_.worker;
     running.global.control_socket = config_.global.control_socket;
+    running.global.control_socket_group = config_.global.control_socket_group;
+    running.global.control_socket_gid = config_.global.control_socket_gid;
+    running.global.metrics_listen = config_.global.metrics_listen;
     config_ = std::move(running);
     return {};
 }
@@ -352,7 +368,8 @@ int Daemon::run() {
         }
         exception_.sync(*director_);  // XDP address maps follow every address change
         steering_.sync(*director_);   // and so do the flow-steering rules
-        control_->poll_once(std::chrono::milliseconds(200), health_->fd());
+        ControlServer* const servers[] = {control_.get(), metrics_.get()};
+        ControlServer::poll_servers(servers, std::chrono::milliseconds(200), health_->fd());
         health_->run_once(0);
         if (uint64_t n = director_->commit_wait_timeouts(); n != commit_wait_timeouts_) {
             log_warning("a worker took more than " +

@@ -51,6 +51,7 @@ private:
     std::vector<unsigned> worker_lcores_;
     std::vector<std::thread> worker_threads_;  // when the EAL has no spare lcore
     std::unique_ptr<ControlServer> control_;  // serves controller_: declared after it
+    std::unique_ptr<ControlServer> metrics_;  // metrics_listen (HTTP), also controller_'s
 };
 
 }  // namespace xvs::ctl

@@ -166,8 +166,8 @@ std::vector<Case> cases() {
     for (const auto& [kw, val] : rs_keywords)
         c.push_back({kw, service("", std::string(kw) + " " + val), "is not supported yet", 11});
     c.push_back({"metrics_listen",
-                 std::string(kPrelude) + "global_defs {\n    metrics_listen 127.0.0.1:9469\n}\n",
-                 "'metrics_listen' is not supported yet (metrics export", 8});
+                 std::string(kPrelude) + "global_defs {\n    metrics_listen 127.0.0.1:0\n}\n",
+                 "metrics_listen: '127.0.0.1:0' is not ADDR:PORT with a port 1..65535", 8});
     c.push_back({"lvs_sync_daemon",
                  std::string(kPrelude) + "global_defs { lvs_sync_daemon eth0 VI_1 }\n",
                  "'lvs_sync_daemon' is not supported yet", 7});

@@ -21,9 +21,9 @@ net::Ipv4 ip(const char* text) {
     return *net::parse_ipv4(text);
 }
 
-// The example of DESIGN.md "Configuration", with its two not-yet-implemented lines commented
-// out (metrics_listen, TCP_CHECK: refused, see DesignExampleVerbatimRefusesWhatIsNotDone), so
-// that the line numbers are DESIGN.md's.
+// The example of DESIGN.md "Configuration", with two lines commented out (metrics_listen,
+// TCP_CHECK; DesignExampleVerbatimIsAccepted takes them in), so that the line numbers are
+// DESIGN.md's.
 constexpr const char* kDesignExample = R"(global_defs {
     log_level info
     control_socket /run/xvs/xvs.sock
@@ -195,17 +195,38 @@ TEST(ConfigParser, InvalidUtf8IsRefusedWithLineAndColumn) {
     EXPECT_TRUE(ok.ok()) << ok.error();
 }
 
-// DESIGN.md's example as written names a feature xvs does not have yet (metrics): refused
-// with file:line and what to do, not accepted without effect; its TCP_CHECK is accepted.
-TEST(ConfigParser, DesignExampleVerbatimRefusesWhatIsNotDone) {
+// DESIGN.md's example as written (metrics_listen and TCP_CHECK in) is accepted as it stands.
+TEST(ConfigParser, DesignExampleVerbatimIsAccepted) {
     std::string text = kDesignExample;
     text.replace(text.find("# metrics_listen"), 2, "");
     text.replace(text.find("} # TCP_CHECK"), 4, "");
     ParseOutcome out = parse(text);
-    EXPECT_FALSE(out.config);
-    EXPECT_THAT(out.errors,
-                ElementsAre("t.conf:4: 'metrics_listen' is not supported yet (metrics export is "
-                            "not implemented; read counters with xvsctl stats): remove it"));
+    ASSERT_TRUE(out.config) << ::testing::PrintToString(out.errors);
+    ASSERT_TRUE(out.config->global.metrics_listen);
+    EXPECT_EQ(net::to_string(*out.config->global.metrics_listen), "127.0.0.1:9469");
+}
+
+// metrics_listen: on 127.0.0.1:9469 unless set; ADDR:PORT of either family, or off; anything
+// else refused at its line.
+TEST(ConfigParser, MetricsListen) {
+    auto listen_of = [](const std::string& body) -> std::optional<std::string> {
+        ParseOutcome out = parse("global_defs {\n" + body + "}\n");
+        EXPECT_TRUE(out.config) << ::testing::PrintToString(out.errors);
+        if (!out.config || !out.config->global.metrics_listen) return std::nullopt;
+        return net::to_string(*out.config->global.metrics_listen);
+    };
+    EXPECT_EQ(listen_of(""), "127.0.0.1:9469");
+    EXPECT_EQ(listen_of("    metrics_listen 10.10.2.9:9100\n"), "10.10.2.9:9100");
+    EXPECT_EQ(listen_of("    metrics_listen [::1]:9469\n"), "[::1]:9469");
+    EXPECT_EQ(listen_of("    metrics_listen off\n"), std::nullopt);
+    for (const char* bad : {"9469", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", "localhost:9469", "::1:9469"}) {
+        ParseOutcome out = parse(std::string("global_defs {\n    metrics_listen ") + bad + "\n}\n");
+        EXPECT_FALSE(out.config) << bad;
+        EXPECT_THAT(out.errors, ElementsAre(std::string("t.conf:2: metrics_listen: '") + bad +
+                                            "' is not ADDR:PORT with a port 1..65535 (e.g. "
+                                            "127.0.0.1:9469 or [::1]:9469), or off"))
+            << bad;
+    }
 }
 
 TEST(ConfigParser, ResultApiReturnsConfigOrJoinedErrors) {

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
+#include <sstream>
 #include <set>
 
 #include "ctl/ipvsadm_args.h"
@@ -1243,6 +1245,58 @@ TEST_F(ControllerTest, Ipv6AddressesAndRoutes) {
     EXPECT_EQ(a["addrs"][0]["prefix_len"], 64);
     EXPECT_EQ(outcome(send({{"cmd", "route_del"}, {"prefix", "::/0"}})), "ok");
     EXPECT_EQ(outcome(send({{"cmd", "addr_del"}, {"addr", "2001:db8::1"}})), "ok");
+}
+
+}  // namespace
+}  // namespace xvs::ctl
+
+namespace xvs::ctl {
+namespace {
+
+// The metrics body: per service and dest totals since they were added (a Prometheus counter
+// never goes back, so ipvsadm -Z does not touch them), weights and conn gauges, local
+// addresses; every line is a comment or `name{labels} value`.
+TEST_F(ControllerTest, MetricsCarryRawTotalsWeightsAndLocalAddresses) {
+    add_web_service();
+    auto svc = director_.service_find(key(6, "10.0.0.1", 80));
+    svc->workers[0].conns = 3;
+    svc->workers[0].inpkts = 10;
+    svc->workers[1].inpkts = 5;
+    svc->workers[0].outbytes = 800;
+    svc->dests[0]->stats[0].inbytes = 1500;
+    ASSERT_EQ(run_outcome({"-Z"}), "ok");
+    const std::string m = ctl_->metrics();
+    const std::string s = "{service=\"TCP 10.0.0.1:80\"";
+    const std::string d = s + ",dest=\"192.168.1.2:8080\"";
+    const std::string d2 = s + ",dest=\"192.168.1.3:8080\"";
+    for (const std::string& line : std::vector<std::string>{
+             "xvs_service_connections_total" + s + "} 3", "xvs_service_packets_total" + s +
+              ",direction=\"in\"} 15", "xvs_service_bytes_total" + s + ",direction=\"out\"} 800",
+          "xvs_dest_bytes_total" + d + ",direction=\"in\"} 1500",
+          "xvs_service_rate" + s + ",kind=\"cps\"} 0", "xvs_dest_weight" + d + "} 3",
+          "xvs_dest_weight" + d2 + "} 0", "xvs_dest_active_connections" + d + "} 0",
+          "xvs_dest_inhibited" + d + "} 0", "xvs_laddr_connections{laddr=\"192.168.1.100\"} 0",
+          "xvs_port_up{port=\"wan0\"} 0", "xvs_port_packets_total{port=\"lan0\",direction=\"rx\"} 0",
+          "xvs_workers 0"})
+        EXPECT_NE(m.find("\n" + line + "\n"), std::string::npos) << line << "\n" << m;
+    // Every family once, every sample line well formed.
+    std::istringstream in(m);
+    std::set<std::string> types;
+    const std::regex sample(R"(^[a-z_]+(\{([a-z_]+="([^"\\]|\\.)*",?)+\})? [0-9.e+-]+$)");
+    for (std::string line; std::getline(in, line);) {
+        if (line.starts_with("# TYPE ")) {
+            EXPECT_TRUE(types.insert(line.substr(7, line.find(' ', 7) - 7)).second) << line;
+        } else if (!line.starts_with("# HELP ")) {
+            EXPECT_TRUE(std::regex_match(line, sample)) << line;
+        }
+    }
+    EXPECT_GE(types.size(), 20u);
+
+    // An inhibited dest (health manager's verdict) reads 1.
+    ctl_->set_inhibited([](const lb::ServiceKey&, const net::InetAddr& a, uint16_t) {
+        return a == net::InetAddr(ip("192.168.1.3"));
+    });
+    EXPECT_NE(ctl_->metrics().find("\nxvs_dest_inhibited" + d2 + "} 1\n"), std::string::npos);
 }
 
 }  // namespace

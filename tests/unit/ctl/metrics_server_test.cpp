@@ -165,6 +165,7 @@ TEST_F(MetricsServerTest, ScrapeShowsWhatTheControlSocketChanged) {
 TEST_F(MetricsServerTest, SilentHttpClientsDelayNeitherScrapesNorTheControlSocket) {
     start({.max_request_bytes = 8192, .idle_timeout = milliseconds(1500)});
     std::vector<std::unique_ptr<TcpClient>> silent;
+    silent.reserve(10);
     for (int i = 0; i < 10; ++i) silent.push_back(std::make_unique<TcpClient>(http_->tcp_port()));
     auto t0 = Clock::now();
     EXPECT_THAT(scrape(), StartsWith("HTTP/1.1 200 OK\r\n"));
@@ -187,6 +188,7 @@ TEST_F(MetricsServerTest, OversizedHeadIs431AndTheServerGoesOn) {
 TEST_F(MetricsServerTest, TooManyClientsGet503ThenServedAgain) {
     start({.max_request_bytes = 8192, .max_clients = 4});
     std::vector<std::unique_ptr<TcpClient>> hold;
+    hold.reserve(4);
     for (int i = 0; i < 4; ++i) hold.push_back(std::make_unique<TcpClient>(http_->tcp_port()));
     std::this_thread::sleep_for(milliseconds(300));  // accepted by the poll loop
     EXPECT_THAT(scrape(), StartsWith("HTTP/1.1 503 "));

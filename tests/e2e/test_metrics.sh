@@ -6,7 +6,7 @@
 # it, the packet counters and lb_forwarded move, drop_tcp_no_conn grows by the 5 ACKs, the
 # ports' rx counters move. A second listener address from the config (metrics_listen on the
 # director's LAN address) is what xvsd binds, and a reload changing it is logged as needing a
-# restart, not silently ignored.
+# restart, not silently ignored. Every series contrib/grafana/xvs-director.json queries exists.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools curl promtool hping3
@@ -69,6 +69,19 @@ assert_eq 1 "$(value "$XE_TMP/m2" 'xvs_workers')" "xvs_workers"
 xvsadm_ns -Z >/dev/null || fail "xvsadm -Z"
 scrape "$XE_TMP/m3" >/dev/null || fail "scrape 3 failed"
 assert_eq 50 "$(value "$XE_TMP/m3" "xvs_service_connections_total$svc")" "service conns after xvsadm -Z (counters never go back)"
+
+# The Grafana dashboard (contrib/grafana) asks only for series that exist: every family and
+# every event name its queries use is in the scrape.
+dash=$XE_LIB_DIR/../../contrib/grafana/xvs-director.json
+[[ -f $dash ]] || fail "no dashboard at $dash"
+"$XE_PY" -c 'import json, sys; json.load(open(sys.argv[1]))' "$dash" || fail "the dashboard is not valid JSON"
+for fam in $(grep -o 'xvs_[a-z_]*' "$dash" | sort -u); do
+    grep -q "^# TYPE $fam " "$XE_TMP/m2" || fail "the dashboard uses $fam, which the scrape does not have"
+done
+for ev in $(grep -o 'event=~\\"[a-z_|]*' "$dash" | sed 's/.*"//' | tr '|' '\n' | sort -u); do
+    grep -q "^xvs_events_total{event=\"$ev\"," "$XE_TMP/m2" || fail "the dashboard uses event $ev, which the scrape does not have"
+done
+pass "every series the dashboard queries is in the scrape"
 
 # Other paths and methods.
 assert_eq 404 "$(in_ns "$NS_LB" curl -s -o /dev/null -w '%{http_code}' --max-time 5 http://127.0.0.1:9469/)" "GET / is 404"

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # The exception path with two workers (issue 13). net_af_packet: `workers 2`, qpairs=2 on both
 # ports and `exception tap` TAPs with one queue per worker; the kernel's fanout spreads frames
-# over the workers, the TAP's queue selection spreads what the kernel writes. net_af_xdp: the
-# DPDK PMD gives a veth one queue only (it reports no combined channels), so xvsd runs one
-# worker there and the XDP program passes the kernel's frames whatever the worker count.
+# over the workers, the TAP's queue selection spreads what the kernel writes. net_af_xdp: one
+# worker. The DPDK 22.11 PMD refuses queue_count=2 on a veth ("larger than combined queue
+# count 1": veth has separate rx/tx channels, `ethtool -L IF rx 2 tx 2`, and no combined
+# ones), and the XDP program passes the kernel's frames whatever the worker count.
 # The director's kernel has 10.10.1.9/24 and 10.10.2.9/24 (+ 2001:db8:2::9/64) while xvs
 # forwards 200 curls to the VIP. Checks: TCP_CHECK/HTTP_GET health checks from 10.10.2.9 bring
-# both real servers up, take rs1 out within delay_loop x (retry + 1) + 1 s of its nginx
-# stopping and back when it restarts; an SSH-like session (50 lines both ways) from the
-# client to socat in the kernel and 20 kernel -> RS TCP echo connections; IPv6 ping from the
-# kernel; an IPv4 multicast datagram (239.1.1.1) reaches a kernel socket that joined the
-# group; an unsolicited neighbour advertisement (rs2 changing its MAC, ndisc_notify) updates
-# the kernel's neighbour entry (af_packet: the TAP gets it as xvs learns it; af_xdp: xvs keeps
-# it, see README). Counters: on af_packet both workers hand frames to the kernel and send what
-# it wrote (exc_to_kernel / exc_from_kernel per worker), nothing dropped for a full TAP queue.
+# both real servers up, take rs1 out within delay_loop x (retry + 1) + 1 s (+ slack, below) of
+# its nginx stopping and back when it restarts; an SSH-like session (50 lines both ways) from
+# the client to socat in the kernel and 20 kernel -> RS TCP echo connections; IPv6 ping from
+# the kernel; an IPv4 multicast datagram (239.1.1.1) reaches a kernel socket that joined the
+# group; rs2 changes its MAC (ndisc_notify, arp_notify): on af_packet its unsolicited NA
+# reaches the kernel (its entry takes the new MAC; on af_xdp xvs keeps the NA, see README),
+# and xvs's entry takes it on both. Counters: on af_packet each worker hands frames to the
+# kernel and sends what it wrote (exc_to_kernel / exc_from_kernel per worker); no
+# drop_exc_full.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools ping
@@ -183,7 +185,11 @@ else
     sleep 1
     log "af_xdp: the kernel's entry for rs2 now: $(ip -n "$NS_LB" -6 neigh show 2001:db8:2::3 dev "$lan_if")"
 fi
-# Forwarding to rs2 follows its new MAC (gratuitous ARP, arp_notify): xvs learned it.
+# xvs learned the new MAC too, from rs2's gratuitous ARP (arp_notify), which on af_packet
+# the kernel also got; forwarding to rs2 follows it.
+xvs_moved() { xvsctl_ns neigh show | grep -q "^$(rs_ip 2) .*lladdr $newmac"; }
+wait_until 3 xvs_moved || fail "xvs's entry for rs2 did not take $newmac: $(xvsctl_ns neigh show 2>&1)"
+pass "xvs's neighbour entry for rs2 is $newmac"
 curl_loop 10 "$XE_TMP/moved.txt" "http://$VIP/" 60
 assert_eq 10 "$(($(count_lines rs1 "$XE_TMP/moved.txt") + $(count_lines rs2 "$XE_TMP/moved.txt")))" \
     "curls answered after rs2 moved to a new MAC"

@@ -278,6 +278,23 @@ TEST_F(ExceptionTest, UnsolicitedAdvertisementReachesBothKernelAndXvs) {
     EXPECT_EQ(counter(Counter::exc_to_kernel), 1u);
 }
 
+// A gratuitous ARP (a neighbour announcing its new MAC to the broadcast address) is the
+// IPv4 twin: xvs updates its entry, the kernel gets the frame.
+TEST_F(ExceptionTest, GratuitousArpReachesBothKernelAndXvs) {
+    const net::MacAddr moved{{0x02, 0, 0, 0, 0x2a, 0x2b}};
+    const Bytes garp = arp_frame(moved, net::kBroadcastMac, net::kArpOpRequest, moved, "10.10.2.4",
+                                 net::MacAddr{}, "10.10.2.4");
+    // A learned entry (the fixture's RS entries are static, which nothing moves).
+    worker->neighbours().learn(ip("10.10.2.4"), kRs2Mac, kLan, 0, true);
+    auto out = to_kernel(garp);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(garp, out[0]));
+    EXPECT_EQ(counter(Counter::exc_to_kernel), 1u);
+    const stack::NeighEntry* e = worker->neighbours().find(ip("10.10.2.4"));
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->mac, moved) << "xvs learned the announced MAC too";
+}
+
 // IPv4 multicast in its RFC 1112 frame goes to the kernel (its link protocols: OSPF, IGMP,
 // VRRP); the kernel keeps the groups it joined.
 TEST_F(ExceptionTest, Ipv4MulticastGoesToTheKernel) {

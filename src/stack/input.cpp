@@ -222,8 +222,9 @@ bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& 
 bool ip4_multicast_frame(const rte_mbuf* m, const net::MacAddr& dst) {
     if (rte_pktmbuf_data_len(m) < sizeof(net::EtherHdr) + sizeof(net::Ipv4Hdr)) return false;
     uint8_t d[4];
-    std::memcpy(d, rte_pktmbuf_mtod_offset(m, const uint8_t*,
-                                           sizeof(net::EtherHdr) + offsetof(net::Ipv4Hdr, daddr)),
+    std::memcpy(d,
+                rte_pktmbuf_mtod_offset(m, const uint8_t*,
+                                        sizeof(net::EtherHdr) + offsetof(net::Ipv4Hdr, daddr)),
                 4);
     return net::ipv4_is_multicast(d) && dst == net::ipv4_multicast_mac(d);
 }

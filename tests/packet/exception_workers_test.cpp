@@ -37,8 +37,10 @@ ExcMqPort& exc_port() {
         std::vector<rte_ring*> rx, tx;
         for (unsigned q = 0; q < kWorkers; ++q) {
             const std::string base = "excmq" + std::to_string(q);
-            e.rx[q] = rte_ring_create((base + "_rx").c_str(), 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-            e.tx[q] = rte_ring_create((base + "_tx").c_str(), 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+            e.rx[q] =
+                rte_ring_create((base + "_rx").c_str(), 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+            e.tx[q] =
+                rte_ring_create((base + "_tx").c_str(), 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
             rx.push_back(e.rx[q]);
             tx.push_back(e.tx[q]);
         }
@@ -123,7 +125,9 @@ class ExceptionWorkersTest : public ::testing::Test {
         ASSERT_NE(director->redirect(), nullptr) << "two workers hand frames over";
     }
 
-    void send(uint8_t port, unsigned queue, const Bytes& frame) { enqueue(mq_ports()[port].rx[queue], frame); }
+    void send(uint8_t port, unsigned queue, const Bytes& frame) {
+        enqueue(mq_ports()[port].rx[queue], frame);
+    }
     void from_kernel(unsigned queue, const Bytes& frame) { enqueue(exc_port().rx[queue], frame); }
     static void enqueue(rte_ring* r, const Bytes& frame) {
         rte_mbuf* m = rte_pktmbuf_alloc(DpdkEnvironment::pool());

@@ -19,6 +19,15 @@ struct __attribute__((aligned(2))) MacAddr {
 };
 inline constexpr MacAddr kBroadcastMac{{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
 
+// IPv4 multicast (224.0.0.0/4) and the Ethernet address a group travels to: 01:00:5e and the
+// group's low 23 bits (RFC 1112 6.4), so 32 groups share one MAC. `group` in wire order.
+constexpr bool ipv4_is_multicast(const uint8_t* group) {
+    return (group[0] & 0xf0) == 0xe0;
+}
+constexpr MacAddr ipv4_multicast_mac(const uint8_t* group) {
+    return MacAddr{{0x01, 0x00, 0x5e, static_cast<uint8_t>(group[1] & 0x7f), group[2], group[3]}};
+}
+
 inline constexpr uint16_t kEtherTypeIpv4 = 0x0800;
 inline constexpr uint16_t kEtherTypeArp = 0x0806;
 inline constexpr uint16_t kEtherTypeVlan = 0x8100;

@@ -117,6 +117,7 @@ namespace xvs::stack {
     X(drop_icmp_nat64, true,                                                                       \
       "FNAT64 ICMP error with no counterpart in the other family (or no mbuf)")                    \
     X(drop_ip6_multicast, true, "IPv6 packet to a multicast address (only ND is handled)")         \
+    X(drop_ip4_multicast, true, "IPv4 multicast frame on a port without an exception path")        \
     X(drop_l2_broadcast_ip, true, "IPv4 packet in a broadcast Ethernet frame")                     \
     X(drop_martian_source, true, "martian source (RFC 1812, RFC 4291) or one of our addresses")    \
     X(drop_ip_version, true, "IP version does not match the EtherType")                            \

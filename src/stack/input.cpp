@@ -4,6 +4,7 @@
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -212,6 +213,22 @@ bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& 
     return true;
 }
 
+// An IPv4 multicast datagram in its RFC 1112 6.4 frame: destination 224.0.0.0/4 and the MAC
+// 01:00:5e carrying its low 23 bits. xvs has no multicast listener; the kernel's link
+// protocols do (IGMP, OSPF 224.0.0.5/6, VRRP 224.0.0.18, PIM, mDNS), so on a port with an
+// exception path every such frame goes to it, as IPv6 multicast does and as the XDP program
+// passes it on net_af_xdp: the kernel keeps only the groups it joined. Checked before
+// ipv4_validate (which drops what is not unicast): the kernel validates what it takes.
+bool ip4_multicast_frame(const rte_mbuf* m, const net::MacAddr& dst) {
+    if (rte_pktmbuf_data_len(m) < sizeof(net::EtherHdr) + sizeof(net::Ipv4Hdr)) return false;
+    uint8_t d[4];
+    std::memcpy(d,
+                rte_pktmbuf_mtod_offset(m, const uint8_t*,
+                                        sizeof(net::EtherHdr) + offsetof(net::Ipv4Hdr, daddr)),
+                4);
+    return net::ipv4_is_multicast(d) && dst == net::ipv4_multicast_mac(d);
+}
+
 }  // namespace
 
 namespace {
@@ -256,6 +273,10 @@ uint8_t eth_input(StackContext& ctx, uint8_t port, const PortView& pv, uint32_t 
     const bool unicast = eth->dst == pv.mac;
     if (eth->ether_type == net::hton16(net::kEtherTypeIpv4)) {
         if (!unicast && !eth->dst.is_broadcast()) {
+            if (ip4_multicast_frame(m, eth->dst)) {
+                exception_or_drop(ctx, port, m, Counter::drop_ip4_multicast);
+                return 0;
+            }
             drop(ctx, m, Counter::drop_not_for_us);
             return 0;
         }

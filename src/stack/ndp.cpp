@@ -107,8 +107,12 @@ void nd_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv6View& v)
         if (v.multicast && (nd[4] & net::kNaSolicited))
             return drop_with(Counter::drop_nd_malformed);  // RFC 4861 7.1.2
         if (ctx.view->own(target)) return drop_with(Counter::drop_nd_own_address);
-        // Unicast to an address not ours: the answer to the kernel's own solicitation.
-        const bool kernel = !v.multicast && !ctx.view->own(net::Af6::dst(*ip));
+        // Only a unicast advertisement to one of our addresses (the answer to our own
+        // solicitation) is ours alone. Unicast to another address answers the kernel's
+        // solicitation; a multicast one (unsolicited, to all-nodes: a neighbour announcing a
+        // new MAC, RFC 4861 7.2.6) is for every node on the link, so xvs learns from it and
+        // the kernel gets the frame too.
+        const bool kernel = v.multicast || !ctx.view->own(net::Af6::dst(*ip));
         if (!link_local(target) && !ctx.view->on_link(target, port)) {
             if (kernel) return exception_or_drop(ctx, port, pkt, Counter::drop_nd_off_link);
             return drop_with(Counter::drop_nd_off_link);

@@ -2,7 +2,8 @@
 // (a TAP in xvsd, a ring port here), frames xvs has no use for — IP to the kernel's address,
 // ARP and ND about it, replies to the kernel's own ARP — go to the kernel unchanged; what the
 // kernel writes goes out on the port unchanged; xvs's own traffic is untouched; a full TAP
-// queue drops and counts; a port without one drops as before.
+// queue drops and counts; a port without one drops as before. Multicast both need (an
+// unsolicited neighbour advertisement) reaches both; IPv4 multicast goes to the kernel.
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
@@ -233,6 +234,130 @@ TEST_F(ExceptionTest, PortWithoutExceptionPathDropsAsBefore) {
                            .build();
     EXPECT_TRUE(roundtrip(kWan, ping, kWan).empty());
     EXPECT_EQ(counter(Counter::drop_not_local), 1u);
+    EXPECT_EQ(counter(Counter::exc_to_kernel), 0u);
+    EXPECT_TRUE(drain_ring(exc_port().tx).empty());
+}
+
+// An unsolicited advertisement to all-nodes (RFC 4861 7.2.6: a neighbour announcing its new
+// MAC) is for every node on the link: xvs updates its entry and the kernel gets the frame.
+TEST_F(ExceptionTest, UnsolicitedAdvertisementReachesBothKernelAndXvs) {
+    const net::InetAddr rs = ip6("2001:db8:2::2");
+    worker->neighbours().learn(rs, kRs1Mac, kLan, 0, true);
+    const net::MacAddr moved{{0x02, 0, 0, 0, 0x2a, 0x2a}};
+    Bytes body(4 + 16);
+    body[0] = net::kNaOverride;  // not solicited: multicast
+    std::memcpy(body.data() + 4, rs.b, 16);
+    body.push_back(net::kNdOptTargetLla);
+    body.push_back(1);
+    body.insert(body.end(), moved.b, moved.b + 6);
+    const Bytes na = PacketBuilder()
+                         .eth(moved, net::MacAddr{{0x33, 0x33, 0, 0, 0, 0x01}})
+                         .ipv6("2001:db8:2::2", "ff02::1")
+                         .ttl(255)
+                         .icmp6(net::kNdNeighAdvert, 0, body)
+                         .build();
+    auto out = to_kernel(na);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(na, out[0]));
+    EXPECT_EQ(counter(Counter::exc_to_kernel), 1u);
+    const stack::NeighEntry* e = worker->neighbours().find(rs);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->mac, moved) << "xvs learned the announced MAC too";
+
+    // One claiming an address of xvs's is a conflict: neither learned nor passed on.
+    const net::InetAddr ours = ip6("2001:db8:2::1");
+    std::memcpy(body.data() + 4, ours.b, 16);
+    const Bytes claim = PacketBuilder()
+                            .eth(moved, net::MacAddr{{0x33, 0x33, 0, 0, 0, 0x01}})
+                            .ipv6("2001:db8:2::2", "ff02::1")
+                            .ttl(255)
+                            .icmp6(net::kNdNeighAdvert, 0, body)
+                            .build();
+    EXPECT_TRUE(to_kernel(claim).empty());
+    EXPECT_EQ(counter(Counter::drop_nd_own_address), 1u);
+    EXPECT_EQ(counter(Counter::exc_to_kernel), 1u);
+}
+
+// A gratuitous ARP (a neighbour announcing its new MAC to the broadcast address) is the
+// IPv4 twin: xvs updates its entry, the kernel gets the frame.
+TEST_F(ExceptionTest, GratuitousArpReachesBothKernelAndXvs) {
+    const net::MacAddr moved{{0x02, 0, 0, 0, 0x2a, 0x2b}};
+    const Bytes garp = arp_frame(moved, net::kBroadcastMac, net::kArpOpRequest, moved, "10.10.2.4",
+                                 net::MacAddr{}, "10.10.2.4");
+    // A learned entry (the fixture's RS entries are static, which nothing moves).
+    worker->neighbours().learn(ip("10.10.2.4"), kRs2Mac, kLan, 0, true);
+    auto out = to_kernel(garp);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(garp, out[0]));
+    EXPECT_EQ(counter(Counter::exc_to_kernel), 1u);
+    const stack::NeighEntry* e = worker->neighbours().find(ip("10.10.2.4"));
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->mac, moved) << "xvs learned the announced MAC too";
+}
+
+// IPv4 multicast in its RFC 1112 frame goes to the kernel (its link protocols: OSPF, IGMP,
+// VRRP); the kernel keeps the groups it joined.
+TEST_F(ExceptionTest, Ipv4MulticastGoesToTheKernel) {
+    const Bytes ospf = PacketBuilder()
+                           .eth(kRs1Mac, net::MacAddr{{0x01, 0x00, 0x5e, 0, 0, 0x05}})
+                           .ipv4("10.10.2.2", "224.0.0.5")
+                           .ttl(1)
+                           .ip_payload(89, Bytes(44, 0x11))  // OSPF hello, opaque here
+                           .build();
+    const Bytes igmp_query = PacketBuilder()
+                                 .eth(kRs1Mac, net::MacAddr{{0x01, 0x00, 0x5e, 0, 0, 0x01}})
+                                 .ipv4("10.10.2.2", "224.0.0.1")
+                                 .ttl(1)
+                                 .ip_payload(2, Bytes{0x11, 0x64, 0xee, 0x9b, 0, 0, 0, 0})
+                                 .build();
+    // A group beyond the link-local block: 239.1.130.7 -> 01:00:5e:01:82:07 (23 bits kept).
+    const Bytes group = PacketBuilder()
+                            .eth(kRs1Mac, net::MacAddr{{0x01, 0x00, 0x5e, 0x01, 0x82, 0x07}})
+                            .ipv4("10.10.2.2", "239.129.130.7")
+                            .udp(5000, 5000)
+                            .payload("stream")
+                            .build();
+    for (const Bytes& f : {ospf, igmp_query, group}) {
+        auto out = to_kernel(f);
+        ASSERT_EQ(out.size(), 1u);
+        EXPECT_TRUE(FramesEqual(f, out[0]));
+    }
+    EXPECT_EQ(counter(Counter::exc_to_kernel), 3u);
+    EXPECT_EQ(counter(Counter::drop_not_for_us), 0u);
+}
+
+TEST_F(ExceptionTest, MulticastFrameNotCarryingItsGroupIsDropped) {
+    // A unicast destination in a multicast frame, a group whose MAC does not match, and a
+    // non-IP multicast MAC: none is a multicast datagram.
+    const Bytes unicast_ip = PacketBuilder()
+                                 .eth(kRs1Mac, net::MacAddr{{0x01, 0x00, 0x5e, 0, 0, 0x05}})
+                                 .ipv4("10.10.2.2", "10.10.2.9")
+                                 .udp(5000, 5000)
+                                 .build();
+    const Bytes wrong_group = PacketBuilder()
+                                  .eth(kRs1Mac, net::MacAddr{{0x01, 0x00, 0x5e, 0, 0, 0x06}})
+                                  .ipv4("10.10.2.2", "224.0.0.5")
+                                  .udp(5000, 5000)
+                                  .build();
+    const Bytes other_mac = PacketBuilder()
+                                .eth(kRs1Mac, net::MacAddr{{0x01, 0x80, 0xc2, 0, 0, 0x0e}})
+                                .ipv4("10.10.2.2", "224.0.0.5")
+                                .udp(5000, 5000)
+                                .build();
+    for (const Bytes& f : {unicast_ip, wrong_group, other_mac}) EXPECT_TRUE(to_kernel(f).empty());
+    EXPECT_EQ(counter(Counter::drop_not_for_us), 3u);
+    EXPECT_EQ(counter(Counter::exc_to_kernel), 0u);
+}
+
+TEST_F(ExceptionTest, Ipv4MulticastOnAPortWithoutExceptionPathIsCounted) {
+    const Bytes ospf = PacketBuilder()
+                           .eth(kClientMac, net::MacAddr{{0x01, 0x00, 0x5e, 0, 0, 0x05}})
+                           .ipv4("10.10.1.2", "224.0.0.5")
+                           .ttl(1)
+                           .ip_payload(89, Bytes(44, 0x11))
+                           .build();
+    EXPECT_TRUE(roundtrip(kWan, ospf, kWan).empty());
+    EXPECT_EQ(counter(Counter::drop_ip4_multicast), 1u);
     EXPECT_EQ(counter(Counter::exc_to_kernel), 0u);
     EXPECT_TRUE(drain_ring(exc_port().tx).empty());
 }

@@ -402,6 +402,7 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
     std::optional<std::string> sched_flags_text;
     bool dest_port_given = false;
     std::string dest_text;
+    std::string netmask_text;  // -M: its form depends on the service's family, known at the end
 
     for (const auto& occ : occs) {
         const OptionSpec& o = *occ.spec;
@@ -463,9 +464,7 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
             }
             case kOptNetmask: {
                 if (!(r = set_option(kOptNetmask))) return fail(r.error());
-                auto mask = net::parse_ipv4(arg);
-                if (!mask) return fail("illegal virtual server persistent mask specified");
-                c.svc.netmask = *mask;
+                netmask_text = arg;
                 break;
             }
             case kOptServer:
@@ -583,6 +582,22 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
     if (!kind) return fail(try_help(program));  // options but no command
     c.kind = *kind;
     auto has = [&](int bit) { return (options & (1u << bit)) != 0; };
+
+    // -M: an IPv4 netmask, or for an IPv6 service a prefix length (ipvsadm's two forms and
+    // messages; ipvsadm reads the family from a -t/-u given before -M, xvsadm from either order).
+    if (has(kOptNetmask)) {
+        const bool v6 = c.service && !c.service->fwmark && !c.service->match &&
+                        !c.service->vip.is_v4();
+        if (v6) {
+            auto len = to_number(netmask_text, 1, 128);
+            if (!len) return fail("illegal ipv6 netmask specified");
+            c.svc.netmask6 = static_cast<uint8_t>(*len);
+        } else {
+            auto mask = net::parse_ipv4(netmask_text);
+            if (!mask) return fail("illegal virtual server persistent mask specified");
+            c.svc.netmask = *mask;
+        }
+    }
 
     if (!dest_text.empty() || has(kOptServer)) {
         Proto proto = c.service ? c.service->proto : Proto::Tcp;

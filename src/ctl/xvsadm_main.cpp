@@ -32,7 +32,10 @@ json service_json(const Command& c) {
     json s = key_json(*c.service);
     s["sched"] = c.svc.sched;
     s["persistent"] = c.svc.persistent;
-    s["netmask"] = net::to_string(c.svc.netmask);
+    // An IPv6 service's granularity travels as its prefix length (controller_request.h).
+    const ServiceKey& k = *c.service;
+    s["netmask"] = !k.fwmark && !k.match && !k.vip.is_v4() ? std::to_string(c.svc.netmask6)
+                                                          : net::to_string(c.svc.netmask);
     s["sched_flags"] = c.svc.sched_flags;
     s["ops"] = c.svc.ops;
     s["pe"] = c.svc.pe;

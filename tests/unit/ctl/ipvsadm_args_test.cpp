@@ -115,6 +115,29 @@ TEST(IpvsadmArgs, AddServiceLongFormsAndOptions) {
     EXPECT_TRUE(r->svc.ops);
 }
 
+// -M of an IPv6 service is a prefix length 1..128 (ipvsadm's atoi branch and message); the
+// family is the service's, whichever order -t and -M come in.
+TEST(IpvsadmArgs, NetmaskOfAnIpv6ServiceIsAPrefixLength) {
+    auto r = parse("-A -t [2001:db8::1]:80 -p 60 -M 64");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->svc.netmask6, 64);
+    EXPECT_EQ(r->svc.netmask, ip("255.255.255.255"));
+    auto before = parse("-A -p 60 -M 48 -u [2001:db8::1]:53");
+    ASSERT_TRUE(before.ok()) << before.error();
+    EXPECT_EQ(before->svc.netmask6, 48);
+    EXPECT_EQ(parse("-A -t [2001:db8::1]:80 -p 60").value().svc.netmask6, 128);
+    for (const char* bad : {"0", "129", "255.255.255.0", "64x"}) {
+        auto e = parse(std::string("-A -t [2001:db8::1]:80 -p 60 -M ") + bad);
+        ASSERT_FALSE(e.ok()) << bad;
+        EXPECT_NE(e.error().find("illegal ipv6 netmask specified"), std::string::npos) << e.error();
+    }
+    // An IPv4 service still wants a netmask, as ipvsadm.
+    auto v4 = parse("-A -t 10.0.0.1:80 -p 60 -M 24");
+    ASSERT_FALSE(v4.ok());
+    EXPECT_NE(v4.error().find("illegal virtual server persistent mask specified"),
+              std::string::npos);
+}
+
 TEST(IpvsadmArgs, PersistentWithoutValueIs360AndAllowsPortZero) {
     auto r = parse("-A -t 10.0.0.1:0 -p -s sh");
     ASSERT_TRUE(r.ok()) << r.error();

@@ -67,6 +67,7 @@ struct ServiceOptions {
     std::vector<std::string> sched_flags;  // normalised names, see docs/control-protocol.md
     bool ops = false;
     std::string pe;
+    bool hash_qid = false;  // DPVS's conhash hash target qid (shown by -L as DPVS's ipvsadm)
     bool synproxy = false;
     bool toa = false;
     ProxyProtocol proxy_protocol = ProxyProtocol::Off;

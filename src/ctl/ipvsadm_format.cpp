@@ -127,6 +127,7 @@ ServiceEntry get_service(const json& j) {
     s.opts.sched_flags = j.value("sched_flags", std::vector<std::string>{});
     s.opts.ops = j.value("ops", false);
     s.opts.pe = j.value("pe", std::string());
+    s.opts.hash_qid = j.value("hash_target", std::string()) == "qid";
     s.opts.synproxy = j.value("synproxy", false);
     s.opts.toa = j.value("toa", false);
     std::string pp = j.value("proxy_protocol", std::string("off"));
@@ -273,6 +274,7 @@ std::string service_line(const ServiceEntry& s, const ListFormat& fmt) {
     }
     std::string line = name + " " + s.opts.sched;
     if (!s.opts.sched_flags.empty()) line += " (" + join_flags(s.opts.sched_flags) + ")";
+    if (s.opts.hash_qid) line += " qid";  // DPVS's ipvsadm prints its hash target here
     if (s.opts.persistent) {
         line += sfmt(" persistent %u", s.opts.persistent);
         if (s.opts.netmask.be != 0xffffffff) line += " mask " + net::to_string(s.opts.netmask);
@@ -414,6 +416,7 @@ std::string format_save(std::vector<ServiceEntry> services, const ListFormat& fm
         if (!s.opts.pe.empty()) out += " --pe " + s.opts.pe;
         if (s.opts.ops) out += " -o";
         if (!s.opts.sched_flags.empty()) out += " -b " + join_flags(s.opts.sched_flags);
+        if (s.opts.hash_qid) out += " --hash-target qid";
         if (s.opts.synproxy) out += " -j";
         if (s.opts.toa) out += " --toa on";
         if (s.opts.proxy_protocol != ProxyProtocol::Off)

@@ -138,6 +138,30 @@ TEST(IpvsadmArgs, NetmaskOfAnIpv6ServiceIsAPrefixLength) {
               std::string::npos);
 }
 
+// DPVS's --hash-target sip|qid, with its messages: conhash only, qid on UDP only.
+TEST(IpvsadmArgs, HashTargetIsDpvsConhashOption) {
+    auto r = parse("-A -u 10.0.0.1:443 -s conhash --hash-target qid");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_TRUE(r->svc.hash_qid);
+    auto sip = parse("-E -t 10.0.0.1:443 --hash-target sip -s conhash");
+    ASSERT_TRUE(sip.ok()) << sip.error();
+    EXPECT_FALSE(sip->svc.hash_qid);
+    EXPECT_FALSE(parse("-A -u 10.0.0.1:443 -s conhash").value().svc.hash_qid);
+    auto e = parse("-A -u 10.0.0.1:443 -s rr --hash-target qid");
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().find("hash target can only be set when schedule is conhash"),
+              std::string::npos);
+    e = parse("-A -t 10.0.0.1:443 -s conhash --hash-target qid");
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().find("qid hash can only be set in udp service"), std::string::npos);
+    e = parse("-A -u 10.0.0.1:443 -s conhash --hash-target cid");
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().find("hash target not support"), std::string::npos);
+    e = parse("-a -u 10.0.0.1:443 -r 10.0.0.2 --hash-target qid");
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().find("Illegal 'hash-target' option"), std::string::npos) << e.error();
+}
+
 TEST(IpvsadmArgs, PersistentWithoutValueIs360AndAllowsPortZero) {
     auto r = parse("-A -t 10.0.0.1:0 -p -s sh");
     ASSERT_TRUE(r.ok()) << r.error();

@@ -258,6 +258,10 @@ struct VirtualServer {
     bool syn_proxy = false;
     bool ops = false;  // keepalived `ops`: one-packet scheduling (UDP)
     bool pe_sip = false;  // keepalived `persistence_engine sip`: templates by SIP Call-ID
+    // DPVS keepalived `hash_target sip|qid` (lb_algo conhash; qid: UDP, QUIC connection ID)
+    // and xvs's `quic_cid_len N`, the servers' connection-ID length for short headers.
+    bool hash_qid = false;
+    uint8_t quic_cid_len = 0;
     bool toa = false;
     ProxyProtocol proxy_protocol = ProxyProtocol::Off;
     Uoa uoa = Uoa::Off;

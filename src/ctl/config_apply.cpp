@@ -38,6 +38,10 @@ std::string sched_detail(const lb::ServiceSpec& spec) {
         out += (out.empty() ? " (" : ",") + name;
     if (!out.empty()) out += ")";
     if (spec.mh_table_size != 0) out += " table " + std::to_string(spec.mh_table_size);
+    if (spec.flags & lb::kSvcFlagHashQid) {
+        out += " hash_target qid";
+        if (spec.quic_cid_len != 0) out += " quic_cid_len " + std::to_string(spec.quic_cid_len);
+    }
     return out;
 }
 
@@ -48,6 +52,7 @@ uint32_t service_flags(const VirtualServer& vs) {
     if (vs.syn_proxy) flags |= lb::kSvcFlagSynProxy;
     if (vs.ops) flags |= lb::kSvcFlagOps;
     if (vs.pe_sip) flags |= lb::kSvcFlagPeSip;
+    if (vs.hash_qid) flags |= lb::kSvcFlagHashQid;
     if (vs.proxy_protocol == ProxyProtocol::V1) flags |= lb::kSvcFlagPpV1;
     if (vs.proxy_protocol == ProxyProtocol::V2) flags |= lb::kSvcFlagPpV2;
     if (vs.uoa == Uoa::Opp) flags |= lb::kSvcFlagUoaOpp;
@@ -317,6 +322,7 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         spec.sched = vs.sched;
         spec.sched_flags = vs.sched_flags;
         spec.mh_table_size = vs.mh_table_size;
+        spec.quic_cid_len = vs.quic_cid_len;
         spec.fwd = vs.fwd;
         spec.flags = service_flags(vs);
         spec.conn_rate = vs.conn_rate_limit;
@@ -329,6 +335,7 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         } else if (svc->sched_name != spec.sched || svc->flags != spec.flags ||
                    svc->conn_rate != spec.conn_rate || svc->sched_flags != spec.sched_flags ||
                    svc->mh_table_size != spec.mh_table_size ||
+                   svc->quic_cid_len != spec.quic_cid_len ||
                    svc->persistence_s != spec.persistence_s || svc->persist_prefix != prefix) {
             if (svc->persistence_s != spec.persistence_s || svc->persist_prefix != prefix)
                 rep.changes.push_back("service " + svc_name(key) + " persistence " +
@@ -339,7 +346,9 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
                                       std::to_string(spec.conn_rate));
             const bool sched_changed = svc->sched_name != spec.sched ||
                                        svc->sched_flags != spec.sched_flags ||
-                                       svc->mh_table_size != spec.mh_table_size;
+                                       svc->mh_table_size != spec.mh_table_size ||
+                                       svc->quic_cid_len != spec.quic_cid_len ||
+                                       ((svc->flags ^ spec.flags) & lb::kSvcFlagHashQid) != 0;
             const bool flags_changed = svc->flags != spec.flags;
             const uint32_t old_flags = svc->flags;
             if (auto r = d.service_edit(spec); !r) return fail(vs.loc, "virtual_server", r.error());

@@ -29,6 +29,8 @@ struct PendingVs {
     std::optional<SourceLoc> table_loc;
     std::optional<SourceLoc> proto_loc;        // where protocol was given
     std::optional<SourceLoc> granularity_loc;  // where persistence_granularity was given
+    std::optional<SourceLoc> hash_target_loc;  // where `hash_target qid` was given
+    std::optional<SourceLoc> cid_len_loc;      // where quic_cid_len was given
     std::optional<SourceLoc> pe_loc;           // where persistence_engine was given
 };
 

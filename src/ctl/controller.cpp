@@ -95,6 +95,8 @@ json Controller::service_json(const lb::Service& s) const {
            {"netmask", persist_netmask(s)},
            {"sched_flags", lb::sched_flag_names(s.sched_name, s.sched_flags)},
            {"mh_table_size", s.mh_table_size},
+           {"hash_target", (s.flags & lb::kSvcFlagHashQid) ? "qid" : "sip"},
+           {"quic_cid_len", s.quic_cid_len},
            {"ops", (s.flags & lb::kSvcFlagOps) != 0},
            {"pe", (s.flags & lb::kSvcFlagPeSip) ? "sip" : ""},
            {"synproxy", (s.flags & lb::kSvcFlagSynProxy) != 0},
@@ -425,6 +427,13 @@ json Controller::dispatch(const json& req) {
             if (auto old = director_.service_find(get_service_key(s));
                 old && !s.contains("mh_table_size"))
                 spec.mh_table_size = old->mh_table_size;
+            // Nor a QUIC connection-ID length (the configuration's quic_cid_len): an edit
+            // that keeps hash target qid keeps it; a request without a hash target keeps both.
+            if (auto old = director_.service_find(get_service_key(s)); old) {
+                if (!s.contains("hash_target")) spec.flags |= old->flags & lb::kSvcFlagHashQid;
+                if ((spec.flags & lb::kSvcFlagHashQid) && !s.contains("quic_cid_len"))
+                    spec.quic_cid_len = old->quic_cid_len;
+            }
             return commit_ok(cmd == "add_service" ? director_.service_add(spec) : director_.service_edit(spec));
         }
         if (cmd == "del_service") {

@@ -154,6 +154,12 @@ std::optional<std::string> unsupported_service_attrs(const json& s) {
         opt_uint(s, "persistent", lb::kMaxTimeoutS, 0) == 0)
         return "the persistence netmask (-M) needs a persistent service: add -p [timeout] or "
                "remove -M";
+    if (s.contains("hash_target") &&
+        (!s.at("hash_target").is_string() || (s.at("hash_target") != "sip" && s.at("hash_target") != "qid")))
+        return "'hash_target' must be \"sip\" or \"qid\"";
+    if (s.contains("quic_cid_len") && (!s.at("quic_cid_len").is_number_unsigned() ||
+                                       s.at("quic_cid_len").get<uint64_t>() > net::kQuicMaxCidLen))
+        return "'quic_cid_len' must be 0..20 (bytes of a QUIC connection ID)";
     if (s.contains("sched_flags") &&
         !lb::sched_flags_parse(s.value("sched_flags", std::vector<std::string>{})))
         return "invalid scheduler flag (sh-fallback, sh-port, mh-fallback, mh-port, flag-1..3)";
@@ -193,6 +199,8 @@ lb::ServiceSpec service_spec_flags(const json& s) {
     spec.sched_flags =
         lb::sched_flags_parse(s.value("sched_flags", std::vector<std::string>{})).value_or(0);
     spec.mh_table_size = static_cast<uint32_t>(opt_uint(s, "mh_table_size", UINT32_MAX, 0));
+    if (s.contains("hash_target") && s.at("hash_target") == "qid") spec.flags |= lb::kSvcFlagHashQid;
+    spec.quic_cid_len = static_cast<uint8_t>(opt_uint(s, "quic_cid_len", net::kQuicMaxCidLen, 0));
     spec.persistence_s = static_cast<uint32_t>(opt_uint(s, "persistent", lb::kMaxTimeoutS, 0));
     spec.persist_prefix = persist_prefix_of(s).value_or(lb::ServiceSpec::kPersistFull);
     return spec;

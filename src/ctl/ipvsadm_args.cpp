@@ -51,6 +51,7 @@ enum Opt : int {
     kOptBlacklist,
     kOptWhitelist,
     kOptConnRate,
+    kOptHashTarget,
     kOptCount,
 };
 
@@ -61,7 +62,7 @@ constexpr std::array<const char*, kOptCount> kOptionNames = {
     "persistent-conn", "nosort",  "exact",           "ops",        "pe",
     "sched-flags", "tun-type",    "tun-port",        "synproxy",   "toa",
     "proxy-protocol", "uoa",      "laddr",    "ifname",
-    "blklst-address", "whtlst-address", "conn-rate",
+    "blklst-address", "whtlst-address", "conn-rate", "hash-target",
 };
 
 // Rows in CommandKind order (Help and Version never reach the check).
@@ -70,30 +71,30 @@ struct CommandRow {
     const char* options;  // kOptCount characters
 };
 // clang-format off
-//                                                      n c S s p M r f w x y T st rt th pc ns ex o pe b tt tp j toa pp uoa z F k 2 cr
+//                                                      n c S s p M r f w x y T st rt th pc ns ex o pe b tt tp j toa pp uoa z F k 2 cr ht
 constexpr std::array<CommandRow, 22> kCommandOptions = {{
-    {"add-service",    "xx+   xxxxxxxxxxxx   xx    xxxx "},
-    {"edit-service",   "xx+   xxxxxxxxxxxx   xx    xxxx "},
-    {"delete-service", "xx+xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"flush",          "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"list",           " 1 xxxxxxxx1      xxxxxxxxxxxxxx"},
-    {"add-server",     "xx+xxx+    xxxxxxxxxx  xxxxxxxxx"},
-    {"delete-server",  "xx+xxx+xxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"edit-server",    "xx+xxx+    xxxxxxxxxx  xxxxxxxxx"},
-    {"timeout",        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"restore",        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"save",           " xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"zero",           "xx xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"add-laddr",      "xx+xxxxxxxxxxxxxxxxxxxxxxxx++xxx"},
-    {"del-laddr",      "xx+xxxxxxxxxxxxxxxxxxxxxxxx+ xxx"},
-    {"get-laddr",      " x+xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"reload",         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"add-blklst",     "xx+xxxxxxxxxxxxxxxxxxxxxxxxxx+xx"},
-    {"del-blklst",     "xx+xxxxxxxxxxxxxxxxxxxxxxxxxx+xx"},
-    {"get-blklst",     " x xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
-    {"add-whtlst",     "xx+xxxxxxxxxxxxxxxxxxxxxxxxxxx+x"},
-    {"del-whtlst",     "xx+xxxxxxxxxxxxxxxxxxxxxxxxxxx+x"},
-    {"get-whtlst",     " x xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"add-service",    "xx+   xxxxxxxxxxxx   xx    xxxx  "},
+    {"edit-service",   "xx+   xxxxxxxxxxxx   xx    xxxx  "},
+    {"delete-service", "xx+xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"flush",          "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"list",           " 1 xxxxxxxx1      xxxxxxxxxxxxxxx"},
+    {"add-server",     "xx+xxx+    xxxxxxxxxx  xxxxxxxxxx"},
+    {"delete-server",  "xx+xxx+xxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"edit-server",    "xx+xxx+    xxxxxxxxxx  xxxxxxxxxx"},
+    {"timeout",        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"restore",        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"save",           " xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"zero",           "xx xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"add-laddr",      "xx+xxxxxxxxxxxxxxxxxxxxxxxx++xxxx"},
+    {"del-laddr",      "xx+xxxxxxxxxxxxxxxxxxxxxxxx+ xxxx"},
+    {"get-laddr",      " x+xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"reload",         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"add-blklst",     "xx+xxxxxxxxxxxxxxxxxxxxxxxxxx+xxx"},
+    {"del-blklst",     "xx+xxxxxxxxxxxxxxxxxxxxxxxxxx+xxx"},
+    {"get-blklst",     " x xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+    {"add-whtlst",     "xx+xxxxxxxxxxxxxxxxxxxxxxxxxxx+xx"},
+    {"del-whtlst",     "xx+xxxxxxxxxxxxxxxxxxxxxxxxxxx+xx"},
+    {"get-whtlst",     " x xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
 }};
 // clang-format on
 static_assert(static_cast<int>(CommandKind::GetWhitelist) + 1 == kCommandOptions.size());
@@ -193,6 +194,7 @@ constexpr OptionSpec kOptions[] = {
     {'k', "blklst", ArgKind::Required, false, kOptBlacklist},
     {'2', "whtlst", ArgKind::Required, false, kOptWhitelist},
     {0, "conn-rate", ArgKind::Required, false, kOptConnRate},
+    {0, "hash-target", ArgKind::Required, false, kOptHashTarget},
     {0, "socket", ArgKind::Required, false, kSocket},
 };
 
@@ -392,16 +394,18 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
 
     // Pass 2: apply occurrences in order, failing on the first bad one (ipvsadm's order).
     std::optional<CommandKind> kind;
-    uint32_t options = 0;
+    uint64_t options = 0;
+    static_assert(kOptCount <= 64);
     auto set_option = [&](int bit) -> Result<void> {
-        if (options & (1u << bit))
+        if (options & (uint64_t{1} << bit))
             return fail(std::string("multiple '") + kOptionNames[bit] + "' options specified");
-        options |= 1u << bit;
+        options |= uint64_t{1} << bit;
         return {};
     };
     std::optional<std::string> sched_flags_text;
     bool dest_port_given = false;
     std::string dest_text;
+    std::string netmask_text;  // -M: its form depends on the service's family, known at the end
 
     for (const auto& occ : occs) {
         const OptionSpec& o = *occ.spec;
@@ -463,9 +467,7 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
             }
             case kOptNetmask: {
                 if (!(r = set_option(kOptNetmask))) return fail(r.error());
-                auto mask = net::parse_ipv4(arg);
-                if (!mask) return fail("illegal virtual server persistent mask specified");
-                c.svc.netmask = *mask;
+                netmask_text = arg;
                 break;
             }
             case kOptServer:
@@ -503,6 +505,11 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
                 (upper ? c.dest.u_threshold : c.dest.l_threshold) = static_cast<uint32_t>(*t);
                 break;
             }
+            case kOptHashTarget:  // DPVS's ipvsadm: sip (the client address) or qid (QUIC)
+                if (!(r = set_option(kOptHashTarget))) return fail(r.error());
+                if (arg != "sip" && arg != "qid") return fail("hash target not support");
+                c.svc.hash_qid = arg == "qid";
+                break;
             case kOptPe:
                 if (!(r = set_option(kOptPe))) return fail(r.error());
                 c.svc.pe = arg;
@@ -582,7 +589,23 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
 
     if (!kind) return fail(try_help(program));  // options but no command
     c.kind = *kind;
-    auto has = [&](int bit) { return (options & (1u << bit)) != 0; };
+    auto has = [&](int bit) { return (options & (uint64_t{1} << bit)) != 0; };
+
+    // -M: an IPv4 netmask, or for an IPv6 service a prefix length (ipvsadm's two forms and
+    // messages; ipvsadm reads the family from a -t/-u given before -M, xvsadm from either order).
+    if (has(kOptNetmask)) {
+        const bool v6 = c.service && !c.service->fwmark && !c.service->match &&
+                        !c.service->vip.is_v4();
+        if (v6) {
+            auto len = to_number(netmask_text, 1, 128);
+            if (!len) return fail("illegal ipv6 netmask specified");
+            c.svc.netmask6 = static_cast<uint8_t>(*len);
+        } else {
+            auto mask = net::parse_ipv4(netmask_text);
+            if (!mask) return fail("illegal virtual server persistent mask specified");
+            c.svc.netmask = *mask;
+        }
+    }
 
     if (!dest_text.empty() || has(kOptServer)) {
         Proto proto = c.service ? c.service->proto : Proto::Tcp;
@@ -635,6 +658,12 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
         if (c.svc.ops && !s.fwmark && s.proto != Proto::Udp)
             return fail("One-Packet Scheduling is only for UDP virtual services");
         if (c.svc.sched.empty()) c.svc.sched = "wlc";
+        // DPVS's ipvsadm messages (it checks -s and -t/-u given before --hash-target; here
+        // the whole command line counts).
+        if (has(kOptHashTarget) && c.svc.sched != "conhash")
+            return fail("hash target can only be set when schedule is conhash");
+        if (c.svc.hash_qid && (s.fwmark || s.match || s.proto != Proto::Udp))
+            return fail("qid hash can only be set in udp service");
         if (sched_flags_text) {
             auto flags = parse_sched_flags(c.svc.sched, *sched_flags_text);
             if (!flags) return fail(flags.error());
@@ -765,6 +794,7 @@ std::string usage_text(std::string_view program) {
     s += "  --persistent   -p [timeout]         persistent service (default 360 seconds)\n";
     s += "  --netmask      -M netmask           persistent granularity mask\n";
     s += "  --sched-flags  -b flags             scheduler flags (comma-separated)\n";
+    s += "  --hash-target  hashtag              conhash: sip (client address) or qid (UDP: QUIC connection ID)\n";
     s += "  --real-server  -r server-address    server-address is host (and port)\n";
     s += "  --gatewaying   -g                   gatewaying (direct routing) (default)\n";
     s += "  --ipip         -i                   ipip encapsulation (tunneling)\n";

@@ -62,10 +62,12 @@ struct ServiceKey {
 struct ServiceOptions {
     std::string sched = "wlc";
     uint32_t persistent = 0;  // seconds; 0 = not persistent
-    net::Ipv4 netmask = net::Ipv4{0xffffffff};
+    net::Ipv4 netmask = net::Ipv4{0xffffffff};  // -M of an IPv4 (or firewall-mark) service
+    uint8_t netmask6 = 128;  // -M of an IPv6 service: a prefix length 1..128, as ipvsadm takes it
     std::vector<std::string> sched_flags;  // normalised names, see docs/control-protocol.md
     bool ops = false;
     std::string pe;
+    bool hash_qid = false;  // DPVS's conhash hash target qid (shown by -L as DPVS's ipvsadm)
     bool synproxy = false;
     bool toa = false;
     ProxyProtocol proxy_protocol = ProxyProtocol::Off;

@@ -4,6 +4,7 @@
 #include "ctl/ipvsadm_format.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cstdarg>
 #include <cstdio>
@@ -109,13 +110,24 @@ ServiceEntry get_service(const json& j) {
     s.key = get_key(j);
     s.opts.sched = j.value("sched", std::string("wlc"));
     s.opts.persistent = j.value("persistent", uint32_t{0});
-    // An IPv6 service's granularity is a prefix length ("64"), which ipvsadm's layouts here
-    // do not show yet.
-    if (j.contains("netmask") && j.at("netmask").get<std::string>().find('.') != std::string::npos)
-        s.opts.netmask = get_ipv4(j, "netmask");
+    // An IPv4 service's granularity is a netmask ("255.255.255.0"), an IPv6 one's a prefix
+    // length ("64"), as ipvsadm shows them.
+    if (j.contains("netmask")) {
+        const std::string mask = j.at("netmask").get<std::string>();
+        if (mask.find('.') != std::string::npos) {
+            s.opts.netmask = get_ipv4(j, "netmask");
+        } else {
+            unsigned len = 0;
+            const auto [end, ec] = std::from_chars(mask.data(), mask.data() + mask.size(), len);
+            if (ec != std::errc{} || end != mask.data() + mask.size() || len < 1 || len > 128)
+                throw DecodeError{"bad netmask '" + mask + "'"};
+            s.opts.netmask6 = static_cast<uint8_t>(len);
+        }
+    }
     s.opts.sched_flags = j.value("sched_flags", std::vector<std::string>{});
     s.opts.ops = j.value("ops", false);
     s.opts.pe = j.value("pe", std::string());
+    s.opts.hash_qid = j.value("hash_target", std::string()) == "qid";
     s.opts.synproxy = j.value("synproxy", false);
     s.opts.toa = j.value("toa", false);
     std::string pp = j.value("proxy_protocol", std::string("off"));
@@ -262,9 +274,11 @@ std::string service_line(const ServiceEntry& s, const ListFormat& fmt) {
     }
     std::string line = name + " " + s.opts.sched;
     if (!s.opts.sched_flags.empty()) line += " (" + join_flags(s.opts.sched_flags) + ")";
+    if (s.opts.hash_qid) line += " qid";  // DPVS's ipvsadm prints its hash target here
     if (s.opts.persistent) {
         line += sfmt(" persistent %u", s.opts.persistent);
         if (s.opts.netmask.be != 0xffffffff) line += " mask " + net::to_string(s.opts.netmask);
+        if (s.opts.netmask6 != 128) line += sfmt(" mask %u", unsigned{s.opts.netmask6});
     }
     if (!s.opts.pe.empty()) line += " pe " + s.opts.pe;
     if (s.opts.ops) line += " ops";
@@ -397,10 +411,12 @@ std::string format_save(std::vector<ServiceEntry> services, const ListFormat& fm
         if (s.opts.persistent) {
             out += sfmt(" -p %u", s.opts.persistent);
             if (s.opts.netmask.be != 0xffffffff) out += " -M " + net::to_string(s.opts.netmask);
+            if (s.opts.netmask6 != 128) out += sfmt(" -M %u", unsigned{s.opts.netmask6});
         }
         if (!s.opts.pe.empty()) out += " --pe " + s.opts.pe;
         if (s.opts.ops) out += " -o";
         if (!s.opts.sched_flags.empty()) out += " -b " + join_flags(s.opts.sched_flags);
+        if (s.opts.hash_qid) out += " --hash-target qid";
         if (s.opts.synproxy) out += " -j";
         if (s.opts.toa) out += " --toa on";
         if (s.opts.proxy_protocol != ProxyProtocol::Off)

@@ -32,10 +32,17 @@ json service_json(const Command& c) {
     json s = key_json(*c.service);
     s["sched"] = c.svc.sched;
     s["persistent"] = c.svc.persistent;
-    s["netmask"] = net::to_string(c.svc.netmask);
+    // An IPv6 service's granularity travels as its prefix length (controller_request.h);
+    // /128, the whole address, as no netmask at all.
+    const ServiceKey& k = *c.service;
+    if (k.fwmark || k.match || k.vip.is_v4())
+        s["netmask"] = net::to_string(c.svc.netmask);
+    else if (c.svc.netmask6 != 128)
+        s["netmask"] = std::to_string(c.svc.netmask6);
     s["sched_flags"] = c.svc.sched_flags;
     s["ops"] = c.svc.ops;
     s["pe"] = c.svc.pe;
+    s["hash_target"] = c.svc.hash_qid ? "qid" : "sip";
     s["synproxy"] = c.svc.synproxy;
     s["toa"] = c.svc.toa;
     s["proxy_protocol"] = std::string(proxy_protocol_name(c.svc.proxy_protocol));

@@ -69,6 +69,17 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     }
     Service* svc = view->svc;
     FlowKey flow{lp.key.saddr, lp.key.daddr, lp.key.sport, lp.key.dport, lp.proto, w.stack.now_ms};
+    if ((view->flags & kSvcFlagHashQid) && lp.proto == net::kIpProtoUdp) {
+        // conhash by QUIC connection ID: the DCID in the first segment's part of the payload.
+        const uint8_t* start = rte_pktmbuf_mtod(lp.pkt, const uint8_t*);
+        const size_t in_seg = rte_pktmbuf_data_len(lp.pkt);
+        const size_t l4_at = static_cast<size_t>(lp.l4 - start);
+        const size_t hdr = sizeof(net::UdpHdr);
+        if (l4_at + hdr <= in_seg && lp.l4_len > hdr) {
+            const size_t n = std::min<size_t>(lp.l4_len - hdr, in_seg - l4_at - hdr);
+            flow.cid = net::quic_dcid(lp.l4 + hdr, n, view->quic_cid_len);
+        }
+    }
     // A persistent service: the client's template names the dest; the scheduler only picks
     // for a client without one (and a template is made for it).
     Conn* tpl = nullptr;

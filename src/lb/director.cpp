@@ -122,6 +122,23 @@ Result<uint8_t> persist_check(const ServiceSpec& spec) {
     return spec.persist_prefix;
 }
 
+// DPVS's conhash hash target (ipvsadm --hash-target, keepalived hash_target): `qid` is for
+// conhash (DPVS: "hash target can only be set when schedule is conhash"), and the short-header
+// connection-ID length only with it. UDP only is service_check's.
+Result<void> hash_target_check(const ServiceSpec& spec) {
+    const bool qid = (spec.flags & kSvcFlagHashQid) != 0;
+    if (qid && spec.sched != "conhash")
+        return make_error("hash target qid is for the conhash scheduler (the scheduler is " +
+                          spec.sched + "): use -s conhash (lb_algo conhash) or drop it");
+    if (spec.quic_cid_len != 0 && !qid)
+        return make_error("quic_cid_len needs hash target qid (--hash-target qid, keepalived "
+                          "hash_target qid): add it or remove quic_cid_len");
+    if (spec.quic_cid_len > net::kQuicMaxCidLen)
+        return make_error("quic_cid_len " + std::to_string(spec.quic_cid_len) +
+                          " is longer than a QUIC connection ID (1..20 bytes)");
+    return {};
+}
+
 }  // namespace
 
 static_assert(kMaxWorkers <= stack::kMaxNeighWorkers);
@@ -331,6 +348,7 @@ Result<void> Director::service_add(const ServiceSpec& spec) {
     if (auto r = sched_check(spec.sched, spec.sched_flags, spec.mh_table_size); !r) return r;
     auto prefix = persist_check(spec);
     if (!prefix) return make_error(prefix.error());
+    if (auto r = hash_target_check(spec); !r) return r;
     // A firewall-mark service takes TCP and UDP: the options must suit both (proto 0).
     if (auto r = service_check(spec.fwmark ? uint8_t{0} : spec.proto, spec.fwd, spec.flags); !r)
         return r;
@@ -344,6 +362,7 @@ Result<void> Director::service_add(const ServiceSpec& spec) {
     svc->sched_name = spec.sched;
     svc->sched_flags = spec.sched_flags;
     svc->mh_table_size = spec.mh_table_size;
+    svc->quic_cid_len = spec.quic_cid_len;
     svc->fwd = spec.fwd;
     svc->flags = spec.flags;
     svc->conn_rate = spec.conn_rate;
@@ -360,6 +379,7 @@ Result<void> Director::service_edit(const ServiceSpec& spec) {
     if (auto r = sched_check(spec.sched, spec.sched_flags, spec.mh_table_size); !r) return r;
     auto prefix = persist_check(spec);
     if (!prefix) return make_error(prefix.error());
+    if (auto r = hash_target_check(spec); !r) return r;
     if (auto r = service_check(proto, spec.fwd, spec.flags); !r) return r;
     if (!spec.fwmark) {
         if (auto r = v6_service_check(spec.vip, spec.flags); !r) return r;
@@ -373,6 +393,7 @@ Result<void> Director::service_edit(const ServiceSpec& spec) {
     svc->sched_name = spec.sched;
     svc->sched_flags = spec.sched_flags;
     svc->mh_table_size = spec.mh_table_size;
+    svc->quic_cid_len = spec.quic_cid_len;
     svc->flags = spec.flags;
     svc->conn_rate = spec.conn_rate;
     // Persistence too, for new conns: templates made before keep their dest until they expire.
@@ -779,6 +800,7 @@ std::shared_ptr<const ServiceView> Director::service_view(
     in.sched = sched_find(svc.sched_name);
     in.fwd = svc.fwd;
     in.flags = svc.flags;
+    in.quic_cid_len = svc.quic_cid_len;
     in.blacklist = svc.blacklist;
     in.whitelist = svc.whitelist;
     in.conn_rate = svc.conn_rate;
@@ -809,6 +831,7 @@ std::shared_ptr<const ServiceView> Director::service_view(
     view->sched = in.sched;
     view->fwd = in.fwd;
     view->flags = in.flags;
+    view->quic_cid_len = in.quic_cid_len;
     view->blacklist = net::PrefixSet(in.blacklist);
     view->whitelist = net::PrefixSet(in.whitelist);
     view->conn_rate = in.conn_rate;

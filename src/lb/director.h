@@ -36,6 +36,10 @@ struct ServiceSpec {
     uint32_t conn_rate = 0;      // new connections per second, 0 = no cap
     uint32_t sched_flags = 0;    // ipvsadm -b (lb/sched/sched.h kSchedFlag*)
     uint32_t mh_table_size = 0;  // mh lookup table size (prime); 0 = default
+    // With kSvcFlagHashQid (conhash by QUIC connection ID): the length of the connection IDs
+    // the real servers choose, which short headers do not carry (1..20; 0 = unknown: short
+    // headers are hashed by the client address).
+    uint8_t quic_cid_len = 0;
     // ipvsadm -f / keepalived `virtual_server fwmark N`: a firewall-mark service (vip, port
     // and proto ignored; its packets are those fwmark_set's rules give this mark).
     uint32_t fwmark = 0;
@@ -256,6 +260,7 @@ private:
         std::vector<int32_t> weights;
         std::vector<DestLimit> limits;
         uint32_t sched_flags = 0, table_size = 0;
+        uint8_t quic_cid_len = 0;
         LocalityTable* locality = nullptr;
         std::vector<LocalAddr*> laddrs;
         bool operator==(const ViewInputs&) const = default;

@@ -69,12 +69,17 @@ inline constexpr uint32_t kSvcFlagOps = 1u << 6;
 // (net/sip.h) instead of the client address, so every datagram stream of one call reaches one
 // real server whoever sends it; a datagram without a Call-ID keeps the client-address template.
 inline constexpr uint32_t kSvcFlagPeSip = 1u << 7;
+// DPVS's conhash hash target `qid` (keepalived `hash_target qid`, ipvsadm --hash-target qid):
+// a UDP conhash service hashes a flow's QUIC Destination Connection ID, not the client address
+// (lb/sched/conhash.cpp). Without it the target is DPVS's `sip`, the client address.
+inline constexpr uint32_t kSvcFlagHashQid = 1u << 8;
 
 struct Service {
     ServiceKey key;
     std::string sched_name = "wlc";
     uint32_t sched_flags = 0;    // ipvsadm -b (kSchedFlag*), those the scheduler accepts
     uint32_t mh_table_size = 0;  // mh: lookup table size, a prime; 0 = kMhDefaultTableSize
+    uint8_t quic_cid_len = 0;    // kSvcFlagHashQid: the servers' short-header DCID length, 0 = unknown
     // lblc/lblcr tables, one per worker: allocated the first time the service schedules with
     // one of them and kept (snapshots point into it) until the service itself is freed.
     std::unique_ptr<LocalityTable[]> locality;
@@ -128,6 +133,7 @@ struct ServiceView {
     std::vector<LocalAddr*> laddrs;
     FwdMode fwd = FwdMode::FullNat;
     uint32_t flags = 0;        // kSvcFlag*, as configured when this snapshot was built
+    uint8_t quic_cid_len = 0;  // kSvcFlagHashQid: short-header DCID length (net/quic.h), 0 = unknown
     net::PrefixSet blacklist;  // compiled from Service::blacklist
     net::PrefixSet whitelist;
     uint32_t conn_rate = 0;

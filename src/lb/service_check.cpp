@@ -30,6 +30,8 @@ Result<void> service_check(uint8_t proto, FwdMode mode, uint32_t flags) {
     const bool uoa = flags & (kSvcFlagUoaOpp | kSvcFlagUoaIpo);
     if ((flags & kSvcFlagOps) && proto != 17)
         return make_error("ops (one-packet scheduling) needs protocol UDP");
+    if ((flags & kSvcFlagHashQid) && proto != 17)
+        return make_error("hash target qid (QUIC connection ID) needs protocol UDP");
     if ((flags & kSvcFlagPeSip) && proto != 17)
         return make_error("persistence_engine sip (--pe sip) needs protocol UDP");
     if ((flags & kSvcFlagSynProxy) && !tcp)

@@ -3,13 +3,18 @@
 # addresses on the client) to an sh and an mh FULLNAT service each stay on one real server
 # and, over the 8, use both; `persistence_timeout 30` with rr keeps one client on one server
 # across 30 connections (rr alone alternates), shown as a template by xvsadm -L -c; a
-# firewall-mark service with persistence keeps a client on one server across two ports.
+# firewall-mark service with persistence keeps a client on one server across two ports; a UDP
+# conhash service with hash_target qid places QUIC-shaped datagrams by connection ID: the
+# Initial from one address and the short header with that ID from another meet one server,
+# and one client address's connections use both.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 
 topo_up 2
 start_rs_http 1
 start_rs_http 2
+start_rs_udp 1
+start_rs_udp 2
 CLIENTS=()
 for k in $(seq 10 17); do
     ip -n "$NS_CL" addr add "10.10.1.$k/24" dev cl0 || fail "client address 10.10.1.$k"
@@ -45,6 +50,16 @@ conf=$XE_TMP/xvs.conf
     echo "    }"
     echo "}"
     persistent_vs 1 300 fwmark
+    echo "virtual_server $VIP 443 {"
+    echo "    protocol UDP"
+    echo "    lb_algo conhash"
+    echo "    hash_target qid"
+    echo "    quic_cid_len 8"
+    echo "    lb_kind FNAT"
+    echo "    laddr_group_name lips"
+    echo "    real_server $(rs_ip 1) 5353 { weight 1 }"
+    echo "    real_server $(rs_ip 2) 5353 { weight 1 }"
+    echo "}"
 } >"$conf"
 start_xvsd "$conf"
 
@@ -112,3 +127,14 @@ fwm=$(grep -E "^IP +[0-9]+:[0-9]+ +NONE +$CLIENT_IP:0 +0\.0\.0\.1:0 " <<<"$(xvsa
 log "fwmark template: $fwm"
 [[ -n $fwm ]] || fail "no fwmark template (IP ... 0.0.0.1:0) in xvsadm -L -c"
 
+# conhash hash_target qid (:443 UDP): 16 QUIC connection IDs, each Initial from $CLIENT_IP and
+# its short header from one of the 8 other addresses, every datagram a new flow.
+quic=$(in_ns "$NS_CL" timeout 60 "$XE_PY" "$XE_LIB_DIR/quic_cid_client.py" "$VIP" 443 16 \
+    "$CLIENT_IP" "${CLIENTS[@]}")
+log "quic (k, initial's RS, short header's RS):"$'\n'"$quic"
+assert_eq 16 "$(awk '$2 != "none" && $2 == $3' <<<"$quic" | wc -l)" \
+    "QUIC IDs whose short header from another address reached the Initial's server"
+assert_ge "$(awk '$2 == "rs1"' <<<"$quic" | wc -l)" 1 "QUIC connections of one client on rs1"
+assert_ge "$(awk '$2 == "rs2"' <<<"$quic" | wc -l)" 1 "QUIC connections of one client on rs2"
+assert_contains "$(xvsadm_ns -L -n)" "UDP  $VIP:443 conhash qid" "xvsadm -L -n hash target"
+pass "conhash qid: 16 QUIC connection IDs each kept their server across client addresses"

@@ -173,6 +173,69 @@ TEST_F(PersistTest, TemplatesShowInTheConnDumpWithPortZero) {
     EXPECT_EQ(t.state, lb::TcpState::None);
 }
 
+// An IPv6 service's granularity is a prefix length (ipvsadm -M 64): clients of one /64 share
+// a template, a client of the next /64 is scheduled anew; /128 (the default) keeps rr's
+// alternation between two clients of one /64.
+class Persist6Test : public PersistTest {
+  protected:
+    static constexpr const char* kVip6 = "2001:db8:1::100";
+    void configure6(uint8_t prefix) {
+        ok(director->address_add(ip6("2001:db8:1::1"), 64, "wan"));
+        ok(director->address_add(ip6("2001:db8:2::1"), 64, "lan"));
+        lb::ServiceSpec s{6, ip6(kVip6), 80, "rr"};
+        s.fwd = lb::FwdMode::Dr;
+        s.persistence_s = 300;
+        s.persist_prefix = prefix;
+        ok(director->service_add(s));
+        for (const char* rs : {"2001:db8:2::2", "2001:db8:2::3"}) {
+            lb::DestSpec d{ip6(rs), 80, 1};
+            d.fwd = lb::FwdMode::Dr;
+            ok(director->dest_add(lb::make_service_key(6, ip6(kVip6), 80), d));
+        }
+        director->commit();
+        start_worker();
+        worker->neighbours().add_static(ip6("2001:db8:2::2"), kRs1Mac, kLan);
+        worker->neighbours().add_static(ip6("2001:db8:2::3"), kRs2Mac, kLan);
+    }
+    // The RS MAC a SYN from client:cport went to, the frame checked whole (DR: MACs only).
+    net::MacAddr syn6(const char* client, uint16_t cport) {
+        auto frame = [&](net::MacAddr src, net::MacAddr dst) {
+            return PacketBuilder()
+                .eth(src, dst)
+                .ipv6(client, kVip6)
+                .tcp(cport, 80)
+                .flags(net::kTcpSyn)
+                .seq(1000)
+                .build();
+        };
+        auto out = roundtrip(kWan, frame(kClientMac, wan_mac()), kLan);
+        EXPECT_EQ(out.size(), 1u) << client << ":" << cport;
+        if (out.size() != 1) return net::MacAddr{};
+        for (net::MacAddr rs : {kRs1Mac, kRs2Mac})
+            if (FramesEqual(frame(lan_mac(), rs), out[0])) return rs;
+        ADD_FAILURE() << "not the client's SYN to a real server";
+        return net::MacAddr{};
+    }
+};
+
+TEST_F(Persist6Test, PrefixLengthPutsA64OnOneDest) {
+    configure6(64);
+    EXPECT_EQ(syn6("2001:db8:1::2", 1000), kRs1Mac);
+    EXPECT_EQ(syn6("2001:db8:1::3", 1000), kRs1Mac);        // same /64: same template
+    EXPECT_EQ(syn6("2001:db8:1:0:ffff::9", 1001), kRs1Mac);  // still that /64
+    EXPECT_EQ(syn6("2001:db8:1:1::2", 1000), kRs2Mac);      // the next /64: rr's next
+    EXPECT_EQ(syn6("2001:db8:1:1::3", 1002), kRs2Mac);
+    EXPECT_EQ(worker->conns().in_use(), 5u + 2u);  // 5 conns, 2 templates
+}
+
+TEST_F(Persist6Test, WholeAddressByDefault) {
+    configure6(lb::ServiceSpec::kPersistFull);
+    EXPECT_EQ(syn6("2001:db8:1::2", 1000), kRs1Mac);
+    EXPECT_EQ(syn6("2001:db8:1::3", 1000), kRs2Mac);  // another client: its own template
+    EXPECT_EQ(syn6("2001:db8:1::2", 1001), kRs1Mac);
+    EXPECT_EQ(worker->conns().in_use(), 3u + 2u);
+}
+
 class FwmarkTest : public PersistTest {
   protected:
     // Mark 1: VIP ports 80 and 443 over TCP; 10.10.1.101 any port, any protocol.

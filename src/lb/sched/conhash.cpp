@@ -3,8 +3,11 @@
 // kMaxPoints), and a client address goes to the dest of the first point at or after its hash.
 // Adding or removing a dest moves only the clients whose next point changes, about 1 / N of
 // them. The ring is sorted in build; pick is one binary search. A client whose dest is unusable
-// (over its -x threshold) gets nothing, as DPVS. DPVS can also hash a QUIC connection ID for
-// UDP; xvs hashes the client address only (the scheduler sees the flow key, not the payload).
+// (over its -x threshold) gets nothing, as DPVS. A UDP service with `hash_target qid` (DPVS's
+// keepalived keyword, ipvsadm --hash-target) hashes the QUIC Destination Connection ID of the
+// flow's first datagram instead (FlowKey::cid, read by conn_create with net/quic.h), so the
+// flows of one QUIC connection meet one dest from any client address while the ID stays;
+// datagrams that carry none are hashed by the client address.
 #include <algorithm>
 #include <numeric>
 
@@ -49,7 +52,9 @@ void conhash_build(SchedPlan& plan) {
 Dest* conhash_pick(const SchedPlan& plan, SchedCursor& /*cursor*/, unsigned worker,
                    const FlowKey& flow) {
     if (plan.ring.empty()) return nullptr;
-    const uint64_t point = sched_hash(flow.saddr, 0, kLookupSeed) & 0xffff'ffffULL;
+    const uint64_t hash = flow.cid.len != 0 ? net::quic_cid_hash(flow.cid, kLookupSeed)
+                                            : sched_hash(flow.saddr, 0, kLookupSeed);
+    const uint64_t point = hash & 0xffff'ffffULL;
     auto it = std::lower_bound(plan.ring.begin(), plan.ring.end(), point << 32);
     if (it == plan.ring.end()) it = plan.ring.begin();  // the ring wraps
     const size_t index = static_cast<uint32_t>(*it);

@@ -15,6 +15,7 @@
 
 #include "lb/admission.h"
 #include "lb/dest.h"
+#include "net/quic.h"
 
 namespace xvs::lb {
 
@@ -27,6 +28,9 @@ struct FlowKey {
     uint16_t dport;
     uint8_t proto;
     uint64_t now_ms = 0;  // the picking worker's clock
+    // conhash with `hash_target qid` (DPVS): the QUIC Destination Connection ID of the flow's
+    // first datagram (net/quic.h), hashed in place of saddr; none (len 0) otherwise.
+    net::QuicCid cid{};
 };
 
 // Scheduler flags (ipvsadm -b), as IPVS numbers them: flag-1 is sh-fallback / mh-fallback,

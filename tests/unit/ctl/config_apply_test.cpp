@@ -534,6 +534,45 @@ TEST_F(ConfigApplyTest, SchedulerFlagsAndMaglevTableSizeAppliedAndReloaded) {
     EXPECT_EQ(director_.service_find(key(6, "10.10.1.100", 80))->mh_table_size, 0u);
 }
 
+// hash_target qid and quic_cid_len reach the service view (the worker reads both per new
+// flow); a reload changing the length edits the service, and going back to sip clears both.
+TEST_F(ConfigApplyTest, HashTargetQidAndConnectionIdLengthAppliedAndReloaded) {
+    auto with = [](const char* lines) {
+        std::string text(kBase);
+        const std::string anchor = "    protocol UDP\n    lb_algo rr\n";
+        const size_t at = text.find(anchor);
+        EXPECT_NE(at, std::string::npos);
+        text.replace(at, anchor.size(), std::string("    protocol UDP\n") + lines);
+        return text;
+    };
+    const std::string qid8 = with("    lb_algo conhash\n    hash_target qid\n    quic_cid_len 8\n");
+    auto r = config_apply(director_, parse(qid8.c_str()));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, ::testing::Contains("service UDP 10.10.1.101:53 scheduler conhash "
+                                                "hash_target qid quic_cid_len 8"));
+    const lb::ServiceView* view =
+        director_.snapshot()->service(17, be("10.10.1.101"), net::hton16(53));
+    ASSERT_TRUE(view);
+    EXPECT_TRUE(view->flags & lb::kSvcFlagHashQid);
+    EXPECT_EQ(view->quic_cid_len, 8);
+    auto same = config_apply(director_, parse(qid8.c_str()));
+    ASSERT_TRUE(same) << same.error();
+    EXPECT_THAT(same->changes, IsEmpty());
+    const std::string qid4 = with("    lb_algo conhash\n    hash_target qid\n    quic_cid_len 4\n");
+    auto four = config_apply(director_, parse(qid4.c_str()));
+    ASSERT_TRUE(four) << four.error();
+    EXPECT_THAT(four->changes, ::testing::Contains("service UDP 10.10.1.101:53 scheduler conhash "
+                                                   "hash_target qid quic_cid_len 4"));
+    view = director_.snapshot()->service(17, be("10.10.1.101"), net::hton16(53));
+    EXPECT_EQ(view->quic_cid_len, 4);
+    const std::string sip = with("    lb_algo conhash\n    hash_target sip\n");
+    auto back = config_apply(director_, parse(sip.c_str()));
+    ASSERT_TRUE(back) << back.error();
+    view = director_.snapshot()->service(17, be("10.10.1.101"), net::hton16(53));
+    EXPECT_FALSE(view->flags & lb::kSvcFlagHashQid);
+    EXPECT_EQ(view->quic_cid_len, 0);
+}
+
 TEST_F(ConfigApplyTest, LocalAddressCanMovePortInOneReload) {
     std::string text = kBase;
     // .103 moves from lan0 to wan0 (no other service keeps it on lan0).

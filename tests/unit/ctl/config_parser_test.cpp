@@ -893,6 +893,30 @@ TEST(ConfigParserErrors, MhTableSizeMustBeAPrimeForMh) {
                 ElementsAre("t.conf:9: mh_table_size: 1 out of range 2..16777216"));
 }
 
+// DPVS's `hash_target sip|qid` and xvs's quic_cid_len: qid is for UDP conhash services, the
+// length only with qid; each refusal at its line.
+TEST(ConfigParserErrors, HashTargetQidOnlyForUdpConhash) {
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 443 { laddr_group_name lips\n"
+                          "  protocol TCP\n  lb_algo conhash\n  hash_target qid\n}\n"),
+                ElementsAre("t.conf:10: hash_target qid (QUIC connection ID) needs protocol UDP: "
+                            "add `protocol UDP` or use hash_target sip"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 443 { laddr_group_name lips\n"
+                          "  protocol UDP\n  lb_algo wlc\n  hash_target qid\n}\n"),
+                ElementsAre("t.conf:10: hash_target applies to lb_algo conhash only (lb_algo is "
+                            "wlc)"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 443 { laddr_group_name lips\n"
+                          "  protocol UDP\n  lb_algo conhash\n  quic_cid_len 8\n}\n"),
+                ElementsAre("t.conf:10: quic_cid_len is the QUIC connection-ID length for "
+                            "hash_target qid: add `hash_target qid` or remove it"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 443 { laddr_group_name lips\n"
+                          "  protocol UDP\n  lb_algo conhash\n  hash_target qid\n"
+                          "  quic_cid_len 21\n}\n"),
+                ElementsAre("t.conf:11: quic_cid_len: 21 out of range 1..20"));
+    EXPECT_THAT(errors_of("virtual_server 10.10.1.100 443 { laddr_group_name lips\n"
+                          "  protocol UDP\n  lb_algo conhash\n  hash_target cid\n}\n"),
+                ElementsAre(testing::HasSubstr("t.conf:10: hash_target")));
+}
+
 TEST(ConfigParserErrors, ForwardingMethods) {
     EXPECT_THAT(
         errors_of("virtual_server 10.10.1.100 80 { lb_kind DR }\n"
@@ -975,6 +999,21 @@ TEST(ConfigParserErrors, FwmarkNeedsItsMark) {
                             "t.conf:7: virtual_server fwmark 5: no `mark 5` in fwmark_defs (xvs "
                             "marks packets itself: define which VIPs and ports carry the mark "
                             "there)"));
+}
+
+// IPv6 firewall-mark entries are refused at their own line with what to write instead.
+TEST(ConfigParserErrors, FwmarkIpv6EntryRefusedAtItsLine) {
+    EXPECT_THAT(errors_of("fwmark_defs { mark 7 {\n 10.10.1.100 80 tcp\n"
+                          " 2001:db8::100 443 tcp\n 2001:db8::/120\n } }\n"
+                          "virtual_server fwmark 7 { laddr_group_name lips }\n"),
+                ElementsAre("t.conf:9: fwmark_defs mark 7: IPv6 entry '2001:db8::100' is not "
+                            "supported yet (firewall-mark services are IPv4 only): give the IPv6 "
+                            "VIP a virtual_server of its own (port 0 with persistence_timeout for "
+                            "all its ports)",
+                            "t.conf:10: fwmark_defs mark 7: IPv6 entry '2001:db8::/120' is not "
+                            "supported yet (firewall-mark services are IPv4 only): give the IPv6 "
+                            "VIP a virtual_server of its own (port 0 with persistence_timeout for "
+                            "all its ports)"));
 }
 
 TEST(ConfigParserErrors, NoNetifPortForVirtualServer) {
@@ -1063,6 +1102,29 @@ virtual_server 10.10.1.100 80 { laddr_group_name lips
     EXPECT_EQ(vss[1].sched_flags, lb::kSchedFlagFallback);
     EXPECT_EQ(vss[1].mh_table_size, 0u);
     EXPECT_FALSE(vss[1].ops);
+}
+
+TEST(ConfigParser, HashTargetQidWithConnectionIdLength) {
+    ParseOutcome out = parse_body(R"(virtual_server 10.10.1.100 443 { laddr_group_name lips
+  protocol UDP
+  lb_algo conhash
+  hash_target qid
+  quic_cid_len 8
+}
+virtual_server 10.10.1.100 444 { laddr_group_name lips
+  protocol UDP
+  lb_algo conhash
+  hash_target sip
+}
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    ASSERT_TRUE(out.config);
+    const auto& vss = out.config->virtual_servers;
+    ASSERT_EQ(vss.size(), 2u);
+    EXPECT_TRUE(vss[0].hash_qid);
+    EXPECT_EQ(vss[0].quic_cid_len, 8);
+    EXPECT_FALSE(vss[1].hash_qid);
+    EXPECT_EQ(vss[1].quic_cid_len, 0);
 }
 
 TEST(ConfigParser, UoaPerUdpServiceAndMaxTrail) {

@@ -509,7 +509,8 @@ TEST_F(ControllerTest, ListHasEveryProtocolField) {
                           "proto",     "vip",         "port",           "sched",  "persistent",
                           "netmask",   "sched_flags", "mh_table_size",  "ops",    "pe",
                           "synproxy",  "toa",         "proxy_protocol", "uoa",    "conn_rate",
-                          "blacklist", "whitelist",   "stats",          "laddrs", "dests"}));
+                          "blacklist", "whitelist",   "stats",          "laddrs", "dests",
+                          "hash_target", "quic_cid_len"}));
     EXPECT_EQ(s["proto"], "tcp");
     EXPECT_EQ(s["vip"], "10.0.0.1");
     EXPECT_EQ(s["port"], 80);

@@ -115,6 +115,53 @@ TEST(IpvsadmArgs, AddServiceLongFormsAndOptions) {
     EXPECT_TRUE(r->svc.ops);
 }
 
+// -M of an IPv6 service is a prefix length 1..128 (ipvsadm's atoi branch and message); the
+// family is the service's, whichever order -t and -M come in.
+TEST(IpvsadmArgs, NetmaskOfAnIpv6ServiceIsAPrefixLength) {
+    auto r = parse("-A -t [2001:db8::1]:80 -p 60 -M 64");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->svc.netmask6, 64);
+    EXPECT_EQ(r->svc.netmask, ip("255.255.255.255"));
+    auto before = parse("-A -p 60 -M 48 -u [2001:db8::1]:53");
+    ASSERT_TRUE(before.ok()) << before.error();
+    EXPECT_EQ(before->svc.netmask6, 48);
+    EXPECT_EQ(parse("-A -t [2001:db8::1]:80 -p 60").value().svc.netmask6, 128);
+    for (const char* bad : {"0", "129", "255.255.255.0", "64x"}) {
+        auto e = parse(std::string("-A -t [2001:db8::1]:80 -p 60 -M ") + bad);
+        ASSERT_FALSE(e.ok()) << bad;
+        EXPECT_NE(e.error().find("illegal ipv6 netmask specified"), std::string::npos) << e.error();
+    }
+    // An IPv4 service still wants a netmask, as ipvsadm.
+    auto v4 = parse("-A -t 10.0.0.1:80 -p 60 -M 24");
+    ASSERT_FALSE(v4.ok());
+    EXPECT_NE(v4.error().find("illegal virtual server persistent mask specified"),
+              std::string::npos);
+}
+
+// DPVS's --hash-target sip|qid, with its messages: conhash only, qid on UDP only.
+TEST(IpvsadmArgs, HashTargetIsDpvsConhashOption) {
+    auto r = parse("-A -u 10.0.0.1:443 -s conhash --hash-target qid");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_TRUE(r->svc.hash_qid);
+    auto sip = parse("-E -t 10.0.0.1:443 --hash-target sip -s conhash");
+    ASSERT_TRUE(sip.ok()) << sip.error();
+    EXPECT_FALSE(sip->svc.hash_qid);
+    EXPECT_FALSE(parse("-A -u 10.0.0.1:443 -s conhash").value().svc.hash_qid);
+    auto e = parse("-A -u 10.0.0.1:443 -s rr --hash-target qid");
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().find("hash target can only be set when schedule is conhash"),
+              std::string::npos);
+    e = parse("-A -t 10.0.0.1:443 -s conhash --hash-target qid");
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().find("qid hash can only be set in udp service"), std::string::npos);
+    e = parse("-A -u 10.0.0.1:443 -s conhash --hash-target cid");
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().find("hash target not support"), std::string::npos);
+    e = parse("-a -u 10.0.0.1:443 -r 10.0.0.2 --hash-target qid");
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().find("Illegal 'hash-target' option"), std::string::npos) << e.error();
+}
+
 TEST(IpvsadmArgs, PersistentWithoutValueIs360AndAllowsPortZero) {
     auto r = parse("-A -t 10.0.0.1:0 -p -s sh");
     ASSERT_TRUE(r.ok()) << r.error();

@@ -23,6 +23,34 @@ TEST(SchedConhash, SameClientSameDestAnyPort) {
     }
 }
 
+// hash_target qid: a flow with a QUIC connection ID is placed by the ID, whatever its client
+// address; IDs spread over the dests by weight; a flow without one falls back to the address.
+TEST(SchedConhash, QuicConnectionIdInPlaceOfTheClientAddress) {
+    SchedFixture ch("conhash");
+    ch.build({1, 1, 1});
+    std::vector<int> count(3);
+    for (uint32_t k = 0; k < 30000; ++k) {
+        uint8_t id[8] = {0x5a, uint8_t(k >> 24), uint8_t(k >> 16), uint8_t(k >> 8), uint8_t(k), 1, 2, 3};
+        FlowKey flow = ch.random_flow();
+        flow.cid = net::QuicCid{id, 8};
+        Dest* by_id = ch.pick_for(flow);
+        ASSERT_NE(by_id, nullptr);
+        ++count[static_cast<size_t>(ch.index_of(by_id))];
+        if (k % 100 != 0) continue;
+        // The same ID from another address and port (a migrated or rebound client).
+        FlowKey moved = ch.random_flow();
+        moved.cid = net::QuicCid{id, 8};
+        EXPECT_EQ(ch.pick_for(moved), by_id);
+        // Without the ID the address decides, as plain conhash.
+        FlowKey plain = flow;
+        plain.cid = {};
+        FlowKey plain_again = plain;
+        plain_again.sport = static_cast<uint16_t>(plain.sport + 7);
+        EXPECT_EQ(ch.pick_for(plain), ch.pick_for(plain_again));
+    }
+    for (int c : count) EXPECT_NEAR(c, 10000, 2000);  // 160 points a dest: a ring is that uneven
+}
+
 TEST(SchedConhash, StableUnderAdditionsAndRemovals) {
     SchedFixture ch("conhash");
     for (int i = 0; i < 10; ++i) ch.add(1);

@@ -6,7 +6,8 @@
 # reaches the client from the VIP; nginx logs the client ($remote_addr) for 200 curls; a 20 MB
 # download is byte-identical; the RS keeps serving non-tunnel traffic (from the router) the
 # plain way; `xvs-rs stats` and xvsd's counters agree. A syn_proxy service (VIP:81) answers 50
-# curls and a 20 MB download with the RS's handshake in the tunnel, nginx logging the client.
+# curls and a 20 MB download with the RS's handshake in the tunnel, nginx logging the client; the
+# RS's own port unreachable (a closed port behind VIP:54) reaches the client through the tunnel.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools sha256sum nginx curl tc
@@ -41,7 +42,9 @@ no_offloads "$NS_RS1" rs0
 # The router knows the director's LAN only: clients (10.10.1.0/24) are not reachable from the RS
 # side except through the director's tunnel.
 
-XE_RS_LISTEN="$RS:8080" start_rs_http 1
+# 8081 for the syn_proxy service: NAT tells conns apart by the reply tuple RS:rport -> client,
+# so two services to one RS port would share it when the client reuses a port.
+XE_RS_LISTEN="$RS:8080 $RS:8081" start_rs_http 1
 bg_ns "$NS_RS1" "$XE_TMP/udp1.out" "$XE_PY" "$XE_LIB_DIR/udp_peer_log.py" "$RS" 5353 "rs1 " \
     "$XE_TMP/udp_peers.log"
 wait_until 10 bash -c "ip netns exec '$NS_RS1' ss -Huln 'sport = :5353' | grep -q '$RS'" ||
@@ -57,7 +60,7 @@ assert_contains "$(tc -n "$NS_RS1" filter show dev rs0 egress)" "xvs_rt_egress" 
 conf=$XE_TMP/xvs.conf
 {
     XE_LIPS="$LIP" XE_IP_EXTRA="    route 10.20.0.0/24 via $RT_LAN dev lan0" config_head
-    for svc in "TCP 80 8080" "UDP 53 5353" "TCP 81 8080 syn_proxy"; do
+    for svc in "TCP 80 8080" "UDP 53 5353" "TCP 81 8081 syn_proxy" "UDP 54 5399"; do
         read -r proto vport rport extra <<<"$svc"
         cat <<CONF
 virtual_server $VIP $vport {
@@ -119,6 +122,20 @@ assert_ge "$(counter synproxy_handover)" 51 "RS SYN-ACKs from the tunnel handed 
 assert_ge "$(counter synproxy_saved_replayed)" 51 "handshake ACKs replayed to the RS"
 assert_eq 0 "$(counter synproxy_bad_cookie)" "no bad cookie"
 assert_eq 0 "$(counter synproxy_rs_timeout)" "no RS handshake timed out"
+
+# ---- the RS's own ICMP error (port unreachable: nothing listens on 5399) goes back through the
+# tunnel (xvs-rs egress) and reaches the client from the VIP: its connected socket is refused
+res=$(in_ns "$NS_CL" "$XE_PY" -c "
+import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)
+s.connect(('$VIP', 54)); s.send(b'x')
+try:
+    s.recv(100); print('answered')
+except ConnectionRefusedError:
+    print('refused')
+except socket.timeout:
+    print('timeout')") || fail "UDP to a closed RS port: $res"
+assert_eq refused "$res" "the RS's port unreachable reaches the client through the tunnel"
+assert_ge "$(counter icmp_related_forwarded)" 1 "the port unreachable translated for the client"
 
 # ---- the RS's own traffic is untouched: the router reaches it directly ----
 assert_eq rs1 "$(in_ns "$NS_RT" curl -s --max-time 2 "http://$RS:8080/")" "non-tunnel HTTP to the RS"

@@ -297,7 +297,8 @@ class NatTunnelPmtuTest : public NatTunnelTest {
         ASSERT_EQ(out.size(), 1u);
         // To the client from the VIP, about the packet it sent (the inner quote, 548 - overhead
         // bytes of it, translated back to the VIP), MTU 1400 less the tunnel's overhead.
-        const Bytes inner_quote(big.begin() + 14, big.begin() + 14 + 548 - overhead);
+        const Bytes inner_quote(big.begin() + 14,
+                                big.begin() + 14 + 548 - static_cast<std::ptrdiff_t>(overhead));
         EXPECT_TRUE(FramesEqual(PacketBuilder()
                                     .eth(wan_mac(), kClientMac)
                                     .ipv4(kVipText, kClient)

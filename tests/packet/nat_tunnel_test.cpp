@@ -459,5 +459,61 @@ TEST_F(NatTunnel6Test, Ip6ip6TcpBothWaysWithMssClamp) {
     EXPECT_EQ(counter(Counter::nattun_mss_clamped), 2u);
 }
 
+// IPv6: a router's packet too big (MTU 1400) about the IP6IP6 packet reaches the client as a
+// packet too big from the VIP with MTU 1360, quoting its own packet; the conn remembers it.
+TEST_F(NatTunnel6Test, RouterPacketTooBigAboutTheTunnelReachesTheClient) {
+    auto client = [this](uint8_t flags, const std::string& data) {
+        return PacketBuilder()
+            .eth(kClientMac, wan_mac())
+            .ipv6(kClient6, kVip6)
+            .tcp(kCport, 80)
+            .seq(1000)
+            .ack(flags & net::kTcpAck ? 5001 : 0)
+            .flags(flags)
+            .payload(data)
+            .build();
+    };
+    ASSERT_EQ(roundtrip(kWan, client(net::kTcpSyn, ""), kLan).size(), 1u);
+    const Bytes big = client(net::kTcpAck, std::string(1400 - 60, 'z'));
+    auto out = roundtrip(kWan, big, kLan);
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].size(), 14u + 40u + 1400u);
+    // RFC 4443 2.4(c): as much of the packet as fits in 1280 bytes.
+    const Bytes outer_quote(out[0].begin() + 14, out[0].begin() + 14 + 1232);
+    auto ptb = [&](uint32_t mtu, const Bytes& quote) {
+        Bytes body{uint8_t(mtu >> 24), uint8_t(mtu >> 16), uint8_t(mtu >> 8), uint8_t(mtu)};
+        body.insert(body.end(), quote.begin(), quote.end());
+        return body;
+    };
+    out = roundtrip(kLan,
+                    PacketBuilder()
+                        .eth(kRs1Mac, lan_mac())
+                        .ipv6("2001:db8:2::fe", kLip6)
+                        .icmp6(net::kIcmp6PacketTooBig, 0, ptb(1400, outer_quote))
+                        .build(),
+                    kWan);
+    ASSERT_EQ(out.size(), 1u);
+    const Bytes inner_quote(big.begin() + 14, big.begin() + 14 + 1232 - 40);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(wan_mac(), kClientMac)
+                                .ipv6(kVip6, kClient6)
+                                .icmp6(net::kIcmp6PacketTooBig, 0, ptb(1360, inner_quote))
+                                .build(),
+                            out[0]));
+    EXPECT_EQ(counter(Counter::nattun_icmp_unwrapped), 1u);
+    EXPECT_EQ(counter(Counter::nattun_pmtu_lowered), 1u);
+    // The next 1400-byte packet: packet too big (1360) from the director itself.
+    send(kWan, big);
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    auto back = recv(kWan);
+    ASSERT_EQ(back.size(), 1u);
+    ASSERT_GE(back[0].size(), 14u + 40u + 8u);
+    EXPECT_EQ(back[0][14 + 40], net::kIcmp6PacketTooBig);
+    EXPECT_EQ(Bytes(back[0].begin() + 14 + 44, back[0].begin() + 14 + 48),
+              (Bytes{0, 0, 0x05, 0x50}));
+    EXPECT_EQ(counter(Counter::drop_tunnel_too_big), 1u);
+}
+
 }  // namespace
 }  // namespace xvs::test

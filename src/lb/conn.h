@@ -62,7 +62,11 @@ static_assert(uint64_t{kMaxTimeoutS} * 1000 < uint64_t{~Conn::kDeadlinePastMs},
 struct ConnFeatSlot {
     uint32_t rs_isn = 0;      // host order: the real server's SYN-ACK sequence number
     uint32_t client_isn = 0;  // host order: the client's SYN sequence number (PROXY protocol)
-    uint16_t pp_window = 0;   // network order: the header segment's window, for retransmission
+    // PROXY protocol (FULLNAT only) and NatTun never meet on one conn.
+    union {
+        uint16_t pp_window = 0;  // network order: the header segment's window, for retransmission
+        uint16_t nattun_mtu;     // NatTun: the tunnel's outer path MTU (0 = the port's), host order
+    };
     uint8_t pp_len = 0;       // PROXY header length: TCP seq delta from conn creation on
     // TCP and UDP need different small counters; one byte serves both.
     union {

@@ -206,6 +206,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     if ((mode == FwdMode::Tun || mode == FwdMode::NatTun) &&
         dest->tun_type.load(std::memory_order_relaxed) == TunType::Gue)
         c->flags |= kConnTunGue;  // the GUE port is the dest's, read per packet as IPVS does
+    if (mode == FwdMode::NatTun) w.feat_of(c).nattun_mtu = 0;  // no path MTU learnt yet
     if (mode == FwdMode::Snat) {
         // The flow goes on to where the inside host sent it; the dest is the WAN address.
         // ICMP echo: the reply carries the mapped identifier in both key positions.

@@ -133,8 +133,15 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         if (!c) return;  // counted and freed
         ref.dir = ConnDir::In;
     }
-    if ((c->flags & kConnSynProxy) && synproxy_conn(w, sp_packet(lp), c, ref.dir == ConnDir::In))
-        return;
+    if (c->flags & kConnSynProxy) {
+        // NatTun's RS answers through the tunnel only (nat_tunnel_out says why); the proxy
+        // consumes its SYN-ACK before the xmit step would check.
+        if (c->mode == FwdMode::NatTun && ref.dir == ConnDir::Out && !lp.tunneled) {
+            drop(w.stack, lp.pkt, Counter::drop_nattun_bare_reply);
+            return;
+        }
+        if (synproxy_conn(w, sp_packet(lp), c, ref.dir == ConnDir::In)) return;
+    }
 
     const unsigned wid = w.id;
     const bool inbound = ref.dir == ConnDir::In;

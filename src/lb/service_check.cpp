@@ -37,9 +37,10 @@ Result<void> service_check(uint8_t proto, FwdMode mode, uint32_t flags) {
     if ((flags & kSvcFlagSynProxy) && !tcp)
         return make_error("syn_proxy needs protocol TCP (SYN cookies are a TCP handshake)");
     // NAT would work in principle (both directions pass the director); the SYN proxy's RS
-    // handshake is written and tested for FULLNAT only.
-    if ((flags & kSvcFlagSynProxy) && mode != FwdMode::FullNat)
-        return make_error("syn_proxy needs lb_kind FNAT (not done yet for " + m + ")");
+    // handshake is written and tested for FULLNAT and NatTun (NAT over a tunnel) only.
+    if ((flags & kSvcFlagSynProxy) && mode != FwdMode::FullNat && mode != FwdMode::NatTun)
+        return make_error("syn_proxy needs lb_kind FNAT or NAT with nat_tunnel (not done yet for " +
+                          m + ")");
     if ((flags & kSvcFlagToa) && !tcp)
         return make_error("toa on needs protocol TCP (UDP clients get UOA)");
     if ((flags & kSvcFlagToa) && pp)

@@ -23,6 +23,7 @@
 #include "lb/redirect.h"
 #include "lb/service.h"
 #include "lb/synproxy/handshake.h"
+#include "lb/xmit/nat_tunnel.h"
 #include "port/ethdev.h"
 #include "stack/arp.h"
 #include "stack/exception.h"
@@ -312,7 +313,9 @@ bool Worker::admit(const ServiceView& view, const net::InetAddr& client) {
 template <class Af>
 bool Worker::key_of(LbPacket<Af>& lp) {
     if (lp.related) {
-        // An ICMP error: the key of the conn is the quoted packet's tuple, reversed.
+        // An ICMP error: the key of the conn is the quoted packet's tuple, reversed (for an
+        // error about a NatTun tunnel packet, the inner packet's: its quote is unwrapped first).
+        nat_tunnel_icmp_unwrap(ctx_, lp);
         if (icmp_related_key(lp, lp.key)) return true;
         if (!lp.local) {  // perhaps about the kernel's traffic (exception path)
             stack::exception_or_drop(ctx_.stack, lp.port, lp.pkt, Counter::drop_icmp_unrelated);

@@ -101,4 +101,34 @@ TunnelMtuVerdict tunnel_mtu_check(const Ipv6Hdr&, size_t inner_len, size_t overh
     return {TunnelMtuAction::FragNeeded, static_cast<uint16_t>(hop > 0xffff ? 0xffff : hop)};
 }
 
+size_t tunnel_quote_outer_len(const uint8_t* q, size_t len, const InetAddr& outer_src) {
+    const bool v4 = outer_src.is_v4();
+    const uint8_t version = v4 ? 4 : 6;
+    size_t ip_len = 0;
+    uint8_t proto = 0;
+    if (len < (v4 ? sizeof(Ipv4Hdr) : sizeof(Ipv6Hdr)) || (q[0] >> 4) != version) return 0;
+    if (v4) {
+        ip_len = size_t(q[0] & 0x0f) * 4;
+        if (ip_len < sizeof(Ipv4Hdr) || (load_be16(q + 6) & 0x1fff) != 0) return 0;
+        if (InetAddr::v4(load_wire32(q + 12)) != outer_src) return 0;
+        proto = q[9];
+    } else {
+        ip_len = sizeof(Ipv6Hdr);
+        if (InetAddr::v6(q + 8) != outer_src) return 0;
+        proto = q[6];
+    }
+    const uint8_t carried = v4 ? kIpProtoIpip : kIpProtoIpv6;
+    size_t cut = 0;
+    if (proto == carried)
+        cut = ip_len;
+    else if (proto == kIpProtoUdp && len >= ip_len + 8 + kGueHdrLen && q[ip_len + 8] == 0 &&
+             q[ip_len + 9] == carried)
+        cut = ip_len + 8 + kGueHdrLen;  // GUE v0, no flags or options (what we send)
+    else
+        return 0;
+    const size_t inner_min = (v4 ? sizeof(Ipv4Hdr) : sizeof(Ipv6Hdr)) + 8;
+    if (len < cut + inner_min || (q[cut] >> 4) != version) return 0;
+    return cut;
+}
+
 }  // namespace xvs::net

@@ -77,4 +77,11 @@ TunnelMtuVerdict tunnel_mtu_check(const Ipv4Hdr& inner, size_t inner_len, size_t
 TunnelMtuVerdict tunnel_mtu_check(const Ipv6Hdr& inner, size_t inner_len, size_t overhead,
                                   size_t mtu);
 
+// The outer headers at the start of an ICMP error's quote (quote_len bytes) when it quotes a
+// tunnel packet from outer_src (the address the error came to): IPIP / IP6IP6 (an outer
+// header of outer_src's family with protocol 4 / 41), or that header + UDP + GUE v0
+// (proto_ctype 4 / 41), around an inner header of the same family with 8 bytes of its L4
+// header quoted. Their length (what to cut to get a quote of the inner packet), else 0.
+size_t tunnel_quote_outer_len(const uint8_t* quote, size_t quote_len, const InetAddr& outer_src);
+
 }  // namespace xvs::net

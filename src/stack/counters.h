@@ -144,6 +144,8 @@ namespace xvs::stack {
     X(drop_tunnel_no_conn, true, "NatTun: decapsulated packet that is no NatTun conn's reply")     \
     X(drop_nattun_bare_reply, true, "NatTun: RS reply that did not come through the tunnel")      \
     X(nattun_mss_clamped, false, "NatTun: SYN/SYN-ACK MSS lowered by the tunnel overhead")        \
+    X(nattun_icmp_unwrapped, false, "NatTun: ICMP error quoting a tunnel packet, outer quote cut")  \
+    X(nattun_pmtu_lowered, false, "NatTun: a conn's tunnel path MTU lowered by a too-big report")  \
     X(drop_no_dest, true, "scheduler found no available real server")                              \
     X(drop_laddr_exhausted, true, "no free local port on any local address")                       \
     X(drop_no_laddr, true, "FULLNAT service without local addresses")                              \

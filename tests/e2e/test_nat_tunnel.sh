@@ -5,7 +5,9 @@
 # server that logs recvfrom() peers sees the real client for 1000 datagrams and every reply
 # reaches the client from the VIP; nginx logs the client ($remote_addr) for 200 curls; a 20 MB
 # download is byte-identical; the RS keeps serving non-tunnel traffic (from the router) the
-# plain way; `xvs-rs stats` and xvsd's counters agree.
+# plain way; `xvs-rs stats` and xvsd's counters agree. A syn_proxy service (VIP:81) answers 50
+# curls and a 20 MB download with the RS's handshake in the tunnel, nginx logging the client; the
+# RS's own port unreachable (a closed port behind VIP:54) reaches the client through the tunnel.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools sha256sum nginx curl tc
@@ -40,7 +42,9 @@ no_offloads "$NS_RS1" rs0
 # The router knows the director's LAN only: clients (10.10.1.0/24) are not reachable from the RS
 # side except through the director's tunnel.
 
-XE_RS_LISTEN="$RS:8080" start_rs_http 1
+# 8081 for the syn_proxy service: NAT tells conns apart by the reply tuple RS:rport -> client,
+# so two services to one RS port would share it when the client reuses a port.
+XE_RS_LISTEN="$RS:8080 $RS:8081" start_rs_http 1
 bg_ns "$NS_RS1" "$XE_TMP/udp1.out" "$XE_PY" "$XE_LIB_DIR/udp_peer_log.py" "$RS" 5353 "rs1 " \
     "$XE_TMP/udp_peers.log"
 wait_until 10 bash -c "ip netns exec '$NS_RS1' ss -Huln 'sport = :5353' | grep -q '$RS'" ||
@@ -56,8 +60,8 @@ assert_contains "$(tc -n "$NS_RS1" filter show dev rs0 egress)" "xvs_rt_egress" 
 conf=$XE_TMP/xvs.conf
 {
     XE_LIPS="$LIP" XE_IP_EXTRA="    route 10.20.0.0/24 via $RT_LAN dev lan0" config_head
-    for svc in "TCP 80 8080" "UDP 53 5353"; do
-        read -r proto vport rport <<<"$svc"
+    for svc in "TCP 80 8080" "UDP 53 5353" "TCP 81 8081 syn_proxy" "UDP 54 5399"; do
+        read -r proto vport rport extra <<<"$svc"
         cat <<CONF
 virtual_server $VIP $vport {
     protocol $proto
@@ -65,7 +69,8 @@ virtual_server $VIP $vport {
     lb_kind NAT
     nat_tunnel ipip
     laddr_group_name lips
-    real_server $RS $rport { weight 1 }
+${extra:+    $extra
+}    real_server $RS $rport { weight 1 }
 }
 CONF
     done
@@ -97,6 +102,40 @@ assert_eq "$CLIENT_IP" "$(peers_of 1)" "nginx saw no other peer"
 # ---- 20 MB download, byte-identical (MSS lowered by the tunnel overhead) ----
 in_ns "$NS_CL" curl -s --max-time 60 -o "$XE_TMP/got.bin" "http://$VIP/big.bin" || fail "download"
 assert_eq "$(sha256sum <"$XE_TMP/big.bin")" "$(sha256sum <"$XE_TMP/got.bin")" "20 MB download byte-identical"
+
+# ---- SYN proxy on NatTun (VIP:81): the cookie handshake at the director, the RS's SYN and
+# SYN-ACK in the tunnel, seq/ack translated for the life of the conn; nginx still logs the client
+before=$(count_lines "$CLIENT_IP" "$XE_TMP/rs1/access.log")
+ok=0
+for ((i = 0; i < 50; i++)); do
+    [[ $(http_get "http://$VIP:81/") == rs1 ]] && ok=$((ok + 1))
+done
+assert_eq 50 "$ok" "50 curls answered through the tunnel with syn_proxy"
+in_ns "$NS_CL" curl -s --max-time 60 -o "$XE_TMP/got81.bin" "http://$VIP:81/big.bin" ||
+    fail "download through syn_proxy"
+assert_eq "$(sha256sum <"$XE_TMP/big.bin")" "$(sha256sum <"$XE_TMP/got81.bin")" "20 MB download through syn_proxy byte-identical"
+assert_eq $((before + 51)) "$(count_lines "$CLIENT_IP" "$XE_TMP/rs1/access.log")" "nginx \$remote_addr = $CLIENT_IP for the 51 syn_proxy requests"
+assert_eq "$CLIENT_IP" "$(peers_of 1)" "nginx saw no other peer (syn_proxy)"
+assert_ge "$(counter synproxy_syn_cookie_sent)" 51 "cookie SYN-ACKs sent for VIP:81"
+assert_ge "$(counter synproxy_rs_syn_sent)" 51 "RS SYNs sent in the tunnel"
+assert_ge "$(counter synproxy_handover)" 51 "RS SYN-ACKs from the tunnel handed over"
+assert_ge "$(counter synproxy_saved_replayed)" 51 "handshake ACKs replayed to the RS"
+assert_eq 0 "$(counter synproxy_bad_cookie)" "no bad cookie"
+assert_eq 0 "$(counter synproxy_rs_timeout)" "no RS handshake timed out"
+
+# ---- the RS's own ICMP error (port unreachable: nothing listens on 5399) goes back through the
+# tunnel (xvs-rs egress) and reaches the client from the VIP: its connected socket is refused
+res=$(in_ns "$NS_CL" "$XE_PY" -c "
+import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)
+s.connect(('$VIP', 54)); s.send(b'x')
+try:
+    s.recv(100); print('answered')
+except ConnectionRefusedError:
+    print('refused')
+except socket.timeout:
+    print('timeout')") || fail "UDP to a closed RS port: $res"
+assert_eq refused "$res" "the RS's port unreachable reaches the client through the tunnel"
+assert_ge "$(counter icmp_related_forwarded)" 1 "the port unreachable translated for the client"
 
 # ---- the RS's own traffic is untouched: the router reaches it directly ----
 assert_eq rs1 "$(in_ns "$NS_RT" curl -s --max-time 2 "http://$RS:8080/")" "non-tunnel HTTP to the RS"

@@ -260,6 +260,95 @@ TEST_F(NatTunnelTest, TooBigWithDfGetsFragNeededBackToTheClient) {
     EXPECT_EQ(roundtrip(kWan, client(net::kTcpAck, std::string(1480 - 40, 'z')), kLan).size(), 1u);
 }
 
+// A router between the director and the RS cannot carry the outer packet: its frag-needed to
+// the local address quotes the tunnel packet. The client gets frag-needed from the VIP for its
+// own packet (the quote unwrapped and translated back), with the router's MTU less the tunnel
+// overhead; the conn remembers the path MTU, so the next packet that cannot fit is answered by
+// the director at once.
+class NatTunnelPmtuTest : public NatTunnelTest {
+  protected:
+    void router_frag_needed(bool gue) {
+        const size_t overhead = gue ? 32 : 20;
+        configure(gue ? lb::TunType::Gue : lb::TunType::Ipip);
+        auto client = [this](uint8_t flags, const std::string& data) {
+            return PacketBuilder()
+                .eth(kClientMac, wan_mac())
+                .ipv4(kClient, kVipText)
+                .tcp(kCport, 80)
+                .seq(1000)
+                .ack(flags & net::kTcpAck ? 5001 : 0)
+                .flags(flags)
+                .payload(data)
+                .build();
+        };
+        ASSERT_EQ(roundtrip(kWan, client(net::kTcpSyn, ""), kLan).size(), 1u);
+        const Bytes big = client(net::kTcpAck, std::string(1400 - 40, 'z'));
+        auto out = roundtrip(kWan, big, kLan);
+        ASSERT_EQ(out.size(), 1u);
+        ASSERT_EQ(out[0].size(), 14 + overhead + 1400);
+        // The router's frag-needed (MTU 1400), quoting 548 bytes of the outer packet.
+        const Bytes outer_quote(out[0].begin() + 14, out[0].begin() + 14 + 548);
+        const Bytes err = PacketBuilder()
+                              .eth(kRs1Mac, lan_mac())
+                              .ipv4("10.10.2.254", kLip)
+                              .icmp_error(3, 4, 1400, outer_quote)
+                              .build();
+        out = roundtrip(kLan, err, kWan);
+        ASSERT_EQ(out.size(), 1u);
+        // To the client from the VIP, about the packet it sent (the inner quote, 548 - overhead
+        // bytes of it, translated back to the VIP), MTU 1400 less the tunnel's overhead.
+        const Bytes inner_quote(big.begin() + 14,
+                                big.begin() + 14 + 548 - static_cast<std::ptrdiff_t>(overhead));
+        EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                    .eth(wan_mac(), kClientMac)
+                                    .ipv4(kVipText, kClient)
+                                    .icmp_error(3, 4, uint16_t(1400 - overhead), inner_quote)
+                                    .build(),
+                                out[0]));
+        EXPECT_EQ(counter(Counter::nattun_icmp_unwrapped), 1u);
+        EXPECT_EQ(counter(Counter::nattun_pmtu_lowered), 1u);
+        EXPECT_EQ(counter(Counter::icmp_related_forwarded), 1u);
+        // The client's next 1400-byte packet is answered by the director (port MTU 1500).
+        send(kWan, big);
+        poll();
+        EXPECT_TRUE(recv(kLan).empty());
+        auto back = recv(kWan);
+        ASSERT_EQ(back.size(), 1u);
+        EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                    .eth(wan_mac(), kClientMac)
+                                    .ipv4(kVipText, kClient)
+                                    .tos(0xc0)
+                                    .ip_id(id_of(back[0]))
+                                    .frag_off(0)
+                                    .icmp_error(3, 4, uint16_t(1400 - overhead),
+                                                Bytes(big.begin() + 14, big.begin() + 14 + 548))
+                                    .build(),
+                                back[0]));
+        EXPECT_EQ(counter(Counter::drop_tunnel_too_big), 1u);
+        // What fits the path goes on.
+        EXPECT_EQ(
+            roundtrip(kWan, client(net::kTcpAck, std::string(1400 - overhead - 40, 'z')), kLan)
+                .size(),
+            1u);
+        // A larger report later does not raise the recorded MTU (RFC 1191 section 3).
+        const Bytes err2 = PacketBuilder()
+                               .eth(kRs1Mac, lan_mac())
+                               .ipv4("10.10.2.254", kLip)
+                               .icmp_error(3, 4, 1450, outer_quote)
+                               .build();
+        EXPECT_EQ(roundtrip(kLan, err2, kWan).size(), 1u);
+        EXPECT_EQ(counter(Counter::nattun_pmtu_lowered), 1u);
+    }
+};
+
+TEST_F(NatTunnelPmtuTest, RouterFragNeededAboutIpipPacketReachesTheClient) {
+    router_frag_needed(false);
+}
+
+TEST_F(NatTunnelPmtuTest, RouterFragNeededAboutGuePacketReachesTheClient) {
+    router_frag_needed(true);
+}
+
 // ICMP through the tunnel: the RS's port unreachable for the client's datagram comes back in
 // the tunnel and reaches the client about the datagram it sent to the VIP.
 TEST_F(NatTunnelTest, IcmpErrorFromTheRsThroughTheTunnel) {
@@ -368,6 +457,62 @@ TEST_F(NatTunnel6Test, Ip6ip6TcpBothWaysWithMssClamp) {
                             out[0]));
     EXPECT_EQ(counter(Counter::tunnel_decap), 1u);
     EXPECT_EQ(counter(Counter::nattun_mss_clamped), 2u);
+}
+
+// IPv6: a router's packet too big (MTU 1400) about the IP6IP6 packet reaches the client as a
+// packet too big from the VIP with MTU 1360, quoting its own packet; the conn remembers it.
+TEST_F(NatTunnel6Test, RouterPacketTooBigAboutTheTunnelReachesTheClient) {
+    auto client = [this](uint8_t flags, const std::string& data) {
+        return PacketBuilder()
+            .eth(kClientMac, wan_mac())
+            .ipv6(kClient6, kVip6)
+            .tcp(kCport, 80)
+            .seq(1000)
+            .ack(flags & net::kTcpAck ? 5001 : 0)
+            .flags(flags)
+            .payload(data)
+            .build();
+    };
+    ASSERT_EQ(roundtrip(kWan, client(net::kTcpSyn, ""), kLan).size(), 1u);
+    const Bytes big = client(net::kTcpAck, std::string(1400 - 60, 'z'));
+    auto out = roundtrip(kWan, big, kLan);
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].size(), 14u + 40u + 1400u);
+    // RFC 4443 2.4(c): as much of the packet as fits in 1280 bytes.
+    const Bytes outer_quote(out[0].begin() + 14, out[0].begin() + 14 + 1232);
+    auto ptb = [&](uint32_t mtu, const Bytes& quote) {
+        Bytes body{uint8_t(mtu >> 24), uint8_t(mtu >> 16), uint8_t(mtu >> 8), uint8_t(mtu)};
+        body.insert(body.end(), quote.begin(), quote.end());
+        return body;
+    };
+    out = roundtrip(kLan,
+                    PacketBuilder()
+                        .eth(kRs1Mac, lan_mac())
+                        .ipv6("2001:db8:2::fe", kLip6)
+                        .icmp6(net::kIcmp6PacketTooBig, 0, ptb(1400, outer_quote))
+                        .build(),
+                    kWan);
+    ASSERT_EQ(out.size(), 1u);
+    const Bytes inner_quote(big.begin() + 14, big.begin() + 14 + 1232 - 40);
+    EXPECT_TRUE(FramesEqual(PacketBuilder()
+                                .eth(wan_mac(), kClientMac)
+                                .ipv6(kVip6, kClient6)
+                                .icmp6(net::kIcmp6PacketTooBig, 0, ptb(1360, inner_quote))
+                                .build(),
+                            out[0]));
+    EXPECT_EQ(counter(Counter::nattun_icmp_unwrapped), 1u);
+    EXPECT_EQ(counter(Counter::nattun_pmtu_lowered), 1u);
+    // The next 1400-byte packet: packet too big (1360) from the director itself.
+    send(kWan, big);
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    auto back = recv(kWan);
+    ASSERT_EQ(back.size(), 1u);
+    ASSERT_GE(back[0].size(), 14u + 40u + 8u);
+    EXPECT_EQ(back[0][14 + 40], net::kIcmp6PacketTooBig);
+    EXPECT_EQ(Bytes(back[0].begin() + 14 + 44, back[0].begin() + 14 + 48),
+              (Bytes{0, 0, 0x05, 0x50}));
+    EXPECT_EQ(counter(Counter::drop_tunnel_too_big), 1u);
 }
 
 }  // namespace

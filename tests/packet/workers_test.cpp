@@ -1,8 +1,8 @@
 // Packet tests: two workers in one process, each fed through its own queue of two 2-queue ring
 // ports (queue q is worker q's, as RSS would deal them). Return traffic that lands on the
 // worker not owning its conn is handed to the owner (lb/redirect.h): FULLNAT by local port,
-// NAT through the owner table, a SYN-proxy cookie ACK on the other worker than its SYN, a full
-// hand-over ring counted, and no conn ever made twice. Conservation is checked on each worker
+// NAT through the owner table, a SYN-proxy cookie ACK on the other worker than its SYN, NatTun's
+// tunnelled RS SYN-ACK and a router's frag-needed about its tunnel, a full hand-over ring counted, and no conn ever made twice. Conservation is checked on each worker
 // after every poll, and the pool is whole at the end.
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -65,7 +65,8 @@ protected:
             d.fwd = fwd;
             ok(director->dest_add(key, d));
         }
-        if (fwd == lb::FwdMode::FullNat) ok(director->laddr_add(key, ip("10.10.2.100"), "lan"));
+        if (fwd == lb::FwdMode::FullNat || fwd == lb::FwdMode::NatTun)
+            ok(director->laddr_add(key, ip("10.10.2.100"), "lan"));
         director->commit();
         for (unsigned i = 0; i < kWorkers; ++i) {
             lb::WorkerConfig cfg;
@@ -312,6 +313,66 @@ TEST_F(TwoWorkerTest, SynProxyCookieAckOnTheOtherWorkerMakesTheConnThereOnce) {
     EXPECT_EQ(counter(0, Counter::conns_created), 0u);
     EXPECT_EQ(counter(1, Counter::conns_created), 1u);
     recv(kWan, 1);  // the window update to the client
+}
+
+// NatTun with SYN proxy across workers: the cookie ACK on worker 1 opens the conn there and
+// its RS SYN goes out in IPIP; the RS's SYN-ACK, in the tunnel to the local address, lands on
+// worker 0 and reaches worker 1 through the owner table (the decapsulated reply tuple). Then a
+// router's frag-needed about the tunnel packet, also on worker 0, is unwrapped there and
+// handed to worker 1, which tells the client.
+TEST_F(TwoWorkerTest, NatTunSynProxyAndRouterFragNeededReachTheOwner) {
+    configure(lb::FwdMode::NatTun, lb::kSvcFlagSynProxy);
+    for (auto& w : workers) w->advance_clock(5000);
+    const uint16_t cport = 40300;
+    send(kWan, 1, client(cport, 1000, 0, net::kTcpSyn, {2, 4, 0x05, 0xb4}));
+    poll(1);
+    auto synack = recv(kWan, 1);
+    ASSERT_EQ(synack.size(), 1u);
+    const uint32_t cookie = net::ntoh32(tcp_of(synack[0])->seq);
+    send(kWan, 1, client(cport, 1001, cookie + 1, net::kTcpAck));
+    poll(1);
+    auto syn = recv(kLan, 1);
+    ASSERT_EQ(syn.size(), 1u);
+    ASSERT_EQ(ip4_of(syn[0])->protocol, 4) << "the RS SYN goes in IPIP";
+    const Bytes inner_syn(syn[0].begin() + 34, syn[0].end());
+    const bool rs1 = inner_syn[16] == 10 && inner_syn[19] == 2;
+    const Bytes synack_in = ip_packet(rs_synack(rs1, "10.10.1.2", cport, 7000, {2, 4, 0x05, 0xb4}));
+    send(kLan, 0,
+         PacketBuilder()
+             .eth(rs1 ? kRs1Mac : kRs2Mac, mq_ports()[kLan].info.mac)
+             .ipv4(rs1 ? "10.10.2.2" : "10.10.2.3", "10.10.2.100")
+             .ip_payload(4, synack_in)
+             .build());
+    poll(0);
+    EXPECT_EQ(counter(0, Counter::redirect_out), 1u);
+    EXPECT_EQ(sent_anywhere(), 0u);
+    poll(1);
+    auto replay = recv(kLan, 1);
+    ASSERT_EQ(replay.size(), 1u) << "the client's ACK replayed to the RS, in IPIP";
+    EXPECT_EQ(ip4_of(replay[0])->protocol, 4);
+    EXPECT_EQ(recv(kWan, 1).size(), 1u);  // the window update
+    ASSERT_NE(conn_of(1, cport), nullptr);
+    EXPECT_EQ(conn_of(1, cport)->state, lb::TcpState::Established);
+    // A router's frag-needed (MTU 1000) about the replayed ACK's tunnel packet, on worker 0.
+    send(kLan, 0,
+         PacketBuilder()
+             .eth(kRs1Mac, mq_ports()[kLan].info.mac)
+             .ipv4("10.10.2.254", "10.10.2.100")
+             .icmp_error(3, 4, 1000, Bytes(replay[0].begin() + 14, replay[0].end()))
+             .build());
+    poll(0);
+    EXPECT_EQ(counter(0, Counter::nattun_icmp_unwrapped), 1u);
+    EXPECT_EQ(counter(0, Counter::redirect_out), 2u);
+    EXPECT_EQ(sent_anywhere(), 0u);
+    poll(1);
+    auto err = recv(kWan, 1);
+    ASSERT_EQ(err.size(), 1u);
+    EXPECT_EQ(ip4_of(err[0])->saddr, ip("10.10.1.100"));
+    EXPECT_EQ(err[0][34], 3);
+    EXPECT_EQ(err[0][35], 4);
+    EXPECT_EQ(uint16_t(err[0][40] << 8 | err[0][41]), 980u) << "1000 less 20 bytes of IPIP";
+    EXPECT_EQ(counter(1, Counter::nattun_pmtu_lowered), 1u);
+    EXPECT_EQ(created(), 1u);
 }
 
 TEST_F(TwoWorkerTest, FullRingIsACountedDropAndTheRestArrive) {

@@ -115,6 +115,10 @@ void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     // About a packet to the RS: passive health checking may judge the conn by it; the error
     // goes on to the client all the same.
     if (ref.dir == ConnDir::Out) passive_icmp_error<Af>(c.dest->stats[w.id], c, q.type, q.code);
+    // NatTun: a too-big report about the tunnel (nat_tunnel_icmp_unwrap lowered it to the inner
+    // MTU) or from the RS itself: the conn remembers it; the client hears it below.
+    if (ref.dir == ConnDir::Out && c.mode == FwdMode::NatTun && q.next_hop_mtu)
+        nat_tunnel_pmtu_lower(w, c, q.next_hop_mtu);
     if (c.caddr.is_v4() != c.daddr.is_v4()) return icmp_related_nat64(w, lp, q, c, ref.dir);
     // NAT and SNAT forward as a router, their conns' errors included (counted and freed if
     // expired); FULLNAT, DR and TUN leave TTL alone, as for their own packets.

@@ -1,4 +1,5 @@
-// The SYN proxy on the packet path (FULLNAT, both families and FNAT64). A SYN to a syn_proxy
+// The SYN proxy on the packet path (FULLNAT, both families and FNAT64; NatTun, whose RS side
+// travels in the conn's tunnel). A SYN to a syn_proxy
 // service is answered with a cookie SYN-ACK built in its own mbuf: no conn, no allocation. The
 // client's ACK proves the handshake (syncookie_check); only then is a conn created and a SYN sent
 // to the RS, while the client's ACK (and what follows, up to max_ack_saved) waits in a bounded side
@@ -23,6 +24,8 @@
 #include "lb/pipeline.h"
 #include "lb/service.h"
 #include "lb/worker_ctx.h"
+#include "lb/xmit/nat_tunnel.h"
+#include "lb/xmit/tunnel.h"
 #include "net/checksum.h"
 #include "net/proxy_protocol.h"
 #include "net/tcp_options.h"
@@ -93,6 +96,28 @@ void sp_output(WorkerCtx& w, rte_mbuf* m, const net::InetAddr& daddr, stack::NhR
         stack::ip_output<net::Af6>(w.stack, m, daddr, nh);
 }
 
+// Sends a packet the proxy wrote for the RS (its SYN, the re-ACK of its SYN-ACK). FULLNAT's go
+// as they are; NatTun's are written client:cport -> RS:rport (the conn's laddr_ip:lport is the
+// client's there) and wrapped in the conn's tunnel from its local address, as nat_tunnel_in
+// does for the client's own packets.
+template <class Af>
+void sp_output_rs_af(WorkerCtx& w, rte_mbuf* m, Conn* c) {
+    if (c->mode == FwdMode::NatTun) {
+        LbPacket<Af> lp{};
+        lp.pkt = m;
+        lp.ip = rte_pktmbuf_mtod_offset(m, typename Af::Hdr*, sizeof(net::EtherHdr));
+        if (nat_tunnel_wrap(w, lp, *c) != stack::Verdict::Accept) return;  // freed, counted
+    }
+    stack::ip_output<Af>(w.stack, m, c->daddr, {&c->nh, stack::NhDir::ToDest});
+}
+
+void sp_output_rs(WorkerCtx& w, rte_mbuf* m, Conn* c) {
+    if (c->daddr.is_v4())
+        sp_output_rs_af<net::Af4>(w, m, c);
+    else
+        sp_output_rs_af<net::Af6>(w, m, c);
+}
+
 size_t payload_len(const SpPacket& sp) {
     return sp.tcp_len - sp.tcp->header_len();
 }
@@ -103,9 +128,14 @@ void sp_keep(const SpPacket& sp) {
     sp.pkt->l3_len = static_cast<uint16_t>(sp.l4_off - sizeof(net::EtherHdr)) & 0x1ff;
 }
 
-// Room the RS side needs in client segments: TOA option or PROXY header.
+// Room the RS side needs in client segments: TOA option or PROXY header, or NatTun's outer
+// headers. The dest (IPIP or GUE) is not chosen before the cookie ACK, so NatTun reserves the
+// larger GUE overhead of the client's family.
 uint16_t mss_reserve(const ServiceView& view, const SpPacket& sp) {
     const net::InetAddr src = sp.src();
+    if (view.fwd == FwdMode::NatTun)
+        return static_cast<uint16_t>(src.is_v4() ? tunnel_overhead<net::Af4>(true)
+                                                 : tunnel_overhead<net::Af6>(true));
     if (view.flags & kSvcFlagToa) return src.is_v4() ? net::kTcpOptLenToaV4 : net::kTcpOptLenToaV6;
     uint8_t scratch[net::kPpV1MaxLen];
     if (view.flags & kSvcFlagPpV1)
@@ -154,7 +184,8 @@ void synproxy_drop_saved(WorkerCtx& w) {
 SpVerdict synproxy_no_conn(WorkerCtx& w, const SpPacket& sp, bool pure_syn) {
     const net::TcpHdr* tcp = sp.tcp;
     const ServiceView* view = w.snap->service(net::kIpProtoTcp, sp.dst(), tcp->dport);
-    if (!view || !(view->flags & kSvcFlagSynProxy) || view->fwd != FwdMode::FullNat)
+    if (!view || !(view->flags & kSvcFlagSynProxy) ||
+        (view->fwd != FwdMode::FullNat && view->fwd != FwdMode::NatTun))
         return SpVerdict::Pass;
     if (pure_syn) {
         // Admission: a listed-out client never gets a cookie (nothing is kept either way).
@@ -264,8 +295,9 @@ void synproxy_open(WorkerCtx& w, const SpPacket& sp, Conn* c) {
     w.timers.arm(&c->timer, w.stack.now_ms + kRsSynFirstRetryMs);
 }
 
-// LIP:lport -> RS:dport, seq = the client's ISN (so the client's own seq needs no
-// translation), options as the client's SYN asked (from the cookie), TSval = client's.
+// LIP:lport -> RS:dport (NatTun: client:cport -> RS:dport in the tunnel), seq = the client's
+// ISN (so the client's own seq needs no translation), options as the client's SYN asked (from
+// the cookie), TSval = client's.
 void synproxy_send_rs_syn(WorkerCtx& w, Conn* c) {
     const SpPending& p = w.sp.pending[w.sp.slots[w.conns->index_of(c)].pending];
     rte_mbuf* m = stack::frame_alloc(w.stack);
@@ -273,8 +305,14 @@ void synproxy_send_rs_syn(WorkerCtx& w, Conn* c) {
     uint8_t opts[20];
     net::CookieOptions o = p.opts;
     o.timestamps = p.have_ts;
-    // FNAT64: the RS's segments grow by 20 bytes on their way to the IPv6 client.
-    const uint16_t mss_less = c->caddr.is_v4() == c->daddr.is_v4() ? 0 : 20;
+    // FNAT64: the RS's segments grow by 20 bytes on their way to the IPv6 client; NatTun's by
+    // the tunnel's outer headers on their way to us (what clamp_mss takes off a SYN).
+    const bool gue = c->flags & kConnTunGue;
+    const uint16_t mss_less = static_cast<uint16_t>(
+        c->mode == FwdMode::NatTun
+            ? (c->daddr.is_v4() ? tunnel_overhead<net::Af4>(gue) : tunnel_overhead<net::Af6>(gue))
+        : c->caddr.is_v4() == c->daddr.is_v4() ? 0
+                                               : 20);
     const size_t opts_len = synproxy_write_rs_syn_options(opts, o, p.client_tsval, mss_less);
     const TcpSpec spec{c->laddr_ip,
                        c->daddr,
@@ -292,7 +330,7 @@ void synproxy_send_rs_syn(WorkerCtx& w, Conn* c) {
         return;
     }
     w.stack.counters.inc(Counter::synproxy_rs_syn_sent);
-    sp_output(w, m, c->daddr, {&c->nh, stack::NhDir::ToDest});
+    sp_output_rs(w, m, c);
 }
 
 bool synproxy_rs_syn_timer(WorkerCtx& w, Conn* c) {
@@ -374,7 +412,7 @@ bool synproxy_conn(WorkerCtx& w, const SpPacket& sp, Conn* c, bool inbound) {
                 return true;
             }
             w.stack.counters.inc(Counter::synproxy_rs_synack_reacked);
-            sp_output(w, sp.pkt, c->daddr, {&c->nh, stack::NhDir::ToDest});
+            sp_output_rs(w, sp.pkt, c);
             return true;
         }
         synproxy_translate_out(tcp, sp.tcp_len, slot.seq());

@@ -28,4 +28,20 @@ stack::Verdict nat_tunnel_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c);
 template <class Af>
 stack::Verdict nat_tunnel_wrap(WorkerCtx& w, LbPacket<Af>& lp, Conn& c);
 
+// Path MTU (issue 20): an ICMP error to a local address that quotes a packet we sent in a
+// tunnel (from a router between us and the RS: frag-needed / packet too big about the outer
+// packet, or any other unreachable) has the quoted outer headers cut, so that it quotes the
+// inner client -> RS packet and icmp_related finds the NatTun conn by it and sends it on to
+// the client from the VIP; a too-big MTU is lowered by the same bytes (what fits inside the
+// tunnel). The packet is then marked tunneled: its conn is a NatTun conn's reply side (the
+// owner of the reply tuple, lb_handle's check). Counted as nattun_icmp_unwrapped; anything
+// else is left alone.
+template <class Af>
+void nat_tunnel_icmp_unwrap(WorkerCtx& w, LbPacket<Af>& lp);
+// A too-big report for the packets of c to its RS: inner_mtu, the largest inner packet the
+// path carries. Recorded (lower only; nattun_pmtu_lowered) as the conn's tunnel path MTU, so
+// nat_tunnel_in answers a client packet that cannot fit with frag-needed itself. Reports below
+// 552 bytes (IPv4, Linux's min_pmtu) or 1280 (IPv6) of outer MTU are not recorded.
+void nat_tunnel_pmtu_lower(WorkerCtx& w, Conn& c, uint16_t inner_mtu);
+
 }  // namespace xvs::lb

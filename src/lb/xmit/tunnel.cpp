@@ -18,16 +18,17 @@ namespace xvs::lb {
 using stack::Counter;
 
 template <class Af>
-std::optional<uint8_t> tunnel_mtu_admit(WorkerCtx& w, LbPacket<Af>& lp, Conn& c,
-                                        size_t overhead) {
+std::optional<uint8_t> tunnel_mtu_admit(WorkerCtx& w, LbPacket<Af>& lp, Conn& c, size_t overhead,
+                                        size_t path_mtu) {
     const stack::NextHop nh = w.stack.view->route_lookup(c.daddr);
     if (!nh.found) {
         stack::drop(w.stack, lp.pkt, Counter::drop_no_route);
         return std::nullopt;
     }
     const uint16_t inner_len = Af::packet_len(*lp.ip);
-    const auto mtu =
-        net::tunnel_mtu_check(*lp.ip, inner_len, overhead, w.stack.view->ports[nh.port].mtu);
+    size_t link_mtu = w.stack.view->ports[nh.port].mtu;
+    if (path_mtu != 0 && path_mtu < link_mtu) link_mtu = path_mtu;
+    const auto mtu = net::tunnel_mtu_check(*lp.ip, inner_len, overhead, link_mtu);
     if (mtu.action != net::TunnelMtuAction::Fits) {
         if (mtu.action == net::TunnelMtuAction::FragNeeded)
             send_too_big(w, lp, c.vaddr, c.caddr, mtu.next_hop_mtu);
@@ -93,8 +94,10 @@ stack::Verdict tunnel_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
 
 template stack::Verdict tunnel_in<net::Af4>(WorkerCtx&, LbPacket4&, Conn&);
 template stack::Verdict tunnel_in<net::Af6>(WorkerCtx&, LbPacket6&, Conn&);
-template std::optional<uint8_t> tunnel_mtu_admit<net::Af4>(WorkerCtx&, LbPacket4&, Conn&, size_t);
-template std::optional<uint8_t> tunnel_mtu_admit<net::Af6>(WorkerCtx&, LbPacket6&, Conn&, size_t);
+template std::optional<uint8_t> tunnel_mtu_admit<net::Af4>(WorkerCtx&, LbPacket4&, Conn&, size_t,
+                                                           size_t);
+template std::optional<uint8_t> tunnel_mtu_admit<net::Af6>(WorkerCtx&, LbPacket6&, Conn&, size_t,
+                                                           size_t);
 template stack::Verdict tunnel_push<net::Af4>(WorkerCtx&, LbPacket4&, Conn&,
                                               const net::InetAddr&, size_t, bool);
 template stack::Verdict tunnel_push<net::Af6>(WorkerCtx&, LbPacket6&, Conn&,

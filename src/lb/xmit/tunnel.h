@@ -30,9 +30,11 @@ template <class Af>
 constexpr size_t tunnel_overhead(bool gue);
 // Route to the RS and the MTU check of the packet as the client sent it: the port index of
 // the route, or nullopt when the packet was dropped (no route; too big: frag-needed /
-// packet-too-big from the VIP back to the client, counted).
+// packet-too-big from the VIP back to the client, counted). path_mtu: a smaller MTU known for
+// the path beyond the port (NatTun's recorded one), 0 when none.
 template <class Af>
-std::optional<uint8_t> tunnel_mtu_admit(WorkerCtx& w, LbPacket<Af>& lp, Conn& c, size_t overhead);
+std::optional<uint8_t> tunnel_mtu_admit(WorkerCtx& w, LbPacket<Af>& lp, Conn& c, size_t overhead,
+                                        size_t path_mtu = 0);
 // Prepends the outer header src -> c.daddr (IPIP, or GUE to the dest's tunnel port); lp.ip
 // then points at the outer header. Drop (counted) when the mbuf has no headroom.
 template <class Af>

@@ -172,6 +172,32 @@ TEST_F(TunnelTest, GueInStripsAndReplyGoesBackInGue) {
     EXPECT_EQ(counter(XVS_RT_out_encap), 1u);
 }
 
+// The server's own ICMP error about the client's datagram (port unreachable, quoting it) goes
+// back through the tunnel like a reply; one about a packet of no session leaves as it is.
+TEST_F(TunnelTest, IcmpErrorAboutASessionsPacketGoesBackInTheTunnel) {
+    in(cat(eth(), ipv4(kDirector, kRs, 4, client_dgram())));
+    auto icmp_err = [](const Bytes& quoted) {
+        Bytes m{3, 3, 0, 0, 0, 0, 0, 0};
+        m = cat(m, quoted);
+        uint32_t sum = 0;
+        for (size_t i = 0; i + 1 < m.size(); i += 2) sum += uint32_t(m[i] << 8 | m[i + 1]);
+        if (m.size() & 1) sum += uint32_t(m.back() << 8);
+        while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+        put16(m, 2, uint16_t(~sum));
+        return ipv4(kRs, kClient, 1, m, 55, 0xc0);
+    };
+    const Bytes err = icmp_err(client_dgram());
+    Out r = out(cat(eth(), err));
+    EXPECT_EQ(r.verdict, TC_ACT_OK);
+    EXPECT_EQ(r.frame, cat(eth(), ipv4(kRs, kDirector, 4, err, 55, 0xc0)));
+    EXPECT_EQ(counter(XVS_RT_out_encap), 1u);
+    // About another client port (no session): untouched.
+    const Bytes stray =
+        cat(eth(), icmp_err(ipv4(kClient, kRs, 17, udp(kCport + 1, kRport, text("q")), 42)));
+    EXPECT_EQ(out(stray).frame, stray);
+    EXPECT_EQ(counter(XVS_RT_out_other), 1u);
+}
+
 TEST_F(TunnelTest, UnrelatedPacketsAreUntouched) {
     // Not from a director: an IPIP packet from a stranger, and plain traffic to the server.
     const Bytes stranger = cat(eth(), ipv4(kStranger, kRs, 4, client_dgram()));

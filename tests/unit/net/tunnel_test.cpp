@@ -119,5 +119,32 @@ TEST(Tunnel, MtuCheck) {
     EXPECT_EQ(v.next_hop_mtu, 68);
 }
 
+// tunnel_quote_outer_len: what an ICMP error's quote of our tunnel packet starts with.
+TEST(Tunnel, QuoteOuterLenFindsIpipAndGueFromUs) {
+    const Bytes inner = inner_packet();
+    const InetAddr us = InetAddr::v4(hton32(kDirector));
+    const Bytes ipip = ipv4(kIpProtoIpip, kDirector, kRs, inner);
+    EXPECT_EQ(tunnel_quote_outer_len(ipip.data(), ipip.size(), us), 20u);
+    // A router quotes only the start of it: the inner header and 8 bytes of its L4 suffice.
+    EXPECT_EQ(tunnel_quote_outer_len(ipip.data(), 20 + 28, us), 20u);
+    EXPECT_EQ(tunnel_quote_outer_len(ipip.data(), 20 + 27, us), 0u);
+    Bytes gue_body = udp(kDirector, kRs, 50000, 6080, {}, false);
+    append(gue_body, Bytes{0, 4, 0, 0});
+    append(gue_body, inner);
+    put16(gue_body, 4, uint16_t(gue_body.size()));
+    const Bytes gue = ipv4(kIpProtoUdp, kDirector, kRs, gue_body);
+    EXPECT_EQ(tunnel_quote_outer_len(gue.data(), gue.size(), us), 32u);
+    // Not from the address the error came to, or not a tunnel: 0.
+    EXPECT_EQ(tunnel_quote_outer_len(ipip.data(), ipip.size(), InetAddr::v4(hton32(kVip))), 0u);
+    EXPECT_EQ(tunnel_quote_outer_len(inner.data(), inner.size(), InetAddr::v4(hton32(kClient))),
+              0u);
+    Bytes gue_v1 = gue;
+    gue_v1[28] = 0x40;  // GUE version 1 (direct IP): not what we send
+    EXPECT_EQ(tunnel_quote_outer_len(gue_v1.data(), gue_v1.size(), us), 0u);
+    // An IPv6 quote for an IPv4 address (and vice versa) is no tunnel of ours.
+    EXPECT_EQ(tunnel_quote_outer_len(ipip.data(), ipip.size(), InetAddr::v6(Bytes(16, 1).data())),
+              0u);
+}
+
 }  // namespace
 }  // namespace xvs::net

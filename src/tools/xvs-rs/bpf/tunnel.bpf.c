@@ -1,8 +1,8 @@
 /* xvs-rs tunnel: the real-server side of xvs's NatTun mode (issue 20), with no ipip/fou module
  * and no VIP. tc ingress strips the outer IPIP (or IPv4 + UDP + GUE v0) header of packets from a
  * configured director address and records the flow (client, client port, protocol, local port)
- * -> director in an LRU map; tc egress wraps the server's replies to a recorded client in an
- * outer header toward that director. Invariant: a packet of no session, or not from a
+ * -> director in an LRU map; tc egress wraps the server's replies to a recorded client, and
+ * its ICMP errors about that client's packets, in an outer header toward that director. Invariant: a packet of no session, or not from a
  * director's tunnel, passes byte for byte unchanged. */
 /* clang-format off */
 #include <linux/bpf.h>
@@ -94,6 +94,31 @@ static __always_inline int l4_ports(struct __sk_buff* skb, __u32 off, __u8* prot
     return 0;
 }
 
+/* An ICMP error (unreachable, time exceeded) the server sends to a client about that client's
+ * packet to it (e.g. port unreachable for a datagram): the session key from the quoted packet
+ * (client:cport -> local:lport), so the error travels back through the tunnel like a reply and
+ * the director translates it for the client. 0 when it is such an error, -1 otherwise. */
+static __always_inline int icmp_error_key(struct __sk_buff* skb, __u32 off, struct xvs_rt_key* key,
+                                          __u16* local_port) {
+    struct iphdr ip;
+    if (bpf_skb_load_bytes(skb, off, &ip, sizeof(ip))) return -1;
+    if (ip.version != 4 || ip.ihl != 5 || ip.protocol != IPPROTO_ICMP) return -1;
+    if (ip.frag_off & bpf_htons(0x3fff)) return -1;
+    __u8 type;
+    if (bpf_skb_load_bytes(skb, off + sizeof(ip), &type, 1)) return -1;
+    if (type != 3 && type != 11) return -1; /* ICMP_DEST_UNREACH, ICMP_TIME_EXCEEDED */
+    __u8 proto;
+    __u32 qsrc, qdst;
+    __u16 qsport, qdport;
+    if (l4_ports(skb, off + sizeof(ip) + 8, &proto, &qsrc, &qdst, &qsport, &qdport)) return -1;
+    if (qsrc != ip.daddr) return -1; /* about the packet of the client it goes to */
+    key->proto = proto;
+    key->client = qsrc;
+    key->client_port = qsport;
+    *local_port = qdport;
+    return 0;
+}
+
 SEC("tc")
 int xvs_rt_ingress(struct __sk_buff* skb) {
     if (skb->protocol != bpf_htons(ETH_P_IP)) return count(XVS_RT_in_other, TC_ACT_OK);
@@ -146,7 +171,8 @@ int xvs_rt_egress(struct __sk_buff* skb) {
     struct xvs_rt_key key = {};
     __u32 local;
     __u16 local_port;
-    if (l4_ports(skb, l3, &key.proto, &local, &key.client, &local_port, &key.client_port))
+    if (l4_ports(skb, l3, &key.proto, &local, &key.client, &local_port, &key.client_port) &&
+        icmp_error_key(skb, l3, &key, &local_port))
         return count(XVS_RT_out_other, TC_ACT_OK);
     key.local_port = local_port;
     struct xvs_rt_session* s = bpf_map_lookup_elem(&xvs_rt_sessions, &key);

@@ -59,7 +59,7 @@ TEST(XvsadmSocket, AddServiceSendsTheCompleteService) {
     EXPECT_EQ(d.requests()[0], json::parse(R"({"cmd":"add_service","service":{
         "proto":"tcp","vip":"207.175.44.110","port":443,"sched":"sh","persistent":360,
         "netmask":"255.255.255.255","sched_flags":["sh-port"],"ops":false,"pe":"",
-        "synproxy":false,"toa":false,"proxy_protocol":"off","uoa":"off"}})"));
+        "synproxy":false,"toa":false,"proxy_protocol":"off","uoa":"off","hash_target":"sip"}})"));
 }
 
 TEST(XvsadmSocket, ListRendersTheReply) {
@@ -81,7 +81,7 @@ TEST(XvsadmSocket, RequestsForEachCommand) {
          R"({"cmd":"edit_service","service":{"proto":"udp","vip":"10.0.0.1","port":53,
              "sched":"rr","persistent":0,"netmask":"255.255.255.255","sched_flags":[],
              "ops":true,"pe":"","synproxy":false,"toa":false,"proxy_protocol":"off",
-             "uoa":"off"}})"},
+             "uoa":"off","hash_target":"sip"}})"},
         {{"-D", "-f", "7"}, R"({"cmd":"del_service","service":{"fwmark":7}})"},
         {{"-C"}, R"({"cmd":"clear"})"},
         {{"-a", "-t", "10.0.0.1:80", "-r", "192.168.10.1:8080", "-m", "-w", "3", "-x", "10"},
@@ -240,27 +240,29 @@ TEST(XvsadmSocket, SaveOutputRestoresToTheSameRequests) {
     RunResult restored = run(with_socket(d2, {"-R"}), saved.out);
     EXPECT_EQ(restored.rc, 0) << restored.err;
     auto reqs = d2.requests();
-    ASSERT_EQ(reqs.size(), 14u);
+    ASSERT_EQ(reqs.size(), 16u);
     EXPECT_EQ(reqs[0], json::parse(R"({"cmd":"add_service","service":{"proto":"tcp",
         "vip":"10.10.1.100","port":80,"sched":"wrr","persistent":600,"netmask":"255.255.255.0",
         "sched_flags":[],"ops":false,"pe":"","synproxy":true,"toa":true,
-        "proxy_protocol":"v2","uoa":"off"}})"));
+        "proxy_protocol":"v2","uoa":"off","hash_target":"sip"}})"));
     EXPECT_EQ(reqs[3]["cmd"], "add_laddr");
     EXPECT_EQ(reqs[5]["service"]["proto"], "udp");
     EXPECT_EQ(reqs[5]["service"]["uoa"], "opp");
-    EXPECT_EQ(reqs[8]["dest"], json::parse(R"({"addr":"10.10.2.9","port":0,"fwd":"tunnel",
+    EXPECT_EQ(reqs[7]["service"]["sched"], "conhash");
+    EXPECT_EQ(reqs[7]["service"]["hash_target"], "qid");
+    EXPECT_EQ(reqs[10]["dest"], json::parse(R"({"addr":"10.10.2.9","port":0,"fwd":"tunnel",
         "weight":3,"u_threshold":0,"l_threshold":0,"tun_type":"gue","tun_port":6080})"));
     // SNAT match services (-H ... -J) after the others.
-    EXPECT_EQ(reqs[11]["cmd"], "add_service");
-    EXPECT_EQ(reqs[11]["service"]["match"], json::parse(R"({"proto":"tcp","af":"ipv4",
+    EXPECT_EQ(reqs[13]["cmd"], "add_service");
+    EXPECT_EQ(reqs[13]["service"]["match"], json::parse(R"({"proto":"tcp","af":"ipv4",
         "src_range":"10.10.2.0-10.10.2.254","dst_range":"","iif":"","oif":"wan0"})"));
-    EXPECT_EQ(reqs[11]["service"]["sched"], "rr");
-    EXPECT_EQ(reqs[13]["cmd"], "add_dest");
-    EXPECT_EQ(reqs[13]["service"], json::parse(R"({"match":{"proto":"tcp","af":"ipv4",
+    EXPECT_EQ(reqs[13]["service"]["sched"], "rr");
+    EXPECT_EQ(reqs[15]["cmd"], "add_dest");
+    EXPECT_EQ(reqs[15]["service"], json::parse(R"({"match":{"proto":"tcp","af":"ipv4",
         "src_range":"10.10.2.0-10.10.2.254","dst_range":"","iif":"","oif":"wan0"}})"));
-    EXPECT_EQ(reqs[13]["dest"]["addr"], "10.10.1.3");
-    EXPECT_EQ(reqs[13]["dest"]["port"], 0);
-    EXPECT_EQ(reqs[13]["dest"]["fwd"], "snat");
+    EXPECT_EQ(reqs[15]["dest"]["addr"], "10.10.1.3");
+    EXPECT_EQ(reqs[15]["dest"]["port"], 0);
+    EXPECT_EQ(reqs[15]["dest"]["fwd"], "snat");
 }
 
 }  // namespace

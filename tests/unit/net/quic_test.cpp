@@ -10,12 +10,16 @@ namespace xvs::net {
 namespace {
 
 // A long header: first byte, version, DCID length and DCID, SCID length and SCID, then payload.
-std::vector<uint8_t> long_header(uint8_t first, uint32_t version, std::vector<uint8_t> dcid) {
-    std::vector<uint8_t> p{first, uint8_t(version >> 24), uint8_t(version >> 16),
-                           uint8_t(version >> 8), uint8_t(version),
-                           static_cast<uint8_t>(dcid.size())};
-    p.insert(p.end(), dcid.begin(), dcid.end());
-    p.insert(p.end(), {4, 0xaa, 0xbb, 0xcc, 0xdd, 0x00, 0x41, 0x00});  // SCID, token, length
+// Built byte by byte: GCC 12 at -O3 takes a range insert of an empty DCID for an
+// out-of-bounds memcpy (-Warray-bounds, a false positive).
+std::vector<uint8_t> long_header(uint8_t first, uint32_t version, const std::vector<uint8_t>& dcid) {
+    std::vector<uint8_t> p;
+    p.reserve(6 + dcid.size() + 8);
+    for (uint8_t b : {first, uint8_t(version >> 24), uint8_t(version >> 16), uint8_t(version >> 8),
+                      uint8_t(version), static_cast<uint8_t>(dcid.size())})
+        p.push_back(b);
+    for (uint8_t b : dcid) p.push_back(b);
+    for (uint8_t b : {4, 0xaa, 0xbb, 0xcc, 0xdd, 0x00, 0x41, 0x00}) p.push_back(b);  // SCID, token, length
     return p;
 }
 

@@ -5,6 +5,7 @@
 // another address and port reach the same DR real server, exact frames; one client's
 // connections spread over both servers; a datagram that is no QUIC packet falls back to the
 // client address. Conservation is the fixture's.
+#include <initializer_list>
 #include <set>
 
 #include "fixture/pipeline.h"
@@ -46,19 +47,24 @@ struct V6 {
 
 constexpr uint8_t kCidLen = 8;  // the servers' connection-ID length (quic_cid_len)
 
+// The datagrams are built byte by byte: GCC 12 at -O3 takes a range insert into a vector
+// this small for an out-of-bounds memcpy (-Warray-bounds, a false positive).
+Bytes joined(std::initializer_list<uint8_t> head, const Bytes& mid, std::initializer_list<uint8_t> tail) {
+    Bytes p;
+    p.reserve(head.size() + mid.size() + tail.size());
+    for (uint8_t b : head) p.push_back(b);
+    for (uint8_t b : mid) p.push_back(b);
+    for (uint8_t b : tail) p.push_back(b);
+    return p;
+}
 // A QUIC v1 Initial's first bytes: long header, version 1, DCID (length on the wire), SCID.
 Bytes initial(const Bytes& dcid) {
-    Bytes p{0xc3, 0x00, 0x00, 0x00, 0x01, static_cast<uint8_t>(dcid.size())};
-    p.insert(p.end(), dcid.begin(), dcid.end());
-    p.insert(p.end(), {0x04, 0xaa, 0xbb, 0xcc, 0xdd, 0x00, 0x41, 0x00, 0x11, 0x22});
-    return p;
+    return joined({0xc3, 0x00, 0x00, 0x00, 0x01, static_cast<uint8_t>(dcid.size())}, dcid,
+                  {0x04, 0xaa, 0xbb, 0xcc, 0xdd, 0x00, 0x41, 0x00, 0x11, 0x22});
 }
 // A 1-RTT packet: short header with the fixed bit, the DCID, then protected bytes.
 Bytes short_header(const Bytes& dcid) {
-    Bytes p{0x43};
-    p.insert(p.end(), dcid.begin(), dcid.end());
-    p.insert(p.end(), {0x5e, 0x11, 0x22, 0x33});
-    return p;
+    return joined({0x43}, dcid, {0x5e, 0x11, 0x22, 0x33});
 }
 Bytes cid(uint32_t k) {
     return Bytes{0xc1, 0xd0, uint8_t(k >> 24), uint8_t(k >> 16), uint8_t(k >> 8), uint8_t(k),
@@ -135,8 +141,7 @@ TYPED_TEST(ConhashQuicTest, AConnectionIdKeepsItsServerFromAnyAddress) {
 TYPED_TEST(ConhashQuicTest, ALongerInitialIdIsCutToTheServersLength) {
     this->configure();
     for (uint32_t k = 0; k < 12; ++k) {
-        Bytes longer = cid(k);
-        longer.insert(longer.end(), {0xee, 0xee, 0xee, 0xee});  // 12 bytes
+        const Bytes longer = joined({}, cid(k), {0xee, 0xee, 0xee, 0xee});  // 12 bytes
         const int rs = this->sent_to(TypeParam::kClientA, uint16_t(40000 + k), initial(longer));
         EXPECT_EQ(this->sent_to(TypeParam::kClientB, uint16_t(50000 + k), short_header(cid(k))),
                   rs);

@@ -17,6 +17,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "ctl/health/probe.h"
 #include "ctl/log.h"
 
 namespace xvs::ctl {
@@ -43,19 +44,8 @@ void send_best_effort(int fd, std::string_view reply) {
 
 // A TCP peer as "addr:port" ("[v6]:port"), for log lines.
 std::string peer_text(const sockaddr_storage& ss) {
-    net::InetEndpoint ep;
-    if (ss.ss_family == AF_INET) {
-        sockaddr_in sin{};
-        std::memcpy(&sin, &ss, sizeof sin);
-        ep = {net::InetAddr::v4(sin.sin_addr.s_addr), ntohs(sin.sin_port)};
-    } else if (ss.ss_family == AF_INET6) {
-        sockaddr_in6 sin6{};
-        std::memcpy(&sin6, &ss, sizeof sin6);
-        ep = {net::InetAddr::v6(sin6.sin6_addr.s6_addr), ntohs(sin6.sin6_port)};
-    } else {
-        return "?";
-    }
-    return net::to_string(ep);
+    if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) return "?";
+    return net::to_string(health::endpoint_of(ss));
 }
 
 // Text from a client for a log line: printable ASCII as is, every other byte as \xNN, so a
@@ -167,22 +157,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::open_http(const net::InetE
                                                                 Handler handler, Limits limits) {
     const std::string name = net::to_string(listen);
     sockaddr_storage ss{};
-    socklen_t len = 0;
-    if (listen.addr.is_v4()) {
-        sockaddr_in sin{};
-        sin.sin_family = AF_INET;
-        sin.sin_port = htons(listen.port);
-        sin.sin_addr.s_addr = listen.addr.v4_be();
-        std::memcpy(&ss, &sin, sizeof sin);
-        len = sizeof sin;
-    } else {
-        sockaddr_in6 sin6{};
-        sin6.sin6_family = AF_INET6;
-        sin6.sin6_port = htons(listen.port);
-        std::memcpy(&sin6.sin6_addr, listen.addr.b, 16);
-        std::memcpy(&ss, &sin6, sizeof sin6);
-        len = sizeof sin6;
-    }
+    const socklen_t len = health::sockaddr_of(listen, ss);
     int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return make_error("metrics_listen " + name + ": socket(): " + errno_text());
     const int one = 1;
@@ -201,11 +176,8 @@ Result<std::unique_ptr<ControlServer>> ControlServer::open_http(const net::InetE
     sockaddr_storage bound{};
     socklen_t blen = sizeof bound;
     uint16_t port = listen.port;
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &blen) == 0) {
-        uint16_t be = 0;  // sin_port and sin6_port sit at the same offset
-        std::memcpy(&be, reinterpret_cast<const char*>(&bound) + offsetof(sockaddr_in, sin_port), 2);
-        port = ntohs(be);
-    }
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &blen) == 0)
+        port = health::endpoint_of(bound).port;
     auto server = std::unique_ptr<ControlServer>(
         new ControlServer(fd, name, std::move(handler), limits, Protocol::Http));
     server->tcp_port_ = port;

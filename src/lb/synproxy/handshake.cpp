@@ -134,8 +134,7 @@ void sp_keep(const SpPacket& sp) {
 uint16_t mss_reserve(const ServiceView& view, const SpPacket& sp) {
     const net::InetAddr src = sp.src();
     if (view.fwd == FwdMode::NatTun)
-        return static_cast<uint16_t>(src.is_v4() ? tunnel_overhead<net::Af4>(true)
-                                                 : tunnel_overhead<net::Af6>(true));
+        return static_cast<uint16_t>(tunnel_overhead(src.is_v4(), true));
     if (view.flags & kSvcFlagToa) return src.is_v4() ? net::kTcpOptLenToaV4 : net::kTcpOptLenToaV6;
     uint8_t scratch[net::kPpV1MaxLen];
     if (view.flags & kSvcFlagPpV1)
@@ -307,10 +306,8 @@ void synproxy_send_rs_syn(WorkerCtx& w, Conn* c) {
     o.timestamps = p.have_ts;
     // FNAT64: the RS's segments grow by 20 bytes on their way to the IPv6 client; NatTun's by
     // the tunnel's outer headers on their way to us (what clamp_mss takes off a SYN).
-    const bool gue = c->flags & kConnTunGue;
     const uint16_t mss_less = static_cast<uint16_t>(
-        c->mode == FwdMode::NatTun
-            ? (c->daddr.is_v4() ? tunnel_overhead<net::Af4>(gue) : tunnel_overhead<net::Af6>(gue))
+        c->mode == FwdMode::NatTun ? tunnel_overhead(c->daddr.is_v4(), c->flags & kConnTunGue)
         : c->caddr.is_v4() == c->daddr.is_v4() ? 0
                                                : 20);
     const size_t opts_len = synproxy_write_rs_syn_options(opts, o, p.client_tsval, mss_less);

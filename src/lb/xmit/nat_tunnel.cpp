@@ -94,12 +94,15 @@ void nat_tunnel_icmp_unwrap(WorkerCtx& w, LbPacket<Af>& lp) {
     const size_t cut =
         net::tunnel_quote_outer_len(icmp + kIcmpHdr, lp.l4_len - kIcmpHdr, Af::dst(*lp.ip));
     if (cut == 0) return;
-    // The checksum is verified before the message is changed (and recomputed after).
-    const uint32_t pseudo =
-        Af::icmp_pseudo_header
-            ? Af::pseudo_sum(Af::src(*lp.ip), Af::dst(*lp.ip), Af::icmp_proto, lp.l4_len)
-            : 0;
-    if (net::csum_fold(net::csum_partial(icmp, lp.l4_len, pseudo)) != 0) return;  // unrelated
+    // The ICMP checksum of the message at lp.l4 (ICMPv6's covers a pseudo-header, ICMPv4's
+    // does not): verified before the message is changed, recomputed after.
+    auto icmp_sum = [&lp] {
+        uint32_t pseudo = 0;
+        if constexpr (Af::icmp_pseudo_header)
+            pseudo = Af::pseudo_sum(Af::src(*lp.ip), Af::dst(*lp.ip), Af::icmp_proto, lp.l4_len);
+        return net::csum_fold(net::csum_partial(lp.l4, lp.l4_len, pseudo));
+    };
+    if (icmp_sum() != 0) return;  // unrelated
     // Too big: the MTU the router gave is the outer packet's; the client's packet rides inside.
     if constexpr (Af::family == 4) {
         const uint16_t mtu = net::load_be16(icmp + 6);
@@ -121,17 +124,13 @@ void nat_tunnel_icmp_unwrap(WorkerCtx& w, LbPacket<Af>& lp) {
     lp.l4_len = static_cast<uint16_t>(lp.l4_len - cut);
     Af::set_packet_len(*lp.ip, static_cast<uint16_t>(Af::packet_len(*lp.ip) - cut));
     net::store_wire16(lp.l4 + 2, 0);
-    const uint32_t sum = Af::icmp_pseudo_header ? Af::pseudo_sum(Af::src(*lp.ip), Af::dst(*lp.ip),
-                                                                 Af::icmp_proto, lp.l4_len)
-                                                : 0;
-    net::store_wire16(lp.l4 + 2, net::csum_fold(net::csum_partial(lp.l4, lp.l4_len, sum)));
+    net::store_wire16(lp.l4 + 2, icmp_sum());
     lp.tunneled = true;
     w.stack.counters.inc(Counter::nattun_icmp_unwrapped);
 }
 
 void nat_tunnel_pmtu_lower(WorkerCtx& w, Conn& c, uint16_t inner_mtu) {
-    const size_t overhead = c.daddr.is_v4() ? tunnel_overhead<net::Af4>(gue_of(c))
-                                            : tunnel_overhead<net::Af6>(gue_of(c));
+    const size_t overhead = tunnel_overhead(c.daddr.is_v4(), gue_of(c));
     const size_t outer = std::min<size_t>(inner_mtu + overhead, 0xffff);
     if (outer < (c.daddr.is_v4() ? kMinPmtu4 : net::kIpv6MinMtu)) return;
     uint16_t& mtu = w.feat_of(&c).nattun_mtu;

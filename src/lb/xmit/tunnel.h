@@ -48,5 +48,10 @@ constexpr size_t tunnel_overhead(bool gue) {
     else
         return gue ? net::kGue6Overhead : net::kIp6ip6Overhead;
 }
+// The same for a family known only at run time (the RS address's: control paths, the SYN
+// proxy, MTU bookkeeping).
+constexpr size_t tunnel_overhead(bool v4, bool gue) {
+    return v4 ? tunnel_overhead<net::Af4>(gue) : tunnel_overhead<net::Af6>(gue);
+}
 
 }  // namespace xvs::lb

@@ -3,6 +3,9 @@
 
 #include <rte_mbuf.h>
 
+#include <algorithm>
+#include <span>
+
 #include "lb/conserve/proxy_protocol.h"
 #include "lb/laddr.h"
 #include "lb/passive.h"
@@ -32,6 +35,18 @@ bool conn_owner_recorded(const Conn& c) {
 }
 ConnKey conn_out_key(const Conn& c) {
     return conn_key(c.proto, c.daddr, c.laddr_ip, c.dport, c.lport);
+}
+// A UDP datagram's payload as far as the first mbuf segment holds it (what the per-flow
+// payload readers look at: QUIC connection ID, SIP Call-ID); empty when the segment ends
+// before the payload.
+template <class Af>
+std::span<const uint8_t> udp_payload_first_seg(const LbPacket<Af>& lp) {
+    const uint8_t* start = rte_pktmbuf_mtod(lp.pkt, const uint8_t*);
+    const size_t in_seg = rte_pktmbuf_data_len(lp.pkt);
+    const size_t l4_at = static_cast<size_t>(lp.l4 - start);
+    const size_t hdr = sizeof(net::UdpHdr);
+    if (l4_at + hdr > in_seg || lp.l4_len <= hdr) return {};
+    return {lp.l4 + hdr, std::min<size_t>(lp.l4_len - hdr, in_seg - l4_at - hdr)};
 }
 }  // namespace
 
@@ -71,14 +86,8 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     FlowKey flow{lp.key.saddr, lp.key.daddr, lp.key.sport, lp.key.dport, lp.proto, w.stack.now_ms};
     if ((view->flags & kSvcFlagHashQid) && lp.proto == net::kIpProtoUdp) {
         // conhash by QUIC connection ID: the DCID in the first segment's part of the payload.
-        const uint8_t* start = rte_pktmbuf_mtod(lp.pkt, const uint8_t*);
-        const size_t in_seg = rte_pktmbuf_data_len(lp.pkt);
-        const size_t l4_at = static_cast<size_t>(lp.l4 - start);
-        const size_t hdr = sizeof(net::UdpHdr);
-        if (l4_at + hdr <= in_seg && lp.l4_len > hdr) {
-            const size_t n = std::min<size_t>(lp.l4_len - hdr, in_seg - l4_at - hdr);
-            flow.cid = net::quic_dcid(lp.l4 + hdr, n, view->quic_cid_len);
-        }
+        if (const auto payload = udp_payload_first_seg(lp); !payload.empty())
+            flow.cid = net::quic_dcid(payload.data(), payload.size(), view->quic_cid_len);
     }
     // A persistent service: the client's template names the dest; the scheduler only picks
     // for a client without one (and a template is made for it).
@@ -88,14 +97,9 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
         tkey = persist_key(*view, lp.key, mark);
         if ((view->flags & kSvcFlagPeSip) && lp.proto == net::kIpProtoUdp) {
             // The Call-ID in the first segment's part of the payload (lb/service.h).
-            const uint8_t* start = rte_pktmbuf_mtod(lp.pkt, const uint8_t*);
-            const size_t in_seg = rte_pktmbuf_data_len(lp.pkt);
-            const size_t l4_at = static_cast<size_t>(lp.l4 - start);
-            const size_t hdr = sizeof(net::UdpHdr);
-            if (l4_at + hdr <= in_seg && lp.l4_len > hdr) {
-                const size_t n = std::min<size_t>(lp.l4_len - hdr, in_seg - l4_at - hdr);
-                if (auto id = net::sip_call_id(lp.l4 + hdr, n)) tkey.saddr = net::sip_call_key(*id);
-            }
+            if (const auto payload = udp_payload_first_seg(lp); !payload.empty())
+                if (auto id = net::sip_call_id(payload.data(), payload.size()))
+                    tkey.saddr = net::sip_call_key(*id);
         }
         tpl = persist_lookup(w, *view, tkey);
     }

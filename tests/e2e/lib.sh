@@ -198,8 +198,12 @@ topo_up() {
     ip -n "$NS_CL" link set cl0 up
     ip -n "$NS_CL" route add default via 10.10.1.1
     no_offloads "$NS_CL" cl0
-    # Short connections from one client: reuse ports quickly (bench and loops).
-    in_ns "$NS_CL" sysctl -qw net.ipv4.ip_local_port_range="10000 65000" net.ipv4.tcp_tw_reuse=1
+    # Short connections from one client: reuse ports quickly (bench and loops). Scripted
+    # (scapy) clients send from fixed source ports in 30000-49999, which the kernel must not
+    # also hand to curl: reserved, they are never ephemeral (a curl conn on 42010 was once
+    # taken for a scripted one in test_proxy_protocol).
+    in_ns "$NS_CL" sysctl -qw net.ipv4.ip_local_port_range="10000 65000" net.ipv4.tcp_tw_reuse=1 \
+        net.ipv4.ip_local_reserved_ports=30000-49999
     ip -n "$NS_LB" link set lb-wan up
     ip -n "$NS_LB" link set lb-lan up
     in_ns "$NS_LB" sysctl -qw net.ipv4.ip_forward=0

@@ -162,6 +162,10 @@ struct IpvsDefs {
     // to a real server of weight 0 is expired when its client comes back, so the client is
     // scheduled anew; off: a quiesced server keeps serving its persistent clients.
     bool expire_quiescent_template = false;
+    // `reschedule_refused on|off` (xvs's own, default on): a real server's RST answering a
+    // client's SYN (FULLNAT, NAT; not the SYN proxy's, not a persistent service's) is held
+    // back once and the client's retransmitted SYN goes to another real server.
+    bool reschedule_refused = true;
 };
 
 // `fwmark_defs { mark N { VIP[/LEN] [PORT|PORT-PORT] [tcp|udp] ... } }`: xvs's own classifier

@@ -466,6 +466,11 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         rep.changes.push_back("uoa_max_trail " + std::to_string(cfg.ipvs.uoa_max_trail));
         d.uoa_max_trail_set(static_cast<uint8_t>(cfg.ipvs.uoa_max_trail));
     }
+    if (d.reschedule_refused() != cfg.ipvs.reschedule_refused) {
+        rep.changes.push_back(std::string("reschedule_refused ") +
+                              (cfg.ipvs.reschedule_refused ? "on" : "off"));
+        d.reschedule_refused_set(cfg.ipvs.reschedule_refused);
+    }
     if (d.expire_nodest_conn() != cfg.ipvs.expire_nodest_conn) {
         rep.changes.push_back(std::string("expire_nodest_conn ") +
                               (cfg.ipvs.expire_nodest_conn ? "on" : "off"));

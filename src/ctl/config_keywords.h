@@ -108,6 +108,7 @@ inline constexpr std::array kKeywords = {
     Keyword{"ipvs_defs", "synproxy", detail::A, ""},
     Keyword{"ipvs_defs", "expire_nodest_conn", detail::A, ""},
     Keyword{"ipvs_defs", "expire_quiescent_template", detail::A, ""},
+    Keyword{"ipvs_defs", "reschedule_refused", detail::A, ""},
     Keyword{"timeouts", "tcp", detail::A, "ESTABLISHED, as ipvsadm --set"},
     Keyword{"timeouts", "tcpfin", detail::A, "FIN_WAIT, as ipvsadm --set"},
     Keyword{"timeouts", "udp", detail::A, ""},

@@ -384,6 +384,8 @@ void Parser::ipvs_defs(const Token& kw) {
         if (auto on = switch_value(kw)) cfg_.ipvs.expire_nodest_conn = *on;
     } else if (kw.text == "expire_quiescent_template") {
         if (auto on = switch_value(kw)) cfg_.ipvs.expire_quiescent_template = *on;
+    } else if (kw.text == "reschedule_refused") {
+        if (auto on = switch_value(kw)) cfg_.ipvs.reschedule_refused = *on;
     } else if (kw.text == "synproxy") {
         cfg_.ipvs.synproxy_set = true;
         block(kw, [&](const Token& t) { synproxy_setting(t); });

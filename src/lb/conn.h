@@ -17,6 +17,14 @@ namespace xvs::lb {
 struct Service;
 struct LocalAddr;
 
+// Where a TCP conn stands with reschedule_refused (lb/pipeline.cpp).
+enum class ConnResched : uint8_t {
+    None = 0,  // scheduled once; a refusal may be held back
+    RstHeld,   // its RS refused the SYN and the client was not told: the SYN retransmission
+               // finds this conn in CLOSE and is scheduled again
+    Again,     // scheduled again after such a refusal: a refusal now reaches the client
+};
+
 // The hot part only: what every packet of every mode reads. Feature state lives in per-slot
 // side arrays (ConnFeatSlot below, the SYN proxy's SpSlot) indexed by ConnTable::index_of.
 // 128 bytes, two cache lines: the four InetAddr take half of it.
@@ -37,9 +45,14 @@ struct Conn {
     net::InetAddr caddr, vaddr, laddr_ip, daddr;
     uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
     FwdMode mode = FwdMode::FullNat;  // bound at creation from the dest (kXmit[mode])
-    // Persistence templates only (proto == kProtoTemplate, lb/persist.h): the service's
-    // protocol, for display (0 = a firewall-mark service's, shown as "IP").
-    uint8_t tpl_proto = 0;
+    // One byte, two users that never meet on one conn (each writes it at creation):
+    union {
+        // Persistence templates (proto == kProtoTemplate, lb/persist.h): the service's
+        // protocol, for display (0 = a firewall-mark service's, shown as "IP").
+        uint8_t tpl_proto = 0;
+        // Every other conn.
+        ConnResched resched;
+    };
     stack::NhCache nh;  // next hop of each direction (stack/nh_cache.h)
 
     // The deadline is exact from kDeadlinePastMs before now (a timer running late) to about

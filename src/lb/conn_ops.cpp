@@ -48,6 +48,23 @@ std::span<const uint8_t> udp_payload_first_seg(const LbPacket<Af>& lp) {
     if (l4_at + hdr > in_seg || lp.l4_len <= hdr) return {};
     return {lp.l4 + hdr, std::min<size_t>(lp.l4_len - hdr, in_seg - l4_at - hdr)};
 }
+// The scheduler's pick with `refused` passed over (DestWorkerStats::sched_skip, set around
+// this one pick by this worker: no other reader). A scheduler that then finds nothing (sh or
+// mh without fallback, or no other dest usable) picks as if nothing had been refused.
+// `refused` is touched only when it is in the plan, which keeps it alive.
+Dest* pick_passing_over(const ServiceView& view, SchedCursor& cursor, unsigned wid,
+                        const FlowKey& flow, Dest* refused) {
+    const auto& dests = view.plan.dests;
+    if (std::find(dests.begin(), dests.end(), refused) != dests.end()) {
+        DestWorkerStats& skip = refused->stats[wid];
+        skip.sched_skip = true;
+        Dest* dest = view.sched->pick(view.plan, cursor, wid, flow);
+        skip.sched_skip = false;
+        if (dest) return dest;
+    }
+    return view.sched->pick(view.plan, cursor, wid, flow);
+}
+
 }  // namespace
 
 const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t proto,
@@ -64,7 +81,7 @@ const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t
 }
 
 template <class Af>
-Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
+Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, Dest* refused) {
     const unsigned wid = w.id;
     // Addressed to a VIP: its service. Not addressed to the director: an inside host's flow
     // for a SNAT match service (lb/xmit/snat.h), if one matches.
@@ -103,8 +120,14 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
         }
         tpl = persist_lookup(w, *view, tkey);
     }
-    Dest* dest =
-        tpl ? tpl->dest : view->sched->pick(view->plan, svc->workers[wid].cursor, wid, flow);
+    Dest* dest = nullptr;
+    if (tpl) {
+        dest = tpl->dest;
+    } else if (refused) {
+        dest = pick_passing_over(*view, svc->workers[wid].cursor, wid, flow, refused);
+    } else {
+        dest = view->sched->pick(view->plan, svc->workers[wid].cursor, wid, flow);
+    }
     if (!dest) {
         drop(w.stack, lp.pkt, sched_fail_reason(view->plan));
         return nullptr;
@@ -245,6 +268,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     ++svc->workers[wid].conns;
     w.stack.counters.inc(Counter::conns_created);
     c->state = TcpState::None;
+    c->resched = refused ? ConnResched::Again : ConnResched::None;
     const bool is_tcp = lp.proto == net::kIpProtoTcp;
     if ((view->flags & kSvcFlagToa) && is_tcp) c->flags |= kConnToa;
     if ((view->flags & kSvcFlagOps) && !is_tcp) c->flags |= kConnOps;
@@ -271,8 +295,24 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp) {
     return c;
 }
 
-template Conn* conn_create<net::Af4>(WorkerCtx&, LbPacket4&);
-template Conn* conn_create<net::Af6>(WorkerCtx&, LbPacket6&);
+template Conn* conn_create<net::Af4>(WorkerCtx&, LbPacket4&, Dest*);
+template Conn* conn_create<net::Af6>(WorkerCtx&, LbPacket6&, Dest*);
+
+bool conn_reschedulable(const WorkerCtx& w, const Conn& c) {
+    if (!w.snap->reschedule_refused || c.resched != ConnResched::None || (c.flags & kConnSynProxy) ||
+        (c.mode != FwdMode::FullNat && c.mode != FwdMode::Nat))
+        return false;
+    // The conn's service as the current snapshot has it (the RST is rare: one lookup).
+    const ConnKey key = conn_key(c.proto, c.caddr, c.vaddr, c.cport, c.vport);
+    uint32_t mark = 0;
+    const ServiceView* view = vip_service(*w.snap, key, c.proto, &mark);
+    if (!view || view->svc != c.svc || view->persist_s) return false;
+    // Another dest with a weight (an inhibited or quiesced one takes no new conn).
+    const SchedPlan& plan = view->plan;
+    for (size_t i = 0; i < plan.dests.size(); ++i)
+        if (plan.dests[i] != c.dest && plan.weights[i] > 0) return true;
+    return false;
+}
 
 // RS SYN-ACK: remember the RS's ISN (TOA goes into client packets acking exactly it + 1) and
 

@@ -42,9 +42,15 @@ const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t
 // The first packet of a flow: service, admission, scheduling, the dest's forwarding mode
 // (refused, drop_fwd_mode_unsupported, when it has no xmit), a local address when the mode
 // needs one, the conn and its tuples in the table. nullptr when refused: the packet is then
-// freed and counted.
+// freed and counted. `refused`: the dest that refused this client's previous SYN
+// (reschedule_refused): the scheduler passes it over when it can (a persistence template
+// still names it), and the new conn is marked ConnResched::Again.
 template <class Af>
-Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp);
+Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, Dest* refused = nullptr);
+// Whether the RS's RST answering conn c's SYN may be held back for a reschedule
+// (Snapshot::reschedule_refused): FULLNAT or NAT, no SYN proxy, not rescheduled already, and
+// its service, not persistent, has another dest with a weight. Called only on that rare RST.
+bool conn_reschedulable(const WorkerCtx& w, const Conn& c);
 void conn_expire(WorkerCtx& w, Conn* conn);
 void conn_set_state(WorkerCtx& w, Conn* conn, TcpState state);
 // The conn's timer fired at `now`: re-armed (traffic moved the deadline; PROXY header

@@ -33,6 +33,10 @@ struct alignas(64) DestWorkerStats {
     SingleWriter<uint32_t> conn_ok;
     SingleWriter<uint32_t> conn_fail;
     bool overloaded = false;  // over its -x share on this worker (lb/admission.h); worker only
+    // Set by this worker around one pick only: the dest refused the client's previous SYN and
+    // the retransmitted SYN is being scheduled again (reschedule_refused, lb/pipeline.cpp), so
+    // the scheduler must pass it over if it can. Worker only.
+    bool sched_skip = false;
 };
 
 struct Dest {

@@ -660,6 +660,7 @@ std::unique_ptr<Snapshot> Director::build() {
     snap->timeouts = timeouts_;
     snap->uoa_max_trail = uoa_max_trail_;
     snap->expire_nodest_conn = expire_nodest_conn_;
+    snap->reschedule_refused = reschedule_refused_;
     snap->expire_quiescent_template = expire_quiescent_template_;
     snap->synproxy = synproxy_;
     snap->cookie = cookie_;

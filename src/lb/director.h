@@ -189,6 +189,9 @@ public:
     // IPVS's expire_nodest_conn (default off): see Snapshot::expire_nodest_conn.
     void expire_nodest_conn_set(bool on) { expire_nodest_conn_ = on; }
     bool expire_nodest_conn() const { return expire_nodest_conn_; }
+    // xvs's reschedule_refused (default on): see Snapshot::reschedule_refused.
+    void reschedule_refused_set(bool on) { reschedule_refused_ = on; }
+    bool reschedule_refused() const { return reschedule_refused_; }
     // IPVS's expire_quiescent_template (default off): see Snapshot::expire_quiescent_template.
     void expire_quiescent_template_set(bool on) { expire_quiescent_template_ = on; }
     bool expire_quiescent_template() const { return expire_quiescent_template_; }
@@ -289,6 +292,7 @@ private:
     uint8_t uoa_max_trail_ = net::kUoaDefaultMaxTrail;
     SynProxyConf synproxy_;
     bool expire_nodest_conn_ = false;
+    bool reschedule_refused_ = true;
     bool expire_quiescent_template_ = false;
     std::vector<FwmarkDef> fwmarks_;
     net::CookieSecrets cookie_;

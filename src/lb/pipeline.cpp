@@ -52,9 +52,13 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     }
     if (lp.related) return icmp_related(w, lp, ref);
     Conn* c = ref.conn;
-    // conn_reuse_mode: a new SYN on a closing connection starts a new connection.
+    // conn_reuse_mode: a new SYN on a closing connection starts a new connection. One whose
+    // RS refused the client's SYN (its RST held back, kept in CLOSE: see below) is this SYN's
+    // retransmission, scheduled again away from that RS.
+    Dest* refused = nullptr;
     if (c && pure_syn && ref.dir == ConnDir::In &&
         (c->state == TcpState::TimeWait || c->state == TcpState::Close)) {
+        if (c->state == TcpState::Close && c->resched == ConnResched::RstHeld) refused = c->dest;
         conn_expire(w, c);
         c = nullptr;
     }
@@ -129,7 +133,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
             drop(w.stack, lp.pkt, Counter::drop_tcp_no_conn);
             return;
         }
-        c = conn_create(w, lp);
+        c = conn_create(w, lp, refused);
         if (!c) return;  // counted and freed
         ref.dir = ConnDir::In;
     }
@@ -145,6 +149,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
 
     const unsigned wid = w.id;
     const bool inbound = ref.dir == ConnDir::In;
+    bool hold_rst = false;
     uint32_t timeout_s;
     if (is_tcp) {
         // Passive health checking (lb/passive.h): the RS's first answer, or the client's SYN
@@ -154,6 +159,12 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                 passive_client_syn(c->dest->stats[wid], *c, w.stack.now_ms,
                                    w.snap->timeouts.of(TcpState::SynRecv));
         } else if (!(c->flags & kConnSynAckSeen)) {
+            // The RS refuses the client's SYN: with reschedule_refused the client does not
+            // hear of it. The conn goes to CLOSE as usual; the client's SYN retransmission
+            // (about 1 s later) finds it there and is scheduled again (above).
+            if ((lp.tcp_flags & net::kTcpRst) && c->state == TcpState::SynRecv &&
+                conn_reschedulable(w, *c))
+                hold_rst = true;
             passive_rs_answer(c->dest->stats[wid], *c, lp.tcp_flags);
         }
         TcpState next =
@@ -167,6 +178,14 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     c->set_expires(expires);
     // Lazy timers only move deadlines later; a shorter one (FIN, RST) is re-armed now.
     if (expires < c->timer.expires_tick * w.timers.tick_ms()) w.timers.arm(&c->timer, expires);
+    if (hold_rst) {
+        // Kept as long as a conn waiting for its SYN-ACK would be, not CLOSE's few seconds:
+        // a client retransmits after 1 s (Linux; RFC 6298), some after 3 s.
+        c->set_expires(w.stack.now_ms + uint64_t(w.snap->timeouts.of(TcpState::SynRecv)) * 1000);
+        c->resched = ConnResched::RstHeld;
+        drop(w.stack, lp.pkt, Counter::drop_rs_refused_held);
+        return;
+    }
 
     if (c->flags & kConnToa) {
         if (inbound)

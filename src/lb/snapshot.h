@@ -37,6 +37,11 @@ struct Snapshot {
     // conn looks it up, so that client is scheduled anew; off (the default): the quiesced dest
     // keeps its persistent clients (lb/persist.h).
     bool expire_quiescent_template = false;
+    // xvs's own (ipvs_defs reschedule_refused, default on): a FULLNAT/NAT real server that
+    // answers a client's SYN with a RST, in a service with other real servers, does not pass
+    // the refusal on; the client's retransmitted SYN is scheduled again, away from that server
+    // (lb/pipeline.cpp). A second refusal reaches the client.
+    bool reschedule_refused = true;
     // Whether a service of port 0 ("all ports", persistent only) exists: conn_create then
     // tries (proto, VIP, 0) after an exact miss, as IPVS does.
     bool has_port0 = false;

@@ -150,6 +150,7 @@ namespace xvs::stack {
     X(drop_laddr_exhausted, true, "no free local port on any local address")                       \
     X(drop_no_laddr, true, "FULLNAT service without local addresses")                              \
     X(drop_dest_unavailable, true, "client packet of a conn whose real server was removed (IPVS)") \
+    X(drop_rs_refused_held, true, "RS's RST to a SYN held back: the client's retry is rescheduled")\
     X(drop_fwd_mode_unsupported, true, "new conn to a dest whose forwarding mode has no xmit yet") \
     X(drop_conn_pool_full, true, "connection pool exhausted")                                      \
     X(drop_conn_table_full, true, "connection hash table insert failed")                           \

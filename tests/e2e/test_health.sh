@@ -5,9 +5,10 @@
 #   VIP:81  the same servers (TCP_CHECK) with quorum 2: one down -> the sorry server;
 #   VIP:82  MISC_CHECK: rs1 misc_dynamic (weight = exit code - 2), rs2 inhibit_on_failure.
 # Checks: both up; nginx on rs1 stopped during 200 curls -> rs1 leaves VIP:80 within
-# delay_loop x (retry + 1) + 1 s, no request fails once it left, VIP:81 answers from the sorry
-# server; nginx restarted -> rs1 returns; misc_dynamic weights and inhibit_on_failure (weight
-# 0, still listed, marked inhibited) in `xvsadm -L -n`; `xvsctl check show`; every RS down -> sorry server.
+# delay_loop x (retry + 1) + 1 s, at most the request in flight fails (a refusal by rs1 is
+# rescheduled: reschedule_refused), VIP:81 answers from the sorry server; nginx restarted ->
+# rs1 returns; misc_dynamic weights and inhibit_on_failure (weight 0, still listed, marked
+# inhibited) in `xvsadm -L -n`; `xvsctl check show`; every RS down -> sorry server.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 
@@ -147,6 +148,12 @@ assert_float_between "$detect" 0 3.5 "seconds until rs1 left (delay_loop 1 x (re
 wait "$loop"
 failed=$(grep -c '^ERR' "$XE_TMP/during.txt" || true)
 log "during the failure: $(count_lines rs1 "$XE_TMP/during.txt") rs1, $(count_lines rs2 "$XE_TMP/during.txt") rs2, $failed failed"
+# At most the request in flight when nginx died may fail (the curls run one at a time): one
+# that rs1 refuses before the check removes it is not told (reschedule_refused), its SYN
+# retransmission goes to rs2.
+held=$(counter drop_rs_refused_held)
+log "refusals held back and rescheduled: ${held:-0}"
+((failed <= 1)) || fail "$failed of 200 requests failed while rs1 went down, expected at most the 1 in flight: $(grep -n '^ERR' "$XE_TMP/during.txt" | head -n 5 | tr '\n' ' ')"
 http_loop 100 "$XE_TMP/after.txt" "http://$VIP/" 60
 assert_eq 100 "$(count_lines rs2 "$XE_TMP/after.txt")" "after rs1 left: every request answered by rs2"
 assert_eq 200 "$(wc -l <"$XE_TMP/during.txt")" "requests made during the failure"

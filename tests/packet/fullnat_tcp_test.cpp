@@ -388,6 +388,8 @@ class PassiveCountTest : public FullnatTcpTest {
 };
 
 TEST_F(PassiveCountTest, RstAnsweringTheSynIsAFailure) {
+    director->reschedule_refused_set(false);  // the refusal is relayed (tested on below)
+    director->commit();
     Flow f = open(kCport);
     const lb::Dest* d = dest_of(f);
     EXPECT_EQ(fails(d), 0u);
@@ -618,6 +620,99 @@ TEST_F(PassiveCountTest, UnreachableAfterTheSynAckIsNoFailure) {
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(fails(d), 0u);
     EXPECT_EQ(oks(d), 1u);
+}
+
+// reschedule_refused (default on): the RS's RST answering the client's SYN is held back, the
+// conn stays in CLOSE, and the client's SYN retransmission goes to the other RS.
+class RescheduleRefusedTest : public PassiveCountTest {};
+
+TEST_F(RescheduleRefusedTest, RefusedSynGoesToTheOtherServerOnTheClientsRetransmission) {
+    Flow a = open(kCport);
+    auto out = roundtrip(kLan, rs_pkt(a, 0, 1001, net::kTcpRst | net::kTcpAck), kWan);
+    EXPECT_TRUE(out.empty()) << "the client must not hear of the refusal";
+    EXPECT_EQ(counter(Counter::drop_rs_refused_held), 1u);
+    ASSERT_NE(find_conn(kCport), nullptr);
+    EXPECT_EQ(find_conn(kCport)->state, lb::TcpState::Close);
+    EXPECT_EQ(fails(dest_of(a)), 1u);  // passive checking still counts it
+    // Another client meanwhile: rr would give it the other RS and the retry the refusing one
+    // again; the retry passes over the refusing RS instead.
+    Flow other = open(kCport + 1);
+    EXPECT_STRNE(other.rs, a.rs);
+
+    worker->advance_clock(1000);  // the client's RTO
+    out = roundtrip(kWan, client_pkt(kCport, 1000, 0, net::kTcpSyn, "", kSynOptions), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    const auto* ip4 = reinterpret_cast<const net::Ipv4Hdr*>(out[0].data() + 14);
+    const auto* tcp = reinterpret_cast<const net::TcpHdr*>(out[0].data() + 34);
+    Flow b;
+    b.rs = ip4->daddr == ip("10.10.2.2") ? "10.10.2.2" : "10.10.2.3";
+    b.rs_mac = ip4->daddr == ip("10.10.2.2") ? kRs1Mac : kRs2Mac;
+    b.lport = net::ntoh16(tcp->sport);
+    EXPECT_STRNE(b.rs, a.rs) << "the retransmitted SYN went to the server that refused it";
+    EXPECT_TRUE(FramesEqual(to_rs(b, 1000, 0, net::kTcpSyn, "", kSynOptions), out[0]));
+    EXPECT_EQ(counter(Counter::conns_created), 3u);
+    EXPECT_EQ(counter(Counter::conns_expired), 1u);  // the refused conn, its port freed
+    auto laddr = director->services().front()->laddrs.front();
+    EXPECT_FALSE(laddr->workers[0].pool->in_use(a.lport));
+    // The other RS accepts: the client sees an ordinary handshake.
+    out = roundtrip(kLan, rs_pkt(b, 5000, 1001, net::kTcpSyn | net::kTcpAck, "", kSynOptions), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_client(kCport, 5000, 1001, net::kTcpSyn | net::kTcpAck, "", kSynOptions), out[0]));
+    EXPECT_EQ(oks(dest_of(b)), 1u);
+    // Nothing was left in the skip mark.
+    for (const auto& d : director->services().front()->dests) EXPECT_FALSE(d->stats[0].sched_skip);
+}
+
+TEST_F(RescheduleRefusedTest, ASecondRefusalReachesTheClient) {
+    Flow a = open(kCport);
+    roundtrip(kLan, rs_pkt(a, 0, 1001, net::kTcpRst | net::kTcpAck), kWan);
+    worker->advance_clock(1000);
+    auto out = roundtrip(kWan, client_pkt(kCport, 1000, 0, net::kTcpSyn, "", kSynOptions), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    const auto* tcp = reinterpret_cast<const net::TcpHdr*>(out[0].data() + 34);
+    const auto* ip4 = reinterpret_cast<const net::Ipv4Hdr*>(out[0].data() + 14);
+    Flow b{ip4->daddr == ip("10.10.2.2") ? "10.10.2.2" : "10.10.2.3",
+           ip4->daddr == ip("10.10.2.2") ? kRs1Mac : kRs2Mac, net::ntoh16(tcp->sport)};
+    out = roundtrip(kLan, rs_pkt(b, 0, 1001, net::kTcpRst | net::kTcpAck), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_client(kCport, 0, 1001, net::kTcpRst | net::kTcpAck), out[0]));
+    EXPECT_EQ(counter(Counter::drop_rs_refused_held), 1u);
+    EXPECT_EQ(find_conn(kCport)->state, lb::TcpState::Close);
+}
+
+TEST_F(RescheduleRefusedTest, HeldConnWaitsForTheRetransmissionAsLongAsSynRecv) {
+    Flow a = open(kCport);
+    roundtrip(kLan, rs_pkt(a, 0, 1001, net::kTcpRst | net::kTcpAck), kWan);
+    worker->advance_clock(3100);  // past CLOSE's 3 s: a client retrying after 3 s still finds it
+    poll();
+    ASSERT_NE(find_conn(kCport), nullptr);
+    worker->advance_clock(30'000);  // SYN_RECV's 30 s: gone, its port freed
+    poll();
+    EXPECT_EQ(find_conn(kCport), nullptr);
+    auto laddr = director->services().front()->laddrs.front();
+    EXPECT_FALSE(laddr->workers[0].pool->in_use(a.lport));
+}
+
+TEST_F(RescheduleRefusedTest, NoOtherServerWithAWeightRelaysTheRefusal) {
+    Flow a = open(kCport);
+    // The other RS quiesced (weight 0): nowhere else to go, so the client learns at once.
+    const auto& dests = director->services().front()->dests;
+    const lb::Dest* other = dests[0].get() == dest_of(a) ? dests[1].get() : dests[0].get();
+    auto key = lb::make_service_key(6, *net::parse_ipv4("10.10.1.100"), 80);
+    ASSERT_TRUE(director->dest_edit(key, lb::DestSpec{other->addr, other->port, 0}).ok());
+    director->commit();
+    auto out = roundtrip(kLan, rs_pkt(a, 0, 1001, net::kTcpRst | net::kTcpAck), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(FramesEqual(to_client(kCport, 0, 1001, net::kTcpRst | net::kTcpAck), out[0]));
+    EXPECT_EQ(counter(Counter::drop_rs_refused_held), 0u);
+}
+
+TEST_F(RescheduleRefusedTest, RstAfterTheSynAckIsRelayed) {
+    Flow f;
+    establish(kCport, f);
+    auto out = roundtrip(kLan, rs_pkt(f, 5001, 1001, net::kTcpRst | net::kTcpAck), kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(counter(Counter::drop_rs_refused_held), 0u);
 }
 
 }  // namespace

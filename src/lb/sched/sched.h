@@ -70,12 +70,15 @@ struct SchedPlan {
     LocalityTable* locality = nullptr;
 };
 
-// May dest i of the plan take a new connection on this worker? Weight above 0 and not over
-// its connection threshold. Every scheduler asks this instead of testing the weight alone.
+// May dest i of the plan take a new connection on this worker? Weight above 0, not over its
+// connection threshold, and not the one a refused connection is being moved away from
+// (DestWorkerStats::sched_skip). Every scheduler asks this instead of testing the weight alone.
 inline bool sched_dest_usable(const SchedPlan& plan, size_t i, unsigned worker) {
     if (plan.weights[i] <= 0) return false;
+    DestWorkerStats& stats = plan.dests[i]->stats[worker];
+    if (stats.sched_skip) return false;
     if (plan.limits.empty()) return true;
-    return !dest_overloaded(plan.limits[i], plan.dests[i]->stats[worker], worker, plan.workers);
+    return !dest_overloaded(plan.limits[i], stats, worker, plan.workers);
 }
 
 // Mutable per (service, worker): lives in the Service, written only by its worker.

@@ -41,33 +41,41 @@ Dest* wrr_pick(const SchedPlan& plan, SchedCursor& cursor, unsigned worker,
         pos = 0;
         current = 0;
     }
-    // With connection thresholds, overloaded dests are skipped. Levels above the largest usable
-    // weight then match nothing: start a round there directly (IPVS walks through them without
-    // picking, so the sequence is the same) and the two-lap bound below still holds.
-    int32_t top = plan.max_weight;
-    if (!plan.limits.empty()) {
-        top = 0;
+    // Unusable dests (over a threshold, or passed over for a SYN retry: sched_dest_usable)
+    // are skipped. Levels above the largest usable weight then match nothing: start a round
+    // there directly (IPVS walks through them without picking, so the sequence is the same)
+    // and the two-lap bound below still holds. Without thresholds that top is the plan's
+    // maximum unless a dest is passed over, which the first search failing tells.
+    auto usable_top = [&] {
+        int32_t top = 0;
         for (size_t i = 0; i < count; ++i)
             if (sched_dest_usable(plan, i, worker)) top = std::max(top, plan.weights[i]);
-        if (top == 0) return nullptr;
-    }
-
+        return top;
+    };
     // Every level in (0, top] is matched by a usable dest of weight top, so one lap after the
     // level is set always finds a dest; two laps bound the loop without relying on that.
-    for (size_t step = 0; step < 2 * count + 1; ++step) {
-        if (pos == 0) {
-            current -= plan.gcd_weight;
-            if (current <= 0) current = plan.max_weight;
-            current = std::min(current, top);
+    auto search = [&](int32_t top) -> Dest* {
+        for (size_t step = 0; step < 2 * count + 1; ++step) {
+            if (pos == 0) {
+                current -= plan.gcd_weight;
+                if (current <= 0) current = plan.max_weight;
+                current = std::min(current, top);
+            }
+            if (plan.weights[pos] >= current && sched_dest_usable(plan, pos, worker)) {
+                cursor.index = static_cast<uint32_t>(pos + 1 == count ? 0 : pos + 1);
+                cursor.current_weight = current;
+                return plan.dests[pos];
+            }
+            pos = pos + 1 == count ? 0 : pos + 1;
         }
-        if (plan.weights[pos] >= current && sched_dest_usable(plan, pos, worker)) {
-            cursor.index = static_cast<uint32_t>(pos + 1 == count ? 0 : pos + 1);
-            cursor.current_weight = current;
-            return plan.dests[pos];
-        }
-        pos = pos + 1 == count ? 0 : pos + 1;
-    }
-    return nullptr;
+        return nullptr;
+    };
+    const int32_t top = plan.limits.empty() ? plan.max_weight : usable_top();
+    if (top == 0) return nullptr;
+    if (Dest* dest = search(top)) return dest;
+    if (!plan.limits.empty()) return nullptr;
+    const int32_t lower = usable_top();  // a dest passed over: its weight may be the top
+    return lower > 0 && lower < top ? search(lower) : nullptr;
 }
 
 }  // namespace

@@ -71,6 +71,26 @@ TEST_P(OverloadTest, OtherWorkersCountsDoNotMatter) {
     EXPECT_EQ(f.pick(0), nullptr);
 }
 
+// DestWorkerStats::sched_skip (reschedule_refused: a SYN retry passes over the dest that
+// refused it) rules a dest out on its worker only, like an overloaded one, whatever its weight
+// and load; with it cleared the dest is picked again.
+TEST_P(OverloadTest, SkippedDestIsPassedOverOnItsWorkerOnly) {
+    SchedFixture f = make();
+    f.build({5, 1});  // dest 0 is the one most schedulers prefer
+    f.dest(0).stats[0].sched_skip = true;
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(f.index_of(f.pick(0)), 1) << i;
+    bool saw_dest0 = false;
+    for (int i = 0; i < 20; ++i) saw_dest0 = saw_dest0 || f.index_of(f.pick(1)) == 0;
+    EXPECT_TRUE(saw_dest0) << "worker 1 must not see worker 0's skip";
+    f.dest(0).stats[0].sched_skip = false;
+    saw_dest0 = false;
+    for (int i = 0; i < 20; ++i) saw_dest0 = saw_dest0 || f.index_of(f.pick(0)) == 0;
+    EXPECT_TRUE(saw_dest0);
+    f.dest(1).stats[0].sched_skip = true;
+    f.dest(0).stats[0].sched_skip = true;
+    EXPECT_EQ(f.pick(0), nullptr);  // nothing else to take
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Schedulers, OverloadTest,
     ::testing::Values(Sched{"rr"}, Sched{"wrr"}, Sched{"lc"}, Sched{"wlc"}, Sched{"lblc"},

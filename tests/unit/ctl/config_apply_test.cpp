@@ -864,6 +864,22 @@ TEST_F(ConfigApplyTest, ExpireNodestConnIsAppliedOnReload) {
     EXPECT_FALSE(director_.snapshot()->expire_nodest_conn);
 }
 
+// reschedule_refused (default on) reaches the director and the snapshot on reload, and back.
+TEST_F(ConfigApplyTest, RescheduleRefusedIsAppliedOnReload) {
+    EXPECT_TRUE(director_.snapshot()->reschedule_refused);
+    std::string text = kBase;
+    text.replace(text.find("ipvs_defs {\n"), 12, "ipvs_defs {\n    reschedule_refused off\n");
+    auto r = config_apply(director_, parse(text.c_str()));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, UnorderedElementsAre("reschedule_refused off"));
+    EXPECT_FALSE(director_.reschedule_refused());
+    EXPECT_FALSE(director_.snapshot()->reschedule_refused);
+    r = config_apply(director_, base_);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_THAT(r->changes, UnorderedElementsAre("reschedule_refused on"));
+    EXPECT_TRUE(director_.snapshot()->reschedule_refused);
+}
+
 TEST(ConfigApplyPorts, MissingPortIsReportedWithFileAndLine) {
     lb::Director director;  // no ports registered
     Config cfg = parse(kBase, "/etc/xvs/xvs.conf");

@@ -1167,6 +1167,14 @@ TEST(ConfigParser, ExpireNodestConnIsASwitchOffByDefault) {
     EXPECT_FALSE(parse("ipvs_defs { expire_nodest_conn off }\n").config->ipvs.expire_nodest_conn);
 }
 
+TEST(ConfigParser, RescheduleRefusedIsASwitchOnByDefault) {
+    EXPECT_TRUE(parse("").config->ipvs.reschedule_refused);
+    EXPECT_FALSE(parse("ipvs_defs { reschedule_refused off }\n").config->ipvs.reschedule_refused);
+    EXPECT_TRUE(parse("ipvs_defs { reschedule_refused on }\n").config->ipvs.reschedule_refused);
+    EXPECT_THAT(errors_of("ipvs_defs { reschedule_refused maybe }\n"),
+                ElementsAre("t.conf:7: unknown keyword 'maybe' in ipvs_defs"));  // a bare switch is on
+}
+
 TEST(ConfigParserErrors, UoaNeedsUdpAndExcludesProxyProtocol) {
     EXPECT_THAT(errors_of("virtual_server 10.10.1.100 80 { laddr_group_name lips\n"
                           "  protocol TCP\n  uoa opp\n}\n"),

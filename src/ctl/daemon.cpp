@@ -341,6 +341,11 @@ void Daemon::stop_workers() {
     worker_threads_.clear();
 }
 
+std::string Daemon::status() const {
+    return "running: " + std::to_string(director_->services().size()) + " virtual services, " +
+           std::to_string(workers_.size()) + " workers";
+}
+
 int Daemon::run() {
     struct sigaction sa{};
     sa.sa_handler = on_signal;
@@ -350,14 +355,21 @@ int Daemon::run() {
     sigaction(SIGHUP, &sa, nullptr);
     signal(SIGPIPE, SIG_IGN);
     log_info("xvsd running");
+    notify_.ready(status());
+    if (notify_.watchdog().count())
+        log_info("systemd watchdog: fed every " +
+                 std::to_string(notify_.watchdog().count() / 2000) + " ms by the control thread");
     auto next_estimate = std::chrono::steady_clock::now();
     while (!g_stop) {
         if (g_reload) {
             g_reload = 0;
             log_info("SIGHUP: reloading " + config_path_);
+            notify_.reloading();
             if (auto r = reload(); !r) log_error("reload failed, keeping the running configuration:\n" + r.error());
             controller_->flush_removed_dests();
+            notify_.ready(status());
         }
+        notify_.watchdog_tick(std::chrono::steady_clock::now());
         auto now = std::chrono::steady_clock::now();
         if (now >= next_estimate) {
             controller_->estimate_rates(now);
@@ -380,6 +392,7 @@ int Daemon::run() {
         }
     }
     log_info("stopping");
+    notify_.stopping();
     health_->shutdown();  // omega notifiers
     stop_workers();
     return 0;

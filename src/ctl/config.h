@@ -242,7 +242,10 @@ struct VirtualServer {
     Proto proto = Proto::Tcp;
     net::InetAddr vip;
     uint16_t port = 0;
-    uint32_t fwmark = 0;  // `virtual_server fwmark N`: vip, port and protocol unused
+    // `virtual_server fwmark N`: port and protocol unused; vip is 0.0.0.0 or ::, the service's
+    // family (keepalived's: `ip_family`, else the first real server's, else the sorry
+    // server's, else IPv4), as in lb::make_fwmark_key.
+    uint32_t fwmark = 0;
     // `persistence_timeout [N]` (no value: 360 s, as ipvsadm -p), 0 = not persistent;
     // `persistence_granularity MASK|LEN` as a prefix length (255 = the whole address).
     uint32_t persistence_timeout = 0;

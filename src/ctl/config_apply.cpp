@@ -21,12 +21,12 @@ uint8_t proto_num(Proto p) {
 }
 
 lb::ServiceKey vs_key(const VirtualServer& vs) {
-    return vs.fwmark ? lb::make_fwmark_key(vs.fwmark)
+    return vs.fwmark ? lb::make_fwmark_key(vs.fwmark, !vs.vip.is_v4())
                      : lb::make_service_key(proto_num(vs.proto), vs.vip, vs.port);
 }
 
 std::string svc_name(const lb::ServiceKey& k) {
-    if (k.fwmark) return "FWM " + std::to_string(k.fwmark);
+    if (k.fwmark) return "FWM " + std::to_string(k.fwmark) + (k.vip.is_v4() ? "" : " IPv6");
     return std::string(k.proto == 6 ? "TCP " : "UDP ") +
            net::to_string(net::InetEndpoint{k.vip, net::ntoh16(k.port)});
 }
@@ -314,9 +314,10 @@ Result<ApplyReport> config_apply(lb::Director& d, const Config& cfg) {
         spec.vip = vs.vip;
         spec.port = vs.port;
         spec.fwmark = vs.fwmark;
+        spec.fwmark_v6 = vs.fwmark && !vs.vip.is_v4();
         spec.persistence_s = vs.persistence_timeout;
         spec.persist_prefix = vs.persist_prefix;
-        const uint8_t full = (vs.fwmark || vs.vip.is_v4()) ? 32 : 128;
+        const uint8_t full = vs.vip.is_v4() ? 32 : 128;  // a fwmark service's vip: its family
         const uint8_t prefix =
             vs.persist_prefix == lb::ServiceSpec::kPersistFull ? full : vs.persist_prefix;
         spec.sched = vs.sched;

@@ -143,6 +143,9 @@ inline constexpr std::array kKeywords = {
     // ---- virtual_server
     Keyword{"virtual_server", "protocol", detail::A,
             "TCP or UDP (match services also ICMP); SCTP is refused"},
+    Keyword{"virtual_server", "ip_family", detail::A,
+            "inet|inet6: the family of a `virtual_server fwmark N` (else its first real "
+            "server's, else IPv4), as keepalived; on a VIP it must be the VIP's"},
     Keyword{"virtual_server", "lb_algo", detail::A,
             "rr wrr lc wlc lblc lblcr dh sh sed nq fo ovf mh twos conhash"},
     Keyword{"virtual_server", "lvs_sched", detail::A, "as lb_algo"},

@@ -352,6 +352,7 @@ class Parser {
     // `virtual_server match NAME { ... }`: SNAT (config_parser_match.cpp).
     void match_server(const Token& kw, const Token& match_tok);
     void sched_flags_check(const PendingVs& p);
+    void fwmark_family(PendingVs& p);
     void vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& toa_loc,
                     std::optional<SourceLoc>& pp_loc, std::optional<SourceLoc>& uoa_loc);
     void acl_list(const Token& kw, std::vector<net::InetPrefix>& list);

@@ -2,6 +2,7 @@
 // virtual_server (with real_server and the client lists), deny_address_group. The Parser
 // class and the other sections are in config_parser_impl.h / config_parser.cpp.
 #include "ctl/config_parser_impl.h"
+#include "lb/director.h"
 #include "lb/sched/sched.h"
 
 namespace xvs::ctl::parser_detail {
@@ -153,6 +154,7 @@ void Parser::virtual_server(const Token& kw) {
     block(kw, [&](const Token& t) { vs_keyword(t, p, toa_loc, pp_loc, uoa_loc); });
 
     VirtualServer& vs = p.vs;
+    fwmark_family(p);
     if (!p.proto_set && !vs.fwmark) warning(kw, "protocol not set, using TCP");
     if (vs.fwmark && p.proto_set)
         warning(*p.proto_loc,
@@ -207,6 +209,30 @@ void Parser::virtual_server(const Token& kw) {
     if (vs.fwd == lb::FwdMode::FullNat && vs.laddr_group.empty() && !p.laddr_loc)
         error(kw, "virtual_server: laddr_group_name missing (required for lb_kind FNAT)");
     pending_.push_back(std::move(p));
+}
+
+// A fwmark service's family, as keepalived decides it: `ip_family`, else the family of its
+// first real server, else of its sorry server, else IPv4. A VIP has its own family, which
+// `ip_family` may only repeat.
+void Parser::fwmark_family(PendingVs& p) {
+    VirtualServer& vs = p.vs;
+    if (!vs.fwmark) {
+        if (p.ip_family_v6 && p.kind == PendingVs::Kind::Address &&
+            *p.ip_family_v6 == vs.vip.is_v4())
+            error(*p.ip_family_loc, "ip_family " + std::string(*p.ip_family_v6 ? "inet6" : "inet") +
+                                        " but the virtual address " + net::to_string(vs.vip) +
+                                        " is " + (vs.vip.is_v4() ? "IPv4" : "IPv6") +
+                                        ": ip_family is for fwmark services; remove it");
+        return;
+    }
+    bool v6 = false;
+    if (p.ip_family_v6)
+        v6 = *p.ip_family_v6;
+    else if (!vs.real_servers.empty())
+        v6 = !vs.real_servers.front().addr.is_v4();
+    else if (vs.health.sorry)
+        v6 = !vs.health.sorry->addr.is_v4();
+    vs.vip = v6 ? net::InetAddr{} : net::InetAddr::v4(0);
 }
 
 // Scheduler flags and mh_table_size must fit lb_algo: sh-* and mh-* name their scheduler,
@@ -422,6 +448,14 @@ void Parser::vs_keyword(const Token& t, PendingVs& p, std::optional<SourceLoc>& 
         } else if (auto n = number_value(t, 1, lb::kMaxTimeoutS)) {
             vs.persistence_timeout = *n;
         }
+    } else if (k == "ip_family") {
+        const Token* val = value(t);
+        if (!val) return;
+        const std::string low = lower(val->text);
+        if (low != "inet" && low != "inet6")
+            return error(*val, "ip_family: bad value " + quoted(val->text) + " (inet or inet6)");
+        p.ip_family_v6 = low == "inet6";
+        p.ip_family_loc = loc(t);
     } else if (k == "persistence_granularity") {
         const Token* val = value(t);
         if (!val) return;
@@ -451,15 +485,18 @@ void Parser::fwmark_defs(const Token& kw) {
     block(kw, [&](const Token& entry) {
         lb::FwmarkEntry e;
         bool ok = true;
-        if (auto prefix = net::parse_inet_prefix(entry.text); prefix && !prefix->is_v4()) {
-            // Refused here, at the entry's line: an IPv6 fwmark service (IPVS's -f N -6) needs
-            // a family of its own for the service, its templates and xvsadm; not done yet.
-            error(entry, context + ": IPv6 entry " + quoted(entry.text) +
-                             " is not supported yet (firewall-mark services are IPv4 only): "
-                             "give the IPv6 VIP a virtual_server of its own (port 0 with "
-                             "persistence_timeout for all its ports)");
+        if (auto prefix = net::parse_inet_prefix(entry.text);
+            prefix && prefix->len + 8u < net::family_bits(prefix->addr)) {
+            // Every address of an entry becomes a VIP xvs answers ARP/NDP for (lb/fwmark.h).
+            error(entry, context + ": " + quoted(entry.text) + " stands for more than " +
+                             std::to_string(lb::Director::kMaxFwmarkAddrs) + " addresses (" +
+                             (prefix->is_v4() ? "/24" : "/120") +
+                             " or longer): each becomes a VIP xvs answers ARP/NDP for; "
+                             "split it or use a virtual_server per VIP");
             ok = false;
         } else if (prefix) {
+            // Either family: IPv4 entries feed the mark's IPv4 service, IPv6 entries its IPv6
+            // service (IPVS's -f N -6; keepalived `ip_family inet6`).
             e.dst = *prefix;
         } else {
             error(entry, context + ": bad address " + quoted(entry.text) + " (VIP or VIP/LEN)");

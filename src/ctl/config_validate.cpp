@@ -22,6 +22,14 @@ const char* family_name(const net::InetAddr& a) {
     return a.is_v4() ? "IPv4" : "IPv6";
 }
 
+// "virtual_server 10.0.0.1:80", or "virtual_server fwmark 1 (IPv6)" (its vip is its family).
+std::string vs_text(const VirtualServer& vs) {
+    if (vs.fwmark)
+        return "virtual_server fwmark " + std::to_string(vs.fwmark) + " (" + family_name(vs.vip) +
+               ")";
+    return "virtual_server " + endpoint_text(vs.vip, vs.port);
+}
+
 // Map keys for addresses (the two words of the InetAddr).
 using AddrKey = std::pair<uint64_t, uint64_t>;
 AddrKey addr_key(const net::InetAddr& a) {
@@ -54,7 +62,7 @@ class Validator {
             error(parsed_.pending.front().vs.loc, "no port defined in netif_defs");
 
         std::map<std::tuple<Proto, AddrKey, uint16_t>, SourceLoc> seen;
-        std::map<uint32_t, SourceLoc> seen_marks;
+        std::map<std::pair<uint32_t, bool>, SourceLoc> seen_marks;  // (mark, IPv4)
         for (PendingVs& p : parsed_.pending) {
             if (p.laddr_loc && !cfg_.find_laddr_group(p.vs.laddr_group))
                 error(*p.laddr_loc,
@@ -104,18 +112,37 @@ class Validator {
                 }
                 if (vs.fwmark) {
                     const auto& marks = cfg_.fwmark.marks;
-                    if (std::none_of(marks.begin(), marks.end(),
-                                     [&](const lb::FwmarkDef& m) { return m.mark == vs.fwmark; })) {
+                    const auto m =
+                        std::find_if(marks.begin(), marks.end(),
+                                     [&](const lb::FwmarkDef& d) { return d.mark == vs.fwmark; });
+                    if (m == marks.end()) {
                         error(vs.loc, "virtual_server fwmark " + std::to_string(vs.fwmark) +
                                           ": no `mark " + std::to_string(vs.fwmark) +
                                           "` in fwmark_defs (xvs marks packets itself: define "
                                           "which VIPs and ports carry the mark there)");
                         continue;
                     }
-                    auto [it, inserted] = seen_marks.emplace(vs.fwmark, vs.loc);
+                    // A mark has a service per family (IPVS -f N, -f N -6): this one gets the
+                    // packets of the mark's entries of its own family, so it needs one.
+                    const bool v4 = vs.vip.is_v4();
+                    if (std::none_of(
+                            m->entries.begin(), m->entries.end(),
+                            [&](const lb::FwmarkEntry& e) { return e.dst.is_v4() == v4; })) {
+                        const SourceLoc& def_at =
+                            cfg_.fwmark.locs[static_cast<size_t>(m - marks.begin())];
+                        error(vs.loc, vs_text(vs) + ": mark " + std::to_string(vs.fwmark) +
+                                          " of fwmark_defs (at " + loc_text(def_at) + ") has no " +
+                                          family_name(vs.vip) +
+                                          " entry, so no packet would reach it: add one there, "
+                                          "or set `ip_family " +
+                                          (v4 ? "inet6" : "inet") +
+                                          "` (the family comes from ip_family, else the first "
+                                          "real server)");
+                        continue;
+                    }
+                    auto [it, inserted] = seen_marks.emplace(std::pair{vs.fwmark, v4}, vs.loc);
                     if (!inserted) {
-                        error(vs.loc, "duplicate virtual_server fwmark " +
-                                          std::to_string(vs.fwmark) + " (first at " +
+                        error(vs.loc, "duplicate " + vs_text(vs) + " (first at " +
                                           loc_text(it->second) + ")");
                         continue;
                     }
@@ -173,7 +200,7 @@ class Validator {
     // PING_CHECK has no port, and the sorry server is none of the real servers. Checked once
     // per virtual_server statement (a group's expansion shares the block).
     void validate_health(const VirtualServer& vs) {
-        const std::string name = "virtual_server " + endpoint_text(vs.vip, vs.port);
+        const std::string name = vs_text(vs);
         for (const RealServer& rs : vs.real_servers) {
             for (const CheckerConf& c : rs.health.checkers) {
                 const SourceLoc at{c.file, c.line};
@@ -259,7 +286,7 @@ class Validator {
     // odd address is written.
     void validate_families() {
         for (const VirtualServer& vs : cfg_.virtual_servers) {
-            const std::string name = "virtual_server " + endpoint_text(vs.vip, vs.port);
+            const std::string name = vs_text(vs);
             const bool fullnat = vs.fwd == lb::FwdMode::FullNat;
             // The family of the addresses behind the director: the first real server's, or
             // else the first local address's, or else the VIP's.
@@ -277,7 +304,7 @@ class Validator {
                     vs.real_servers.empty() ? vs.loc : vs.real_servers.front().loc;
                 const char* what = vs.real_servers.empty() ? " local addresses" : " real servers";
                 error(at, name + ": " + (*inner_v4 ? "IPv4" : "IPv6") + what + " behind an " +
-                              family_name(vs.vip) + " VIP " +
+                              family_name(vs.vip) + (vs.fwmark ? " service " : " VIP ") +
                               (vip_v4 ? "are not supported (only FNAT64 mixes families: an IPv6 "
                                         "VIP with IPv4 local addresses and real servers)"
                                       : "need lb_kind FNAT (FNAT64); " +

@@ -32,6 +32,8 @@ struct PendingVs {
     std::optional<SourceLoc> hash_target_loc;  // where `hash_target qid` was given
     std::optional<SourceLoc> cid_len_loc;      // where quic_cid_len was given
     std::optional<SourceLoc> pe_loc;           // where persistence_engine was given
+    std::optional<bool> ip_family_v6;          // keepalived `ip_family inet|inet6`
+    std::optional<SourceLoc> ip_family_loc;
 };
 
 // A netif port named somewhere, checked against netif_defs at the end.

@@ -78,10 +78,10 @@ json Controller::stats_json(const void* obj, const Totals& raw) const {
 
 namespace {
 
-// -M as ipvsadm prints it: a netmask for IPv4 (and firewall-mark) services, a prefix length for
-// IPv6 ones.
+// -M as ipvsadm prints it: a netmask for IPv4 services (a mark's IPv4 one too), a prefix length
+// for IPv6 ones (a fwmark service's vip is 0.0.0.0 or ::, its family).
 std::string persist_netmask(const lb::Service& s) {
-    if (!s.key.fwmark && !s.key.vip.is_v4()) return std::to_string(s.persist_prefix);
+    if (!s.key.vip.is_v4()) return std::to_string(s.persist_prefix);
     const unsigned len = std::min<unsigned>(s.persist_prefix, 32);
     const uint32_t mask = len == 0 ? 0 : ~uint32_t{0} << (32 - len);
     return net::to_string(net::InetAddr::v4(net::hton32(mask)));
@@ -119,6 +119,7 @@ json Controller::service_json(const lb::Service& s) const {
         if (!s.match_name.empty()) j["name"] = s.match_name;
     } else if (s.key.fwmark) {
         j["fwmark"] = s.key.fwmark;
+        j["af"] = s.key.vip.is_v4() ? "ipv4" : "ipv6";
     } else {
         j["proto"] = s.key.proto == 6 ? "tcp" : "udp";
         j["vip"] = net::to_string(s.key.vip);

@@ -21,7 +21,8 @@ namespace {
 
 std::string service_label(const lb::Service& s) {
     if (s.match) return "SNAT " + (s.match_name.empty() ? std::string("match") : s.match_name);
-    if (s.key.fwmark) return "FWM " + std::to_string(s.key.fwmark);
+    if (s.key.fwmark)
+        return "FWM " + std::to_string(s.key.fwmark) + (s.key.vip.is_v4() ? "" : " IPv6");
     return std::string(s.key.proto == 6 ? "TCP " : "UDP ") +
            net::to_string(net::InetEndpoint{s.key.vip, net::ntoh16(s.key.port)});
 }

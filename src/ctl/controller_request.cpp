@@ -72,11 +72,19 @@ lb::MatchKey get_match_key(const json& obj) {
     return *k;
 }
 
+// A firewall-mark service key's family: "af" "ipv4" (or absent, as before IPv6 marks) or "ipv6".
+bool fwmark_v6(const json& obj) {
+    if (!obj.contains("af")) return false;
+    const std::string af = get_str(obj, "af");
+    if (af != "ipv4" && af != "ipv6") throw BadRequest{"'af' must be ipv4 or ipv6"};
+    return af == "ipv6";
+}
+
 lb::ServiceKey get_service_key(const json& obj) {
     if (obj.is_object() && obj.contains("fwmark")) {
         const uint64_t mark = get_uint(obj, "fwmark", UINT32_MAX);
         if (mark == 0) throw BadRequest{"'fwmark' must be 1 or more"};
-        return lb::make_fwmark_key(static_cast<uint32_t>(mark));
+        return lb::make_fwmark_key(static_cast<uint32_t>(mark), fwmark_v6(obj));
     }
     if (is_match(obj))
         throw BadRequest{"SNAT match services have no local addresses or client lists"};
@@ -210,7 +218,9 @@ lb::ServiceSpec service_spec(const json& s) {
     lb::ServiceSpec spec = service_spec_flags(s);
     spec.sched = s.contains("sched") ? get_str(s, "sched") : "wlc";
     if (s.contains("fwmark")) {
-        spec.fwmark = get_service_key(s).fwmark;
+        const lb::ServiceKey k = get_service_key(s);
+        spec.fwmark = k.fwmark;
+        spec.fwmark_v6 = !k.vip.is_v4();
         return spec;
     }
     spec.proto = get_proto(s);

@@ -121,7 +121,8 @@ struct OptionSpec {
 constexpr int kNoOp = -1;
 constexpr int kSocket = -2;
 // Extra ids for options that share a bit with others (forwarding methods, service kinds).
-constexpr int kTcpService = 100, kUdpService = 101, kFwmarkService = 102, kMatchService = 103;
+constexpr int kTcpService = 100, kUdpService = 101, kFwmarkService = 102, kMatchService = 103,
+              kIpv6 = 104;  // -6: with -f, the mark's IPv6 service (no option bit of its own)
 constexpr int kFwdDr = 110, kFwdTun = 111, kFwdMasq = 112, kFwdFullNat = 113, kFwdSnat = 114,
               kFwdNatTun = 115;
 
@@ -157,6 +158,7 @@ constexpr OptionSpec kOptions[] = {
     {'u', "udp-service", ArgKind::Required, false, kUdpService},
     {'f', "fwmark-service", ArgKind::Required, false, kFwmarkService},
     {'H', "match", ArgKind::Required, false, kMatchService},
+    {'6', "ipv6", ArgKind::None, false, kIpv6},
     {'s', "scheduler", ArgKind::Required, false, kOptScheduler},
     {'p', "persistent", ArgKind::Optional, false, kOptPersistent},
     {'M', "netmask", ArgKind::Required, false, kOptNetmask},
@@ -406,6 +408,7 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
     bool dest_port_given = false;
     std::string dest_text;
     std::string netmask_text;  // -M: its form depends on the service's family, known at the end
+    bool ipv6 = false;         // -6, applied to -f's key at the end (either order, as -M)
 
     for (const auto& occ : occs) {
         const OptionSpec& o = *occ.spec;
@@ -425,6 +428,9 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
         Result<void> r;
         switch (o.id) {
             case kNoOp: break;
+            case kIpv6:
+                ipv6 = true;
+                break;
             case kSocket: c.socket_path = arg; break;
             case kTcpService:
             case kUdpService: {
@@ -446,7 +452,7 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
                 if (!(r = set_option(kOptService))) return fail(r.error());
                 auto m = lb::parse_match(arg);
                 if (!m) return fail("illegal match specified: " + m.error());
-                c.service = ServiceKey{Proto::Tcp, {}, 0, 0, *m};
+                c.service = ServiceKey{Proto::Tcp, {}, 0, 0, false, *m};
                 break;
             }
             case kOptScheduler:
@@ -591,11 +597,18 @@ Result<Command> parse_ipvsadm_args(const std::vector<std::string>& args, std::st
     c.kind = *kind;
     auto has = [&](int bit) { return (options & (uint64_t{1} << bit)) != 0; };
 
+    // -6 names the IPv6 firewall-mark service of -f N (ipvsadm: only with -f).
+    if (ipv6) {
+        if (!c.service || !c.service->fwmark)
+            return fail("-6 must follow -f (it selects the IPv6 service of a firewall mark)");
+        c.service->fwmark_v6 = true;
+    }
+
     // -M: an IPv4 netmask, or for an IPv6 service a prefix length (ipvsadm's two forms and
     // messages; ipvsadm reads the family from a -t/-u given before -M, xvsadm from either order).
     if (has(kOptNetmask)) {
-        const bool v6 = c.service && !c.service->fwmark && !c.service->match &&
-                        !c.service->vip.is_v4();
+        const bool v6 = c.service && !c.service->match &&
+                        (c.service->fwmark ? c.service->fwmark_v6 : !c.service->vip.is_v4());
         if (v6) {
             auto len = to_number(netmask_text, 1, 128);
             if (!len) return fail("illegal ipv6 netmask specified");
@@ -785,6 +798,7 @@ std::string usage_text(std::string_view program) {
     s += "  --udp-service|-u  service-address   service-address is host[:port]\n";
     s += "                                      (an IPv6 host in brackets: [2001:db8::1]:80)\n";
     s += "  --fwmark-service|-f fwmark          fwmark is an integer greater than zero\n";
+    s += "  --ipv6         -6                   with -f: the mark's IPv6 service\n";
     s += "  --match|-H     match                SNAT service: proto=tcp|udp|icmp,src-range=A-B,\n";
     s += "                                      dst-range=A-B[:P-Q],iif=PORT,oif=PORT\n\n";
     s += "Options:\n";

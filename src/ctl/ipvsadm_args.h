@@ -55,6 +55,7 @@ struct ServiceKey {
     net::InetAddr vip;  // IPv4 or IPv6 (`-t [2001:db8::1]:80`)
     uint16_t port = 0;
     uint32_t fwmark = 0;
+    bool fwmark_v6 = false;  // -f N -6: the mark's IPv6 service (IPVS has one per family)
     std::optional<lb::MatchKey> match;
     bool operator==(const ServiceKey&) const = default;
 };
@@ -62,8 +63,9 @@ struct ServiceKey {
 struct ServiceOptions {
     std::string sched = "wlc";
     uint32_t persistent = 0;  // seconds; 0 = not persistent
-    net::Ipv4 netmask = net::Ipv4{0xffffffff};  // -M of an IPv4 (or firewall-mark) service
-    uint8_t netmask6 = 128;  // -M of an IPv6 service: a prefix length 1..128, as ipvsadm takes it
+    net::Ipv4 netmask = net::Ipv4{0xffffffff};  // -M of an IPv4 service (-f N too)
+    // -M of an IPv6 service (-f N -6 too): a prefix length 1..128, as ipvsadm takes it.
+    uint8_t netmask6 = 128;
     std::vector<std::string> sched_flags;  // normalised names, see docs/control-protocol.md
     bool ops = false;
     std::string pe;

@@ -80,7 +80,10 @@ Stats get_stats(const json& j) {
 ServiceKey get_key(const json& j) {
     ServiceKey k;
     k.fwmark = j.value("fwmark", uint32_t{0});
-    if (k.fwmark) return k;
+    if (k.fwmark) {
+        k.fwmark_v6 = j.value("af", std::string("ipv4")) == "ipv6";
+        return k;
+    }
     if (j.contains("match")) {
         auto m = match_from_json(j.at("match"));
         if (!m) throw DecodeError{m.error()};
@@ -182,11 +185,13 @@ std::string upper(std::string s) {
     return s;
 }
 
-// "TCP  1.2.3.4:80" / "FWM  7" (list) or "-t 1.2.3.4:80" / "-f 7" (save).
+// "TCP  1.2.3.4:80" / "FWM  7" / "FWM  7 IPv6" (list) or "-t 1.2.3.4:80" / "-f 7" /
+// "-f 7 -6" (save), ipvsadm's forms.
 // SNAT match services as DPVS's ipvsadm: "MATCH tcp,from=A-B,to=C-D,iif=P,oif=Q" (list; the
 // any-range is left out, and ",af=ipv6" says the family of an IPv6 service without ranges,
 // which DPVS's list leaves to guess) or "-H proto=tcp,src-range=A-B,..." (save).
 std::string service_name(const ServiceKey& k, bool rule) {
+    if (k.fwmark && k.fwmark_v6) return sfmt(rule ? "-f %u -6" : "FWM  %u IPv6", k.fwmark);
     if (k.fwmark) return sfmt(rule ? "-f %u" : "FWM  %u", k.fwmark);
     if (k.match) {
         const lb::MatchKey& m = *k.match;
@@ -221,13 +226,15 @@ std::string addr_order(const net::InetAddr& a) {
 }
 
 void sort_entries(std::vector<ServiceEntry>& services) {
-    // ipvsadm's order: fwmark (plain services, mark 0, first), protocol, address, port; SNAT
-    // match services last, in the daemon's order (the order they are matched in).
+    // ipvsadm's order: fwmark (plain services, mark 0, first) and a mark's IPv4 service before
+    // its IPv6 one, protocol, address, port; SNAT match services last, in the daemon's order
+    // (the order they are matched in).
     std::stable_sort(services.begin(), services.end(), [](const auto& a, const auto& b) {
         auto key = [](const ServiceEntry& s) {
-            if (s.key.match) return std::make_tuple(true, 0u, 0, std::string(), uint16_t{0});
-            return std::make_tuple(false, s.key.fwmark, s.key.proto == Proto::Tcp ? 6 : 17,
-                                   addr_order(s.key.vip), s.key.port);
+            if (s.key.match) return std::make_tuple(true, 0u, false, 0, std::string(), uint16_t{0});
+            return std::make_tuple(false, s.key.fwmark, s.key.fwmark_v6,
+                                   s.key.proto == Proto::Tcp ? 6 : 17, addr_order(s.key.vip),
+                                   s.key.port);
         };
         return key(a) < key(b);
     });
@@ -454,7 +461,7 @@ std::string format_acl(std::vector<ServiceEntry> services, bool whitelist) {
         const auto& list = whitelist ? s.opts.whitelist : s.opts.blacklist;
         const char* proto = s.key.fwmark ? "FWM" : s.key.proto == Proto::Tcp ? "TCP" : "UDP";
         const std::string vip = s.key.fwmark
-                                    ? sfmt("%u", s.key.fwmark)
+                                    ? sfmt(s.key.fwmark_v6 ? "%u IPv6" : "%u", s.key.fwmark)
                                     : net::to_string(net::InetEndpoint{s.key.vip, s.key.port});
         for (const auto& p : list)
             out += sfmt("%-8s %-30s %-30s\n", proto, vip.c_str(), acl_entry(p).c_str());
@@ -494,7 +501,7 @@ std::string format_timeout(const Timeouts& t) {
 std::string format_laddrs(const ServiceKey& key, const std::vector<LaddrEntry>& laddrs) {
     std::string out = sfmt("%-20s %-8s %-20s %-10s %-10s\n", "VIP:VPORT", "TOTAL", "LADDR",
                            "CONFLICTS", "CONNS");
-    std::string vip = key.fwmark ? sfmt("FWM %u", key.fwmark)
+    std::string vip = key.fwmark ? sfmt(key.fwmark_v6 ? "FWM %u IPv6" : "FWM %u", key.fwmark)
                                  : net::to_string(net::InetEndpoint{key.vip, key.port});
     out += sfmt("%-20s %-8zu \n", vip.c_str(), laddrs.size());
     for (const auto& l : laddrs) {

@@ -21,6 +21,8 @@ constexpr int kExitClient = 1;
 constexpr int kExitDaemon = 255;
 
 json key_json(const ServiceKey& k) {
+    // An IPv4 mark's key stays {"fwmark": N}, as before IPv6 marks; -f N -6 adds "af".
+    if (k.fwmark && k.fwmark_v6) return json{{"fwmark", k.fwmark}, {"af", "ipv6"}};
     if (k.fwmark) return json{{"fwmark", k.fwmark}};
     if (k.match) return json{{"match", match_json(*k.match)}};
     return json{{"proto", std::string(proto_name(k.proto))},
@@ -35,7 +37,8 @@ json service_json(const Command& c) {
     // An IPv6 service's granularity travels as its prefix length (controller_request.h);
     // /128, the whole address, as no netmask at all.
     const ServiceKey& k = *c.service;
-    if (k.fwmark || k.match || k.vip.is_v4())
+    const bool v6 = k.fwmark ? k.fwmark_v6 : !k.match && !k.vip.is_v4();
+    if (!v6)
         s["netmask"] = net::to_string(c.svc.netmask);
     else if (c.svc.netmask6 != 128)
         s["netmask"] = std::to_string(c.svc.netmask6);

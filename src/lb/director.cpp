@@ -28,8 +28,17 @@ std::string addr_str(net::InetAddr a) {
 // family, the VIP's, except FULLNAT's, which may be IPv4 behind an IPv6 VIP (FNAT64).
 // `other` is the family of what the service already has (dests or local addresses; nullptr
 // when none).
-Result<void> family_check(const net::InetAddr& vip, const net::InetAddr& a, const char* what,
+// How messages name a service's virtual side: its VIP, or `fwmark N` and the family.
+std::string vip_text(const ServiceKey& k) {
+    if (k.fwmark)
+        return "firewall-mark service " + std::to_string(k.fwmark) +
+               (k.vip.is_v4() ? " (IPv4)" : " (IPv6)");
+    return "virtual address " + net::to_string(k.vip);
+}
+
+Result<void> family_check(const ServiceKey& key, const net::InetAddr& a, const char* what,
                           const net::InetAddr* other, FwdMode mode) {
+    const net::InetAddr& vip = key.vip;  // a fwmark service's: 0.0.0.0 or ::, its family
     if (other && other->is_v4() != a.is_v4())
         return make_error(std::string(what) + " " + net::to_string(a) + " is " +
                           (a.is_v4() ? "IPv4" : "IPv6") + " but the service's " +
@@ -37,13 +46,13 @@ Result<void> family_check(const net::InetAddr& vip, const net::InetAddr& a, cons
                           " real servers/local addresses are not: one service uses one family");
     if (vip.is_v4() == a.is_v4()) return {};
     if (vip.is_v4())
-        return make_error(std::string(what) + " " + net::to_string(a) +
-                          " is IPv6 behind IPv4 virtual address " + net::to_string(vip) +
+        return make_error(std::string(what) + " " + net::to_string(a) + " is IPv6 behind IPv4 " +
+                          vip_text(key) +
                           ": xvs translates IPv6 to IPv4 only (FNAT64), not back; use an "
                           "IPv4 real server");
     if (mode != FwdMode::FullNat)
-        return make_error(std::string(what) + " " + net::to_string(a) +
-                          " is IPv4 behind IPv6 virtual address " + net::to_string(vip) +
+        return make_error(std::string(what) + " " + net::to_string(a) + " is IPv4 behind IPv6 " +
+                          vip_text(key) +
                           ": only FULLNAT translates between the families (FNAT64); use an "
                           "IPv6 address or lb_kind FNAT");
     return {};
@@ -51,9 +60,9 @@ Result<void> family_check(const net::InetAddr& vip, const net::InetAddr& a, cons
 
 // What an IPv6 service cannot have: UOA's ipo form (an IPv4 option, so nothing an IPv6
 // datagram can carry; DPVS also sends FNAT64's UOA as opp).
-Result<void> v6_service_check(const net::InetAddr& vip, uint32_t flags) {
-    if (vip.is_v4() || !(flags & kSvcFlagUoaIpo)) return {};
-    return make_error("uoa_mode ipo on IPv6 virtual address " + net::to_string(vip) +
+Result<void> v6_service_check(const ServiceKey& key, uint32_t flags) {
+    if (key.vip.is_v4() || !(flags & kSvcFlagUoaIpo)) return {};
+    return make_error("uoa_mode ipo on IPv6 " + vip_text(key) +
                       ": an IPv4 option cannot carry it over IPv6 (nor FNAT64, which uses "
                       "opp as DPVS does): use uoa_mode opp");
 }
@@ -87,21 +96,21 @@ ServiceKey make_service_key(uint8_t proto, net::InetAddr vip, uint16_t port_host
     return ServiceKey{vip, net::hton16(port_host), proto};
 }
 
-ServiceKey make_fwmark_key(uint32_t mark) {
-    return ServiceKey{net::InetAddr::v4(0), 0, 0, mark};
+ServiceKey make_fwmark_key(uint32_t mark, bool v6) {
+    return ServiceKey{v6 ? net::InetAddr{} : net::InetAddr::v4(0), 0, 0, mark};
 }
 
 namespace {
 
 ServiceKey spec_key(const ServiceSpec& spec) {
-    return spec.fwmark ? make_fwmark_key(spec.fwmark)
+    return spec.fwmark ? make_fwmark_key(spec.fwmark, spec.fwmark_v6)
                        : make_service_key(spec.proto, spec.vip, spec.port);
 }
 
 // Persistence settings of a service (ipvsadm's rules): the timeout's range, the granularity's
 // width for the family, port 0 only with persistence. The prefix length in effect is returned.
 Result<uint8_t> persist_check(const ServiceSpec& spec) {
-    const bool v4 = spec.fwmark || spec.vip.is_v4();
+    const bool v4 = spec_key(spec).vip.is_v4();
     const uint8_t full = v4 ? 32 : 128;
     if (!spec.fwmark && spec.port == 0 && spec.persistence_s == 0)
         return make_error("Zero port specified for non-persistent service");
@@ -340,10 +349,8 @@ Result<void> sched_check(std::string_view sched, uint32_t sched_flags, uint32_t 
 Result<void> Director::service_add(const ServiceSpec& spec) {
     if (!spec.fwmark && spec.proto != 6 && spec.proto != 17)
         return make_error("protocol must be TCP or UDP");
-    if (!spec.fwmark) {
-        if (auto r = v6_service_check(spec.vip, spec.flags); !r) return r;
-    }
     ServiceKey key = spec_key(spec);
+    if (auto r = v6_service_check(key, spec.flags); !r) return r;
     if (service_find(key)) return make_error("Service already exists");
     if (auto r = sched_check(spec.sched, spec.sched_flags, spec.mh_table_size); !r) return r;
     auto prefix = persist_check(spec);
@@ -381,9 +388,7 @@ Result<void> Director::service_edit(const ServiceSpec& spec) {
     if (!prefix) return make_error(prefix.error());
     if (auto r = hash_target_check(spec); !r) return r;
     if (auto r = service_check(proto, spec.fwd, spec.flags); !r) return r;
-    if (!spec.fwmark) {
-        if (auto r = v6_service_check(spec.vip, spec.flags); !r) return r;
-    }
+    if (auto r = v6_service_check(svc->key, spec.flags); !r) return r;
     for (const auto& d : svc->dests) {
         if (auto r = service_check(proto, d->fwd, spec.flags); !r)
             return make_error("real server " + addr_str(d->addr) + ": " + r.error());
@@ -461,7 +466,7 @@ Result<void> Director::dest_check(const Service& svc, const DestSpec& spec) cons
     const net::InetAddr* other = !svc.dests.empty()    ? &svc.dests.front()->addr
                                  : !svc.laddrs.empty() ? &svc.laddrs.front()->addr
                                                        : nullptr;
-    if (auto r = family_check(svc.key.vip, spec.addr, "real server", other, spec.fwd); !r) return r;
+    if (auto r = family_check(svc.key, spec.addr, "real server", other, spec.fwd); !r) return r;
     return service_check(svc.key.proto, spec.fwd, svc.flags);
 }
 
@@ -471,24 +476,25 @@ Result<void> Director::fwmark_set(std::vector<FwmarkDef> defs) {
         for (const FwmarkEntry& e : d.entries) {
             const std::string what =
                 "fwmark " + std::to_string(d.mark) + " entry " + net::to_string(e.dst);
-            if (!e.dst.is_v4())
-                return make_error(what + ": IPv6 firewall-mark entries are not supported yet");
-            if (e.dst.len < 24)
+            const unsigned bits = net::family_bits(e.dst.addr);
+            if (e.dst.len + 8u < bits)
                 return make_error(what + ": a prefix may stand for at most " +
-                                  std::to_string(kMaxFwmarkAddrs) +
-                                  " addresses (/24 or longer): each becomes a VIP xvs answers "
-                                  "ARP for");
+                                  std::to_string(kMaxFwmarkAddrs) + " addresses (" +
+                                  (bits == 32 ? "/24" : "/120") +
+                                  " or longer): each becomes a VIP xvs answers ARP/NDP for");
             if (e.port_first > e.port_last) return make_error(what + ": empty port range");
             if (e.proto != 0 && e.proto != 6 && e.proto != 17)
                 return make_error(what + ": protocol must be tcp or udp");
-            const uint32_t base = net::ntoh32(e.dst.addr.v4_be());
-            for (uint32_t i = 0; i < (1u << (32 - e.dst.len)); ++i) {
-                const net::InetAddr a = net::InetAddr::v4(net::hton32(base + i));
-                if (auto r = check_address_free(a, "firewall-mark address"); !r) return r;
-                if (is_lip(a))
-                    return make_error("firewall-mark address " + addr_str(a) +
-                                      " is a local address");
-            }
+            Result<void> free_ok;
+            fwmark_entry_addrs(e.dst, [&](const net::InetAddr& a) {
+                if (!free_ok) return;
+                if (auto r = check_address_free(a, "firewall-mark address"); !r)
+                    free_ok = r;
+                else if (is_lip(a))
+                    free_ok =
+                        make_error("firewall-mark address " + addr_str(a) + " is a local address");
+            });
+            if (!free_ok) return free_ok;
         }
     }
     fwmarks_ = std::move(defs);
@@ -567,7 +573,7 @@ Result<void> Director::laddr_add(const ServiceKey& key, net::InetAddr lip,
     const net::InetAddr* other = !svc->dests.empty()    ? &svc->dests.front()->addr
                                  : !svc->laddrs.empty() ? &svc->laddrs.front()->addr
                                                         : nullptr;
-    if (auto r = family_check(svc->key.vip, lip, "local address", other, FwdMode::FullNat); !r)
+    if (auto r = family_check(svc->key, lip, "local address", other, FwdMode::FullNat); !r)
         return r;
     if (!port_index(port)) return make_error("no such port '" + port + "'");
     if (auto r = check_address_free(lip, "local address"); !r) return r;
@@ -759,25 +765,17 @@ std::unique_ptr<Snapshot> Director::build() {
         snap->keep_services.push_back(svc);
     }
     build_matches(*snap);
-    // The firewall-mark classifier: rules of marks that have a service, in order.
+    // The firewall-mark classifier: in order, the entries whose family's service of the mark
+    // exists (IPVS: a mark has a service per family; an IPv4 packet never meets the IPv6 one).
     for (const FwmarkDef& d : fwmarks_) {
-        const ServiceView* view = nullptr;
-        for (const auto& [k, v] : svc_items)
-            if (k.fwmark == d.mark) view = v;
-        if (!view) continue;
         for (const FwmarkEntry& e : d.entries) {
-            const net::InetAddr mask =
-                net::InetPrefix::masked(net::InetAddr::v4(~uint32_t{0}), e.dst.len).addr;
-            snap->fwmark_rules.push_back(FwmarkRule{{e.dst.addr.word(0), e.dst.addr.word(1)},
-                                                    {~uint64_t{0}, mask.word(1)},  // v4 only
-                                                    e.port_first,
-                                                    e.port_last,
-                                                    e.proto,
-                                                    d.mark,
-                                                    view});
-            const uint32_t base = net::ntoh32(e.dst.addr.v4_be());
-            for (uint32_t i = 0; i < (1u << (32 - e.dst.len)); ++i)
-                own_vip(net::InetAddr::v4(net::hton32(base + i)));
+            const ServiceKey want = make_fwmark_key(d.mark, !e.dst.is_v4());
+            const ServiceView* view = nullptr;
+            for (const auto& [k, v] : svc_items)
+                if (k == want) view = v;
+            if (!view) continue;
+            snap->fwmark_rules.push_back(fwmark_rule(e, d.mark, view));
+            fwmark_entry_addrs(e.dst, own_vip);
         }
     }
     for (auto& r : sv.routes) {
@@ -837,7 +835,7 @@ std::shared_ptr<const ServiceView> Director::service_view(
     view->whitelist = net::PrefixSet(in.whitelist);
     view->conn_rate = in.conn_rate;
     view->persist_s = in.persist_s;
-    const bool v4 = svc.key.fwmark || svc.key.vip.is_v4();
+    const bool v4 = svc.key.vip.is_v4();  // a fwmark service's too (make_fwmark_key)
     const net::InetAddr ones = net::InetAddr::from_words(~uint64_t{0}, ~uint64_t{0});
     view->persist_mask4 = net::InetPrefix::masked(net::InetAddr::v4(~uint32_t{0}),
                                                   v4 ? std::min<uint8_t>(in.persist_prefix, 32) : 32)

@@ -41,8 +41,11 @@ struct ServiceSpec {
     // headers are hashed by the client address).
     uint8_t quic_cid_len = 0;
     // ipvsadm -f / keepalived `virtual_server fwmark N`: a firewall-mark service (vip, port
-    // and proto ignored; its packets are those fwmark_set's rules give this mark).
+    // and proto ignored; its packets are those fwmark_set's rules give this mark). A mark has
+    // a service per family, as in IPVS: fwmark_v6 is the IPv6 one (ipvsadm -f N -6), which
+    // takes the IPv6 packets the mark's IPv6 entries match.
     uint32_t fwmark = 0;
+    bool fwmark_v6 = false;
     // ipvsadm -p / persistence_timeout: seconds (1..kMaxTimeoutS), 0 = not persistent; -M /
     // persistence_granularity as a prefix length of the service's family, kPersistFull = the
     // whole address (-M 255.255.255.255).
@@ -99,8 +102,10 @@ struct RouteSpec {
 };
 
 ServiceKey make_service_key(uint8_t proto, net::InetAddr vip, uint16_t port_host);
-// The key of firewall-mark service `mark` (an IPv4 service: vip 0.0.0.0, port and proto 0).
-ServiceKey make_fwmark_key(uint32_t mark);
+// The key of firewall-mark service `mark` of one family: port and proto 0, vip the family's
+// unspecified address (0.0.0.0 or ::), so that key.vip.is_v4() is the service's family for
+// every kind of service and the two services of a mark are two keys.
+ServiceKey make_fwmark_key(uint32_t mark, bool v6);
 
 class Director {
 public:
@@ -174,7 +179,7 @@ public:
 
     // The firewall-mark classifier (lb/fwmark.h, config `fwmark_defs`): replaces every mark's
     // entries. Their addresses become VIPs (xvs answers ARP for them); a prefix stands for at
-    // most kMaxFwmarkAddrs addresses. IPv4 only for now.
+    // most kMaxFwmarkAddrs addresses (an IPv4 entry /24 or longer, an IPv6 one /120 or longer).
     Result<void> fwmark_set(std::vector<FwmarkDef> defs);
     const std::vector<FwmarkDef>& fwmarks() const { return fwmarks_; }
     static constexpr uint32_t kMaxFwmarkAddrs = 256;

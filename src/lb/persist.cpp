@@ -32,9 +32,16 @@ ConnKey persist_key(const ServiceView& view, const ConnKey& flow, uint32_t mark)
     const net::InetAddr& m = flow.saddr.is_v4() ? view.persist_mask4 : view.persist_mask6;
     const net::InetAddr client =
         net::InetAddr::from_words(flow.saddr.word(0) & m.word(0), flow.saddr.word(1) & m.word(1));
-    // A mark stands where the VIP would (ipvsadm -L -c shows 0.0.0.N as IPVS does); it cannot
-    // be a VIP's own template key: no service has a VIP in 0.0.0.0/8.
-    const net::InetAddr vaddr = mark ? net::InetAddr::v4(net::hton32(mark)) : flow.daddr;
+    // A mark stands where the VIP would, in the flow's family, as IPVS puts it there (the mark
+    // in the address's first 32 bits; ipvsadm -L -c shows it): 0.0.0.N for the IPv4 service,
+    // 0:N:: for the IPv6 one, so the two services of a mark never share a template, even for
+    // a client an IPv6 packet gives as ::ffff:a.b.c.d. Both lie in reserved blocks (0.0.0.0/8,
+    // ::/8) where no VIP belongs; a template found for another service is expired anyway
+    // (persist_lookup).
+    const net::InetAddr vaddr = !mark ? flow.daddr
+                                : flow.daddr.is_v4()
+                                    ? net::InetAddr::v4(net::hton32(mark))
+                                    : net::InetAddr::from_words(uint64_t{net::hton32(mark)}, 0);
     const uint16_t vport = (mark || view.svc->key.port == 0) ? uint16_t{0} : flow.dport;
     return conn_key(kProtoTemplate, client, vaddr, 0, vport);
 }

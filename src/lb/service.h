@@ -25,8 +25,10 @@ struct ServiceKey {
     net::InetAddr vip;
     uint16_t port = 0;  // network order
     uint8_t proto = 0;  // IPPROTO_TCP / IPPROTO_UDP; 0 for a firewall-mark service
-    // A firewall-mark service (ipvsadm -f, keepalived `virtual_server fwmark N`): vip, port and
-    // proto are zero; packets reach it through the snapshot's fwmark classifier (lb/fwmark.h).
+    // A firewall-mark service (ipvsadm -f, keepalived `virtual_server fwmark N`): port and
+    // proto are zero, vip is the unspecified address of the service's family (0.0.0.0 or ::,
+    // make_fwmark_key): a mark has an IPv4 and an IPv6 service, as in IPVS. Packets reach it
+    // through the snapshot's fwmark classifier (lb/fwmark.h).
     uint32_t fwmark = 0;
     bool operator==(const ServiceKey&) const = default;
 };

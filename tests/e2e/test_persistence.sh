@@ -6,13 +6,25 @@
 # firewall-mark service with persistence keeps a client on one server across two ports; a UDP
 # conhash service with hash_target qid places QUIC-shaped datagrams by connection ID: the
 # Initial from one address and the short header with that ID from another meet one server,
-# and one client address's connections use both.
+# and one client address's connections use both. IPv6 firewall marks (-f N -6): mark 1 has
+# IPv6 entries too, served by its IPv6 service (FNAT66, the family from its real servers), so
+# an IPv6 client's :83 and :84 share a server and its template names 0:1::; mark 2's IPv6
+# service (`ip_family inet6`) forwards to IPv4 real servers (FNAT64).
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 
+V6_CL=2001:db8:1::2
+V6_VIP=2001:db8:1::100
+rs6() { echo "2001:db8:2::$(($1 + 1))"; }
+
 topo_up 2
-start_rs_http 1
-start_rs_http 2
+ip -n "$NS_CL" addr add "$V6_CL/64" dev cl0 nodad
+ip -n "$NS_CL" -6 route add default via 2001:db8:1::1
+for i in 1 2; do
+    ip -n "$(ns_rs "$i")" addr add "$(rs6 "$i")/64" dev rs0 nodad
+    ip -n "$(ns_rs "$i")" -6 route add default via 2001:db8:2::1
+    XE_RS_LISTEN="$(rs_ip "$i"):8080 [$(rs6 "$i")]:8080" start_rs_http "$i"
+done
 start_rs_udp 1
 start_rs_udp 2
 CLIENTS=()
@@ -38,7 +50,9 @@ persistent_vs() {
 
 conf=$XE_TMP/xvs.conf
 {
-    config_head
+    XE_IP_EXTRA="    address 2001:db8:1::1/64 dev wan0
+    address 2001:db8:2::1/64 dev lan0" config_head
+    echo "local_address_group lips6 { 2001:db8:2::100-103 lan0 }"
     vs_block TCP "$VIP" 80 "1:8080:1 2:8080:1" sh
     vs_block TCP "$VIP" 81 "1:8080:1 2:8080:1" mh
     persistent_vs 82 30
@@ -47,9 +61,31 @@ conf=$XE_TMP/xvs.conf
     echo "    mark 1 {"
     echo "        $VIP 83 tcp"
     echo "        $VIP 84 tcp"
+    echo "        $V6_VIP 83 tcp"
+    echo "        $V6_VIP 84 tcp"
     echo "    }"
+    echo "    mark 2 { $V6_VIP 86 tcp }"
     echo "}"
     persistent_vs 1 300 fwmark
+    # mark 1's IPv6 service: IPv6 real servers make it one (keepalived's rule).
+    echo "virtual_server fwmark 1 {"
+    echo "    lb_algo rr"
+    echo "    lb_kind FNAT"
+    echo "    laddr_group_name lips6"
+    echo "    persistence_timeout 300"
+    echo "    persistence_granularity 64"
+    echo "    real_server $(rs6 1) 8080 { weight 1 }"
+    echo "    real_server $(rs6 2) 8080 { weight 1 }"
+    echo "}"
+    # mark 2's IPv6 service to IPv4 real servers (FNAT64): ip_family says its family.
+    echo "virtual_server fwmark 2 {"
+    echo "    ip_family inet6"
+    echo "    lb_algo rr"
+    echo "    lb_kind FNAT"
+    echo "    laddr_group_name lips"
+    echo "    real_server $(rs_ip 1) 8080 { weight 1 }"
+    echo "    real_server $(rs_ip 2) 8080 { weight 1 }"
+    echo "}"
     echo "virtual_server $VIP 443 {"
     echo "    protocol UDP"
     echo "    lb_algo conhash"
@@ -73,6 +109,19 @@ bodies() {
             rc=$?
             if ((rc == 0)) && [[ -n $body ]]; then echo "$body"; else echo "ERR$rc"; fi
         done' _ "$1" "$VIP" "$2" "$3" | sort | uniq -c | awk '{ print $2 ":" $1 }' | tr '\n' ' '
+}
+
+# bodies6 PORT COUNT [VIP]: as bodies, from the client's IPv6 address to [V6_VIP]:PORT.
+bodies6() {
+    # shellcheck disable=SC2016
+    in_ns "$NS_CL" timeout 60 bash -c '
+        for ((k = 0; k < $4; k++)); do
+            body=$(curl -6 -g -s --max-time 2 --interface "$1" -H "Connection: close" \
+                "http://[$2]:$3/")
+            rc=$?
+            if ((rc == 0)) && [[ -n $body ]]; then echo "$body"; else echo "ERR$rc"; fi
+        done' _ "$V6_CL" "${3:-$V6_VIP}" "$1" "$2" | sort | uniq -c | awk '{ print $2 ":" $1 }' |
+        tr '\n' ' '
 }
 
 # warm-up: the director resolves the client addresses and both RS on first use.
@@ -126,6 +175,27 @@ assert_eq "$a" "$b" "fwmark persistence across ports 83 and 84"
 fwm=$(grep -E "^IP +[0-9]+:[0-9]+ +NONE +$CLIENT_IP:0 +0\.0\.0\.1:0 " <<<"$(xvsadm_ns -L -n -c)")
 log "fwmark template: $fwm"
 [[ -n $fwm ]] || fail "no fwmark template (IP ... 0.0.0.1:0) in xvsadm -L -c"
+
+# The same mark for an IPv6 client: its IPv6 service, persistent across :83 and :84 too.
+bodies6 83 1 >/dev/null  # warm-up: neighbour discovery of the client and the RS
+a=$(bodies6 83 3)
+b=$(bodies6 84 3)
+log "fwmark 1 IPv6: :83 $a :84 $b"
+[[ $a == "rs1:3 " || $a == "rs2:3 " ]] || fail "IPv6 fwmark client moved on :83: $a"
+assert_eq "$a" "$b" "IPv6 fwmark persistence across ports 83 and 84"
+list=$(xvsadm_ns -L -n)
+assert_contains "$list" "FWM  1 IPv6 rr persistent 300 mask 64" "xvsadm -L -n IPv6 fwmark service"
+assert_contains "$list" "FWM  2 IPv6 rr" "xvsadm -L -n FNAT64 fwmark service"
+assert_contains "$(xvsadm_ns -S -n)" "-A -f 1 -6 -s rr -p 300 -M 64" "xvsadm -S IPv6 fwmark rule"
+fwm6=$(grep -E "^IP +[0-9]+:[0-9]+ +NONE +\[2001:db8:1::\]:0 +\[0:1::\]:0 " <<<"$(xvsadm_ns -L -n -c)")
+log "IPv6 fwmark template: $fwm6"
+[[ -n $fwm6 ]] || fail "no IPv6 fwmark template ([2001:db8:1::]:0 [0:1::]:0, a /64) in xvsadm -L -c"
+sticky6=${a%%:*}
+grep -qF "[$(rs6 "${sticky6#rs}")]:8080" <<<"$fwm6" || fail "IPv6 template does not name $sticky6: $fwm6"
+got=$(bodies6 86 4)
+log "fwmark 2 IPv6 (FNAT64): $got"
+[[ $got == "rs1:2 rs2:2 " ]] || fail "FNAT64 fwmark service: want rr over both RS, got $got"
+pass "IPv6 fwmark services: FNAT66 persistence across the mark's ports, FNAT64 by ip_family"
 
 # conhash hash_target qid (:443 UDP): 16 QUIC connection IDs, each Initial from $CLIENT_IP and
 # its short header from one of the 8 other addresses, every datagram a new flow.

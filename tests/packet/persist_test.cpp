@@ -2,7 +2,8 @@
 // client's second connection (another source port) to the dest of its first even though rr
 // would pick the other; a quiesced dest (weight 0) keeps its persistent clients, unless
 // expire_quiescent_template; a firewall-mark service with persistence keeps a client on one
-// dest across VIP:80 and VIP:443; templates show in the conn dump as ipvsadm -L -c does.
+// dest across VIP:80 and VIP:443, for IPv6 too (-f N -6), each family of a mark to its own
+// service; templates show in the conn dump as ipvsadm -L -c does.
 #include "fixture/pipeline.h"
 #include "lb/command.h"
 
@@ -255,7 +256,7 @@ class FwmarkTest : public PersistTest {
         for (const char* rs : {"10.10.2.2", "10.10.2.3"}) {
             lb::DestSpec d{ip(rs), 0, 1};
             d.fwd = lb::FwdMode::Dr;
-            ok(director->dest_add(lb::make_fwmark_key(1), d));
+            ok(director->dest_add(lb::make_fwmark_key(1, false), d));
         }
         director->commit();
         start_worker();
@@ -290,6 +291,116 @@ TEST_F(FwmarkTest, PortsOutsideTheMarkHaveNoService) {
                   .build();
     EXPECT_TRUE(roundtrip(kWan, f, kLan).empty());
     EXPECT_EQ(counter(Counter::drop_no_service), 1u);
+}
+
+// IPv6 firewall marks (ipvsadm -f N -6): mark 1 has entries of both families and a service
+// per family, as IPVS keys fwmark services by (mark, family). An IPv6 packet the mark's IPv6
+// entries match goes to the IPv6 service, an IPv4 packet of the same mark to the IPv4 one;
+// the IPv6 service's templates span the mark's ports with a /64 granularity.
+class Fwmark6Test : public Persist6Test {
+  protected:
+    static constexpr const char* kVip6b = "2001:db8:1::101";  // a second address of the mark
+    static lb::ServiceKey key6() { return lb::make_fwmark_key(1, true); }
+    static lb::ServiceKey key4() { return lb::make_fwmark_key(1, false); }
+    void configure_marks(bool with_v6_service = true) {
+        addresses();
+        ok(director->address_add(ip6("2001:db8:1::1"), 64, "wan"));
+        ok(director->address_add(ip6("2001:db8:2::1"), 64, "lan"));
+        lb::FwmarkDef mark{1, {}};
+        mark.entries.push_back(lb::FwmarkEntry{net::InetPrefix(kVip, 32), 80, 80, 6});
+        mark.entries.push_back(lb::FwmarkEntry{net::InetPrefix(ip6(kVip6), 128), 80, 80, 6});
+        mark.entries.push_back(lb::FwmarkEntry{net::InetPrefix(ip6(kVip6), 128), 443, 443, 6});
+        mark.entries.push_back(lb::FwmarkEntry{net::InetPrefix(ip6("2001:db8:1::100"), 127), 8000,
+                                               8099, 0});  // ::100 and ::101
+        ok(director->fwmark_set({mark}));
+        lb::ServiceSpec s4{0, {}, 0, "rr"};
+        s4.fwmark = 1;
+        s4.fwd = lb::FwdMode::Dr;
+        ok(director->service_add(s4));
+        lb::DestSpec d4{ip("10.10.2.3"), 0, 1};
+        d4.fwd = lb::FwdMode::Dr;
+        ok(director->dest_add(key4(), d4));
+        if (with_v6_service) {
+            lb::ServiceSpec s6 = s4;
+            s6.fwmark_v6 = true;
+            s6.persistence_s = 300;
+            s6.persist_prefix = 64;
+            ok(director->service_add(s6));
+            EXPECT_FALSE(director->service_add(s6).ok());  // (mark 1, IPv6) exists
+            // An IPv4 real server behind the IPv6 mark service: FULLNAT only (FNAT64).
+            lb::DestSpec wrong{ip("10.10.2.2"), 0, 1};
+            wrong.fwd = lb::FwdMode::Dr;
+            auto r = director->dest_add(key6(), wrong);
+            ASSERT_FALSE(r.ok());
+            EXPECT_NE(r.error().find("is IPv4 behind IPv6 firewall-mark service 1 (IPv6)"),
+                      std::string::npos)
+                << r.error();
+            for (const char* rs : {"2001:db8:2::2", "2001:db8:2::3"}) {
+                lb::DestSpec d{ip6(rs), 0, 1};
+                d.fwd = lb::FwdMode::Dr;
+                ok(director->dest_add(key6(), d));
+            }
+        }
+        director->commit();
+        start_worker();
+        learn_neighbours();
+        worker->neighbours().add_static(ip6("2001:db8:2::2"), kRs1Mac, kLan);
+        worker->neighbours().add_static(ip6("2001:db8:2::3"), kRs2Mac, kLan);
+    }
+    // The RS MAC an IPv6 SYN client:cport -> vip:vport went to (zero MAC if none came out).
+    net::MacAddr syn6_to(const char* client, uint16_t cport, uint16_t vport,
+                         const char* vip = kVip6) {
+        Bytes f = PacketBuilder()
+                      .eth(kClientMac, wan_mac())
+                      .ipv6(client, vip)
+                      .tcp(cport, vport)
+                      .flags(net::kTcpSyn)
+                      .seq(1000)
+                      .build();
+        auto out = roundtrip(kWan, f, kLan);
+        net::MacAddr dst{};
+        if (out.size() == 1) std::memcpy(dst.b, out[0].data(), 6);
+        return dst;
+    }
+    uint64_t service_conns(const lb::ServiceKey& k) {
+        uint64_t n = 0;
+        for (const auto& d : director->service_find(k)->dests) n += d->stats[0].conns;
+        return n;
+    }
+};
+
+TEST_F(Fwmark6Test, Ipv6PersistenceSpansThePortsAndAddressesOfTheMark) {
+    configure_marks();
+    EXPECT_EQ(syn6_to("2001:db8:1::2", 1000, 80), kRs1Mac);
+    EXPECT_EQ(syn6_to("2001:db8:1::2", 1001, 443), kRs1Mac);           // https follows http
+    EXPECT_EQ(syn6_to("2001:db8:1::3", 1002, 8080, kVip6b), kRs1Mac);  // same /64, other VIP
+    EXPECT_EQ(syn6_to("2001:db8:1:1::2", 1000, 443), kRs2Mac);         // next /64: rr's next
+    EXPECT_EQ(syn6_to("2001:db8:1:1::2", 1001, 80), kRs2Mac);
+    EXPECT_EQ(worker->conns().in_use(), 5u + 2u);  // 5 conns, 2 templates
+    EXPECT_EQ(service_conns(key6()), 5u);
+    EXPECT_EQ(service_conns(key4()), 0u);
+    // Not a port of the mark's IPv6 entries: no service.
+    EXPECT_EQ(syn6_to("2001:db8:1::2", 1003, 22), net::MacAddr{});
+    EXPECT_EQ(counter(Counter::drop_no_service), 1u);
+}
+
+TEST_F(Fwmark6Test, EachFamilyOfAMarkGoesToItsOwnService) {
+    configure_marks();
+    EXPECT_EQ(syn("10.10.1.2", 1000, 80), kRs2Mac);  // the IPv4 service's only dest
+    EXPECT_EQ(syn6_to("2001:db8:1::2", 1000, 80), kRs1Mac);
+    EXPECT_EQ(syn("10.10.1.2", 1001, 80), kRs2Mac);
+    EXPECT_EQ(service_conns(key4()), 2u);
+    EXPECT_EQ(service_conns(key6()), 1u);
+    // The IPv4 service is not persistent: no template; the IPv6 one made one.
+    EXPECT_EQ(worker->conns().in_use(), 3u + 1u);
+}
+
+TEST_F(Fwmark6Test, Ipv6EntriesWithoutAnIpv6ServiceAreUnused) {
+    configure_marks(false);
+    EXPECT_EQ(syn("10.10.1.2", 1000, 80), kRs2Mac);
+    // The mark's IPv6 addresses are no VIPs without the IPv6 service: nothing goes out.
+    EXPECT_EQ(syn6_to("2001:db8:1::2", 1000, 80), net::MacAddr{});
+    EXPECT_EQ(service_conns(key4()), 1u);
 }
 
 TEST_F(PersistTest, PortZeroServiceTakesEveryPortOfItsVip) {

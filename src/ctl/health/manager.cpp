@@ -66,6 +66,8 @@ Manager::~Manager() {
 
 std::string Manager::owner_of(const VirtualServer& vs) {
     if (!vs.group.empty()) return "group " + vs.group + " " + std::string(to_string(vs.proto));
+    // A mark's services (one per family, vip 0.0.0.0 or ::) are one owner each.
+    if (vs.fwmark) return "FWM " + std::to_string(vs.fwmark) + (vs.vip.is_v4() ? "" : " IPv6");
     return std::string(to_string(vs.proto)) + " " + ep_text(vs.vip, vs.port);
 }
 
@@ -88,7 +90,9 @@ void Manager::configure(const Config& cfg) {
     for (const VirtualServer& v : cfg.virtual_servers) {
         const std::string owner = owner_of(v);
         auto& rec = vs_[owner];
-        const lb::ServiceKey key = lb::make_service_key(proto_num(v.proto), v.vip, v.port);
+        const lb::ServiceKey key = v.fwmark
+                                       ? lb::make_fwmark_key(v.fwmark, !v.vip.is_v4())
+                                       : lb::make_service_key(proto_num(v.proto), v.vip, v.port);
         if (rec) {  // another VIP of the same group: same real servers and checkers
             rec->keys.push_back(key);
             continue;

@@ -266,3 +266,102 @@ TEST(ConfigIpv6, RealServerMessagesNameIpv6InBrackets) {
 
 }  // namespace
 }  // namespace xvs::ctl
+
+namespace xvs::ctl {
+namespace {
+
+// IPv6 firewall marks (IPVS's -f N -6): a mark's entries of either family; a mark has a
+// service per family, the family keepalived's (`ip_family`, else the first real server's).
+constexpr const char* kMarks = R"(fwmark_defs {
+    mark 1 { 10.10.1.100 80 tcp
+             2001:db8:1::100 80 tcp
+             2001:db8:1::200/126 443
+             2001:db8:1::300/120 }
+    mark 2 { 2001:db8:1::400 }
+    mark 3 { 10.10.1.101 }
+}
+)";  // eight lines: bodies after it start at line 15
+
+TEST(ConfigIpv6, FwmarkEntriesOfBothFamiliesAndAServicePerFamily) {
+    ParseOutcome out = parse_body(std::string(kMarks) + R"(virtual_server fwmark 1 {
+    laddr_group_name lips4
+    persistence_timeout 300
+    real_server 10.10.2.2 0
+}
+virtual_server fwmark 1 {
+    lb_kind DR
+    persistence_timeout 300
+    persistence_granularity 64
+    real_server 2001:db8:2::2 0
+}
+virtual_server fwmark 2 {
+    ip_family inet6
+    laddr_group_name lips4
+    real_server 10.10.2.3 0
+}
+)");
+    ASSERT_THAT(out.errors, IsEmpty());
+    const Config& cfg = *out.config;
+    const auto& e = cfg.fwmark.marks.at(0).entries;
+    ASSERT_EQ(e.size(), 4u);
+    EXPECT_EQ(e[1].dst, pfx("2001:db8:1::100/128"));
+    EXPECT_EQ(e[1].proto, 6);
+    EXPECT_EQ(e[2].dst, pfx("2001:db8:1::200/126"));
+    EXPECT_EQ(e[2].port_first, 443);
+    EXPECT_EQ(e[3].dst.len, 120);
+    ASSERT_EQ(cfg.virtual_servers.size(), 3u);
+    // The family is the vip's: 0.0.0.0 or ::, as lb::make_fwmark_key has it.
+    EXPECT_EQ(cfg.virtual_servers[0].vip, net::InetAddr::v4(0));
+    EXPECT_EQ(cfg.virtual_servers[1].vip, net::InetAddr{});
+    EXPECT_EQ(cfg.virtual_servers[1].persist_prefix, 64);
+    // ip_family inet6 with IPv4 real servers: FNAT64 of the mark's IPv6 packets.
+    EXPECT_EQ(cfg.virtual_servers[2].vip, net::InetAddr{});
+    EXPECT_TRUE(cfg.virtual_servers[2].real_servers.at(0).addr.is_v4());
+}
+
+TEST(ConfigIpv6, FwmarkFamilyErrorsAtTheirLine) {
+    EXPECT_THAT(
+        errors_of(std::string(kMarks) +
+                  "virtual_server fwmark 1 {\n lb_kind DR\n real_server 2001:db8:2::2 0\n}\n"
+                  "virtual_server fwmark 1 {\n ip_family inet6\n lb_kind DR\n}\n"
+                  "virtual_server fwmark 2 {\n lb_kind DR\n real_server 10.10.2.2 0\n}\n"
+                  "virtual_server fwmark 3 {\n lb_kind DR\n ip_family inet6\n}\n"
+                  "virtual_server fwmark 1 {\n lb_kind DR\n ip_family inet\n"
+                  " real_server 2001:db8:2::3 0\n}\n"
+                  "virtual_server fwmark 2 {\n lb_kind DR\n ip_family inet6\n"
+                  " real_server 10.10.2.2 0\n}\n"
+                  "virtual_server 10.10.1.102 80 {\n lb_kind DR\n ip_family inet6\n}\n"
+                  "virtual_server fwmark 1 {\n lb_kind DR\n ip_family ipv6\n}\n"),
+        ElementsAre(
+            "t.conf:43: ip_family inet6 but the virtual address 10.10.1.102 is IPv4: ip_family "
+            "is for fwmark services; remove it",
+            "t.conf:47: ip_family: bad value 'ipv6' (inet or inet6)",
+            "t.conf:19: duplicate virtual_server fwmark 1 (IPv6) (first at t.conf:15)",
+            "t.conf:23: virtual_server fwmark 2 (IPv4): mark 2 of fwmark_defs (at t.conf:12) has "
+            "no IPv4 entry, so no packet would reach it: add one there, or set `ip_family "
+            "inet6` (the family comes from ip_family, else the first real server)",
+            "t.conf:27: virtual_server fwmark 3 (IPv6): mark 3 of fwmark_defs (at t.conf:13) has "
+            "no IPv6 entry, so no packet would reach it: add one there, or set `ip_family "
+            "inet` (the family comes from ip_family, else the first real server)",
+            "t.conf:45: duplicate virtual_server fwmark 1 (IPv4) (first at t.conf:31)",
+            "t.conf:34: virtual_server fwmark 1 (IPv4): IPv6 real servers behind an IPv4 "
+            "service are not supported (only FNAT64 mixes families: an IPv6 VIP with IPv4 "
+            "local addresses and real servers)",
+            "t.conf:39: virtual_server fwmark 2 (IPv6): IPv4 real servers behind an IPv6 "
+            "service need lb_kind FNAT (FNAT64); DR forwards in the VIP's family"));
+}
+
+// Every address of an entry becomes a VIP (ARP/NDP): at most 256, refused at the entry's line.
+TEST(ConfigIpv6, FwmarkPrefixOfMoreThan256AddressesRefusedAtItsLine) {
+    EXPECT_THAT(errors_of("fwmark_defs { mark 7 {\n 10.10.0.0/23 80 tcp\n"
+                          " 2001:db8::/119\n 2001:db8::/120\n 10.10.1.0/24\n } }\n"),
+                ElementsAre("t.conf:8: fwmark_defs mark 7: '10.10.0.0/23' stands for more than "
+                            "256 addresses (/24 or longer): each becomes a VIP xvs answers "
+                            "ARP/NDP for; split it or use a virtual_server per VIP",
+                            "t.conf:9: fwmark_defs mark 7: '2001:db8::/119' stands for more than "
+                            "256 addresses (/120 or longer): each becomes a VIP xvs answers "
+                            "ARP/NDP for; split it or use a virtual_server per VIP"));
+}
+
+}  // namespace
+}  // namespace xvs::ctl

@@ -1001,21 +1001,6 @@ TEST(ConfigParserErrors, FwmarkNeedsItsMark) {
                             "there)"));
 }
 
-// IPv6 firewall-mark entries are refused at their own line with what to write instead.
-TEST(ConfigParserErrors, FwmarkIpv6EntryRefusedAtItsLine) {
-    EXPECT_THAT(errors_of("fwmark_defs { mark 7 {\n 10.10.1.100 80 tcp\n"
-                          " 2001:db8::100 443 tcp\n 2001:db8::/120\n } }\n"
-                          "virtual_server fwmark 7 { laddr_group_name lips }\n"),
-                ElementsAre("t.conf:9: fwmark_defs mark 7: IPv6 entry '2001:db8::100' is not "
-                            "supported yet (firewall-mark services are IPv4 only): give the IPv6 "
-                            "VIP a virtual_server of its own (port 0 with persistence_timeout for "
-                            "all its ports)",
-                            "t.conf:10: fwmark_defs mark 7: IPv6 entry '2001:db8::/120' is not "
-                            "supported yet (firewall-mark services are IPv4 only): give the IPv6 "
-                            "VIP a virtual_server of its own (port 0 with persistence_timeout for "
-                            "all its ports)"));
-}
-
 TEST(ConfigParserErrors, NoNetifPortForVirtualServer) {
     ParseOutcome out = parse("\nvirtual_server 10.0.0.1 80 { lb_kind FNAT }\n");
     EXPECT_THAT(

@@ -356,7 +356,7 @@ TEST_F(ControllerTest, FwmarkServices) {
     json req = xvsadm({"-A", "-f", "1", "-s", "rr", "-p", "120"});
     ASSERT_EQ(req["service"]["fwmark"], 1);
     EXPECT_EQ(outcome(send(req)), "ok");
-    auto svc = director_.service_find(lb::make_fwmark_key(1));
+    auto svc = director_.service_find(lb::make_fwmark_key(1, false));
     ASSERT_TRUE(svc);
     EXPECT_EQ(svc->persistence_s, 120u);
     EXPECT_EQ(run_outcome({"-a", "-f", "1", "-r", "192.168.1.2:80", "-m"}), "ok");
@@ -369,6 +369,50 @@ TEST_F(ControllerTest, FwmarkServices) {
     EXPECT_EQ(run_outcome({"-D", "-f", "1"}), "ok");
     EXPECT_TRUE(director_.services().empty());
     EXPECT_EQ(run_outcome({"-D", "-f", "1"}), "No such service");
+}
+
+// A mark has an IPv4 and an IPv6 service (ipvsadm -f N, -f N -6): "af" in the key tells them
+// apart in every command and in the list reply; -M of the IPv6 one is a prefix length.
+TEST_F(ControllerTest, FwmarkServicesPerFamily) {
+    ASSERT_EQ(run_outcome({"-A", "-f", "1", "-s", "rr"}), "ok");
+    json req = xvsadm({"-A", "-f", "1", "-6", "-s", "wrr", "-p", "120", "-M", "64"});
+    ASSERT_EQ(req["service"]["af"], "ipv6");
+    EXPECT_EQ(outcome(send(req)), "ok");
+    EXPECT_EQ(run_outcome({"-A", "-f", "1", "-6", "-s", "rr"}), "Service already exists");
+    auto v4 = director_.service_find(lb::make_fwmark_key(1, false));
+    auto v6 = director_.service_find(lb::make_fwmark_key(1, true));
+    ASSERT_TRUE(v4 && v6);
+    EXPECT_EQ(v6->sched_name, "wrr");
+    EXPECT_EQ(v6->persist_prefix, 64u);
+    EXPECT_EQ(run_outcome({"-a", "-f", "1", "-6", "-r", "[2001:db8::2]:80", "-m"}), "ok");
+    EXPECT_NE(run_outcome({"-a", "-f", "1", "-6", "-r", "192.168.1.2:80", "-m"}), "ok");
+    EXPECT_EQ(run_outcome({"-a", "-f", "1", "-r", "[2001:db8::2]:80", "-m"}),
+              "real server 2001:db8::2 is IPv6 behind IPv4 firewall-mark service 1 (IPv4): xvs "
+              "translates IPv6 to IPv4 only (FNAT64), not back; use an IPv4 real server");
+    ASSERT_EQ(v6->dests.size(), 1u);
+    EXPECT_TRUE(v4->dests.empty());
+    EXPECT_EQ(run_outcome({"-e", "-f", "1", "-6", "-r", "[2001:db8::2]:80", "-m", "-w", "5"}),
+              "ok");
+    EXPECT_EQ(v6->dests[0]->weight.load(), 5);
+    EXPECT_EQ(run_outcome({"-E", "-f", "1", "-6", "-s", "lc", "-p", "60", "-M", "48"}), "ok");
+    EXPECT_EQ(v6->sched_name, "lc");
+    EXPECT_EQ(v6->persist_prefix, 48u);
+    EXPECT_EQ(v4->sched_name, "rr");
+    json list = send(json{{"cmd", "list"}});
+    ASSERT_EQ(list["services"].size(), 2u);
+    for (const auto& s : list["services"]) {
+        EXPECT_EQ(s["fwmark"], 1);
+        EXPECT_EQ(s["netmask"], s["af"] == "ipv6" ? "48" : "255.255.255.255");
+    }
+    EXPECT_EQ(run_outcome({"-d", "-f", "1", "-6", "-r", "[2001:db8::2]:80"}), "ok");
+    EXPECT_TRUE(v6->dests.empty());
+    EXPECT_EQ(run_outcome({"-D", "-f", "1", "-6"}), "ok");
+    EXPECT_FALSE(director_.service_find(lb::make_fwmark_key(1, true)));
+    EXPECT_TRUE(director_.service_find(lb::make_fwmark_key(1, false)));
+    EXPECT_EQ(run_outcome({"-D", "-f", "1", "-6"}), "No such service");
+    EXPECT_EQ(
+        outcome(send(json{{"cmd", "del_service"}, {"service", {{"fwmark", 1}, {"af", "ipv5"}}}})),
+        "Invalid argument: 'af' must be ipv4 or ipv6");
 }
 
 TEST_F(ControllerTest, EditService) {

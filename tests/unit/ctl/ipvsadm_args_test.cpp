@@ -204,6 +204,33 @@ TEST(IpvsadmArgs, FwmarkService) {
     EXPECT_EQ(error_of("-A -f x1"), "invalid fwmark value `x1' specified");
 }
 
+// -6 selects a mark's IPv6 service (ipvsadm -f N -6), in either order; -M is then a prefix
+// length as for an IPv6 VIP; -6 without -f is refused as ipvsadm refuses it.
+TEST(IpvsadmArgs, FwmarkIpv6Service) {
+    auto r = parse("-A -f 7 -6 -s rr -p 300 -M 64");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->service->fwmark, 7u);
+    EXPECT_TRUE(r->service->fwmark_v6);
+    EXPECT_EQ(r->svc.netmask6, 64);
+    EXPECT_FALSE(parse("-A -f 7 -s rr").value().service->fwmark_v6);
+    auto before = parse("-a -6 -f 7 -r [2001:db8::10]:80 -g");
+    ASSERT_TRUE(before.ok()) << before.error();
+    EXPECT_TRUE(before->service->fwmark_v6);
+    EXPECT_EQ(before->dest.addr.addr, net::parse_inet("2001:db8::10").value());
+    for (const char* line :
+         {"-D -f 7 -6", "-E -f 7 -6 -s wrr", "-d -f 7 -6 -r [2001:db8::10]",
+          "-e -f 7 -6 -r [2001:db8::10]:80 -w 2", "-L -n -f 7 -6", "-Z -f 7 -6"}) {
+        auto c = parse(line);
+        ASSERT_TRUE(c.ok()) << line << ": " << c.error();
+        EXPECT_TRUE(c->service->fwmark_v6) << line;
+    }
+    EXPECT_EQ(error_of("-A -f 7 -6 -p 300 -M 255.255.255.0"), "illegal ipv6 netmask specified");
+    EXPECT_EQ(error_of("-A -t 10.0.0.1:80 -6"),
+              "-6 must follow -f (it selects the IPv6 service of a firewall mark)");
+    EXPECT_EQ(error_of("-L -n -6"),
+              "-6 must follow -f (it selects the IPv6 service of a firewall mark)");
+}
+
 TEST(IpvsadmArgs, SchedFlags) {
     auto r = parse("-A -t 10.0.0.1:443 -s sh -b sh-port,sh-fallback");
     ASSERT_TRUE(r.ok()) << r.error();

@@ -73,7 +73,10 @@ INSTANTIATE_TEST_SUITE_P(
         Golden{"acl.json", "--get-whtlst -n", "whtlst.txt"},
         // IPv6 in ipvsadm's bracketed form; IPv6 names are never truncated.
         Golden{"list6.json", "-L -n", "list6_n.txt"}, Golden{"list6.json", "-S -n", "save6.txt"},
-        Golden{"list6.json", "-B", "blklst6.txt"}, Golden{"conns6.json", "-L -n -c", "conns6.txt"}),
+        Golden{"list6.json", "-B", "blklst6.txt"}, Golden{"conns6.json", "-L -n -c", "conns6.txt"},
+        // A mark's IPv4 and IPv6 services: "FWM  1" before "FWM  1 IPv6" (ipvsadm's), "-f 1 -6".
+        Golden{"list_fwm6.json", "-L -n", "list_fwm6_n.txt"},
+        Golden{"list_fwm6.json", "-S -n", "save_fwm6.txt"}),
     [](const testing::TestParamInfo<Golden>& info) {
         std::string name = std::string(info.param.expected);
         name = name.substr(0, name.find('.')) + "_" + std::to_string(info.index);

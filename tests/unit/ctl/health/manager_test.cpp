@@ -420,3 +420,45 @@ TEST_F(ManagerTest, PassiveFailuresMarkDownAndOnlyTheActiveCheckBringsBack) {
 
 }  // namespace
 }  // namespace xvs::ctl::health
+
+namespace xvs::ctl::health {
+namespace {
+
+// A mark's IPv4 and IPv6 services are services of their own: each real server's checks reach
+// the dest of its own service (the fwmark key of the service's family), not the other's.
+TEST_F(ManagerTest, FwmarkServicesOfBothFamiliesEachGetTheirChecks) {
+    set("a", 0);
+    set("b", 0);
+    const Config cfg = load(R"(fwmark_defs { mark 1 { 10.10.1.100 80 tcp
+                             2001:db8:1::100 80 tcp } }
+virtual_server fwmark 1 {
+    laddr_group_name lips
+    real_server 10.10.2.2 80 { )" +
+                            misc("a") + R"( }
+}
+virtual_server fwmark 1 {
+    lb_kind NAT
+    real_server 2001:db8:2::2 80 { )" +
+                            misc("b") + R"( }
+}
+)");
+    start(cfg);
+    EXPECT_EQ(mgr_->checker_count(), 2u);
+    auto count = [&](bool v6) {
+        auto svc = director_.service_find(lb::make_fwmark_key(1, v6));
+        return svc ? svc->dests.size() : size_t{99};
+    };
+    EXPECT_EQ(count(false), 1u);
+    EXPECT_EQ(count(true), 1u);
+    set("b", 1);
+    until([&] { return count(true) == 0; }, "2001:db8:2::2 removed from FWM 1 IPv6");
+    EXPECT_EQ(count(false), 1u);
+    set("a", 1);
+    until([&] { return count(false) == 0; }, "10.10.2.2 removed from FWM 1");
+    set("b", 0);
+    until([&] { return count(true) == 1; }, "2001:db8:2::2 back in FWM 1 IPv6");
+    EXPECT_EQ(count(false), 0u);
+}
+
+}  // namespace
+}  // namespace xvs::ctl::health

@@ -2,6 +2,8 @@
 // machine and timeouts, defence against packets without a connection, weight 0, dest removal.
 #include <rte_mbuf.h>
 
+#include <cstring>
+
 #include "fixture/pipeline.h"
 #include "lb/laddr.h"
 #include "net/tcp_options.h"
@@ -88,14 +90,19 @@ protected:
         EXPECT_EQ(out.size(), 1u);
         if (out.empty()) return {};
         const Bytes& syn = out[0];
-        const auto* ip4 = reinterpret_cast<const net::Ipv4Hdr*>(syn.data() + 14);
-        const auto* tcp = reinterpret_cast<const net::TcpHdr*>(syn.data() + 34);
-        Flow f;
-        f.rs = ip4->daddr == ip("10.10.2.2") ? "10.10.2.2" : "10.10.2.3";
-        f.rs_mac = ip4->daddr == ip("10.10.2.2") ? kRs1Mac : kRs2Mac;
-        f.lport = net::ntoh16(tcp->sport);
+        Flow f = flow_of(syn);
         EXPECT_GE(f.lport, 1025);
         EXPECT_TRUE(FramesEqual(to_rs(f, 1000, 0, net::kTcpSyn, "", kSynOptions), syn));
+        return f;
+    }
+    // The flow of a SYN xvs sent to a real server: which one, and the local port.
+    Flow flow_of(const Bytes& syn) {
+        decltype(ip("")) daddr;  // the IPv4 destination (bytes 16-19 of the header)
+        std::memcpy(&daddr, syn.data() + 14 + 16, sizeof(daddr));
+        Flow f;
+        f.rs = daddr == ip("10.10.2.2") ? "10.10.2.2" : "10.10.2.3";
+        f.rs_mac = daddr == ip("10.10.2.2") ? kRs1Mac : kRs2Mac;
+        f.lport = net::ntoh16(net::load_wire16(syn.data() + 34));  // the TCP source port
         return f;
     }
     void establish(uint16_t cport, Flow& f) {
@@ -642,12 +649,7 @@ TEST_F(RescheduleRefusedTest, RefusedSynGoesToTheOtherServerOnTheClientsRetransm
     worker->advance_clock(1000);  // the client's RTO
     out = roundtrip(kWan, client_pkt(kCport, 1000, 0, net::kTcpSyn, "", kSynOptions), kLan);
     ASSERT_EQ(out.size(), 1u);
-    const auto* ip4 = reinterpret_cast<const net::Ipv4Hdr*>(out[0].data() + 14);
-    const auto* tcp = reinterpret_cast<const net::TcpHdr*>(out[0].data() + 34);
-    Flow b;
-    b.rs = ip4->daddr == ip("10.10.2.2") ? "10.10.2.2" : "10.10.2.3";
-    b.rs_mac = ip4->daddr == ip("10.10.2.2") ? kRs1Mac : kRs2Mac;
-    b.lport = net::ntoh16(tcp->sport);
+    const Flow b = flow_of(out[0]);
     EXPECT_STRNE(b.rs, a.rs) << "the retransmitted SYN went to the server that refused it";
     EXPECT_TRUE(FramesEqual(to_rs(b, 1000, 0, net::kTcpSyn, "", kSynOptions), out[0]));
     EXPECT_EQ(counter(Counter::conns_created), 3u);
@@ -669,10 +671,7 @@ TEST_F(RescheduleRefusedTest, ASecondRefusalReachesTheClient) {
     worker->advance_clock(1000);
     auto out = roundtrip(kWan, client_pkt(kCport, 1000, 0, net::kTcpSyn, "", kSynOptions), kLan);
     ASSERT_EQ(out.size(), 1u);
-    const auto* tcp = reinterpret_cast<const net::TcpHdr*>(out[0].data() + 34);
-    const auto* ip4 = reinterpret_cast<const net::Ipv4Hdr*>(out[0].data() + 14);
-    Flow b{ip4->daddr == ip("10.10.2.2") ? "10.10.2.2" : "10.10.2.3",
-           ip4->daddr == ip("10.10.2.2") ? kRs1Mac : kRs2Mac, net::ntoh16(tcp->sport)};
+    const Flow b = flow_of(out[0]);
     out = roundtrip(kLan, rs_pkt(b, 0, 1001, net::kTcpRst | net::kTcpAck), kWan);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_TRUE(FramesEqual(to_client(kCport, 0, 1001, net::kTcpRst | net::kTcpAck), out[0]));

@@ -29,14 +29,16 @@ class PersistTest : public PipelineTest {
         s.persistence_s = timeout;
         s.persist_prefix = prefix;
         ok(director->service_add(s));
-        for (const char* rs : {"10.10.2.2", "10.10.2.3"}) {
-            lb::DestSpec d{ip(rs), 80, 1};
-            d.fwd = lb::FwdMode::Dr;
-            ok(director->dest_add(key(), d));
-        }
+        for (const char* rs : {"10.10.2.2", "10.10.2.3"}) add_dr(key(), ip(rs), 80);
         director->commit();
         start_worker();
         learn_neighbours();
+    }
+    // A DR real server of weight 1 (port 0: the packet's own, for firewall-mark services).
+    void add_dr(const lb::ServiceKey& k, const net::InetAddr& addr, uint16_t port) {
+        lb::DestSpec d{addr, port, 1};
+        d.fwd = lb::FwdMode::Dr;
+        ok(director->dest_add(k, d));
     }
     static lb::ServiceKey key() { return lb::make_service_key(6, kVip, 80); }
     // The RS MAC a SYN from client:cport to VIP:vport went to (zero MAC if none came out).
@@ -317,9 +319,7 @@ class Fwmark6Test : public Persist6Test {
         s4.fwmark = 1;
         s4.fwd = lb::FwdMode::Dr;
         ok(director->service_add(s4));
-        lb::DestSpec d4{ip("10.10.2.3"), 0, 1};
-        d4.fwd = lb::FwdMode::Dr;
-        ok(director->dest_add(key4(), d4));
+        add_dr(key4(), ip("10.10.2.3"), 0);
         if (with_v6_service) {
             lb::ServiceSpec s6 = s4;
             s6.fwmark_v6 = true;
@@ -335,11 +335,7 @@ class Fwmark6Test : public Persist6Test {
             EXPECT_NE(r.error().find("is IPv4 behind IPv6 firewall-mark service 1 (IPv6)"),
                       std::string::npos)
                 << r.error();
-            for (const char* rs : {"2001:db8:2::2", "2001:db8:2::3"}) {
-                lb::DestSpec d{ip6(rs), 0, 1};
-                d.fwd = lb::FwdMode::Dr;
-                ok(director->dest_add(key6(), d));
-            }
+            for (const char* rs : {"2001:db8:2::2", "2001:db8:2::3"}) add_dr(key6(), ip6(rs), 0);
         }
         director->commit();
         start_worker();

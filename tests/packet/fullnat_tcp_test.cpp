@@ -657,9 +657,10 @@ TEST_F(RescheduleRefusedTest, RefusedSynGoesToTheOtherServerOnTheClientsRetransm
     auto laddr = director->services().front()->laddrs.front();
     EXPECT_FALSE(laddr->workers[0].pool->in_use(a.lport));
     // The other RS accepts: the client sees an ordinary handshake.
-    out = roundtrip(kLan, rs_pkt(b, 5000, 1001, net::kTcpSyn | net::kTcpAck, "", kSynOptions), kWan);
+    constexpr uint8_t kSynAck = net::kTcpSyn | net::kTcpAck;
+    out = roundtrip(kLan, rs_pkt(b, 5000, 1001, kSynAck, "", kSynOptions), kWan);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_TRUE(FramesEqual(to_client(kCport, 5000, 1001, net::kTcpSyn | net::kTcpAck, "", kSynOptions), out[0]));
+    EXPECT_TRUE(FramesEqual(to_client(kCport, 5000, 1001, kSynAck, "", kSynOptions), out[0]));
     EXPECT_EQ(oks(dest_of(b)), 1u);
     // Nothing was left in the skip mark.
     for (const auto& d : director->services().front()->dests) EXPECT_FALSE(d->stats[0].sched_skip);

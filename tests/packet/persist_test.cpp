@@ -44,16 +44,22 @@ class PersistTest : public PipelineTest {
     // The RS MAC a SYN from client:cport to VIP:vport went to (zero MAC if none came out).
     net::MacAddr syn(const char* client, uint16_t cport, uint16_t vport = 80,
                      const char* vip = "10.10.1.100") {
-        Bytes f = PacketBuilder()
-                      .eth(kClientMac, wan_mac())
-                      .ipv4(client, vip)
-                      .tcp(cport, vport)
-                      .flags(net::kTcpSyn)
-                      .seq(1000)
-                      .build();
-        auto out = roundtrip(kWan, f, kLan);
+        net::MacAddr dst = syn_to_rs(false, client, vip, cport, vport);
+        EXPECT_NE(dst, net::MacAddr{}) << client << ":" << cport << " -> " << vport;
+        return dst;
+    }
+    // A client SYN of either family: the RS MAC it went to (zero MAC if none came out).
+    net::MacAddr syn_to_rs(bool v6, const char* client, const char* vip, uint16_t cport,
+                           uint16_t vport) {
+        PacketBuilder b;
+        b.eth(kClientMac, wan_mac());
+        if (v6)
+            b.ipv6(client, vip);
+        else
+            b.ipv4(client, vip);
+        auto out =
+            roundtrip(kWan, b.tcp(cport, vport).flags(net::kTcpSyn).seq(1000).build(), kLan);
         net::MacAddr dst{};
-        EXPECT_EQ(out.size(), 1u) << client << ":" << cport << " -> " << vport;
         if (out.size() == 1) std::memcpy(dst.b, out[0].data(), 6);
         return dst;
     }
@@ -190,11 +196,8 @@ class Persist6Test : public PersistTest {
         s.persistence_s = 300;
         s.persist_prefix = prefix;
         ok(director->service_add(s));
-        for (const char* rs : {"2001:db8:2::2", "2001:db8:2::3"}) {
-            lb::DestSpec d{ip6(rs), 80, 1};
-            d.fwd = lb::FwdMode::Dr;
-            ok(director->dest_add(lb::make_service_key(6, ip6(kVip6), 80), d));
-        }
+        for (const char* rs : {"2001:db8:2::2", "2001:db8:2::3"})
+            add_dr(lb::make_service_key(6, ip6(kVip6), 80), ip6(rs), 80);
         director->commit();
         start_worker();
         worker->neighbours().add_static(ip6("2001:db8:2::2"), kRs1Mac, kLan);
@@ -255,11 +258,8 @@ class FwmarkTest : public PersistTest {
         s.fwd = lb::FwdMode::Dr;
         s.persistence_s = persist;
         ok(director->service_add(s));
-        for (const char* rs : {"10.10.2.2", "10.10.2.3"}) {
-            lb::DestSpec d{ip(rs), 0, 1};
-            d.fwd = lb::FwdMode::Dr;
-            ok(director->dest_add(lb::make_fwmark_key(1, false), d));
-        }
+        for (const char* rs : {"10.10.2.2", "10.10.2.3"})
+            add_dr(lb::make_fwmark_key(1, false), ip(rs), 0);
         director->commit();
         start_worker();
         learn_neighbours();
@@ -335,7 +335,8 @@ class Fwmark6Test : public Persist6Test {
             EXPECT_NE(r.error().find("is IPv4 behind IPv6 firewall-mark service 1 (IPv6)"),
                       std::string::npos)
                 << r.error();
-            for (const char* rs : {"2001:db8:2::2", "2001:db8:2::3"}) add_dr(key6(), ip6(rs), 0);
+            for (const char* rs : {"2001:db8:2::2", "2001:db8:2::3"})
+                add_dr(key6(), ip6(rs), 0);
         }
         director->commit();
         start_worker();
@@ -346,17 +347,7 @@ class Fwmark6Test : public Persist6Test {
     // The RS MAC an IPv6 SYN client:cport -> vip:vport went to (zero MAC if none came out).
     net::MacAddr syn6_to(const char* client, uint16_t cport, uint16_t vport,
                          const char* vip = kVip6) {
-        Bytes f = PacketBuilder()
-                      .eth(kClientMac, wan_mac())
-                      .ipv6(client, vip)
-                      .tcp(cport, vport)
-                      .flags(net::kTcpSyn)
-                      .seq(1000)
-                      .build();
-        auto out = roundtrip(kWan, f, kLan);
-        net::MacAddr dst{};
-        if (out.size() == 1) std::memcpy(dst.b, out[0].data(), 6);
-        return dst;
+        return syn_to_rs(true, client, vip, cport, vport);
     }
     uint64_t service_conns(const lb::ServiceKey& k) {
         uint64_t n = 0;
@@ -406,11 +397,8 @@ TEST_F(PersistTest, PortZeroServiceTakesEveryPortOfItsVip) {
     EXPECT_FALSE(director->service_add(s).ok());  // ipvsadm: port 0 needs persistence
     s.persistence_s = 300;
     ok(director->service_add(s));
-    for (const char* rs : {"10.10.2.2", "10.10.2.3"}) {
-        lb::DestSpec d{ip(rs), 0, 1};
-        d.fwd = lb::FwdMode::Dr;
-        ok(director->dest_add(lb::make_service_key(6, kVip, 0), d));
-    }
+    for (const char* rs : {"10.10.2.2", "10.10.2.3"})
+        add_dr(lb::make_service_key(6, kVip, 0), ip(rs), 0);
     director->commit();
     start_worker();
     learn_neighbours();
@@ -432,11 +420,8 @@ class SipPersistTest : public PersistTest {
         s.persistence_s = 300;
         s.flags = flags;
         ok(director->service_add(s));
-        for (const char* rs : {"10.10.2.2", "10.10.2.3"}) {
-            lb::DestSpec d{ip(rs), 5060, 1};
-            d.fwd = lb::FwdMode::Dr;
-            ok(director->dest_add(lb::make_service_key(17, kVip, 5060), d));
-        }
+        for (const char* rs : {"10.10.2.2", "10.10.2.3"})
+            add_dr(lb::make_service_key(17, kVip, 5060), ip(rs), 5060);
         director->commit();
         start_worker();
         learn_neighbours();

@@ -126,7 +126,11 @@ line=$(echo "$shown" | awk -v rs="$rs1" '$1 == "TCP" && $2 == "'"$VIP"':80" && $
 assert_eq up "$(echo "$line" | awk '{ print $5 }')" "rs1's VIP:80 checker state"
 assert_not_contains "$line" "passive: " "rs1's VIP:80 checker's last result is its own check"
 http_loop 20 "$XE_TMP/back.txt" "http://$VIP/" 30
-assert_eq 10 "$(count_lines rs1 "$XE_TMP/back.txt")" "rs1 answers VIP:80 again"
+# rs1 answers again. Not exactly every other request: a client port that the kernel hands out
+# again may still have a conn of a failed connection in SYN_RECV (30 s), which takes the new
+# SYN to its own real server (IPVS's rule: only TIME_WAIT/CLOSE conns are reused).
+back1=$(count_lines rs1 "$XE_TMP/back.txt")
+((back1 >= 8 && back1 <= 12)) || fail "rs1 answers VIP:80 again: $back1 of 20 requests, expected about 10"
 pass "rs1 back in VIP:80 by its TCP_CHECK in ${back_s} s"
 
 # Two more ways rs1 fails, nginx still running: nftables in rs1's namespace
@@ -177,6 +181,8 @@ for how in reject drop; do
     pass "$how: rs1 out of VIP:80 in ${removal_s[$how]} s (passive), back by TCP_CHECK"
 done
 http_loop 20 "$XE_TMP/end.txt" "http://$VIP/" 30
-assert_eq 10 "$(count_lines rs1 "$XE_TMP/end.txt")" "rs1 answers VIP:80 at the end"
+end1=$(count_lines rs1 "$XE_TMP/end.txt")  # about 10 of 20, as above
+((end1 >= 8 && end1 <= 12)) || fail "rs1 answers VIP:80 at the end: $end1 of 20 requests, expected about 10"
+assert_eq 0 "$(grep -c '^ERR' "$XE_TMP/end.txt")" "failed requests at the end"
 stop_xvsd
 pass "passive checking on $pmd: RST ${passive_s} s, ICMP ${removal_s[reject]} s, silent ${removal_s[drop]} s (active only ${active_s} s), back by TCP_CHECK in ${back_s} s"

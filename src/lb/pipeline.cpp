@@ -170,7 +170,9 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         TcpState next =
             tcp_state_next(c->state, inbound ? FlowDir::Input : FlowDir::Output, lp.tcp_flags);
         if (next != c->state) conn_set_state(w, c, next);
-        timeout_s = w.snap->timeouts.of(c->state);
+        // A held conn waits in CLOSE as long as one waiting for its SYN-ACK would, not CLOSE's
+        // few seconds: a client retransmits after 1 s (Linux; RFC 6298), some after 3 s.
+        timeout_s = w.snap->timeouts.of(hold_rst ? TcpState::SynRecv : c->state);
     } else {
         timeout_s = lp.proto == Af::icmp_proto ? w.snap->timeouts.icmp : w.snap->timeouts.udp;
     }
@@ -179,9 +181,6 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     // Lazy timers only move deadlines later; a shorter one (FIN, RST) is re-armed now.
     if (expires < c->timer.expires_tick * w.timers.tick_ms()) w.timers.arm(&c->timer, expires);
     if (hold_rst) {
-        // Kept as long as a conn waiting for its SYN-ACK would be, not CLOSE's few seconds:
-        // a client retransmits after 1 s (Linux; RFC 6298), some after 3 s.
-        c->set_expires(w.stack.now_ms + uint64_t(w.snap->timeouts.of(TcpState::SynRecv)) * 1000);
         c->resched = ConnResched::RstHeld;
         drop(w.stack, lp.pkt, Counter::drop_rs_refused_held);
         return;

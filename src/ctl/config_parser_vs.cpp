@@ -486,12 +486,11 @@ void Parser::fwmark_defs(const Token& kw) {
         lb::FwmarkEntry e;
         bool ok = true;
         if (auto prefix = net::parse_inet_prefix(entry.text);
-            prefix && prefix->len + 8u < net::family_bits(prefix->addr)) {
+            prefix && lb::fwmark_prefix_too_wide(*prefix)) {
             // Every address of an entry becomes a VIP xvs answers ARP/NDP for (lb/fwmark.h).
             error(entry, context + ": " + quoted(entry.text) + " stands for more than " +
                              std::to_string(lb::Director::kMaxFwmarkAddrs) + " addresses (" +
-                             (prefix->is_v4() ? "/24" : "/120") +
-                             " or longer): each becomes a VIP xvs answers ARP/NDP for; "
+                             lb::fwmark_shortest_prefix(*prefix) + " or longer): each becomes a VIP xvs answers ARP/NDP for; "
                              "split it or use a virtual_server per VIP");
             ok = false;
         } else if (prefix) {

@@ -476,11 +476,10 @@ Result<void> Director::fwmark_set(std::vector<FwmarkDef> defs) {
         for (const FwmarkEntry& e : d.entries) {
             const std::string what =
                 "fwmark " + std::to_string(d.mark) + " entry " + net::to_string(e.dst);
-            const unsigned bits = net::family_bits(e.dst.addr);
-            if (e.dst.len + 8u < bits)
+            if (fwmark_prefix_too_wide(e.dst))
                 return make_error(what + ": a prefix may stand for at most " +
                                   std::to_string(kMaxFwmarkAddrs) + " addresses (" +
-                                  (bits == 32 ? "/24" : "/120") +
+                                  fwmark_shortest_prefix(e.dst) +
                                   " or longer): each becomes a VIP xvs answers ARP/NDP for");
             if (e.port_first > e.port_last) return make_error(what + ": empty port range");
             if (e.proto != 0 && e.proto != 6 && e.proto != 17)

@@ -182,7 +182,7 @@ public:
     // most kMaxFwmarkAddrs addresses (an IPv4 entry /24 or longer, an IPv6 one /120 or longer).
     Result<void> fwmark_set(std::vector<FwmarkDef> defs);
     const std::vector<FwmarkDef>& fwmarks() const { return fwmarks_; }
-    static constexpr uint32_t kMaxFwmarkAddrs = 256;
+    static constexpr uint32_t kMaxFwmarkAddrs = 1u << kFwmarkMaxHostBits;
 
     void timeouts_set(const Timeouts& t) { timeouts_ = t; }
     const Timeouts& timeouts() const { return timeouts_; }

@@ -8,7 +8,9 @@
 // its rule leads to the mark's service of that family.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "net/addr.h"
@@ -48,6 +50,17 @@ struct FwmarkRule {
     }
 };
 
+// An entry stands for at most 2^kFwmarkMaxHostBits = 256 addresses, each a VIP xvs answers
+// ARP/ND for: IPv4 /24 or longer, IPv6 /120 or longer.
+inline constexpr unsigned kFwmarkMaxHostBits = 8;
+inline bool fwmark_prefix_too_wide(const net::InetPrefix& p) {
+    return p.len + kFwmarkMaxHostBits < net::family_bits(p.addr);
+}
+// The shortest prefix length p's family allows, for messages: "/24" or "/120".
+inline std::string fwmark_shortest_prefix(const net::InetPrefix& p) {
+    return "/" + std::to_string(net::family_bits(p.addr) - kFwmarkMaxHostBits);
+}
+
 // The rule of entry e of mark `mark`, leading to `view` (the mark's service of e's family).
 inline FwmarkRule fwmark_rule(const FwmarkEntry& e, uint32_t mark, const ServiceView* view) {
     const bool v4 = e.dst.is_v4();
@@ -65,15 +78,14 @@ inline FwmarkRule fwmark_rule(const FwmarkEntry& e, uint32_t mark, const Service
                       view};
 }
 
-// Calls f(addr) for every address of p, a prefix of at most 256 addresses (/24 or longer for
-// IPv4, /120 or longer for IPv6): the varying bits are all in the last 32-bit word, which
+// Calls f(addr) for every address of p, a prefix not fwmark_prefix_too_wide: the varying bits are all in the last 32-bit word, which
 // both families keep in bytes 12..15 (net::InetAddr), so one loop serves both.
 template <class F>
 void fwmark_entry_addrs(const net::InetPrefix& p, F&& f) {
     const unsigned host_bits = net::family_bits(p.addr) - p.len;
     const uint64_t w1 = p.addr.word(1);
     const uint32_t base = net::ntoh32(static_cast<uint32_t>(w1 >> 32));  // bytes 12..15
-    const uint32_t count = host_bits >= 8 ? 256u : 1u << host_bits;
+    const uint32_t count = 1u << std::min(host_bits, kFwmarkMaxHostBits);
     for (uint32_t i = 0; i < count; ++i) {
         const uint64_t last = uint64_t{net::hton32(base + i)} << 32;
         f(net::InetAddr::from_words(p.addr.word(0), (w1 & 0xffffffffull) | last));

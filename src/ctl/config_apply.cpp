@@ -20,11 +20,6 @@ uint8_t proto_num(Proto p) {
     return p == Proto::Tcp ? 6 : 17;
 }
 
-lb::ServiceKey vs_key(const VirtualServer& vs) {
-    return vs.fwmark ? lb::make_fwmark_key(vs.fwmark, !vs.vip.is_v4())
-                     : lb::make_service_key(proto_num(vs.proto), vs.vip, vs.port);
-}
-
 std::string svc_name(const lb::ServiceKey& k) {
     if (k.fwmark) return "FWM " + std::to_string(k.fwmark) + (k.vip.is_v4() ? "" : " IPv6");
     return std::string(k.proto == 6 ? "TCP " : "UDP ") +
@@ -173,6 +168,11 @@ Result<void> config_supported(const Config& cfg) {
         return make_error(errors);
     }
     return {};
+}
+
+lb::ServiceKey vs_key(const VirtualServer& vs) {
+    return vs.fwmark ? lb::make_fwmark_key(vs.fwmark, !vs.vip.is_v4())
+                     : lb::make_service_key(proto_num(vs.proto), vs.vip, vs.port);
 }
 
 lb::DestSpec dest_spec(const VirtualServer& vs, const RealServer& rs) {

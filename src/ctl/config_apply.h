@@ -19,7 +19,9 @@ struct ApplyReport {
 
 // Everything in cfg that the data plane cannot do yet is refused here with file:line.
 Result<void> config_supported(const Config& cfg);
-// The director's form of a configured real server (config_apply and the health checkers).
+// The director's key of a configured virtual server (a fwmark one's: its mark and family) and
+// its form of a configured real server (config_apply and the health checkers).
+lb::ServiceKey vs_key(const VirtualServer& vs);
 lb::DestSpec dest_spec(const VirtualServer& vs, const RealServer& rs);
 
 // Applies and commits. On error the Director may be partly changed; the message says what

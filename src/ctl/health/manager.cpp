@@ -13,10 +13,6 @@ namespace xvs::ctl::health {
 
 namespace {
 
-uint8_t proto_num(Proto p) {
-    return p == Proto::Tcp ? 6 : 17;
-}
-
 std::string ep_text(const net::InetAddr& a, uint16_t port) {
     return net::to_string(net::InetEndpoint{a, port});
 }
@@ -90,9 +86,7 @@ void Manager::configure(const Config& cfg) {
     for (const VirtualServer& v : cfg.virtual_servers) {
         const std::string owner = owner_of(v);
         auto& rec = vs_[owner];
-        const lb::ServiceKey key = v.fwmark
-                                       ? lb::make_fwmark_key(v.fwmark, !v.vip.is_v4())
-                                       : lb::make_service_key(proto_num(v.proto), v.vip, v.port);
+        const lb::ServiceKey key = vs_key(v);
         if (rec) {  // another VIP of the same group: same real servers and checkers
             rec->keys.push_back(key);
             continue;

@@ -399,9 +399,10 @@ vs_block() {
 }
 
 # start_xvsd CONFIG : xvsd in the lb namespace, in the background; waits (30 s max) until
-# the control socket answers `xvsadm -L -n`.
+# the control socket answers `xvsadm -L -n`. XVSD_BIN runs another xvsd than the build's (a
+# command that ends by exec-ing it, so XVSD_PID is xvsd's: test_package.sh's chroot).
 start_xvsd() {
-    local conf=$1
+    local conf=$1 bin=${XVSD_BIN:-$BUILD/xvsd}
     XVSD_RUNS=$((XVSD_RUNS + 1))
     if [[ ${XE_PMD:-af_xdp} == af_packet ]] && ! in_ns "$NS_LB" nft list table netdev xe_drop >/dev/null 2>&1; then
         lb_kernel_drop || fail "nft netdev drop for af_packet"
@@ -410,9 +411,9 @@ start_xvsd() {
     # xvs sees them (test_fragments.sh); its default limits are kept, so small fragmented
     # datagrams still get through there (zero limits would have the kernel drop them all).
     XVSD_LOG=$XE_TMP/xvsd.$XVSD_RUNS.log
-    in_ns "$NS_LB" "$BUILD/xvsd" -t -f "$conf" >"$XVSD_LOG" 2>&1 ||
+    in_ns "$NS_LB" "$bin" -t -f "$conf" >"$XVSD_LOG" 2>&1 ||
         fail "xvsd -t -f $conf refused the config: $(cat "$XVSD_LOG")"
-    ip netns exec "$NS_LB" "$BUILD/xvsd" -f "$conf" >>"$XVSD_LOG" 2>&1 &
+    ip netns exec "$NS_LB" "$bin" -f "$conf" >>"$XVSD_LOG" 2>&1 &
     XVSD_PID=$!
     local deadline=$((SECONDS + 30))
     while ! xvsadm_ns -L -n >/dev/null 2>&1; do

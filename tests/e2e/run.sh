@@ -44,7 +44,8 @@ run_pmd() {
     local pmd=$1 t name t0 rc passed=0 failed=0 names=()
     for t in "$here"/test_*.sh; do
         name="$(basename "$t" .sh)[$pmd]"
-        # A test whose header says "# e2e: once" starts no xvsd: it runs once, not per PMD.
+        # A test whose header says "# e2e: once" starts no xvsd, or does not test a PMD (the
+        # package test): it runs once, with the first PMD, not per PMD.
         if grep -q '^# e2e: once$' "$t"; then
             [[ $pmd == "${pmds%% *}" ]] || continue
             name=$(basename "$t" .sh)

@@ -620,6 +620,7 @@ json Controller::dispatch(const json& req) {
             }
             return json{{"ok", true}, {"neighbours", out}};
         }
+        if (cmd.starts_with("capture_")) return capture_request(cmd, req);
         if (cmd == "stats") {
             json counters = json::array();
             for (size_t c = 0; c < stack::kCounterCount; ++c) {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "ctl/capture_session.h"
 #include "lb/director.h"
 #include "lb/worker.h"
 
@@ -49,6 +50,10 @@ public:
         std::string problem;
     };
     LineReply serve_line(std::string_view line) noexcept;
+
+    // Ends a packet capture no client has read for CaptureSession::kIdleLimit (its xvsctl
+    // died). Call from the periodic tick.
+    void capture_expire(std::chrono::steady_clock::time_point now);
 
     // Rate estimation: call about every 2 s (the kernel's estimator period).
     void estimate_rates(std::chrono::steady_clock::time_point now);
@@ -124,6 +129,9 @@ private:
     std::function<Result<void>()> reload_;
     std::unordered_map<const void*, Baseline> zero_base_;  // ipvsadm -Z without racing workers
     std::unordered_map<const void*, Estimate> estimates_;
+    nlohmann::json capture_request(const std::string& cmd, const nlohmann::json& req);
+    std::unique_ptr<CaptureSession> capture_;  // xvsctl capture: at most one at a time
+    uint64_t capture_seq_ = 0;
     std::chrono::steady_clock::time_point last_estimate_{};
     std::optional<uint32_t> cookie_rotated_at_;
     InhibitedFn inhibited_;

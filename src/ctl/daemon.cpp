@@ -373,6 +373,7 @@ int Daemon::run() {
         auto now = std::chrono::steady_clock::now();
         if (now >= next_estimate) {
             controller_->estimate_rates(now);
+            controller_->capture_expire(now);
             if (controller_->cookie_tick(net::cookie_count(monotonic_ms())))
                 log_info("SYN-cookie keys rotated");
             director_->reclaim();

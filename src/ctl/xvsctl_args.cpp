@@ -331,6 +331,45 @@ Result<void> parse_conn(Words& w, CtlCommand& c) {
     return {};
 }
 
+// capture [rx|tx|drop [REASON]] [port|dev NAME] [filter EXPR] -w FILE [-c N] [-t SECONDS]
+Result<void> parse_capture(Words& w, CtlCommand& c) {
+    c.kind = CtlCommandKind::Capture;
+    CaptureArgs& a = c.capture;
+    bool have_point = false;
+    while (!w.done()) {
+        const std::string word = w.take();
+        if (!have_point && (word == "rx" || word == "tx" || word == "drop")) {
+            a.point = word;
+            have_point = true;
+            if (word == "drop" && !w.done() && w.peek().starts_with("drop_")) a.reason = w.take();
+        } else if (word == "port" || word == "dev") {
+            auto v = w.value_of(word);
+            if (!v) return make_error(v.error());
+            a.ifname = *v;
+        } else if (word == "filter") {
+            auto v = w.value_of(word);
+            if (!v) return make_error(v.error());
+            a.filter = *v;
+        } else if (word == "-w") {
+            auto v = w.value_of(word);
+            if (!v) return make_error(v.error());
+            a.file = *v;
+        } else if (word == "-c" || word == "-t") {
+            auto v = w.value_of(word);
+            if (!v) return make_error(v.error());
+            auto n = parse_number(*v, word == "-c" ? 1'000'000'000 : 86'400);
+            if (!n || *n == 0)
+                return make_error("invalid " + quoted(word) + " value " + quoted(*v) +
+                                  (word == "-c" ? " (frames, 1 or more)" : " (seconds, 1 to 86400)"));
+            (word == "-c" ? a.count : a.seconds) = *n;
+        } else {
+            return unknown_argument(word, "capture");
+        }
+    }
+    if (a.file.empty()) return make_error("capture needs \"-w FILE\" (a pcap file, or - for stdout)");
+    return {};
+}
+
 }  // namespace
 
 Result<CtlCommand> parse_xvsctl_args(const std::vector<std::string>& args) {
@@ -368,6 +407,7 @@ Result<CtlCommand> parse_xvsctl_args(const std::vector<std::string>& args) {
     else if (matches(object, "connection") || object == "conns") r = parse_conn(w, c);
     else if (object.size() >= 2 && matches(object, "check")) r = parse_check(w, c);
     else if (matches(object, "feedback")) r = parse_feedback(w, c);
+    else if (object.size() >= 2 && matches(object, "capture")) r = parse_capture(w, c);
     else if (matches(object, "help")) c.kind = CtlCommandKind::Help;
     else return make_error("unknown object " + quoted(object));
     if (!r) return make_error(r.error());
@@ -391,6 +431,8 @@ std::string xvsctl_usage_text() {
            "  xvsctl conn flush dest ADDR:PORT\n"
            "  xvsctl check show\n"
            "  xvsctl feedback show\n"
+           "  xvsctl capture [rx|tx|drop [REASON]] [port IFNAME] [filter EXPR] -w FILE\n"
+           "                 [-c COUNT] [-t SECONDS]\n"
            "\n"
            "ADDR is IPv4 (A.B.C.D) or IPv6 (2001:db8::1), LEN up to 32 or 128; an ENDPOINT is\n"
            "ADDR or ADDR:PORT, IPv6 in brackets with a port ([2001:db8::1]:80). default is\n"
@@ -406,7 +448,11 @@ std::string xvsctl_usage_text() {
            "  -v, --version   version\n"
            "\n"
            "stats prints the non-zero data-plane counters, drop reasons separately; -a prints\n"
-           "all of them; -w adds a column per worker next to the total.\n";
+           "all of them; -w adds a column per worker next to the total.\n"
+           "\n"
+           "capture writes the frames a worker receives on a port (rx), hands to a port (tx) or\n"
+           "drops (drop, or one drop_* reason) into a pcap file (- for stdout), EXPR in\n"
+           "tcpdump's filter language, until COUNT frames, SECONDS or Ctrl-C.\n";
 }
 
 }  // namespace xvs::ctl

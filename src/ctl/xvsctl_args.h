@@ -28,6 +28,18 @@ enum class CtlCommandKind {
     ConnFlush,  // conn flush dest A.B.C.D:PORT|[V6]:PORT (filter.dest)
     CheckShow,     // check show: every health checker (ctl/health/)
     FeedbackShow,  // feedback show: load-feedback listeners and real servers
+    Capture,       // capture [rx|tx|drop [REASON]] ... -w FILE: frames into a pcap file
+};
+
+// capture: where, which frames, and where they go.
+struct CaptureArgs {
+    std::string point = "rx";  // rx, tx or drop
+    std::string reason;        // drop: one reason ("" = every drop)
+    std::string ifname;        // port name ("" = every port)
+    std::string filter;        // tcpdump-language expression ("" = every frame)
+    std::string file;          // -w: the pcap file ("-" = standard output)
+    std::optional<uint64_t> count;    // -c: stop after this many frames
+    std::optional<uint64_t> seconds;  // -t: stop after this many seconds
 };
 
 // conn show filters, already validated and normalised (proto lower case, state upper case,
@@ -56,6 +68,7 @@ struct CtlCommand {
     std::optional<net::InetAddr> gateway;
 
     ConnFilter filter;
+    CaptureArgs capture;
 };
 
 // The error text of a usage error is the message alone; the driver adds the --help hint.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ctl/control_client.h"
+#include "ctl/xvsctl_capture.h"
 #include "ctl/xvsctl_format.h"
 
 namespace xvs::ctl {
@@ -70,6 +71,7 @@ json build_xvsctl_request(const CtlCommand& c) {
             req["cmd"] = "flush_dest";
             req["dest"] = c.filter.dest;
             break;
+        case CtlCommandKind::Capture:  // a conversation of its own (xvsctl_capture)
         case CtlCommandKind::Help:
         case CtlCommandKind::Version: break;
     }
@@ -96,6 +98,8 @@ int xvsctl_main(int argc, char** argv, std::istream& /*in*/, std::ostream& out,
         out << "xvsctl v" << kXvsctlVersion << "\n";
         return kExitOk;
     }
+
+    if (cmd->kind == CtlCommandKind::Capture) return xvsctl_capture(*cmd, err);
 
     auto reply = control_request(control_socket_path(cmd->socket_path), build_xvsctl_request(*cmd));
     if (!reply) {

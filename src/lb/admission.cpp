@@ -7,33 +7,42 @@
 #include "lb/conn_ops.h"
 #include "lb/director.h"
 #include "lb/worker_ctx.h"
+#include "stack/output.h"
 
 namespace xvs::lb {
 
 using stack::Counter;
 
-bool admit_source(WorkerCtx& w, const ServiceView& view, const net::InetAddr& client) {
-    if (!view.blacklist.empty() && view.blacklist.contains(client)) {
-        w.stack.counters.inc(Counter::drop_blacklisted);
-        return false;
-    }
-    if (!view.whitelist.empty() && !view.whitelist.contains(client)) {
-        w.stack.counters.inc(Counter::drop_not_whitelisted);
-        return false;
-    }
+namespace {
+
+// A refusal: counted, and with the packet at hand dropped (captured, freed) under its reason.
+bool refuse(WorkerCtx& w, Counter reason, rte_mbuf* pkt) {
+    if (pkt != nullptr)
+        stack::drop(w.stack, pkt, reason);
+    else
+        w.stack.counters.inc(reason);
+    return false;
+}
+
+}  // namespace
+
+bool admit_source(WorkerCtx& w, const ServiceView& view, const net::InetAddr& client,
+                  rte_mbuf* pkt) {
+    if (!view.blacklist.empty() && view.blacklist.contains(client))
+        return refuse(w, Counter::drop_blacklisted, pkt);
+    if (!view.whitelist.empty() && !view.whitelist.contains(client))
+        return refuse(w, Counter::drop_not_whitelisted, pkt);
     return true;
 }
 
-bool admit(WorkerCtx& w, const ServiceView& view, const net::InetAddr& client) {
-    if (!admit_source(w, view, client)) return false;
+bool admit(WorkerCtx& w, const ServiceView& view, const net::InetAddr& client, rte_mbuf* pkt) {
+    if (!admit_source(w, view, client, pkt)) return false;
     // Lists first: a refused client must not use up tokens that legitimate ones need.
     if (view.conn_rate != 0) {
         const unsigned wid = w.id;
         const uint32_t share = worker_share(view.conn_rate, wid, w.director->workers());
-        if (!token_take(view.svc->workers[wid].conn_rate_bucket, share, w.stack.now_ms)) {
-            w.stack.counters.inc(Counter::drop_conn_rate);
-            return false;
-        }
+        if (!token_take(view.svc->workers[wid].conn_rate_bucket, share, w.stack.now_ms))
+            return refuse(w, Counter::drop_conn_rate, pkt);
     }
     return true;
 }

@@ -17,6 +17,10 @@
 #include "net/headers.h"
 #include "stack/neigh.h"
 
+namespace xvs::stack {
+class CaptureTap;
+}
+
 namespace xvs::lb {
 
 class ConnTable;
@@ -46,8 +50,12 @@ struct NeighDumpEntry {
 inline constexpr uint32_t kCommandChunk = 4096;  // table slots copied per poll
 
 struct Command {
-    enum Kind : uint8_t { dump_conns, dump_neighbours, flush_dest };
+    enum Kind : uint8_t { dump_conns, dump_neighbours, flush_dest, set_capture };
     Kind kind = dump_conns;
+    // set_capture: the tap the worker captures into from now on (nullptr: none). The control
+    // thread keeps its own reference until a later set_capture has been answered, so the
+    // worker's raw pointer never outlives the tap.
+    std::shared_ptr<stack::CaptureTap> tap;
     // flush_dest: the dest whose conns go. The control thread's reference keeps it alive (and
     // its address unused by a new dest) while the command is out; the worker only compares it.
     std::shared_ptr<const Dest> dest;

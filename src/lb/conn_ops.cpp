@@ -95,10 +95,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, Dest* refused) {
             stack::exception_or_drop(w.stack, lp.port, lp.pkt, Counter::drop_not_local);
         return nullptr;
     }
-    if (!admit(w, *view, lp.key.saddr)) {
-        rte_pktmbuf_free(lp.pkt);  // counted by admit
-        return nullptr;
-    }
+    if (!admit(w, *view, lp.key.saddr, lp.pkt)) return nullptr;  // dropped by admit
     Service* svc = view->svc;
     FlowKey flow{lp.key.saddr, lp.key.daddr, lp.key.sport, lp.key.dport, lp.proto, w.stack.now_ms};
     if ((view->flags & kSvcFlagHashQid) && lp.proto == net::kIpProtoUdp) {

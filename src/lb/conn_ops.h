@@ -7,6 +7,8 @@
 #include "lb/conn.h"
 #include "stack/counters.h"
 
+struct rte_mbuf;
+
 namespace xvs::lb {
 
 struct WorkerCtx;
@@ -27,8 +29,12 @@ struct TimerNode;
 // taken only when a cookie-valid ACK creates the connection, so a spoofed SYN flood cannot
 // use up the tokens real clients need. Allocation-free, O(log n) in the list sizes.
 // (lb/admission.cpp)
-bool admit_source(WorkerCtx& w, const ServiceView& view, const net::InetAddr& client);
-bool admit(WorkerCtx& w, const ServiceView& view, const net::InetAddr& client);
+// With pkt, a refused packet is dropped (stack::drop: counted, captured, freed); without, the
+// refusal is only counted.
+bool admit_source(WorkerCtx& w, const ServiceView& view, const net::InetAddr& client,
+                  rte_mbuf* pkt = nullptr);
+bool admit(WorkerCtx& w, const ServiceView& view, const net::InetAddr& client,
+           rte_mbuf* pkt = nullptr);
 // Why a scheduler found no dest: drop_dest_overloaded when some dest had a weight (so the
 // thresholds kept them all out), else drop_no_dest.
 stack::Counter sched_fail_reason(const SchedPlan& plan);

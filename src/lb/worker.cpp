@@ -26,6 +26,7 @@
 #include "lb/xmit/nat_tunnel.h"
 #include "port/ethdev.h"
 #include "stack/arp.h"
+#include "stack/capture.h"
 #include "stack/exception.h"
 #include "stack/input.h"
 #include "stack/neigh_shared.h"
@@ -40,6 +41,11 @@ std::atomic<unsigned> g_table_seq{0};
 
 // One chunk of the command on ctx's tables: true when it is complete.
 bool serve_chunk(Command& cmd, WorkerCtx& ctx) {
+    if (cmd.kind == Command::set_capture) {
+        ctx.stack.capture = cmd.tap.get();
+        ctx.stack.tx.set_capture(cmd.tap.get());
+        return true;
+    }
     // The neighbour table is one for all workers: its owner dumps it, the others have none.
     if (cmd.kind == Command::dump_neighbours && !ctx.stack.neigh_owner) return true;
     if (cmd.kind != Command::flush_dest)
@@ -231,6 +237,11 @@ Result<void> Worker::command(Command::Kind kind, uint64_t timeout_ms,
     return command_run(kind, nullptr, timeout_ms, use);
 }
 
+Result<void> Worker::set_capture(std::shared_ptr<stack::CaptureTap> tap, uint64_t timeout_ms) {
+    return command_run(Command::set_capture, nullptr, timeout_ms, [](const Command&) {},
+                       std::move(tap));
+}
+
 Result<uint64_t> Worker::flush_dest(std::shared_ptr<const Dest> dest, uint64_t timeout_ms) {
     uint64_t flushed = 0;
     auto r = command_run(Command::flush_dest, std::move(dest), timeout_ms,
@@ -241,7 +252,8 @@ Result<uint64_t> Worker::flush_dest(std::shared_ptr<const Dest> dest, uint64_t t
 
 Result<void> Worker::command_run(Command::Kind kind, std::shared_ptr<const Dest> dest,
                                  uint64_t timeout_ms,
-                                 const std::function<void(const Command&)>& use) {
+                                 const std::function<void(const Command&)>& use,
+                                 std::shared_ptr<stack::CaptureTap> tap) {
     using Clock = std::chrono::steady_clock;
     const std::string late = "worker " + std::to_string(ctx_.cfg.id) + " did not answer";
     if (commands_.state() == CommandChannel::Posted)  // an earlier command timed out
@@ -249,6 +261,7 @@ Result<void> Worker::command_run(Command::Kind kind, std::shared_ptr<const Dest>
     Command& cmd = commands_.command();  // Free, or Answered late: ours again
     cmd.kind = kind;
     cmd.dest = std::move(dest);
+    cmd.tap = std::move(tap);
     cmd.flushed = 0;
     cmd.cursor = 0;
     cmd.truncated = false;
@@ -277,6 +290,7 @@ Result<void> Worker::command_run(Command::Kind kind, std::shared_ptr<const Dest>
     cmd.conns = {};  // a 1M-conn dump holds tens of MB: give them back
     cmd.neighbours = {};
     cmd.dest.reset();
+    cmd.tap.reset();
     commands_.release();
     return {};
 }
@@ -321,8 +335,7 @@ bool Worker::key_of(LbPacket<Af>& lp) {
             stack::exception_or_drop(ctx_.stack, lp.port, lp.pkt, Counter::drop_icmp_unrelated);
             return false;
         }
-        ctx_.stack.counters.inc(Counter::drop_icmp_unrelated);
-        rte_pktmbuf_free(lp.pkt);
+        stack::drop(ctx_.stack, lp.pkt, Counter::drop_icmp_unrelated);
         return false;
     }
     // ICMP echo (SNAT ping): the identifier stands in both port positions (lb/xmit/snat.h).
@@ -381,6 +394,9 @@ void Worker::handle_all(LbPacket<Af>* lbp, unsigned n) {
 }
 
 void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {
+    if (stack::capture_wants(ctx_.stack.capture, stack::CapturePoint::Rx, port)) [[unlikely]]
+        for (uint16_t i = 0; i < count; ++i)
+            ctx_.stack.capture->offer(stack::CapturePoint::Rx, port, Counter::Count, pkts[i]);
     burst(port, pkts, count, false);
     redirect_flush();
 }

@@ -61,6 +61,9 @@ public:
     // that command and a later call discards the late answer.
     Result<void> command(Command::Kind kind, uint64_t timeout_ms,
                          const std::function<void(const Command&)>& use);
+    // Control thread: arms this worker's packet capture with tap (stack/capture.h), or disarms
+    // it (nullptr). Once this returns the worker uses the new tap and no longer the old one.
+    Result<void> set_capture(std::shared_ptr<stack::CaptureTap> tap, uint64_t timeout_ms);
     // flush_dest the same way: expires every conn of `dest` on this worker (conn_expire: refs,
     // stats and local ports given back) and returns how many.
     Result<uint64_t> flush_dest(std::shared_ptr<const Dest> dest, uint64_t timeout_ms);
@@ -129,7 +132,8 @@ private:
     void redirect_flush();
     unsigned redirect_poll();
     Result<void> command_run(Command::Kind kind, std::shared_ptr<const Dest> dest,
-                             uint64_t timeout_ms, const std::function<void(const Command&)>& use);
+                             uint64_t timeout_ms, const std::function<void(const Command&)>& use,
+                             std::shared_ptr<stack::CaptureTap> tap = nullptr);
 
     WorkerCtx ctx_;
     CommandChannel commands_;

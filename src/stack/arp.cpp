@@ -27,7 +27,11 @@ void release_pending(StackContext& ctx, NeighEntry& e) {
 }
 
 void drop_pending(StackContext& ctx, NeighEntry& e) {
-    for (unsigned i = 0; i < e.npending; ++i) rte_pktmbuf_free(e.pending[i]);
+    for (unsigned i = 0; i < e.npending; ++i) {
+        if (ctx.capture != nullptr) [[unlikely]]
+            capture_drop(ctx, e.pending[i], Counter::drop_neigh_unresolved);
+        rte_pktmbuf_free(e.pending[i]);
+    }
     ctx.counters.inc(Counter::drop_neigh_unresolved, e.npending);
     ctx.neigh->pending_total -= e.npending;
     e.npending = 0;
@@ -39,8 +43,7 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     // Only the neighbour owner learns (and answers: the reply comes from its TX queue).
     if (!ctx.neigh_owner) return neigh_handoff_input(ctx, port, pkt, nullptr);
     if (rte_pktmbuf_data_len(pkt) < sizeof(EtherHdr) + sizeof(ArpHdr)) {
-        ctx.counters.inc(Counter::drop_arp_malformed);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_arp_malformed);
         return;
     }
     auto* eth = rte_pktmbuf_mtod(pkt, EtherHdr*);
@@ -48,8 +51,7 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     if (arp->htype != net::hton16(1) || arp->ptype != net::hton16(net::kEtherTypeIpv4) ||
         arp->hlen != 6 || arp->plen != 4 ||
         (arp->op != net::hton16(net::kArpOpRequest) && arp->op != net::hton16(net::kArpOpReply))) {
-        ctx.counters.inc(Counter::drop_arp_malformed);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_arp_malformed);
         return;
     }
     const uint32_t sender_be = arp->spa;
@@ -67,14 +69,12 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     // sender off this port's link gets neither an entry nor an answer. (0.0.0.0 is an
     // address probe, RFC 5227: nothing to learn, and not ours to answer.)
     if (sender_be != 0 && ctx.view->own(sender)) {
-        ctx.counters.inc(Counter::drop_arp_own_address);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_arp_own_address);
         return;
     }
     if (sender_be != 0 && !ctx.view->on_link(sender, port)) {
         if (kernel) return exception_or_drop(ctx, port, pkt, Counter::drop_arp_off_link);
-        ctx.counters.inc(Counter::drop_arp_off_link);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_arp_off_link);
         return;
     }
 
@@ -96,8 +96,7 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     }
     if (!for_us) {
         if (kernel) return exception_or_drop(ctx, port, pkt, Counter::drop_arp_not_ours);
-        ctx.counters.inc(Counter::drop_arp_not_ours);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_arp_not_ours);
         return;
     }
     // Turn the request into the reply in place.

@@ -17,6 +17,7 @@ struct rte_ring;
 namespace xvs::stack {
 
 class NeighShared;
+class CaptureTap;
 
 struct StackContext {
     Counters counters;
@@ -37,6 +38,9 @@ struct StackContext {
     const StackView* view = nullptr;
     uint64_t next_neigh_scan_ms = 0;
     Fragments frag;  // reassembly table and its large mbufs (stack/fragment.h)
+    // The armed packet capture (stack/capture.h), set by the worker from its command channel;
+    // nullptr (the usual case) makes every capture point one test.
+    CaptureTap* capture = nullptr;
 };
 
 }  // namespace xvs::stack

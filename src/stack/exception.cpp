@@ -4,15 +4,12 @@
 #include <rte_mbuf.h>
 
 #include "port/ethdev.h"
+#include "stack/output.h"
 
 namespace xvs::stack {
 
 void exception_or_drop(StackContext& ctx, uint8_t port, rte_mbuf* m, Counter reason) {
-    if (!exception_enabled(ctx, port)) {
-        ctx.counters.inc(reason);
-        rte_pktmbuf_free(m);
-        return;
-    }
+    if (!exception_enabled(ctx, port)) return drop(ctx, m, reason);
     ctx.exc_tx.enqueue(port, m, ctx.counters);
 }
 

@@ -10,6 +10,7 @@
 #include "net/checksum.h"
 #include "net/ipv4_frag.h"
 #include "stack/context.h"
+#include "stack/output.h"
 
 namespace xvs::stack {
 
@@ -68,13 +69,11 @@ rte_mbuf* reassemble(StackContext& ctx, rte_mbuf* frag, const net::ReasmKey& key
                      uint32_t hdr_len, uint32_t max_payload, uint32_t& first_hdr_len) {
     Fragments& f = ctx.frag;
     if (!f.pool) {
-        ctx.counters.inc(Counter::drop_ip_fragment);
-        rte_pktmbuf_free(frag);
+        drop(ctx, frag, Counter::drop_ip_fragment);
         return nullptr;
     }
     if (hdr_len > kReasmHeaderRoom) {  // more extension headers than we keep room for
-        ctx.counters.inc(Counter::drop_frag_too_big);
-        rte_pktmbuf_free(frag);
+        drop(ctx, frag, Counter::drop_frag_too_big);
         return nullptr;
     }
     fragments_expire(ctx);
@@ -170,13 +169,11 @@ namespace {
 // failure pkt is freed under drop_frame_too_big (!ok: it cannot be cut) or drop_mbuf_alloc.
 bool pieces_alloc(StackContext& ctx, rte_mbuf* pkt, bool ok, rte_mbuf** frags, uint32_t n) {
     if (!ok) {
-        ctx.counters.inc(Counter::drop_frame_too_big);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_frame_too_big);
         return false;
     }
     if (rte_pktmbuf_alloc_bulk(ctx.pool, frags, n) != 0) {
-        ctx.counters.inc(Counter::drop_mbuf_alloc);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_mbuf_alloc);
         return false;
     }
     ctx.counters.inc(Counter::frames_generated, n);

@@ -24,45 +24,53 @@ bool source_own(const StackView& view, const net::InetAddr& saddr) {
 bool ipv4_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv4View& out) {
     const uint32_t frame = rte_pktmbuf_data_len(pkt);
     if (frame < sizeof(net::EtherHdr) + sizeof(net::Ipv4Hdr)) {
-        ctx.counters.inc(Counter::drop_frame_truncated);
+        drop(ctx, pkt, Counter::drop_frame_truncated);
+        pkt = nullptr;
         return false;
     }
     auto* ip = rte_pktmbuf_mtod_offset(pkt, net::Ipv4Hdr*, sizeof(net::EtherHdr));
     uint32_t avail = frame - sizeof(net::EtherHdr);
     if (ip->version() != 4) {
-        ctx.counters.inc(Counter::drop_ip_version);
+        drop(ctx, pkt, Counter::drop_ip_version);
+        pkt = nullptr;
         return false;
     }
     uint32_t hlen = ip->header_len();
     if (hlen < sizeof(net::Ipv4Hdr) || hlen > avail) {
-        ctx.counters.inc(Counter::drop_ip_header_len);
+        drop(ctx, pkt, Counter::drop_ip_header_len);
+        pkt = nullptr;
         return false;
     }
     uint32_t total = net::ntoh16(ip->total_length);
     if (total < hlen || total > avail) {
-        ctx.counters.inc(Counter::drop_ip_total_len);
+        drop(ctx, pkt, Counter::drop_ip_total_len);
+        pkt = nullptr;
         return false;
     }
     if (!(pkt->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_GOOD) &&
         net::csum_fold(net::csum_partial(ip, hlen, 0)) != 0) {
-        ctx.counters.inc(Counter::drop_ip_checksum);
+        drop(ctx, pkt, Counter::drop_ip_checksum);
+        pkt = nullptr;
         return false;
     }
     if (ip->ttl == 0) {
-        ctx.counters.inc(Counter::drop_ip_ttl);
+        drop(ctx, pkt, Counter::drop_ip_ttl);
+        pkt = nullptr;
         return false;
     }
     // RFC 1122 3.3.6: a datagram for a unicast address that came in a link-layer broadcast
     // is discarded (all of ours are unicast; we have no broadcast or multicast listeners).
     if (rte_pktmbuf_mtod(pkt, const net::EtherHdr*)->dst.is_broadcast()) {
-        ctx.counters.inc(Counter::drop_l2_broadcast_ip);
+        drop(ctx, pkt, Counter::drop_l2_broadcast_ip);
+        pkt = nullptr;
         return false;
     }
     // RFC 1812 5.3.7 martian sources, dropped before any state. (Our own addresses as a
     // source are refused where state would start, lb's no-conn path and ICMP: a hash lookup
     // per packet here cost the established path ~4 ns, and no conn can match such a source.)
     if (ipv4_source_martian(ip->saddr)) {
-        ctx.counters.inc(Counter::drop_martian_source);
+        drop(ctx, pkt, Counter::drop_martian_source);
+        pkt = nullptr;
         return false;
     }
     if (ip->is_fragment()) {
@@ -82,19 +90,16 @@ bool ipv4_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv4View& out) {
 
 void icmp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv4View& v) {
     if (v.l4_len < sizeof(net::IcmpHdr) || net::csum_fold(net::csum_partial(v.l4, v.l4_len, 0))) {
-        ctx.counters.inc(Counter::drop_icmp_malformed);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_icmp_malformed);
         return;
     }
     if (source_own(*ctx.view, net::Af4::src(*v.ip))) {
-        ctx.counters.inc(Counter::drop_martian_source);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_martian_source);
         return;
     }
     auto* icmp = reinterpret_cast<net::IcmpHdr*>(v.l4);
     if (icmp->type != net::kIcmpEchoRequest || icmp->code != 0) {
-        ctx.counters.inc(Counter::drop_icmp_unhandled);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_icmp_unhandled);
         return;
     }
     // type/code share one 16-bit word: 0x0800 -> 0x0000.

@@ -24,9 +24,10 @@ bool ipv4_source_martian(uint32_t saddr_be);
 // A source that is one of the director's own addresses (VIP, LIP, its own): refused where
 // state would start (a new conn, a cookie SYN-ACK, an echo reply), not per packet.
 bool source_own(const StackView& view, const net::InetAddr& saddr);
-// Validates the IPv4 packet after the Ethernet header; trims Ethernet padding. On failure the
-// reason is counted and false returned (the caller frees pkt unless it is nullptr). A fragment
-// goes to reassembly: pkt becomes the reassembled datagram, or nullptr (held or dropped).
+// Validates the IPv4 packet after the Ethernet header; trims Ethernet padding. On failure pkt
+// is dropped under its reason (stack::drop) and set to nullptr, and false returned (the caller
+// frees pkt if it is still set). A fragment goes to reassembly: pkt becomes the reassembled
+// datagram, or nullptr (held or dropped).
 bool ipv4_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv4View& out);
 // ICMP for an own address: echo request -> reply (consumes pkt; other types counted, freed).
 void icmp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv4View& v);

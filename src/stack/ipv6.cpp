@@ -11,6 +11,7 @@
 #include "net/byteorder.h"
 #include "net/checksum.h"
 #include "stack/fragment.h"
+#include "stack/output.h"
 
 namespace xvs::stack {
 
@@ -42,29 +43,34 @@ bool ipv6_is_solicited_node_of(const uint8_t* d, const net::InetAddr& target) {
 bool ipv6_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv6View& out) {
     const uint32_t frame = rte_pktmbuf_data_len(pkt);
     if (frame < sizeof(net::EtherHdr) + sizeof(net::Ipv6Hdr)) {
-        ctx.counters.inc(Counter::drop_frame_truncated);
+        drop(ctx, pkt, Counter::drop_frame_truncated);
+        pkt = nullptr;
         return false;
     }
     auto* ip = rte_pktmbuf_mtod_offset(pkt, net::Ipv6Hdr*, sizeof(net::EtherHdr));
     const uint32_t avail = frame - sizeof(net::EtherHdr);
     if (ip->version() != 6) {
-        ctx.counters.inc(Counter::drop_ip_version);
+        drop(ctx, pkt, Counter::drop_ip_version);
+        pkt = nullptr;
         return false;
     }
     // A payload length of 0 announces a jumbogram (RFC 2675), which no port here carries.
     const uint32_t total = sizeof(net::Ipv6Hdr) + net::ntoh16(ip->payload_len);
     if (total == sizeof(net::Ipv6Hdr) || total > avail) {
-        ctx.counters.inc(Counter::drop_ip_total_len);
+        drop(ctx, pkt, Counter::drop_ip_total_len);
+        pkt = nullptr;
         return false;
     }
     if (rte_pktmbuf_mtod(pkt, const net::EtherHdr*)->dst.is_broadcast()) {
-        ctx.counters.inc(Counter::drop_l2_broadcast_ip);
+        drop(ctx, pkt, Counter::drop_l2_broadcast_ip);
+        pkt = nullptr;
         return false;
     }
     if (ipv6_source_martian(ip->saddr) &&
         !(net::Af6::src(*ip).is_unspecified() && ip->next_header == net::kIpProtoIcmp6)) {
         // (:: may only send DAD solicitations; nd_input counts those, drop_nd_dad.)
-        ctx.counters.inc(Counter::drop_martian_source);
+        drop(ctx, pkt, Counter::drop_martian_source);
+        pkt = nullptr;
         return false;
     }
     if (total < avail) rte_pktmbuf_trim(pkt, static_cast<uint16_t>(avail - total));
@@ -79,7 +85,8 @@ bool ipv6_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv6View& out) {
             break;
         // Hop-by-hop only directly after the fixed header (RFC 8200 4.3).
         if (n == kMaxExtHeaders || end - p < 8 || (nh == net::kIp6ExtHopByHop && n != 0)) {
-            ctx.counters.inc(Counter::drop_ip6_ext_header);
+            drop(ctx, pkt, Counter::drop_ip6_ext_header);
+            pkt = nullptr;
             return false;
         }
         size_t len = (size_t(p[1]) + 1) * 8;
@@ -92,7 +99,8 @@ bool ipv6_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv6View& out) {
                 // part (without the fragment header) and the payload; the whole datagram then
                 // goes through these checks again, as one packet with no fragment header.
                 if (end - p < 8) {
-                    ctx.counters.inc(Counter::drop_ip6_ext_header);
+                    drop(ctx, pkt, Counter::drop_ip6_ext_header);
+                    pkt = nullptr;
                     return false;
                 }
                 *nh_byte = p[0];
@@ -118,11 +126,13 @@ bool ipv6_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv6View& out) {
             }
         } else if (nh == net::kIp6ExtRouting && p[3] != 0) {
             // Segments left: the packet is to be routed on past us, which xvs does not do.
-            ctx.counters.inc(Counter::drop_ip6_ext_header);
+            drop(ctx, pkt, Counter::drop_ip6_ext_header);
+            pkt = nullptr;
             return false;
         }
         if (size_t(end - p) < len) {
-            ctx.counters.inc(Counter::drop_ip6_ext_header);
+            drop(ctx, pkt, Counter::drop_ip6_ext_header);
+            pkt = nullptr;
             return false;
         }
         nh = p[0];
@@ -143,19 +153,16 @@ void icmp6_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv6View&
         net::csum_fold(net::csum_partial(
             v.l4, v.l4_len,
             net::ipv6_pseudo_sum(ip->saddr, ip->daddr, net::kIpProtoIcmp6, v.l4_len))) != 0) {
-        ctx.counters.inc(Counter::drop_icmp_malformed);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_icmp_malformed);
         return;
     }
     if (ctx.view->own(net::Af6::src(*ip)) != nullptr) {
-        ctx.counters.inc(Counter::drop_martian_source);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_martian_source);
         return;
     }
     auto* icmp = reinterpret_cast<net::IcmpHdr*>(v.l4);
     if (icmp->type != net::kIcmp6EchoRequest || icmp->code != 0) {
-        ctx.counters.inc(Counter::drop_icmp_unhandled);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_icmp_unhandled);
         return;
     }
     // Swapping the addresses leaves the pseudo-header sum alone; only the type changes.

@@ -30,8 +30,9 @@ bool ipv6_is_solicited_node_of(const uint8_t* daddr, const net::InetAddr& target
 // Validates the IPv6 packet after the Ethernet header; trims Ethernet padding; walks
 // hop-by-hop, destination options, routing (only with no segments left) and atomic fragment
 // headers (RFC 6946); a fragment goes to reassembly (stack/fragment.h): pkt becomes the whole
-// datagram, or nullptr when the fragment was stored or dropped (counted). On failure the
-// reason is counted and false returned (the caller frees pkt unless it is nullptr).
+// datagram, or nullptr when the fragment was stored or dropped (counted). On failure pkt is
+// dropped under its reason (stack::drop) and set to nullptr, and false returned (the caller
+// frees pkt if it is still set).
 bool ipv6_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv6View& out);
 // ICMPv6 for an own address: echo request -> reply (consumes pkt; other types counted, freed).
 void icmp6_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv6View& v);

@@ -175,8 +175,7 @@ void nd_send_solicit(StackContext& ctx, uint8_t port, const net::InetAddr& targe
     rte_mbuf* m = frame_alloc(ctx);
     if (!m) return;
     if (!rte_pktmbuf_append(m, kNdFrameLen)) {
-        ctx.counters.inc(Counter::drop_mbuf_alloc);
-        rte_pktmbuf_free(m);
+        drop(ctx, m, Counter::drop_mbuf_alloc);
         return;
     }
     // Solicited-node multicast ff02::1:ffXX:XXXX and its MAC 33:33:ff:XX:XX:XX.

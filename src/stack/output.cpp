@@ -7,6 +7,7 @@
 #include <rte_mbuf.h>
 
 #include "net/af.h"
+#include "stack/capture.h"
 #include "stack/fragment.h"
 #include "stack/ndp.h"
 #include "stack/neigh_shared.h"
@@ -19,7 +20,19 @@ constexpr uint32_t kMaxPendingTotal = 256;
 
 void drop(StackContext& ctx, rte_mbuf* m, Counter reason) {
     ctx.counters.inc(reason);
+    if (ctx.capture != nullptr) [[unlikely]]
+        capture_drop(ctx, m, reason);
     rte_pktmbuf_free(m);
+}
+
+void capture_drop(StackContext& ctx, const rte_mbuf* m, Counter reason) {
+    // The port the frame came in on, from the PMD's port id in the mbuf (frames the stack
+    // built carry the first port's).
+    uint8_t port = 0;
+    for (size_t p = 0; p < ctx.view->ports.size(); ++p)
+        if (ctx.view->ports[p].port_id == m->port) port = static_cast<uint8_t>(p);
+    if (capture_wants(ctx.capture, CapturePoint::Drop, port, reason))
+        ctx.capture->offer(CapturePoint::Drop, port, reason, m);
 }
 
 rte_mbuf* frame_alloc(StackContext& ctx) {
@@ -118,8 +131,7 @@ void ip_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhR
     }
     const NextHop nh = ctx.view->route_lookup(daddr);
     if (!nh.found) {
-        ctx.counters.inc(Counter::drop_no_route);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_no_route);
         return;
     }
     if (!ctx.neigh_owner) return reader_output(ctx, pkt, nh, ref);
@@ -166,8 +178,7 @@ void neigh_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& addr, u
         ctx.counters.inc(Counter::neigh_evicted, neigh.evictions() - evicted);
     }
     if (!e) {
-        ctx.counters.inc(Counter::drop_neigh_queue_full);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_neigh_queue_full);
         return;
     }
     if (e->state == NeighState::Failed) {  // a new packet restarts resolution
@@ -178,8 +189,7 @@ void neigh_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& addr, u
     }
     e->used_ms = ctx.now_ms;
     if (e->npending == NeighEntry::kMaxPending || neigh.pending_total >= kMaxPendingTotal) {
-        ctx.counters.inc(Counter::drop_neigh_queue_full);
-        rte_pktmbuf_free(pkt);
+        drop(ctx, pkt, Counter::drop_neigh_queue_full);
     } else {
         e->pending[e->npending++] = pkt;
         ++neigh.pending_total;

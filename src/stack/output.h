@@ -14,8 +14,11 @@ struct rte_mbuf;
 
 namespace xvs::stack {
 
-// Frees m, counted under reason: how every layer drops a packet it cannot send on.
+// Frees m, counted under reason: how every layer drops a packet it cannot send on. An armed
+// capture of drops (stack/capture.h) gets a copy first.
 void drop(StackContext& ctx, rte_mbuf* m, Counter reason);
+// The capture half of drop, for a frame counted and freed by other means (a bulk free).
+void capture_drop(StackContext& ctx, const rte_mbuf* m, Counter reason);
 // Sends an IP packet of family Af to daddr; consumes pkt. nh: the conn's next-hop cache for
 // this direction, used when valid and refilled when the packet leaves through a usable
 // neighbour entry (NhRef{} for frames without a conn).

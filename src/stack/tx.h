@@ -12,6 +12,8 @@ struct rte_mbuf;
 
 namespace xvs::stack {
 
+class CaptureTap;
+
 class TxBuffers {
 public:
     static constexpr uint16_t kBurst = 64;
@@ -25,6 +27,9 @@ public:
         full_ = full;
     }
     void set_port_id(uint8_t port, uint16_t port_id) { ports_[port].port_id = port_id; }
+    // The armed capture (stack/capture.h): frames handed to the queue (tx) and those it
+    // refused (drop); nullptr when none.
+    void set_capture(CaptureTap* tap) { capture_ = tap; }
     // Takes ownership of pkt.
     void enqueue(uint8_t port, rte_mbuf* pkt, Counters& counters) {
         Buffer& b = ports_[port];
@@ -62,6 +67,7 @@ private:
     };
     std::array<Buffer, kMaxPorts> ports_{};
     uint16_t queue_ = 0;
+    CaptureTap* capture_ = nullptr;
     Counter sent_ = Counter::tx_packets;
     Counter full_ = Counter::drop_tx_full;
 };

@@ -99,10 +99,7 @@ bool icmp_related_key(const LbPacket<Af>& lp, ConnKey& key) {
 
 template <class Af>
 void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
-    auto drop = [&](Counter reason) {
-        w.stack.counters.inc(reason);
-        rte_pktmbuf_free(lp.pkt);
-    };
+    auto drop = [&](Counter reason) { stack::drop(w.stack, lp.pkt, reason); };
     if (!ref.conn) {
         // Not to an address of ours: maybe about the kernel's own traffic (exception path).
         if (!lp.local)

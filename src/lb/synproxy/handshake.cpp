@@ -188,10 +188,7 @@ SpVerdict synproxy_no_conn(WorkerCtx& w, const SpPacket& sp, bool pure_syn) {
         return SpVerdict::Pass;
     if (pure_syn) {
         // Admission: a listed-out client never gets a cookie (nothing is kept either way).
-        if (admit_source(w, *view, sp.src()))
-            synproxy_send_syncookie(w, sp, *view);
-        else
-            rte_pktmbuf_free(sp.pkt);  // counted by admit_source
+        if (admit_source(w, *view, sp.src(), sp.pkt)) synproxy_send_syncookie(w, sp, *view);
         return SpVerdict::Consumed;
     }
     constexpr uint8_t kMask = net::kTcpSyn | net::kTcpRst | net::kTcpAck;

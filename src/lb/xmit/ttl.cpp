@@ -5,6 +5,7 @@
 
 #include "lb/worker_ctx.h"
 #include "lb/xmit/icmp_error.h"
+#include "stack/output.h"
 
 namespace xvs::lb {
 
@@ -29,8 +30,7 @@ template <class Af>
 bool ttl_decrement(WorkerCtx& w, LbPacket<Af>& lp) {
     if (Af::ttl_decrement(*lp.ip)) return true;
     time_exceeded(w, lp);
-    w.stack.counters.inc(Counter::drop_ttl_expired);
-    rte_pktmbuf_free(lp.pkt);
+    stack::drop(w.stack, lp.pkt, Counter::drop_ttl_expired);
     return false;
 }
 

@@ -31,6 +31,8 @@ rs_readers_cleanup() {
     local p
     "$BUILD/xvs-rs" toa off --cgroup "$CG" >/dev/null 2>&1
     ip netns exec "$(ns_rs 1)" "$BUILD/xvs-rs" uoa off --cgroup "$CG" >/dev/null 2>&1
+    for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do kill -TERM "$p" 2>/dev/null; done
+    wait_until 3 test ! -s "$CG/cgroup.procs"
     for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
     for _ in 1 2 3 4 5 6 7 8 9 10; do
         rmdir "$CG" 2>/dev/null && break

@@ -4,14 +4,18 @@
 # hooks are per cgroup, not per network namespace). TCP: nginx behind a FULLNAT VIP with
 # `toa on` logs the LIP before `xvs-rs toa` and, after it, 10.10.1.2 and exactly the port curl
 # used for each of 20 requests ($remote_addr/$remote_port from accept()); a VIP without TOA to
-# the same nginx still logs a LIP; after `xvs-rs toa off` the TOA VIP logs a LIP again. UDP: a
+# the same nginx still logs a LIP; after `xvs-rs toa off` the TOA VIP logs a LIP again. Orders
+# xvs does not send, from a scapy probe on the RS LAN to a python server in the cgroup: TOA on
+# the handshake ACK (accept() shows it), TOA only on the first data after a bare ACK
+# (getpeername() after the data shows it: toa_found_later), none in 11 segments (the real peer;
+# toa_not_found once the program gives up after 8 slow-path segments). UDP: a
 # python recvfrom/sendto server behind a `uoa ipo` VIP and one behind a `uoa opp` VIP see
 # 10.10.1.2 and the flow's client port for every datagram (7 per flow, 3 with UOA), and every
 # datagram is answered through the director (opp ones too: the kernel alone drops protocol
 # 248). `xvs-rs toa|uoa status` counters; `off` detaches both.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
-need_tools mount umount
+need_tools mount umount nft ss timeout
 [[ -x $BUILD/xvs-rs ]] || fail "$BUILD/xvs-rs not built"
 
 RS_PORT=8080
@@ -145,6 +149,53 @@ tcounter() { awk -v k="toa_$1" '$1 == k { print $2 }' <<<"$st"; }
     problem "toa_found_established = $(tcounter found_established), expected >= $CURL_N"
 [[ $(tcounter peer_rewritten) -ge $CURL_N ]] ||
     problem "toa_peer_rewritten = $(tcounter peer_rewritten), expected >= $CURL_N"
+
+# 3b. Orders xvs does not produce, straight from a probe host on the RS LAN (scapy): TOA on the
+# handshake's ACK (accept() shows it), TOA only on the first data after a bare ACK
+# (getpeername() once data arrived shows it; accept() may have run before), and no TOA in 11
+# slow-path segments (the real peer; the program gives up after 8: toa_not_found).
+NS_PR=$XE-pr
+PR_IP=10.10.2.77
+TOA_ADDR=192.0.2.55
+add_ns "$NS_PR"
+ip link add pr0 netns "$NS_PR" type veth peer name sw-pr netns "$NS_SW" || fail "veth probe"
+ip -n "$NS_SW" link set sw-pr master br0 up
+no_offloads "$NS_SW" sw-pr
+ip -n "$NS_PR" addr add "$PR_IP/24" dev pr0
+ip -n "$NS_PR" link set pr0 up
+no_offloads "$NS_PR" pr0
+in_ns "$NS_PR" nft -f - <<EOF || fail "nft rule in the probe namespace"
+table inet xe_rsr {
+    chain out {
+        type filter hook output priority 0; policy accept;
+        tcp sport 41000-41099 tcp flags & rst == rst drop
+    }
+}
+EOF
+rs_in_cgroup "$XE_TMP/probe.out" "$XE_PY" "$XE_LIB_DIR/peer_probe_server.py" "$(rs_ip 1)" 8090 "$XE_TMP/probe.log"
+tcp_bound() { in_ns "$(ns_rs 1)" ss -Htln "sport = :$1" | grep -q .; }
+wait_until 10 tcp_bound 8090 || fail "probe server on rs1 did not start: $(cat "$XE_TMP/probe.out")"
+not_found_before=$(rs_bpf toa status | awk '$1 == "toa_not_found" { print $2 }')
+rs_mac=$(ip -n "$(ns_rs 1)" -br link show rs0 | awk '{ print $3 }')
+scripted=$(in_ns "$NS_PR" timeout 40 "$XE_PY" "$XE_LIB_DIR/toa_late_client.py" pr0 "$rs_mac" "$(rs_ip 1)" 8090 \
+    41000 "$TOA_ADDR" 2>"$XE_TMP/toa_late.err") ||
+    fail "scripted connections failed: $scripted $(tail -n 20 "$XE_TMP/toa_late.err")"
+echo "$scripted" >&2
+assert_eq 3 "$(grep -c 'synack=1' <<<"$scripted")" "scripted connections answered with a SYN-ACK"
+probe_lines() { (($(wc -l <"$XE_TMP/probe.log") >= 3)); }
+wait_until 5 probe_lines
+cat "$XE_TMP/probe.log" >&2
+grep -qx "accept $TOA_ADDR:41100 peer $TOA_ADDR:41100" "$XE_TMP/probe.log" ||
+    problem "TOA on the handshake ACK: expected 'accept $TOA_ADDR:41100 peer $TOA_ADDR:41100' in the probe log"
+grep -Eqx "accept ($PR_IP:41001|$TOA_ADDR:41101) peer $TOA_ADDR:41101" "$XE_TMP/probe.log" ||
+    problem "TOA on the first data only: expected getpeername() $TOA_ADDR:41101 once data arrived"
+grep -qx "accept $PR_IP:41002 peer $PR_IP:41002" "$XE_TMP/probe.log" ||
+    problem "no TOA: expected the real peer $PR_IP:41002 for accept() and getpeername()"
+st=$(rs_bpf toa status) || fail "xvs-rs toa status: $st"
+echo "$st" >&2
+[[ $(tcounter found_later) -ge 1 ]] || problem "toa_found_later = $(tcounter found_later), expected >= 1"
+[[ $(tcounter not_found) -ge $((not_found_before + 1)) ]] ||
+    problem "toa_not_found = $(tcounter not_found), expected >= $((not_found_before + 1))"
 
 # 4. UDP: recvfrom/sendto servers in the cgroup behind `uoa ipo` (5353) and `uoa opp` (5354).
 rs_in_cgroup "$XE_TMP/udp53.out" "$XE_PY" "$XE_LIB_DIR/udp_peer_log.py" "$(rs_ip 1)" 5353 "rs1 " "$XE_TMP/peers53"

@@ -61,8 +61,10 @@ conf=$XE_TMP/xvs.conf
     config_head
     vs_block TCP "$VIP" 80 "1:$RS_PORT:1" | sed '$i\    toa on'
     vs_block TCP "$VIP" 81 "1:$RS_PORT:1"
+    vs_block TCP "$VIP" 82 "1:8081:1" | sed '$i\    toa on'
     vs_block UDP "$VIP" 53 "1:5353:1" rr | sed '$i\    uoa ipo'
     vs_block UDP "$VIP" 54 "1:5354:1" rr | sed '$i\    uoa opp'
+    vs_block UDP "$VIP" 55 "1:5355:1" rr | sed '$i\    uoa opp'
 } >"$conf"
 start_xvsd "$conf"
 
@@ -86,6 +88,11 @@ http {
     scgi_temp_path $dir/tmp/scgi;
     server {
         listen $(rs_ip 1):$RS_PORT;
+        location = / { default_type text/plain; return 200 "rs1\n"; }
+    }
+    server {
+        # dual-stack: an IPv4 peer reads as ::ffff:a.b.c.d (getpeername6)
+        listen [::]:8081 ipv6only=off;
         location = / { default_type text/plain; return 200 "rs1\n"; }
     }
 }
@@ -131,6 +138,20 @@ assert_eq "$CURL_N" "${#logged[@]}" "nginx access-log lines"
 for ((k = 0; k < ${#ports[@]}; k++)); do
     [[ ${logged[k]:-} == "$CLIENT_IP ${ports[k]}" ]] ||
         problem "request $k: nginx logged '${logged[k]:-}', expected '$CLIENT_IP ${ports[k]}'"
+done
+
+# 2b. A dual-stack listener behind another TOA VIP: the client as ::ffff:10.10.1.2.
+: >"$dir/access.log"
+ports=()
+for k in 1 2 3; do
+    p=$(get 82)
+    [[ -n $p ]] && ports+=("$p")
+done
+assert_eq 3 "${#ports[@]}" "requests answered through the TOA VIP to the dual-stack listener"
+mapfile -t logged <"$dir/access.log"
+for ((k = 0; k < ${#ports[@]}; k++)); do
+    [[ ${logged[k]:-} == "::ffff:$CLIENT_IP ${ports[k]}" ]] ||
+        problem "dual-stack request $k: nginx logged '${logged[k]:-}', expected '::ffff:$CLIENT_IP ${ports[k]}'"
 done
 
 # 3. The same nginx through a VIP without TOA: the LIP, as the kernel sees it.
@@ -200,8 +221,9 @@ echo "$st" >&2
 # 4. UDP: recvfrom/sendto servers in the cgroup behind `uoa ipo` (5353) and `uoa opp` (5354).
 rs_in_cgroup "$XE_TMP/udp53.out" "$XE_PY" "$XE_LIB_DIR/udp_peer_log.py" "$(rs_ip 1)" 5353 "rs1 " "$XE_TMP/peers53"
 rs_in_cgroup "$XE_TMP/udp54.out" "$XE_PY" "$XE_LIB_DIR/udp_peer_log.py" "$(rs_ip 1)" 5354 "rs1 " "$XE_TMP/peers54"
+rs_in_cgroup "$XE_TMP/udp55.out" "$XE_PY" "$XE_LIB_DIR/udp_peer_log.py" :: 5355 "rs1 " "$XE_TMP/peers55"
 udp_bound() { in_ns "$(ns_rs 1)" ss -Huln "sport = :$1" | grep -q .; }
-wait_until 10 udp_bound 5353 && wait_until 10 udp_bound 5354 ||
+wait_until 10 udp_bound 5353 && wait_until 10 udp_bound 5354 && wait_until 10 udp_bound 5355 ||
     fail "UDP servers on rs1 did not start: $(cat "$XE_TMP"/udp5?.out)"
 out=$(rs_bpf uoa --dev rs0 2>&1) || fail "xvs-rs uoa: $out"
 echo "$out" >&2
@@ -212,22 +234,23 @@ done
 in_ns "$NS_CL" timeout 10 "$XE_PY" "$XE_LIB_DIR/uoa_client.py" "$VIP" 1 W:42000:53:0 >/dev/null
 : >"$XE_TMP/peers53"
 : >"$XE_TMP/peers54"
-res=$(in_ns "$NS_CL" timeout 20 "$XE_PY" "$XE_LIB_DIR/uoa_client.py" "$VIP" "$COUNT" I:42001:53:0 O:42101:54:0) ||
+: >"$XE_TMP/peers55"
+res=$(in_ns "$NS_CL" timeout 20 "$XE_PY" "$XE_LIB_DIR/uoa_client.py" "$VIP" "$COUNT" I:42001:53:0 O:42101:54:0 D:42201:55:0) ||
     fail "uoa client failed: $res"
 echo "$res" >&2
 all=$(seq -s, 1 "$COUNT")
-for f in I O; do
+for f in I O D; do
     got=$(awk -v f="$f" '$1 == "flow" && $2 == f { print $4 }' <<<"$res")
     [[ $got == "$all" ]] || problem "UDP flow $f: answered $got, expected $all"
 done
-for pair in 53:42001 54:42101; do
-    vport=${pair%%:*}
-    cport=${pair##*:}
+for spec in 53:42001: 54:42101: 55:42201:::ffff:; do
+    IFS=: read -r vport cport _ <<<"$spec"
+    prefix=${spec#*:*:} # "" for the IPv4 sockets, "::ffff:" for the dual-stack one
     n=$(wc -l <"$XE_TMP/peers$vport")
     assert_eq "$COUNT" "$n" "datagrams the VIP:$vport server received"
     while read -r line; do
-        [[ $line == "$CLIENT_IP:$cport" ]] ||
-            problem "VIP:$vport server: recvfrom() peer '$line', expected $CLIENT_IP:$cport"
+        [[ $line == "$prefix$CLIENT_IP:$cport" ]] ||
+            problem "VIP:$vport server: recvfrom() peer '$line', expected $prefix$CLIENT_IP:$cport"
     done <"$XE_TMP/peers$vport"
 done
 
@@ -235,11 +258,11 @@ st=$(rs_bpf uoa status) || fail "xvs-rs uoa status: $st"
 echo "$st" >&2
 ucounter() { awk -v k="uoa_$1" '$1 == k { print $2 }' <<<"$st"; }
 [[ $(ucounter ipo_seen) -ge 3 ]] || problem "uoa_ipo_seen = $(ucounter ipo_seen), expected >= 3"
-[[ $(ucounter opp_stripped) -ge 3 ]] || problem "uoa_opp_stripped = $(ucounter opp_stripped), expected >= 3"
-[[ $(ucounter recv_rewritten) -ge $((2 * COUNT)) ]] ||
-    problem "uoa_recv_rewritten = $(ucounter recv_rewritten), expected >= $((2 * COUNT))"
-[[ $(ucounter send_rewritten) -ge $((2 * COUNT)) ]] ||
-    problem "uoa_send_rewritten = $(ucounter send_rewritten), expected >= $((2 * COUNT))"
+[[ $(ucounter opp_stripped) -ge 6 ]] || problem "uoa_opp_stripped = $(ucounter opp_stripped), expected >= 6"
+[[ $(ucounter recv_rewritten) -ge $((3 * COUNT)) ]] ||
+    problem "uoa_recv_rewritten = $(ucounter recv_rewritten), expected >= $((3 * COUNT))"
+[[ $(ucounter send_rewritten) -ge $((3 * COUNT)) ]] ||
+    problem "uoa_send_rewritten = $(ucounter send_rewritten), expected >= $((3 * COUNT))"
 
 # 5. off: both detached; the TOA VIP shows the LIP again.
 out=$(rs_bpf toa off 2>&1) || problem "xvs-rs toa off: $out"

@@ -33,8 +33,8 @@ static __always_inline void count(__u32 idx) {
     if (value) *value += 1;
 }
 
-/* The options area is at most 40 bytes; copied into a zeroed 64-byte buffer, every index can
- * be masked with 63 and the bytes past the options read as EOL. */
+/* The options area is at most 40 bytes, copied into a zeroed 64-byte buffer (the copy's length
+ * masked to it), so every constant index below stays inside it. */
 #define OPT_BUF 64
 /* The index masked after an optimisation barrier: clang otherwise drops the mask it can prove
  * redundant, and the verifier, which tracks the bound on another register, rejects the read. */

@@ -81,8 +81,8 @@ struct Args {
     bool gue_port_given = false;
     bool dry_run = false;
     bool help = false;
-    std::string action;  // toa/uoa: "" (attach), "off", "status"
-    std::string cgroup;  // toa/uoa: --cgroup DIR ("" = the cgroup2 root)
+    std::string action;             // toa/uoa: "" (attach), "off", "status"
+    std::string cgroup;             // toa/uoa: --cgroup DIR ("" = the cgroup2 root)
     std::vector<std::string> devs;  // uoa: --dev (repeatable)
     uint32_t max_flows = XVS_UOA_FLOWS_DEFAULT;
 };
@@ -342,7 +342,8 @@ int run_sysctl(const Args& a) {
 std::string hooks_text(const std::vector<ReaderHook>& hooks) {
     std::string out;
     for (const auto& h : hooks)
-        out += "  " + h.hook + " " + h.prog + (h.id ? " id " + std::to_string(h.id) : " NOT attached") + "\n";
+        out += "  " + h.hook + " " + h.prog +
+               (h.id ? " id " + std::to_string(h.id) : " NOT attached") + "\n";
     return out;
 }
 

@@ -442,7 +442,8 @@ Result<ReaderAttach> uoa_attach(const std::string& cgroup, const std::vector<std
     std::vector<std::pair<std::string, int>> ifs;
     for (const auto& dev : devs) {
         const unsigned idx = if_nametoindex(dev.c_str());
-        if (idx == 0) return make_error("no network device '" + dev + "' in this network namespace");
+        if (idx == 0)
+            return make_error("no network device '" + dev + "' in this network namespace");
         auto id = tc_prog(static_cast<int>(idx), dev);
         if (!id) return make_error(id.error());
         ifs.emplace_back(dev, static_cast<int>(idx));
@@ -507,7 +508,8 @@ Result<void> uoa_detach(const std::string& cgroup) {
         if (auto ok = tc_detach(ifindex, dev); !ok) return make_error(ok.error());
         any = true;
     }
-    if (!any) return make_error("xvs-rs uoa is not attached to " + cgroup + " nor to any device here");
+    if (!any)
+        return make_error("xvs-rs uoa is not attached to " + cgroup + " nor to any device here");
     return {};
 }
 
@@ -530,7 +532,8 @@ Result<ReaderStatus> uoa_status(const std::string& cgroup) {
         st.hooks.push_back({kUoaIngress, "tc ingress " + dev, *id});
         any_id = any_id ? any_id : *id;
     }
-    if (!any_id) return make_error("xvs-rs uoa is not attached to " + cgroup + " nor to any device here");
+    if (!any_id)
+        return make_error("xvs-rs uoa is not attached to " + cgroup + " nor to any device here");
     Fd stats = prog_map(any_id, "xvs_uoa_stats");
     Fd fwd = prog_map(any_id, "xvs_uoa_fwd");
     if (stats.get() < 0 || fwd.get() < 0) return make_error("cannot open the uoa programs' maps");

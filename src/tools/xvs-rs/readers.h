@@ -63,10 +63,10 @@ struct ReaderHook {
 
 struct ReaderStatus {
     std::string cgroup;
-    std::vector<ReaderHook> hooks;        // cgroup hooks, then (uoa) one per device
-    std::vector<std::string> devices;     // uoa: devices with xvs-rs's tc ingress program
-    uint64_t flows = 0;                   // uoa: entries in xvs_uoa_fwd
-    uint32_t max_flows = 0;               // uoa: its size
+    std::vector<ReaderHook> hooks;     // cgroup hooks, then (uoa) one per device
+    std::vector<std::string> devices;  // uoa: devices with xvs-rs's tc ingress program
+    uint64_t flows = 0;                // uoa: entries in xvs_uoa_fwd
+    uint32_t max_flows = 0;            // uoa: its size
     ReaderCounters counters;
 };
 

@@ -5,6 +5,8 @@
 // UOA or with a bad opp header pass untouched under their counters. Also the loader's pieces
 // that need no kernel: the cgroup2 mount lookup in /proc/self/mountinfo, and that both
 // objects pass the verifier (the sockops and sock_addr programs have no test run).
+#include "readers.h"
+
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <gtest/gtest.h>
@@ -16,8 +18,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "readers.h"
 
 namespace {
 

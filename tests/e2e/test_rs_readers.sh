@@ -8,7 +8,8 @@
 # xvs does not send, from a scapy probe on the RS LAN to a python server in the cgroup: TOA on
 # the handshake ACK (accept() shows it), TOA only on the first data after a bare ACK
 # (getpeername() after the data shows it: toa_found_later), none in 11 segments (the real peer;
-# toa_not_found once the program gives up after 8 slow-path segments). UDP: a
+# toa_not_found once the program gives up after 8 slow-path segments), an IPv6 client's TOA
+# on an IPv4 socket (the real peer, toa_peer_family_mismatch). UDP: a
 # python recvfrom/sendto server behind a `uoa ipo` VIP and one behind a `uoa opp` VIP see
 # 10.10.1.2 and the flow's client port for every datagram (7 per flow, 3 with UOA), and every
 # datagram is answered through the director (opp ones too: the kernel alone drops protocol
@@ -173,8 +174,10 @@ tcounter() { awk -v k="toa_$1" '$1 == k { print $2 }' <<<"$st"; }
 
 # 3b. Orders xvs does not produce, straight from a probe host on the RS LAN (scapy): TOA on the
 # handshake's ACK (accept() shows it), TOA only on the first data after a bare ACK
-# (getpeername() once data arrived shows it; accept() may have run before), and no TOA in 11
-# slow-path segments (the real peer; the program gives up after 8: toa_not_found).
+# (getpeername() once data arrived shows it; accept() may have run before), no TOA in 11
+# slow-path segments (the real peer; the program gives up after 8: toa_not_found), and an IPv6
+# client's 20-byte TOA, which an IPv4 socket cannot show (the real peer;
+# toa_peer_family_mismatch).
 NS_PR=$XE-pr
 PR_IP=10.10.2.77
 TOA_ADDR=192.0.2.55
@@ -202,8 +205,8 @@ scripted=$(in_ns "$NS_PR" timeout 40 "$XE_PY" "$XE_LIB_DIR/toa_late_client.py" p
     41000 "$TOA_ADDR" 2>"$XE_TMP/toa_late.err") ||
     fail "scripted connections failed: $scripted $(tail -n 20 "$XE_TMP/toa_late.err")"
 echo "$scripted" >&2
-assert_eq 3 "$(grep -c 'synack=1' <<<"$scripted")" "scripted connections answered with a SYN-ACK"
-probe_lines() { (($(wc -l <"$XE_TMP/probe.log") >= 3)); }
+assert_eq 4 "$(grep -c 'synack=1' <<<"$scripted")" "scripted connections answered with a SYN-ACK"
+probe_lines() { (($(wc -l <"$XE_TMP/probe.log") >= 4)); }
 wait_until 5 probe_lines
 cat "$XE_TMP/probe.log" >&2
 grep -qx "accept $TOA_ADDR:41100 peer $TOA_ADDR:41100" "$XE_TMP/probe.log" ||
@@ -212,9 +215,13 @@ grep -Eqx "accept ($PR_IP:41001|$TOA_ADDR:41101) peer $TOA_ADDR:41101" "$XE_TMP/
     problem "TOA on the first data only: expected getpeername() $TOA_ADDR:41101 once data arrived"
 grep -qx "accept $PR_IP:41002 peer $PR_IP:41002" "$XE_TMP/probe.log" ||
     problem "no TOA: expected the real peer $PR_IP:41002 for accept() and getpeername()"
+grep -qx "accept $PR_IP:41003 peer $PR_IP:41003" "$XE_TMP/probe.log" ||
+    problem "IPv6 client's TOA on an IPv4 socket: expected the real peer $PR_IP:41003"
 st=$(rs_bpf toa status) || fail "xvs-rs toa status: $st"
 echo "$st" >&2
 [[ $(tcounter found_later) -ge 1 ]] || problem "toa_found_later = $(tcounter found_later), expected >= 1"
+[[ $(tcounter peer_family_mismatch) -ge 1 ]] ||
+    problem "toa_peer_family_mismatch = $(tcounter peer_family_mismatch), expected >= 1"
 [[ $(tcounter not_found) -ge $((not_found_before + 1)) ]] ||
     problem "toa_not_found = $(tcounter not_found), expected >= $((not_found_before + 1))"
 

@@ -2,12 +2,15 @@
 test, carrying TOA options the way a test wants them (scapy, bounded in time).
 
 toa_late_client.py IFACE RS_MAC RS_IP PORT FIRST_SPORT TOA_ADDR
-Three connections from ports FIRST_SPORT, +1, +2, each SYN, SYN-ACK, then:
-  onack   the handshake's ACK carries TOA (port FIRST_SPORT+100, TOA_ADDR), then data without
+Four connections from ports FIRST_SPORT, +1, +2, +3, each SYN, SYN-ACK, then:
+  onack   the handshake's ACK carries TOA (port FIRST_SPORT+100, TOA_ADDR) behind two NOPs (the
+          options are walked, not read at a fixed place), then data without
   late    a bare ACK, then data carrying TOA (port FIRST_SPORT+101, TOA_ADDR)
   none    a bare ACK, then 10 one-byte data segments, none with TOA; each carries 4 NOPs so
           that the kernel takes it on its slow path, where the sockops program sees headers
           (a segment with TOA is always there: its header is longer than the predicted one)
+  v6      the handshake's ACK carries the 20-byte TOA of an IPv6 client (2001:db8::55, port
+          FIRST_SPORT+103), which an IPv4 socket cannot show
 and a RST at the end. The caller drops the kernel's own RSTs for these ports.
 Prints "conn VARIANT SPORT synack=0|1" per connection."""
 import random
@@ -26,6 +29,11 @@ L2 = Ether(dst=rs_mac)
 
 def toa(port):
     return [(254, struct.pack("!H", port) + socket.inet_aton(toa_addr)), ("NOP", None), ("NOP", None)]
+
+
+def toa_v6(port):
+    return [(254, struct.pack("!H", port) + socket.inet_pton(socket.AF_INET6, "2001:db8::55")),
+            ("NOP", None), ("NOP", None)]
 
 
 def wait_for(got, pred, timeout):
@@ -62,8 +70,9 @@ def one(variant, sport, toa_port):
             return L2 / ip / TCP(sport=sport, dport=dport, flags=flags, seq=seq, ack=ack,
                                  window=64240, options=list(options)) / data
 
-        if variant == "onack":
-            sendp(seg("A", options=toa(toa_port)), iface=iface)
+        if variant in ("onack", "v6"):
+            opts = [("NOP", None), ("NOP", None)] + toa(toa_port)[:1] if variant == "onack" else toa_v6(toa_port)
+            sendp(seg("A", options=opts), iface=iface)
             time.sleep(0.1)
             sendp(seg("PA", b"hello\n"), iface=iface)
             seq += 6
@@ -85,6 +94,6 @@ def one(variant, sport, toa_port):
         sn.stop()
 
 
-for i, variant in enumerate(["onack", "late", "none"]):
+for i, variant in enumerate(["onack", "late", "none", "v6"]):
     sport = first_sport + i
     print(f"conn {variant} {sport} synack={one(variant, sport, first_sport + 100 + i)}", flush=True)

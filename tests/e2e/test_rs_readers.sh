@@ -177,7 +177,7 @@ tcounter() { awk -v k="toa_$1" '$1 == k { print $2 }' <<<"$st"; }
 # (getpeername() once data arrived shows it; accept() may have run before), no TOA in 11
 # slow-path segments (the real peer; the program gives up after 8: toa_not_found), and an IPv6
 # client's 20-byte TOA, which an IPv4 socket cannot show (the real peer;
-# toa_peer_family_mismatch).
+# toa_peer_family_mismatch) and a dual-stack one shows as is (FNAT64).
 NS_PR=$XE-pr
 PR_IP=10.10.2.77
 TOA_ADDR=192.0.2.55
@@ -197,18 +197,20 @@ table inet xe_rsr {
 }
 EOF
 rs_in_cgroup "$XE_TMP/probe.out" "$XE_PY" "$XE_LIB_DIR/peer_probe_server.py" "$(rs_ip 1)" 8090 "$XE_TMP/probe.log"
+rs_in_cgroup "$XE_TMP/probe6.out" "$XE_PY" "$XE_LIB_DIR/peer_probe_server.py" :: 8091 "$XE_TMP/probe6.log"
 tcp_bound() { in_ns "$(ns_rs 1)" ss -Htln "sport = :$1" | grep -q .; }
-wait_until 10 tcp_bound 8090 || fail "probe server on rs1 did not start: $(cat "$XE_TMP/probe.out")"
+wait_until 10 tcp_bound 8090 && wait_until 10 tcp_bound 8091 ||
+    fail "probe servers on rs1 did not start: $(cat "$XE_TMP"/probe*.out)"
 not_found_before=$(rs_bpf toa status | awk '$1 == "toa_not_found" { print $2 }')
 rs_mac=$(ip -n "$(ns_rs 1)" -br link show rs0 | awk '{ print $3 }')
 scripted=$(in_ns "$NS_PR" timeout 40 "$XE_PY" "$XE_LIB_DIR/toa_late_client.py" pr0 "$rs_mac" "$(rs_ip 1)" 8090 \
-    41000 "$TOA_ADDR" 2>"$XE_TMP/toa_late.err") ||
+    41000 "$TOA_ADDR" 8091 2>"$XE_TMP/toa_late.err") ||
     fail "scripted connections failed: $scripted $(tail -n 20 "$XE_TMP/toa_late.err")"
 echo "$scripted" >&2
-assert_eq 4 "$(grep -c 'synack=1' <<<"$scripted")" "scripted connections answered with a SYN-ACK"
-probe_lines() { (($(wc -l <"$XE_TMP/probe.log") >= 4)); }
+assert_eq 5 "$(grep -c 'synack=1' <<<"$scripted")" "scripted connections answered with a SYN-ACK"
+probe_lines() { (($(wc -l <"$XE_TMP/probe.log") >= 4 && $(wc -l <"$XE_TMP/probe6.log") >= 1)); }
 wait_until 5 probe_lines
-cat "$XE_TMP/probe.log" >&2
+cat "$XE_TMP/probe.log" "$XE_TMP/probe6.log" >&2
 grep -qx "accept $TOA_ADDR:41100 peer $TOA_ADDR:41100" "$XE_TMP/probe.log" ||
     problem "TOA on the handshake ACK: expected 'accept $TOA_ADDR:41100 peer $TOA_ADDR:41100' in the probe log"
 grep -Eqx "accept ($PR_IP:41001|$TOA_ADDR:41101) peer $TOA_ADDR:41101" "$XE_TMP/probe.log" ||
@@ -217,6 +219,8 @@ grep -qx "accept $PR_IP:41002 peer $PR_IP:41002" "$XE_TMP/probe.log" ||
     problem "no TOA: expected the real peer $PR_IP:41002 for accept() and getpeername()"
 grep -qx "accept $PR_IP:41003 peer $PR_IP:41003" "$XE_TMP/probe.log" ||
     problem "IPv6 client's TOA on an IPv4 socket: expected the real peer $PR_IP:41003"
+grep -qx "accept 2001:db8::55:41104 peer 2001:db8::55:41104" "$XE_TMP/probe6.log" ||
+    problem "IPv6 client's TOA on a dual-stack socket: expected 2001:db8::55:41104 (getpeername6)"
 st=$(rs_bpf toa status) || fail "xvs-rs toa status: $st"
 echo "$st" >&2
 [[ $(tcounter found_later) -ge 1 ]] || problem "toa_found_later = $(tcounter found_later), expected >= 1"

@@ -1,8 +1,8 @@
 """Hand-made TCP connections straight to a real server (no director) for the e2e rs readers
 test, carrying TOA options the way a test wants them (scapy, bounded in time).
 
-toa_late_client.py IFACE RS_MAC RS_IP PORT FIRST_SPORT TOA_ADDR
-Four connections from ports FIRST_SPORT, +1, +2, +3, each SYN, SYN-ACK, then:
+toa_late_client.py IFACE RS_MAC RS_IP PORT FIRST_SPORT TOA_ADDR DUAL_PORT
+Five connections from ports FIRST_SPORT, +1, ..., +4, each SYN, SYN-ACK, then:
   onack   the handshake's ACK carries TOA (port FIRST_SPORT+100, TOA_ADDR) behind two NOPs (the
           options are walked, not read at a fixed place), then data without
   late    a bare ACK, then data carrying TOA (port FIRST_SPORT+101, TOA_ADDR)
@@ -11,6 +11,7 @@ Four connections from ports FIRST_SPORT, +1, +2, +3, each SYN, SYN-ACK, then:
           (a segment with TOA is always there: its header is longer than the predicted one)
   v6      the handshake's ACK carries the 20-byte TOA of an IPv6 client (2001:db8::55, port
           FIRST_SPORT+103), which an IPv4 socket cannot show
+  v6dual  the same (port FIRST_SPORT+104) to DUAL_PORT, a dual-stack socket, which can
 and a RST at the end. The caller drops the kernel's own RSTs for these ports.
 Prints "conn VARIANT SPORT synack=0|1" per connection."""
 import random
@@ -22,8 +23,9 @@ import time
 from scapy.all import IP, TCP, AsyncSniffer, Ether, conf, sendp
 
 conf.verb = 0
-iface, rs_mac, rs_ip, dport, first_sport, toa_addr = (
-    sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
+iface, rs_mac, rs_ip, port, first_sport, toa_addr, dual_port = (
+    sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6],
+    int(sys.argv[7]))
 L2 = Ether(dst=rs_mac)
 
 
@@ -46,7 +48,7 @@ def wait_for(got, pred, timeout):
     return None
 
 
-def one(variant, sport, toa_port):
+def one(variant, sport, toa_port, dport):
     got = []
     sn = AsyncSniffer(iface=iface, store=False, prn=got.append,
                       filter=f"tcp and src host {rs_ip} and src port {dport} and dst port {sport}")
@@ -70,7 +72,7 @@ def one(variant, sport, toa_port):
             return L2 / ip / TCP(sport=sport, dport=dport, flags=flags, seq=seq, ack=ack,
                                  window=64240, options=list(options)) / data
 
-        if variant in ("onack", "v6"):
+        if variant in ("onack", "v6", "v6dual"):
             opts = [("NOP", None), ("NOP", None)] + toa(toa_port)[:1] if variant == "onack" else toa_v6(toa_port)
             sendp(seg("A", options=opts), iface=iface)
             time.sleep(0.1)
@@ -94,6 +96,8 @@ def one(variant, sport, toa_port):
         sn.stop()
 
 
-for i, variant in enumerate(["onack", "late", "none", "v6"]):
+for i, variant in enumerate(["onack", "late", "none", "v6", "v6dual"]):
     sport = first_sport + i
-    print(f"conn {variant} {sport} synack={one(variant, sport, first_sport + 100 + i)}", flush=True)
+    dport = dual_port if variant == "v6dual" else port
+    print(f"conn {variant} {sport} synack={one(variant, sport, first_sport + 100 + i, dport)}",
+          flush=True)

@@ -9,7 +9,6 @@
 #include <linux/magic.h>
 #include <net/if.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 

@@ -3,7 +3,7 @@
 #   xvs     the director: xvsd, xvsadm, xvsctl, their man pages, the systemd unit, an example
 #           configuration (under /usr/share/doc/xvs/examples: xvsd starts only once the operator
 #           has written /etc/xvs/xvs.conf, the unit's ConditionPathExists)
-#   xvs-rs  what a real server runs: xvs-rs (DR/TUN/NatTun helpers) and xvs-agent (load feedback)
+#   xvs-rs  what a real server runs: xvs-rs (DR/TUN/NatTun helpers, TOA/UOA readers) and xvs-agent (load feedback)
 # `cmake --build build --target package` (or `cpack --config build/CPackConfig.cmake`) writes
 # both .deb files into the build directory; `cmake --install build --component director`
 # installs the director's files under CMAKE_INSTALL_PREFIX (default /usr; DESTDIR for staging).
@@ -79,5 +79,5 @@ set(CPACK_DEBIAN_DIRECTOR_PACKAGE_RECOMMENDS "iproute2")
 set(CPACK_DEBIAN_DIRECTOR_PACKAGE_SUGGESTS "prometheus, bird2")
 set(CPACK_DEBIAN_REALSERVER_PACKAGE_NAME xvs-rs)
 set(CPACK_DEBIAN_REALSERVER_DESCRIPTION
-    "real-server helpers for the xvs load balancer\n xvs-rs sets up DR and TUN real servers without kernel modules (XDP IPIP/GUE\n decapsulation, tc programs for NAT over a tunnel, the ARP sysctls); xvs-agent\n reports the server's load to the director.")
+    "real-server helpers for the xvs load balancer\n xvs-rs sets up DR and TUN real servers without kernel modules (XDP IPIP/GUE\n decapsulation, tc programs for NAT over a tunnel, the ARP sysctls) and shows\n FULLNAT clients' addresses (TOA, UOA) to unmodified servers; xvs-agent\n reports the server's load to the director.")
 include(CPack)

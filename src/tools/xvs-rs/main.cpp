@@ -1,6 +1,7 @@
 // xvs-rs: the real-server side of xvs's DR and TUN modes. `decap` attaches an XDP program that
 // strips IPIP/GUE for servers whose kernel has no ipip/fou module; `sysctl` puts the VIPs on lo
-// and sets the ARP and rp_filter sysctls; `tunnel` attaches the NatTun tc programs (issue 20).
+// and sets the ARP and rp_filter sysctls; `tunnel` attaches the NatTun tc programs (issue 20);
+// `toa` and `uoa` show FULLNAT clients' addresses to unmodified servers (issue 16).
 // Exit status: 0 done, 1 failed, 2 bad usage.
 #include <arpa/inet.h>
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "readers.h"
 #include "rs_sysctl.h"
 #include "tc_tunnel.h"
 #include "xdp_decap.h"
@@ -45,6 +47,20 @@ constexpr const char* kUsage = R"(usage:
   xvs-rs sysctl --vip A [--vip B ...] [--dev IF] [--dry-run]
       Put each VIP on lo (/32) and set arp_ignore=1, arp_announce=2 (all, lo, IF) and
       rp_filter=0 (all, IF), as a DR or TUN real server needs; prints what changed.
+  xvs-rs toa [--cgroup DIR]
+      FULLNAT with `toa on`: accept() and getpeername() of TCP sockets created in cgroup DIR
+      (default: the root of the cgroup2 hierarchy, mounted at /run/xvs-rs/cgroup2 if none is,
+      so every process) return the client's address and port from xvs's TOA option, with no
+      kernel module (cgroup sockops + getpeername4/6 programs; they stay after xvs-rs exits).
+  xvs-rs uoa --dev IF [--dev IF2 ...] [--cgroup DIR] [--max-flows N]
+      FULLNAT UDP with `uoa ipo|opp`: tc ingress on IF reads UOA and removes opp headers;
+      recvfrom()/recvmsg() of UDP sockets in DIR show the client's address and port, and
+      sendto() to that client goes to the director instead (cgroup recvmsg4/6, sendmsg4/6).
+      N (default 65536) bounds the LRU flow map. Run again to add devices.
+  xvs-rs toa|uoa off [--cgroup DIR]     (also: --detach)
+      Detach them (uoa: also from every device of this network namespace).
+  xvs-rs toa|uoa status [--cgroup DIR]
+      Print the attached programs and their counters.
 
 The program and its maps are pinned under DIR/xvs-rs/IF/ when DIR (default /sys/fs/bpf) is a
 BPF filesystem; stats and --detach find the program through IF either way.
@@ -65,6 +81,10 @@ struct Args {
     bool gue_port_given = false;
     bool dry_run = false;
     bool help = false;
+    std::string action;             // toa/uoa: "" (attach), "off", "status"
+    std::string cgroup;             // toa/uoa: --cgroup DIR ("" = the cgroup2 root)
+    std::vector<std::string> devs;  // uoa: --dev (repeatable)
+    uint32_t max_flows = XVS_UOA_FLOWS_DEFAULT;
 };
 
 Result<uint32_t> parse_ipv4(const std::string& opt, const std::string& text) {
@@ -84,8 +104,11 @@ Result<Args> parse(int argc, char** argv) {
         return a;
     }
     a.cmd = v[i++];
-    if (a.cmd != "decap" && a.cmd != "stats" && a.cmd != "sysctl" && a.cmd != "tunnel")
+    if (a.cmd != "decap" && a.cmd != "stats" && a.cmd != "sysctl" && a.cmd != "tunnel" &&
+        a.cmd != "toa" && a.cmd != "uoa")
         return make_error("unknown command '" + a.cmd + "'");
+    const bool reader = a.cmd == "toa" || a.cmd == "uoa";
+    if (reader && i < v.size() && (v[i] == "off" || v[i] == "status")) a.action = v[i++];
     auto value = [&](const std::string& opt) -> Result<std::string> {
         if (i >= v.size()) return make_error(opt + " needs a value");
         return v[i++];
@@ -94,10 +117,25 @@ Result<Args> parse(int argc, char** argv) {
         const std::string opt = v[i++];
         if (opt == "--help" || opt == "-h") {
             a.help = true;
-        } else if (opt == "--dev") {
+        } else if (opt == "--dev" && a.cmd != "toa") {
             auto s = value(opt);
             if (!s) return make_error(s.error());
             a.dev = *s;
+            a.devs.push_back(*s);
+        } else if (opt == "--cgroup" && reader) {
+            auto s = value(opt);
+            if (!s) return make_error(s.error());
+            a.cgroup = *s;
+        } else if (opt == "--max-flows" && a.cmd == "uoa") {
+            auto s = value(opt);
+            if (!s) return make_error(s.error());
+            char* end = nullptr;
+            unsigned long n = std::strtoul(s->c_str(), &end, 10);
+            if (s->empty() || *end != '\0' || n == 0 || n > 100'000'000)
+                return make_error(opt + " '" + *s + "' is not a number from 1 to 100000000");
+            a.max_flows = static_cast<uint32_t>(n);
+        } else if (opt == "--detach" && reader) {
+            a.action = "off";
         } else if (opt == "--bpffs") {
             auto s = value(opt);
             if (!s) return make_error(s.error());
@@ -156,6 +194,13 @@ Result<Args> parse(int argc, char** argv) {
         }
     }
     if (a.help) return a;
+    if (reader) {
+        if (a.cmd == "uoa" && a.action.empty() && a.devs.empty())
+            return make_error("uoa needs --dev IF (the device the directors' datagrams arrive on)");
+        if (!a.action.empty() && (!a.devs.empty() || a.max_flows != XVS_UOA_FLOWS_DEFAULT))
+            return make_error(a.cmd + " " + a.action + " takes only --cgroup");
+        return a;
+    }
     if (a.cmd != "sysctl" && a.dev.empty()) return make_error(a.cmd + " needs --dev IF");
     if (a.cmd == "sysctl" && a.vips.empty()) return make_error("sysctl needs at least one --vip");
     if (a.detach && !a.addrs.empty()) return make_error("--detach takes no --addr");
@@ -294,6 +339,55 @@ int run_sysctl(const Args& a) {
     return 0;
 }
 
+std::string hooks_text(const std::vector<ReaderHook>& hooks) {
+    std::string out;
+    for (const auto& h : hooks)
+        out += "  " + h.hook + " " + h.prog +
+               (h.id ? " id " + std::to_string(h.id) : " NOT attached") + "\n";
+    return out;
+}
+
+int run_reader(const Args& a) {
+    const bool toa = a.cmd == "toa";
+    auto cgroup = cgroup2_resolve(a.cgroup);
+    if (!cgroup) {
+        std::cerr << "xvs-rs: " << cgroup.error() << "\n";
+        return 1;
+    }
+    if (a.action == "off") {
+        auto ok = toa ? toa_detach(*cgroup) : uoa_detach(*cgroup);
+        if (!ok) {
+            std::cerr << "xvs-rs: " << ok.error() << "\n";
+            return 1;
+        }
+        std::cout << "detached xvs-rs " << a.cmd << " from " << *cgroup
+                  << (toa ? "" : " and this namespace's devices") << "\n";
+        return 0;
+    }
+    if (a.action == "status") {
+        auto st = toa ? toa_status(*cgroup) : uoa_status(*cgroup);
+        if (!st) {
+            std::cerr << "xvs-rs: " << st.error() << "\n";
+            return 1;
+        }
+        std::cout << a.cmd << " cgroup " << st->cgroup << "\n" << hooks_text(st->hooks);
+        if (!toa) std::cout << "flows " << st->flows << "/" << st->max_flows << "\n";
+        for (const auto& [name, value] : st->counters)
+            std::cout << a.cmd << "_" << name << " " << value << "\n";
+        return 0;
+    }
+    auto res = toa ? toa_attach(*cgroup) : uoa_attach(*cgroup, a.devs, a.max_flows);
+    if (!res) {
+        std::cerr << "xvs-rs: " << res.error() << "\n";
+        return 1;
+    }
+    std::cout << (res->already ? "xvs-rs " + a.cmd + " was attached already to "
+                               : "attached xvs-rs " + a.cmd + " to ")
+              << *cgroup << "\n"
+              << hooks_text(res->hooks);
+    return 0;
+}
+
 int xvs_rs_main(int argc, char** argv) {
     auto args = parse(argc, argv);
     if (!args) {
@@ -307,6 +401,7 @@ int xvs_rs_main(int argc, char** argv) {
     if (args->cmd == "decap") return run_decap(*args);
     if (args->cmd == "stats") return run_stats(*args);
     if (args->cmd == "tunnel") return run_tunnel(*args);
+    if (args->cmd == "toa" || args->cmd == "uoa") return run_reader(*args);
     return run_sysctl(*args);
 }
 

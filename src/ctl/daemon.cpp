@@ -4,6 +4,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_thread.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <unistd.h>
@@ -61,6 +62,8 @@ int worker_main(void* arg) {
     if (rte_thread_set_affinity(&set) != 0)
         log_warning("worker " + std::to_string(a->worker->id()) + ": cannot pin to CPU " +
                     std::to_string(a->cpu) + ", it runs where the scheduler puts it");
+    // "xvs-worker-N" in top -H, ps -L and /proc/PID/task/*/comm (at most 15 characters).
+    pthread_setname_np(pthread_self(), ("xvs-worker-" + std::to_string(a->worker->id())).c_str());
     // A worker on a plain thread must still be an EAL thread (an lcore id, mempool caches):
     // AF_XDP stalled for good after a few thousand frames when driven from a non-EAL thread.
     if (rte_lcore_id() == LCORE_ID_ANY && rte_thread_register() != 0) {
@@ -131,6 +134,7 @@ Result<void> Daemon::start() {
     auto args = port::split_args(config_.netif.eal_args);
     log_info("starting EAL: " + config_.netif.eal_args);
     if (auto r = port::eal_start(args); !r) return r;
+    log_syslog_reopen();
     // The control thread (and every thread it starts: health checks, workers before they pin
     // themselves) keeps off the workers' CPUs.
     rte_cpuset_t control = cpuset_of(placement->control_cpus);

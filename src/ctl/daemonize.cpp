@@ -31,13 +31,15 @@ namespace {
         break;
     }
     if (!got.empty() && got[0] == 'R') std::_Exit(0);
+    int ws = 0;
+    // Ready: the daemon runs on. Failed or dead: it is reaped first, so that when `xvsd -d`
+    // returns its cleanup (pid file, control socket) is done.
+    while (::waitpid(child, &ws, 0) < 0 && errno == EINTR) {
+    }
     if (got.size() >= 2 && got[0] == 'F') {
         const int status = static_cast<unsigned char>(got[1]);
         std::fprintf(stderr, "xvsd: %s\n", got.c_str() + 2);
         std::_Exit(status ? status : 1);
-    }
-    int ws = 0;
-    while (::waitpid(child, &ws, 0) < 0 && errno == EINTR) {
     }
     if (WIFEXITED(ws)) {
         std::fprintf(stderr, "xvsd: the daemon (pid %d) exited with status %d before it was ready\n",

@@ -111,6 +111,12 @@ void log_config_facility(std::optional<int> facility) {
     sinks_apply(s);
 }
 
+void log_syslog_reopen() {
+    Sinks& s = sinks();
+    std::lock_guard lock(s.mutex);
+    if (s.syslog) openlog("xvsd", LOG_PID | LOG_NDELAY, *s.syslog);
+}
+
 std::string log_sinks_text() {
     Sinks& s = sinks();
     std::lock_guard lock(s.mutex);

@@ -25,6 +25,9 @@ struct LogSinks {
 void log_init(const LogSinks& sinks);
 // global_defs log_facility, at start and at every reload (none: the command line's choice).
 void log_config_facility(std::optional<int> facility);
+// openlog() again: the EAL's init opens syslog with its own ident and facility (glibc keeps
+// one syslog connection per process), so xvsd takes it back once the EAL has started.
+void log_syslog_reopen();
 // "stderr", "syslog facility local0", "syslog facility daemon and stderr": for the startup line.
 std::string log_sinks_text();
 

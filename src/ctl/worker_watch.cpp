@@ -1,8 +1,6 @@
 // WorkerWatch, see ctl/worker_watch.h.
 #include "ctl/worker_watch.h"
 
-#include <algorithm>
-
 namespace xvs::ctl {
 
 std::vector<WorkerWatch::Event> WorkerWatch::check(std::span<const uint64_t> beats,
@@ -25,7 +23,7 @@ std::vector<WorkerWatch::Event> WorkerWatch::check(std::span<const uint64_t> bea
             s = Seen{beats[i], now, false};
             continue;
         }
-        if (!s.stuck && silent >= stall_limit_) {
+        if (!s.stuck && silent >= (s.beat == 0 ? start_limit_ : stall_limit_)) {
             s.stuck = true;
             ++stuck_;
             events.push_back({static_cast<unsigned>(i), true, silent});

@@ -5,6 +5,7 @@
 // hangs, not only one whose control thread does). Time is passed in, so tests drive it.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <span>
@@ -23,7 +24,12 @@ class WorkerWatch {
         std::chrono::milliseconds silent{0};  // how long its heartbeat had not moved
     };
 
-    explicit WorkerWatch(std::chrono::milliseconds stall_limit) : stall_limit_(stall_limit) {}
+    // `start_limit`: the same for a worker that has not made its first iteration yet (a
+    // heartbeat of 0): its first poll touches the connection table and the pools, which took
+    // over a second on a busy two-core machine.
+    explicit WorkerWatch(std::chrono::milliseconds stall_limit,
+                         std::chrono::milliseconds start_limit = std::chrono::seconds(30))
+        : stall_limit_(stall_limit), start_limit_(std::max(start_limit, stall_limit)) {}
 
     // beats[i]: worker i's heartbeat now. The first call (or a new worker) starts its clock.
     std::vector<Event> check(std::span<const uint64_t> beats, Clock::time_point now);
@@ -44,6 +50,7 @@ class WorkerWatch {
         bool stuck = false;
     };
     std::chrono::milliseconds stall_limit_;
+    std::chrono::milliseconds start_limit_;
     std::vector<Seen> seen_;
     unsigned stuck_ = 0;
 };

@@ -55,13 +55,26 @@ TEST(WorkerWatch, StuckWorkerReportedOnceThenRecovered) {
     EXPECT_TRUE(w.all_alive());
 }
 
-TEST(WorkerWatch, AWorkerThatNeverStartsIsStuck) {
-    WorkerWatch w(milliseconds(500));
-    std::array<uint64_t, 1> beats{0};
+TEST(WorkerWatch, AWorkerThatNeverStartsIsStuckAfterTheStartLimit) {
+    WorkerWatch w(milliseconds(500), milliseconds(3000));
+    std::array<uint64_t, 2> beats{0, 7};
     EXPECT_TRUE(w.check(beats, t0).empty());
+    // Worker 1 has run and stops: the stall limit. Worker 0 never ran: the start limit.
     auto events = w.check(beats, t0 + milliseconds(500));
     ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].worker, 1u);
+    EXPECT_TRUE(w.check(beats, t0 + milliseconds(2999)).empty());
+    events = w.check(beats, t0 + milliseconds(3000));
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].worker, 0u);
     EXPECT_TRUE(events[0].stuck);
+    EXPECT_EQ(w.stuck_count(), 2u);
+    // Its first iteration: from now on the stall limit applies to it.
+    beats[0] = 1;
+    events = w.check(beats, t0 + milliseconds(3100));
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_FALSE(events[0].stuck);
+    EXPECT_EQ(w.check(beats, t0 + milliseconds(3600)).size(), 1u);  // stuck again after 500 ms
 }
 
 TEST(WorkerWatch, StallLimitFollowsTheWatchdogPeriod) {

@@ -371,7 +371,7 @@ std::string Daemon::status() const {
            std::to_string(workers_.size()) + " workers";
 }
 
-int Daemon::run() {
+int Daemon::run(const std::function<void()>& ready) {
     struct sigaction sa{};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -381,6 +381,7 @@ int Daemon::run() {
     signal(SIGPIPE, SIG_IGN);
     log_info("xvsd running");
     notify_.ready(status());
+    if (ready) ready();
     WorkerWatch watch(WorkerWatch::stall_limit_for(notify_.watchdog()));
     if (notify_.watchdog().count())
         log_info("systemd watchdog: fed every " +

@@ -77,9 +77,10 @@ Result<PidFile> PidFile::acquire(const std::string& path, pid_t pid,
             ::write(fresh.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
             ::fchmod(fresh.get(), 0644) == 0 && ::flock(fresh.get(), LOCK_EX | LOCK_NB) == 0;
         if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
-            const std::string why = errno_text();
+            std::string why = where + "cannot write it: ";
+            why += errno_text();
             ::unlink(tmp.c_str());
-            return make_error(where + "cannot write it: " + why);
+            return make_error(why);
         }
         return PidFile(path, fresh.release());
     }

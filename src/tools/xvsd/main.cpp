@@ -108,6 +108,5 @@ int main(int argc, char** argv) {
         readiness.failed("cannot start:\n" + r.error(), 1);
         return 1;
     }
-    readiness.ready();
-    return daemon.run();
+    return daemon.run([&readiness] { readiness.ready(); });
 }

@@ -67,6 +67,7 @@ syslog_has() { grep -q -F -- "$1" "$msgs"; }
 topo_up 1
 start_rs_http 1
 echo 0 >"$XE_TMP/w1"
+# shellcheck disable=SC2016 # the script reads the file when it runs
 printf '#!/bin/sh\nexit "$(cat %s)"\n' "$XE_TMP/w1" >"$XE_TMP/misc1.sh"
 chmod +x "$XE_TMP/misc1.sh"
 conf=$XE_TMP/xvs.conf

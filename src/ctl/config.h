@@ -34,6 +34,9 @@ using lb::PollMode;
 
 struct GlobalDefs {
     LogLevel log_level = LogLevel::Info;
+    // `log_facility daemon|local0..local7`: log to syslog with that facility (ctl/log.h; the
+    // syslog facility value). Unset: stderr in the foreground, syslog daemon with -d.
+    std::optional<int> log_facility;
     std::string control_socket = "/run/xvs/xvs.sock";
     // `control_socket_group NAME`: the socket is chgrp'ed to it and made 0660 (else 0600,
     // root only). Resolved when parsed, so an unknown group is refused at file:line.

@@ -57,6 +57,7 @@ inline constexpr std::array kKeywords = {
     Keyword{"top", "vrrp_*", detail::R, "xvs does not implement VRRP"},
     // ---- global_defs
     Keyword{"global_defs", "log_level", detail::A, ""},
+    Keyword{"global_defs", "log_facility", detail::A, "syslog: daemon, local0..local7"},
     Keyword{"global_defs", "control_socket", detail::A, ""},
     Keyword{"global_defs", "control_socket_group", detail::A, "socket 0660 with that group"},
     Keyword{"global_defs", "lvs_timeouts", detail::A, ""},

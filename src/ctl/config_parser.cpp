@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "ctl/config_parser_impl.h"
+#include "ctl/log.h"
 #include "ctl/worker_placement.h"
 
 namespace xvs::ctl {
@@ -52,6 +53,13 @@ void Parser::global_defs(const Token& kw) {
              {"warning", LogLevel::Warning},
              {"error", LogLevel::Error}}};
         if (auto level = choice(kw, kLevels)) cfg_.global.log_level = *level;
+    } else if (k == "log_facility") {
+        if (const Token* val = value(kw)) {
+            if (auto facility = log_facility_parse(val->text))
+                cfg_.global.log_facility = *facility;
+            else
+                error(*val, k + ": " + facility.error());
+        }
     } else if (k == "control_socket") {
         if (const Token* val = value(kw)) {
             if (val->text.starts_with('/'))

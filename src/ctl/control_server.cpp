@@ -190,7 +190,8 @@ ControlServer::ControlServer(int listen_fd, std::string path, Handler handler, L
       path_(std::move(path)),
       handler_(std::move(handler)),
       limits_(limits),
-      protocol_(protocol) {
+      protocol_(protocol),
+      log_limit_(LogRateLimit::Params{.burst = limits.log_burst, .refill = limits.log_refill}) {
     struct stat st {};
     if (protocol_ == Protocol::JsonLines && ::stat(path_.c_str(), &st) == 0)
         socket_inode_ = st.st_ino;
@@ -280,13 +281,13 @@ std::string ControlServer::server_name() const {
 void ControlServer::after_poll(Clock::time_point now) {
     if (busy_burst_refused_ > 0 && clients_.size() < limits_.max_clients) {
         Client none;
-        log_problem(none,
+        log_problem("busy", none,
                     "room for clients again; " + std::to_string(busy_burst_refused_) +
                         " refused while " + std::to_string(limits_.max_clients) + " were connected",
                     now);
         busy_burst_refused_ = 0;
     }
-    if (log_held_back_ > 0 && now - log_window_start_ >= limits_.log_window) flush_held_back();
+    flush_held_back(now);
 }
 
 void ControlServer::accept_all(Clock::time_point now) {
@@ -299,7 +300,7 @@ void ControlServer::accept_all(Clock::time_point now) {
             if (errno == EINTR || errno == ECONNABORTED) continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK) {
                 Client none;
-                log_problem(none, "accept failed: " + errno_text(), now);
+                log_problem("accept", none, "accept failed: " + errno_text(), now);
                 // Out of descriptors (EMFILE/ENFILE) the listener stays readable: rest
                 // instead of spinning on it.
                 accept_paused_until_ = now + kAcceptPause;
@@ -325,7 +326,7 @@ void ControlServer::accept_all(Clock::time_point now) {
             // would otherwise log a start and an end every time a slot frees.
             if (busy_burst_refused_++ == 0) {
                 Client none;
-                log_problem(none,
+                log_problem("busy", none,
                             std::to_string(limits_.max_clients) +
                                 " clients connected, refusing new ones until one is done "
                                 "(first refused: " + client_name(c) + ")",
@@ -358,7 +359,7 @@ bool ControlServer::on_readable(Client& c, Clock::time_point now) {
             if (nl == std::string::npos && c.in.size() <= limits_.max_request_bytes) continue;
             if (nl == std::string::npos || nl > limits_.max_request_bytes) {
                 ++stats_.too_large;
-                log_problem(c,
+                log_problem("request", c,
                             "request over " + std::to_string(limits_.max_request_bytes) +
                                 " bytes refused: " + excerpt(c.in),
                             now);
@@ -393,8 +394,10 @@ bool ControlServer::answer(Client& c, Clock::time_point now) {
     }
     if (!reply.problem.empty()) {
         ++stats_.problems;
-        log_problem(c, printable(reply.problem, 256) + "; request " + excerpt(c.in), now);
+        log_problem("request", c, printable(reply.problem, 256) + "; request " + excerpt(c.in), now);
     }
+    // Every change once, never rate limited: only a permitted client can make one.
+    if (!reply.change.empty()) log_info(client_name(c) + ": " + printable(reply.change, 1024));
     c.in.clear();
     c.in.shrink_to_fit();
     c.out = std::move(reply.text);
@@ -427,7 +430,7 @@ void ControlServer::expire(Clock::time_point now) {
         if (!idle && !(reading && now >= c.request_deadline)) continue;
         ++stats_.timed_out;
         if (reading) {
-            log_problem(c,
+            log_problem("timeout", c,
                         idle
                             ? "no request byte for " +
                                   std::to_string(ms_count(limits_.idle_timeout)) + " ms: closed"
@@ -436,7 +439,7 @@ void ControlServer::expire(Clock::time_point now) {
                         now);
             send_best_effort(c.fd, short_reply(408, kTimedOut));
         } else {
-            log_problem(c,
+            log_problem("timeout", c,
                         "reply not read for " + std::to_string(ms_count(limits_.idle_timeout)) +
                             " ms (" + std::to_string(c.sent) + " of " +
                             std::to_string(c.out.size()) + " bytes taken): closed",
@@ -452,28 +455,24 @@ void ControlServer::close_client(Client& c) {
     c.fd = -1;
 }
 
-void ControlServer::log_problem(const Client& c, std::string_view what, Clock::time_point now) {
-    if (now - log_window_start_ >= limits_.log_window) {
-        flush_held_back();
-        log_window_start_ = now;
-        log_in_window_ = 0;
-    }
-    if (log_in_window_ >= limits_.log_burst) {
-        ++log_held_back_;
+void ControlServer::log_problem(std::string_view kind, const Client& c, std::string_view what,
+                                Clock::time_point now) {
+    const auto verdict = log_limit_.admit(kind, now);
+    if (!verdict.write) {
         ++stats_.log_suppressed;
         return;
     }
-    ++log_in_window_;
+    if (verdict.suppressed)
+        log_warning(server_name() + " " + std::string(kind) + " problems: " +
+                    log_suppressed_text(verdict.suppressed, log_limit_.params()));
     std::string who = c.fd >= 0 ? client_name(c) + ": " : server_name() + ": ";
     log_warning(who + std::string(what));
 }
 
-void ControlServer::flush_held_back() {
-    if (log_held_back_ == 0) return;
-    log_warning(server_name() + ": " + std::to_string(log_held_back_) +
-                " more client problems not logged (at most " + std::to_string(limits_.log_burst) +
-                " lines per " + std::to_string(ms_count(limits_.log_window)) + " ms)");
-    log_held_back_ = 0;
+void ControlServer::flush_held_back(Clock::time_point now) {
+    for (const auto& r : log_limit_.take_resumed(now))
+        log_warning(server_name() + " " + r.kind + " problems: " +
+                    log_suppressed_text(r.suppressed, log_limit_.params()));
 }
 
 }  // namespace xvs::ctl

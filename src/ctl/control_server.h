@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "ctl/log_limit.h"
 #include "net/addr.h"
 
 namespace xvs::ctl {
@@ -36,15 +37,17 @@ class ControlServer {
         // The whole request must arrive within this, however it trickles in.
         std::chrono::milliseconds request_timeout{10000};
         size_t max_clients = 64;
-        // At most log_burst client-problem lines per log_window; the rest are counted.
+        // Client-problem lines per kind (bad requests, timeouts, ...): log_burst at once,
+        // then one per log_refill (ctl/log_limit.h); the rest are counted and summed up.
         unsigned log_burst = 10;
-        std::chrono::milliseconds log_window{10000};
+        std::chrono::milliseconds log_refill{1000};
     };
 
     // What the handler made of one request line.
     struct Reply {
         std::string text;     // one JSON object, without the '\n'
         std::string problem;  // non-empty: why the request failed, worth a log line
+        std::string change;   // non-empty: the configuration change it made, logged once
     };
     using Handler = std::function<Reply(std::string_view request)>;
 
@@ -141,8 +144,11 @@ class ControlServer {
     void expire(Clock::time_point now);
     void close_client(Client& c);
     // `what` must be log-safe already (printable()): client text never reaches it raw.
-    void log_problem(const Client& c, std::string_view what, Clock::time_point now);
-    void flush_held_back();
+    // `kind` names the bucket of the rate limit ("request", "timeout", "busy", "accept").
+    void log_problem(std::string_view kind, const Client& c, std::string_view what,
+                     Clock::time_point now);
+    // Kinds whose flood ended: their "N similar messages suppressed" lines.
+    void flush_held_back(Clock::time_point now);
 
     int listen_fd_;
     std::string path_;
@@ -154,10 +160,7 @@ class ControlServer {
     ino_t socket_inode_ = 0;       // of the socket file we bound, to unlink only our own
     Clock::time_point accept_paused_until_{};
     Stats stats_;
-    // Log rate limit: lines written in the current window and lines held back.
-    Clock::time_point log_window_start_{};
-    unsigned log_in_window_ = 0;
-    uint64_t log_held_back_ = 0;
+    LogRateLimit log_limit_;  // client-problem lines, per kind
     // A burst of clients refused while full is logged once when it starts and once when the
     // server has room again.
     uint64_t busy_burst_refused_ = 0;

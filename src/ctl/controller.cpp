@@ -3,6 +3,8 @@
 // decoding is in controller_request.cpp.
 #include "ctl/controller.h"
 
+#include <algorithm>
+#include <array>
 #include <unordered_set>
 
 #include "ctl/controller_request.h"
@@ -663,6 +665,27 @@ Controller::LineReply internal_error(std::string_view what) noexcept {
     }
 }
 
+// Requests that change what xvsd runs: logged once each when they succeed.
+constexpr std::array<std::string_view, 21> kChangeCommands = {
+    "add_service", "edit_service", "del_service", "clear",        "add_dest",
+    "edit_dest",   "del_dest",     "set_timeout", "add_laddr",    "del_laddr",
+    "add_blacklist", "del_blacklist", "add_whitelist", "del_whitelist", "addr_add",
+    "addr_del",    "route_add",    "route_del",   "flush_dest",   "zero",
+    "reload"};
+
+// "add_dest {"dest":...,"service":...}": the command and its arguments, for the log.
+std::string change_text(const json& req) {
+    if (!req.is_object()) return {};
+    const auto cmd = req.find("cmd");
+    if (cmd == req.end() || !cmd->is_string()) return {};
+    const std::string& name = cmd->get_ref<const std::string&>();
+    if (std::find(kChangeCommands.begin(), kChangeCommands.end(), name) == kChangeCommands.end())
+        return {};
+    json args = req;
+    args.erase("cmd");
+    return args.empty() ? name : name + " " + dump_reply(args);
+}
+
 }  // namespace
 
 // The boundary of the control socket: no request byte may take xvsd down. Replies are dumped
@@ -683,6 +706,7 @@ Controller::LineReply Controller::serve_line(std::string_view line) noexcept {
         if (error && error->is_string() &&
             error->get_ref<const std::string&>().starts_with("Invalid argument"))
             out.problem = error->get<std::string>();
+        if (!error && reply.is_object() && reply.value("ok", false)) out.change = change_text(req);
         return out;
     } catch (const std::exception& e) {
         return internal_error(e.what());

@@ -48,6 +48,9 @@ public:
     struct LineReply {
         std::string text;
         std::string problem;
+        // A request that changed the configuration and succeeded: "add_dest {...}", for the
+        // log (every change is logged once, with the client that made it).
+        std::string change;
     };
     LineReply serve_line(std::string_view line) noexcept;
 

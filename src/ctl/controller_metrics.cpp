@@ -12,6 +12,7 @@
 #include "lb/laddr.h"
 #include "lb/service.h"
 #include "net/addr.h"
+#include "port/eal.h"
 #include "port/ethdev.h"
 #include "stack/counters.h"
 
@@ -67,6 +68,27 @@ std::string Controller::metrics() const {
              "Connection table entries in use (conns and persistence templates), per worker.");
     for (size_t i = 0; i < workers_.size(); ++i)
         p.sample({{"worker", worker_ids[i]}}, uint64_t{workers_[i]->conns().in_use()});
+
+    // Poll loop iterations: idle / (idle + busy) is how much headroom a worker has; a sum
+    // that stops moving is a stuck worker (the systemd watchdog goes unfed, ctl/worker_watch.h).
+    p.family("xvs_worker_polls_total", "counter",
+             "Worker poll loop iterations, by result: busy (received frames) or idle.");
+    for (size_t i = 0; i < workers_.size(); ++i) {
+        const lb::Worker::PollCounts polls = workers_[i]->poll_counts();
+        p.sample({{"worker", worker_ids[i]}, {"result", "busy"}}, polls.busy);
+        p.sample({{"worker", worker_ids[i]}, {"result", "idle"}}, polls.idle);
+    }
+
+    // mbuf pools (one per port, xvs_mbufs_NAME; reassembly pools per worker, xvs_reasm_N).
+    const auto pools = port::mempools_use();
+    p.family("xvs_mempool_size", "gauge", "Objects (mbufs) in each DPDK mempool.");
+    for (const auto& mp : pools) p.sample({{"pool", mp.name}}, uint64_t{mp.size});
+    p.family("xvs_mempool_free", "gauge",
+             "Objects free in each DPDK mempool, per-lcore caches included.");
+    for (const auto& mp : pools) p.sample({{"pool", mp.name}}, uint64_t{mp.free});
+    p.family("xvs_mempool_used", "gauge", "Objects in use in each DPDK mempool.");
+    for (const auto& mp : pools)
+        p.sample({{"pool", mp.name}}, uint64_t{mp.size >= mp.free ? mp.size - mp.free : 0});
 
     // Services and their dests: totals since each was added, and the rate estimator's figures
     // (ipvsadm --rate, updated every 2 s).

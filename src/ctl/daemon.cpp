@@ -4,6 +4,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_thread.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "ctl/log.h"
 #include "ctl/metrics.h"
 #include "ctl/worker_placement.h"
+#include "ctl/worker_watch.h"
 #include "net/syncookie.h"
 #include "port/eal.h"
 #include "port/ethdev.h"
@@ -60,6 +62,8 @@ int worker_main(void* arg) {
     if (rte_thread_set_affinity(&set) != 0)
         log_warning("worker " + std::to_string(a->worker->id()) + ": cannot pin to CPU " +
                     std::to_string(a->cpu) + ", it runs where the scheduler puts it");
+    // "xvs-worker-N" in top -H, ps -L and /proc/PID/task/*/comm (at most 15 characters).
+    pthread_setname_np(pthread_self(), ("xvs-worker-" + std::to_string(a->worker->id())).c_str());
     // A worker on a plain thread must still be an EAL thread (an lcore id, mempool caches):
     // AF_XDP stalled for good after a few thousand frames when driven from a non-EAL thread.
     if (rte_lcore_id() == LCORE_ID_ANY && rte_thread_register() != 0) {
@@ -77,6 +81,18 @@ std::string mib_text(size_t bytes) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / (1024.0 * 1024.0));
     return buf;
+}
+
+// The rate-limit kind of a health line: its real server ("real server 10.0.0.2:80 of ...",
+// "TCP_CHECK of real server 10.0.0.2:80 (...)"), else its virtual server (quorum lines), so
+// one flapping real server is held back without hiding the others' transitions.
+std::string health_log_kind(std::string_view line) {
+    constexpr std::string_view kRs = "real server ";
+    if (size_t at = line.find(kRs); at != std::string_view::npos) {
+        const std::string_view rest = line.substr(at + kRs.size());
+        return "health " + std::string(rest.substr(0, rest.find(' ')));
+    }
+    return "health " + std::string(line.substr(0, line.find(':')));
 }
 
 }  // namespace
@@ -99,6 +115,8 @@ Daemon::~Daemon() {
 Result<void> Daemon::start() {
     // The very verdict of `xvsd -t`: nothing below refuses the configuration for what it says.
     auto parsed = config_load(config_path_);
+    if (parsed.config) log_config_facility(parsed.config->global.log_facility);
+    log_info("xvsd starting: " + config_path_ + ", logging to " + log_sinks_text());
     for (const auto& w : parsed.warnings) log_warning(w);
     if (!parsed.config) {
         std::string all;
@@ -116,6 +134,7 @@ Result<void> Daemon::start() {
     auto args = port::split_args(config_.netif.eal_args);
     log_info("starting EAL: " + config_.netif.eal_args);
     if (auto r = port::eal_start(args); !r) return r;
+    log_syslog_reopen();
     // The control thread (and every thread it starts: health checks, workers before they pin
     // themselves) keeps off the workers' CPUs.
     rte_cpuset_t control = cpuset_of(placement->control_cpus);
@@ -169,7 +188,9 @@ Result<void> Daemon::start() {
     auto health = health::Manager::create(*director_);
     if (!health) return make_error(health.error());
     health_ = std::move(*health);
-    health_->log = [](const std::string& line) { log_info("health: " + line); };
+    health_->log = [](const std::string& line) {
+        log_limited(health_log_kind(line), LogLevel::Info, "health: " + line);
+    };
     auto applied = config_apply(*director_, health_->effective_for(config_));
     if (!applied) return make_error(applied.error());
     health_->configure(config_);
@@ -244,7 +265,7 @@ Result<void> Daemon::open_socket() {
     const GlobalDefs& g = config_.global;
     auto handler = [this](std::string_view line) {
         auto r = controller_->serve_line(line);
-        return ControlServer::Reply{std::move(r.text), std::move(r.problem)};
+        return ControlServer::Reply{std::move(r.text), std::move(r.problem), std::move(r.change)};
     };
     std::optional<gid_t> group;
     if (g.control_socket_gid) group = static_cast<gid_t>(*g.control_socket_gid);
@@ -317,6 +338,10 @@ Result<void> Daemon::reload() {
         log_set_level(next.global.log_level);
         log_info("reload: log_level " + std::string(to_string(next.global.log_level)));
     }
+    if (next.global.log_facility != config_.global.log_facility) {
+        log_config_facility(next.global.log_facility);
+        log_info("reload: logging to " + log_sinks_text());
+    }
     for (const auto& c : applied->changes) log_info("reload: " + c);
     log_info("reload: done, " + std::to_string(applied->changes.size()) + " changes");
     // The running configuration keeps what needs a restart, so the next reload compares
@@ -346,7 +371,7 @@ std::string Daemon::status() const {
            std::to_string(workers_.size()) + " workers";
 }
 
-int Daemon::run() {
+int Daemon::run(const std::function<void()>& ready) {
     struct sigaction sa{};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -356,9 +381,15 @@ int Daemon::run() {
     signal(SIGPIPE, SIG_IGN);
     log_info("xvsd running");
     notify_.ready(status());
+    if (ready) ready();
+    WorkerWatch watch(WorkerWatch::stall_limit_for(notify_.watchdog()));
     if (notify_.watchdog().count())
         log_info("systemd watchdog: fed every " +
-                 std::to_string(notify_.watchdog().count() / 2000) + " ms by the control thread");
+                 std::to_string(notify_.watchdog().count() / 2000) +
+                 " ms by the control thread while every worker runs (a worker without a loop "
+                 "iteration for " + std::to_string(watch.stall_limit().count()) +
+                 " ms is stuck)");
+    std::vector<uint64_t> beats;
     auto next_estimate = std::chrono::steady_clock::now();
     while (!g_stop) {
         if (g_reload) {
@@ -369,8 +400,26 @@ int Daemon::run() {
             controller_->flush_removed_dests();
             notify_.ready(status());
         }
-        notify_.watchdog_tick(std::chrono::steady_clock::now());
         auto now = std::chrono::steady_clock::now();
+        beats.clear();
+        for (const auto& w : workers_) {
+            const lb::Worker::PollCounts polls = w->poll_counts();
+            beats.push_back(polls.busy + polls.idle);
+        }
+        for (const WorkerWatch::Event& e : watch.check(beats, now)) {
+            const std::string silent = std::to_string(e.silent.count()) + " ms";
+            if (e.stuck)
+                log_error("worker " + std::to_string(e.worker) + ": stuck, no loop iteration for " +
+                          silent +
+                          (notify_.watchdog().count()
+                               ? "; the systemd watchdog is no longer fed (systemd restarts xvsd)"
+                               : ""));
+            else
+                log_warning("worker " + std::to_string(e.worker) + ": running again after " +
+                            silent + " without a loop iteration");
+        }
+        if (watch.all_alive()) notify_.watchdog_tick(now);
+        log_tick();
         if (now >= next_estimate) {
             controller_->estimate_rates(now);
             controller_->capture_expire(now);
@@ -385,7 +434,8 @@ int Daemon::run() {
         ControlServer::poll_servers(servers, std::chrono::milliseconds(200), health_->fd());
         health_->run_once(0);
         if (uint64_t n = director_->commit_wait_timeouts(); n != commit_wait_timeouts_) {
-            log_warning("a worker took more than " +
+            log_limited("commit wait", LogLevel::Warning,
+                        "a worker took more than " +
                         std::to_string(lb::Director::kCommitWaitLimit.count()) +
                         " ms to take up a configuration change (" + std::to_string(n) +
                         " times so far): is it stalled or starved of CPU?");

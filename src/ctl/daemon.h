@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -30,8 +31,9 @@ public:
 
     // Reads the config, starts EAL, ports, workers and the control socket.
     Result<void> start();
-    // Serves until SIGTERM/SIGINT. Returns the process exit code.
-    int run();
+    // Serves until SIGTERM/SIGINT. Returns the process exit code. `ready` is called once the
+    // signal handlers are in place, where systemd hears READY=1 (xvsd -d's parent exits then).
+    int run(const std::function<void()>& ready = {});
 
 private:
     Result<void> reload();

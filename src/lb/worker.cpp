@@ -299,7 +299,10 @@ void Worker::run(const std::atomic<bool>& stop, PollMode mode) {
     Polling polling(*this);
     unsigned idle = 0;
     while (!stop.load(std::memory_order_relaxed)) {
-        if (poll_once() || mode == PollMode::Busy || commands_.pending()) {
+        const unsigned received = poll_once();
+        std::atomic<uint64_t>& polls = received ? polls_busy_ : polls_idle_;
+        polls.store(polls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        if (received || mode == PollMode::Busy || commands_.pending()) {
             idle = 0;
             continue;
         }

@@ -113,6 +113,18 @@ public:
     unsigned neigh_handoff_in_flight() const;
     unsigned id() const { return ctx_.id; }
 
+    // run()'s loop iterations so far, by outcome: busy (received something) or idle. Their
+    // sum is the worker's heartbeat: the control thread's watchdog (ctl/worker_watch.h) sees a
+    // worker that stops advancing it as stuck. Written by run() only, read by anyone.
+    struct PollCounts {
+        uint64_t busy = 0;
+        uint64_t idle = 0;
+    };
+    PollCounts poll_counts() const {
+        return {polls_busy_.load(std::memory_order_relaxed),
+                polls_idle_.load(std::memory_order_relaxed)};
+    }
+
 private:
     Worker(Director& director, const WorkerConfig& cfg);
     static uint64_t clock_ms();
@@ -148,6 +160,10 @@ private:
     rte_mbuf* rd_buf_[kMaxWorkers][kMaxBurst] = {};
     static constexpr unsigned kMaxPortIds = 64;  // DPDK port ids mapped back to port indexes
     uint8_t port_index_[kMaxPortIds] = {};
+    // One writer (run()): a relaxed load and store, no locked instruction. On a line of
+    // their own so the control thread's reads do not disturb the worker's hot fields.
+    alignas(64) std::atomic<uint64_t> polls_busy_{0};
+    std::atomic<uint64_t> polls_idle_{0};
 };
 
 }  // namespace xvs::lb

@@ -62,6 +62,18 @@ void eal_stop() {
 
 bool eal_running() { return g_running; }
 
+std::vector<MempoolUse> mempools_use() {
+    std::vector<MempoolUse> out;
+    if (!g_running) return out;
+    rte_mempool_walk(
+        [](rte_mempool* mp, void* arg) {
+            static_cast<std::vector<MempoolUse>*>(arg)->push_back(
+                {mp->name, mp->size, rte_mempool_avail_count(mp)});
+        },
+        &out);
+    return out;
+}
+
 size_t mempool_memory_bytes(const rte_mempool* mp) {
     return size_t(mp->header_size + mp->elt_size + mp->trailer_size) * mp->size;
 }

@@ -7,6 +7,7 @@
 # ports' rx counters move. A second listener address from the config (metrics_listen on the
 # director's LAN address) is what xvsd binds, and a reload changing it is logged as needing a
 # restart, not silently ignored. Every series contrib/grafana/xvs-director.json queries exists.
+# The worker's busy and idle poll counts move; the mbuf pools' size is free + used.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools curl promtool hping3
@@ -65,6 +66,25 @@ assert_ge $((rx2 - rx1)) 200 "wan0 rx packets grew (>= 4 per request)"
 used=$(value "$XE_TMP/m2" 'xvs_conn_table_used{worker="0"}')
 assert_ge "${used:-0}" 1 "conn table entries in use (TIME_WAIT conns)"
 assert_eq 1 "$(value "$XE_TMP/m2" 'xvs_workers')" "xvs_workers"
+# The worker's poll loop: busy iterations grew with the traffic, idle ones with the time.
+for r in busy idle; do
+    p1=$(value "$XE_TMP/m1" "xvs_worker_polls_total{worker=\"0\",result=\"$r\"}")
+    p2=$(value "$XE_TMP/m2" "xvs_worker_polls_total{worker=\"0\",result=\"$r\"}")
+    assert_ge $((${p2:-0} - ${p1:-0})) 1 "$r polls of worker 0 grew"
+done
+# The mbuf pools: size = free + used. In use once the traffic is over: AF_XDP's fill ring
+# holds its mbufs; af_packet copies into mbufs as frames come, so an idle worker holds none.
+for pool in xvs_mbufs_wan0 xvs_mbufs_lan0; do
+    size=$(value "$XE_TMP/m2" "xvs_mempool_size{pool=\"$pool\"}")
+    free=$(value "$XE_TMP/m2" "xvs_mempool_free{pool=\"$pool\"}")
+    used=$(value "$XE_TMP/m2" "xvs_mempool_used{pool=\"$pool\"}")
+    assert_eq "${size:-missing}" $((${free:-0} + ${used:-0})) "$pool size = free + used"
+    if [[ ${XE_PMD:-af_xdp} == af_xdp ]]; then
+        assert_ge "${used:-0}" 1 "$pool mbufs in use (the AF_XDP fill ring's)"
+    else
+        assert_eq 0 "${used:-missing}" "$pool mbufs in use by an idle af_packet director"
+    fi
+done
 # The -Z of ipvsadm zeroes what xvsadm shows, never a Prometheus counter.
 xvsadm_ns -Z >/dev/null || fail "xvsadm -Z"
 scrape "$XE_TMP/m3" >/dev/null || fail "scrape 3 failed"

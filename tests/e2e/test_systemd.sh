@@ -4,7 +4,9 @@
 # started the way systemd starts a Type=notify service with WatchdogSec=2 (NOTIFY_SOCKET,
 # WATCHDOG_USEC) says READY=1 with its STATUS once its control socket answers, feeds the
 # watchdog every half period, says RELOADING=1 then READY=1 around a SIGHUP reload, and
-# STOPPING=1 on SIGTERM. The notify socket is a datagram listener of the test's own.
+# STOPPING=1 on SIGTERM. The notify socket is a datagram listener of the test's own. A worker
+# thread stopped on its own (ptrace) for 4 s is logged as stuck once, no WATCHDOG=1 goes out
+# while it is, and the pings resume when it runs again.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools systemd-analyze
@@ -72,6 +74,48 @@ assert_contains "$(grep RELOADING=1 "$msgs")" "MONOTONIC_USEC=" "RELOADING=1 car
 http_loop 4 "$XE_TMP/after_reload.txt" "http://$VIP/" 30
 assert_eq 4 "$(count_lines rs1 "$XE_TMP/after_reload.txt")" "requests answered after the reload"
 pass "SIGHUP: RELOADING=1, then READY=1 again"
+
+# A stuck worker withholds the watchdog: the worker thread alone is stopped with ptrace
+# (PTRACE_SEIZE + PTRACE_INTERRUPT stop only that thread; SIGSTOP would stop the whole
+# process, control thread included) for 4 s, then released.
+tid=""
+for t in /proc/"$XVSD_PID"/task/*; do
+    [[ $(cat "$t/comm" 2>/dev/null) == xvs-worker-0 ]] && tid=${t##*/}
+done
+[[ -n $tid ]] || fail "no thread named xvs-worker-0 in xvsd: $(cat /proc/"$XVSD_PID"/task/*/comm | tr '\n' ' ')"
+stall=$XE_TMP/stall.txt
+"$XE_PY" -c '
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+PTRACE_DETACH, PTRACE_SEIZE, PTRACE_INTERRUPT, WALL = 17, 0x4206, 0x4207, 0x40000000
+tid = int(sys.argv[1])
+if libc.ptrace(PTRACE_SEIZE, tid, None, None) != 0:
+    sys.exit("PTRACE_SEIZE: " + os.strerror(ctypes.get_errno()))
+libc.ptrace(PTRACE_INTERRUPT, tid, None, None)
+os.waitpid(tid, WALL)
+print("stopped %.3f" % time.monotonic(), flush=True)
+time.sleep(float(sys.argv[2]))
+libc.ptrace(PTRACE_DETACH, tid, None, None)
+print("released %.3f" % time.monotonic(), flush=True)
+' "$tid" 4 >"$stall" 2>&1 || fail "could not stop the worker thread: $(cat "$stall")"
+stopped=$(awk '/^stopped/ { print $2 }' "$stall")
+released=$(awk '/^released/ { print $2 }' "$stall")
+assert_contains "$(cat "$XVSD_LOG")" "worker 0: stuck, no loop iteration for" "the stuck worker is logged"
+assert_contains "$(cat "$XVSD_LOG")" "the systemd watchdog is no longer fed" "and the watchdog withheld"
+assert_eq 1 "$(grep -c "worker 0: stuck" "$XVSD_LOG")" "stuck lines (once)"
+# Stuck after the 1 s stall limit (half of WatchdogSec=2) and the 200 ms tick: no ping from
+# 1.5 s after the stop until the release.
+withheld=$(awk -v from="$stopped" -v to="$released" \
+    '/WATCHDOG=1/ && $1 > from + 1.5 && $1 < to { n++ } END { print n + 0 }' "$msgs")
+assert_eq 0 "$withheld" "watchdog pings while worker 0 was stuck (after 1.5 s)"
+wait_until 3 grep -q "worker 0: running again after" "$XVSD_LOG" ||
+    fail "no recovery line: $(tail -3 "$XVSD_LOG")"
+resumed() { awk -v to="$released" '/WATCHDOG=1/ && $1 > to { n++ } END { exit !(n > 0) }' "$msgs"; }
+wait_until 3 resumed || fail "no watchdog ping after the worker was released"
+http_loop 4 "$XE_TMP/after_stall.txt" "http://$VIP/" 30
+assert_eq 4 "$(count_lines rs1 "$XE_TMP/after_stall.txt")" "requests answered after the stall"
+pass "a stuck worker (ptrace-stopped 4 s) is logged once and the watchdog withheld; pings resume"
 
 stop_xvsd TERM
 assert_eq 0 "$XVSD_STATUS" "xvsd exit status"

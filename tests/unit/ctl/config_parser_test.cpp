@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -343,6 +344,20 @@ TEST(ConfigParser, ControlSocketGroupResolvedOrRefusedAtItsLine) {
                             "this system (getent group lists them)"));
     EXPECT_THAT(errors_of("global_defs { control_socket_group }\n"),
                 ElementsAre("t.conf:7: control_socket_group: missing value"));
+}
+
+TEST(ConfigParser, LogFacilityAppliedOrRefusedAtItsLine) {
+    ParseOutcome ok = parse_body("global_defs {\n    log_facility local3\n}\n");
+    ASSERT_THAT(ok.errors, IsEmpty());
+    EXPECT_EQ(ok.config->global.log_facility, std::optional<int>(LOG_LOCAL3));
+    EXPECT_EQ(parse_body("global_defs { log_facility daemon }\n").config->global.log_facility,
+              std::optional<int>(LOG_DAEMON));
+    EXPECT_FALSE(parse_body("").config->global.log_facility);  // default: decided by xvsd's flags
+    EXPECT_THAT(errors_of("global_defs {\n    log_facility kern\n}\n"),
+                ElementsAre("t.conf:8: log_facility: 'kern' is not a syslog facility: use daemon, "
+                            "local0..local7 (or 0..7 for local0..local7)"));
+    EXPECT_THAT(errors_of("global_defs { log_facility }\n"),
+                ElementsAre("t.conf:7: log_facility: missing value"));
 }
 
 TEST(ConfigParser, TimeoutsByStateNameAndLvsTimeouts) {

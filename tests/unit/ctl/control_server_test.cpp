@@ -118,7 +118,8 @@ class ControlServerTest : public ::testing::Test {
         auto handler = [this](std::string_view line) {
             if (line == "big") return ControlServer::Reply{std::string(8u << 20, 'x'), ""};
             auto r = controller_->serve_line(line);
-            return ControlServer::Reply{std::move(r.text), std::move(r.problem)};
+            return ControlServer::Reply{std::move(r.text), std::move(r.problem),
+                                        std::move(r.change)};
         };
         auto server = ControlServer::open(path_, group, handler, limits);
         ASSERT_TRUE(server) << server.error();
@@ -348,18 +349,56 @@ TEST_F(ControlServerTest, LargeReplyReachesASlowReaderWhileOthersAreServed) {
     EXPECT_EQ(all.size(), (8u << 20) + 1);
 }
 
+size_t count_of(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+// The burst is written, the rest counted, and the count reported once when the bucket has a
+// token again, by the poll loop itself (no further request needed).
 TEST_F(ControlServerTest, ProblemLogIsRateLimited) {
     ControlServer::Limits limits;
     limits.log_burst = 3;
+    limits.log_refill = milliseconds(2000);
+    ::testing::internal::CaptureStderr();
     start(limits);
     for (int i = 0; i < 10; ++i) {
         RawClient c(path_);
         c.send_all("{bad\n");
         c.read_all();
     }
+    std::this_thread::sleep_for(milliseconds(2500));
     stop();
+    const std::string log = ::testing::internal::GetCapturedStderr();
     EXPECT_EQ(server_->stats().problems, 10u);
     EXPECT_EQ(server_->stats().log_suppressed, 7u);
+    EXPECT_EQ(count_of(log, "request is not valid JSON"), 3u) << log;
+    EXPECT_EQ(count_of(log, "similar message"), 1u) << log;
+    EXPECT_EQ(count_of(log, "control socket request problems: 7 similar messages suppressed "
+                            "(at most 3 at once, then 1 per 2000 ms)"),
+              1u)
+        << log;
+}
+
+// Every change is logged once with the client that made it; reads and refusals are not.
+TEST_F(ControlServerTest, ChangesAreLoggedOnceWithTheirClient) {
+    ::testing::internal::CaptureStderr();
+    start();
+    auto r = request({{"cmd", "set_timeout"}, {"tcp", 900}});
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ((*r)["ok"], true);
+    r = request({{"cmd", "version"}});
+    ASSERT_TRUE(r) << r.error();
+    r = request({{"cmd", "route_del"}, {"prefix", "10.99.0.0/16"}});  // unknown: refused
+    ASSERT_TRUE(r) << r.error();
+    stop();
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    const std::string who = "control client pid " + std::to_string(::getpid()) + " uid " +
+                            std::to_string(::getuid()) + ": ";
+    EXPECT_EQ(count_of(log, who + "set_timeout {\"tcp\":900}"), 1u) << log;
+    EXPECT_EQ(count_of(log, "version"), 0u) << log;
+    EXPECT_EQ(count_of(log, "route"), 0u) << log;
 }
 
 TEST_F(ControlServerTest, SocketIsRootOnly0600ByDefault) {

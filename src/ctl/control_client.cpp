@@ -2,6 +2,8 @@
 // the client is a short-lived CLI, never on the packet path.
 #include "ctl/control_client.h"
 
+#include "common/fd.h"
+
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -16,19 +18,7 @@ namespace xvs::ctl {
 
 namespace {
 
-class Fd {
-public:
-    explicit Fd(int fd) : fd_(fd) {}
-    ~Fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return fd_; }
-
-private:
-    int fd_;
-};
+using Fd = UniqueFd;  // common/fd.h
 
 std::string errno_text(int e) { return std::strerror(e); }
 

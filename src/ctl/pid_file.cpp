@@ -3,6 +3,8 @@
 // inode checks that the path still names it, so two starting daemons never both win.
 #include "ctl/pid_file.h"
 
+#include "common/fd.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -27,20 +29,7 @@ bool names(const std::string& path, int fd) {
            by_path.st_dev == by_fd.st_dev && by_path.st_ino == by_fd.st_ino;
 }
 
-class Fd {
-  public:
-    explicit Fd(int fd) : fd_(fd) {}
-    ~Fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return fd_; }
-    int release() { return std::exchange(fd_, -1); }
-
-  private:
-    int fd_;
-};
+using Fd = UniqueFd;  // common/fd.h
 
 }  // namespace
 

@@ -203,22 +203,6 @@ Result<void> pins_create(const std::string& bpffs, const std::string& dev, int p
 
 }  // namespace
 
-Fd& Fd::operator=(Fd&& other) noexcept {
-    if (this != &other) {
-        if (fd_ >= 0) close(fd_);
-        fd_ = other.release();
-    }
-    return *this;
-}
-Fd::~Fd() {
-    if (fd_ >= 0) close(fd_);
-}
-int Fd::release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-}
-
 const char* decap_counter_name(int idx) {
     return kNames[idx];
 }

@@ -12,28 +12,15 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/fd.h"
 #include "decap_abi.h"
 
 struct bpf_object;
 
 namespace xvs::rs {
 
-// Owns one file descriptor (a BPF map or program); closes it on destruction.
-class Fd {
-  public:
-    Fd() = default;
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(Fd&& other) noexcept : fd_(other.release()) {}
-    Fd& operator=(Fd&& other) noexcept;
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd();
-    int get() const { return fd_; }
-    int release();
-
-  private:
-    int fd_ = -1;
-};
+// Owns one file descriptor (a BPF map or program): common/fd.h.
+using Fd = UniqueFd;
 
 struct DecapConfig {
     uint16_t gue_port = XVS_RS_GUE_PORT_DEFAULT;

@@ -299,85 +299,72 @@ static __always_inline __u16 local_port(struct bpf_sock_addr* ctx) {
     return sk ? bpf_htons((__u16)sk->src_port) : 0;
 }
 
-SEC("cgroup/recvmsg4")
-int xvs_uoa_recv4(struct bpf_sock_addr* ctx) {
+/* The four sockaddr hooks share one shape: look the datagram's peer (as the application
+ * sees it, with the socket's own port) up in `map` and, when found, put the address and port
+ * it maps to in its place. recvmsg looks up xvs_uoa_fwd (director -> client: the application
+ * sees the client), sendmsg xvs_uoa_rev (client -> director: the reply goes back through the
+ * director). An IPv4 socket takes only IPv4 entries. On an IPv6 socket any client can be shown
+ * (an IPv6 client behind an IPv4 director address: FNAT64), but a reply goes to a director of
+ * the peer's own kind: v4-mapped to an IPv4 entry, native to an IPv6 one (same_family). */
+static __always_inline int rewrite4(struct bpf_sock_addr* ctx, void* map, __u32 rewritten) {
     struct xvs_uoa_key k = {};
     v4_mapped(k.peer, ctx->user_ip4);
     k.peer_port = (__u16)ctx->user_port;
     k.local_port = local_port(ctx);
-    struct xvs_uoa_addr* client = bpf_map_lookup_elem(&xvs_uoa_fwd, &k);
-    if (!client) return 1;
-    if (client->family != 4) {
+    struct xvs_uoa_addr* to = bpf_map_lookup_elem(map, &k);
+    if (!to) return 1;
+    if (to->family != 4) {
         count(XVS_UOA_family_mismatch);
         return 1;
     }
-    ctx->user_ip4 = client->addr[3];
-    ctx->user_port = client->port;
-    count(XVS_UOA_recv_rewritten);
+    ctx->user_ip4 = to->addr[3];
+    ctx->user_port = to->port;
+    count(rewritten);
     return 1;
+}
+
+static __always_inline int rewrite6(struct bpf_sock_addr* ctx, void* map, __u32 rewritten,
+                                    int same_family) {
+    struct xvs_uoa_key k = {};
+    k.peer[0] = ctx->user_ip6[0];
+    k.peer[1] = ctx->user_ip6[1];
+    k.peer[2] = ctx->user_ip6[2];
+    k.peer[3] = ctx->user_ip6[3];
+    k.peer_port = (__u16)ctx->user_port;
+    k.local_port = local_port(ctx);
+    struct xvs_uoa_addr* to = bpf_map_lookup_elem(map, &k);
+    if (!to) return 1;
+    if (same_family && (to->family == 4) != is_v4_mapped(k.peer)) {
+        count(XVS_UOA_family_mismatch);
+        return 1;
+    }
+    ctx->user_ip6[0] = to->addr[0];
+    ctx->user_ip6[1] = to->addr[1];
+    ctx->user_ip6[2] = to->addr[2];
+    ctx->user_ip6[3] = to->addr[3];
+    ctx->user_port = to->port;
+    count(rewritten);
+    return 1;
+}
+
+SEC("cgroup/recvmsg4")
+int xvs_uoa_recv4(struct bpf_sock_addr* ctx) {
+    return rewrite4(ctx, &xvs_uoa_fwd, XVS_UOA_recv_rewritten);
 }
 
 SEC("cgroup/recvmsg6")
 int xvs_uoa_recv6(struct bpf_sock_addr* ctx) {
-    struct xvs_uoa_key k = {};
-    k.peer[0] = ctx->user_ip6[0];
-    k.peer[1] = ctx->user_ip6[1];
-    k.peer[2] = ctx->user_ip6[2];
-    k.peer[3] = ctx->user_ip6[3];
-    k.peer_port = (__u16)ctx->user_port;
-    k.local_port = local_port(ctx);
-    struct xvs_uoa_addr* client = bpf_map_lookup_elem(&xvs_uoa_fwd, &k);
-    if (!client) return 1;
-    ctx->user_ip6[0] = client->addr[0];
-    ctx->user_ip6[1] = client->addr[1];
-    ctx->user_ip6[2] = client->addr[2];
-    ctx->user_ip6[3] = client->addr[3];
-    ctx->user_port = client->port;
-    count(XVS_UOA_recv_rewritten);
-    return 1;
+    return rewrite6(ctx, &xvs_uoa_fwd, XVS_UOA_recv_rewritten, 0);
 }
 
 SEC("cgroup/sendmsg4")
 int xvs_uoa_send4(struct bpf_sock_addr* ctx) {
-    struct xvs_uoa_key k = {};
-    v4_mapped(k.peer, ctx->user_ip4);
-    k.peer_port = (__u16)ctx->user_port;
-    k.local_port = local_port(ctx);
-    struct xvs_uoa_addr* director = bpf_map_lookup_elem(&xvs_uoa_rev, &k);
-    if (!director) return 1;
-    if (director->family != 4) {
-        count(XVS_UOA_family_mismatch);
-        return 1;
-    }
-    ctx->user_ip4 = director->addr[3];
-    ctx->user_port = director->port;
-    count(XVS_UOA_send_rewritten);
-    return 1;
+    return rewrite4(ctx, &xvs_uoa_rev, XVS_UOA_send_rewritten);
 }
 
 SEC("cgroup/sendmsg6")
 int xvs_uoa_send6(struct bpf_sock_addr* ctx) {
-    struct xvs_uoa_key k = {};
-    k.peer[0] = ctx->user_ip6[0];
-    k.peer[1] = ctx->user_ip6[1];
-    k.peer[2] = ctx->user_ip6[2];
-    k.peer[3] = ctx->user_ip6[3];
-    k.peer_port = (__u16)ctx->user_port;
-    k.local_port = local_port(ctx);
-    struct xvs_uoa_addr* director = bpf_map_lookup_elem(&xvs_uoa_rev, &k);
-    if (!director) return 1;
-    /* A v4-mapped director for a v4-mapped client, a v6 one for a v6 client (FNAT66). */
-    if ((director->family == 4) != is_v4_mapped(k.peer)) {
-        count(XVS_UOA_family_mismatch);
-        return 1;
-    }
-    ctx->user_ip6[0] = director->addr[0];
-    ctx->user_ip6[1] = director->addr[1];
-    ctx->user_ip6[2] = director->addr[2];
-    ctx->user_ip6[3] = director->addr[3];
-    ctx->user_port = director->port;
-    count(XVS_UOA_send_rewritten);
-    return 1;
+    return rewrite6(ctx, &xvs_uoa_rev, XVS_UOA_send_rewritten, 1);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

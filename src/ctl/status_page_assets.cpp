@@ -180,7 +180,7 @@ const std::string_view kStatusPageScript = R"js(
     arr(pools, 'mbufs').forEach(function (m) { pool('mbufs ' + str(m, 'port'), num(m, 'in_use'), num(m, 'size')); });
     return h + '</tbody></table></div></article></section>';
   }
-  var period = 2000;
+  var period = 2000, shown = document.getElementById('updated').textContent;
   function refresh() {
     var updated = document.getElementById('updated');
     fetch('status.json', {cache: 'no-store'}).then(function (r) {
@@ -189,11 +189,12 @@ const std::string_view kStatusPageScript = R"js(
     }).then(function (st) {
       document.getElementById('main').innerHTML = render(st);
       document.body.setAttribute('data-rendered', 'script');
-      updated.textContent = utc(num(st, 'time'));
+      shown = utc(num(st, 'time'));
+      updated.textContent = shown;
       updated.className = '';
       if (num(st, 'period_s') > 0) period = num(st, 'period_s') * 1000;
     }).catch(function (e) {
-      updated.textContent = 'not refreshed: ' + e.message + ' (last: ' + updated.textContent.replace(/^not refreshed: .* \(last: /, '').replace(/\)$/, '') + ')';
+      updated.textContent = 'not refreshed (' + e.message + '): data of ' + shown;
       updated.className = 'stale';
     }).then(function () { setTimeout(refresh, period); });
   }

@@ -52,7 +52,7 @@ tr.dest.down td,tr.dest.inhibited td{background:rgba(198,40,40,.07)}
 .age{color:var(--mute);font-size:.85em}
 meter{width:5em;vertical-align:middle}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,30em),1fr));gap:.8em}
-.grid article{margin:0}
+.grid article{margin:0;min-width:0}
 @media (max-width:40em){main{padding:.4em}body{font-size:13px}.grid{grid-template-columns:1fr}}
 @media (min-width:110em){body{font-size:16px}}
 )css";

@@ -5,7 +5,9 @@
 // as for stats and metrics.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -86,6 +88,14 @@ json Controller::status_json() const {
     };
     const std::vector<health::DestHealth> health =
         dest_health_ ? dest_health_() : std::vector<health::DestHealth>{};
+    // The checks' entries of each service, so that matching them to dests costs
+    // O(dests x that service's entries), not O(dests x all entries).
+    struct KeyHash {
+        size_t operator()(const lb::ServiceKey& k) const { return lb::flat_hash(k); }
+    };
+    std::unordered_map<lb::ServiceKey, std::vector<size_t>, KeyHash> health_by_key;
+    for (size_t i = 0; i < health.size(); ++i) health_by_key[health[i].key].push_back(i);
+    std::vector<bool> shown(health.size(), false);
 
     json services = json::array();
     std::vector<const lb::LocalAddr*> laddrs;
@@ -114,12 +124,13 @@ json Controller::status_json() const {
             traffic(j, service_totals(s), estimate(sp.get()));
             uint64_t active = 0, inactive = 0;
             json dests = json::array();
-            std::vector<bool> shown(health.size(), false);
+            static const std::vector<size_t> kNone;
+            const auto found = s.match ? health_by_key.end() : health_by_key.find(s.key);
+            const std::vector<size_t>& mine = found == health_by_key.end() ? kNone : found->second;
             auto health_of = [&](const net::InetAddr& addr, uint16_t port) -> const health::DestHealth* {
-                if (s.match) return nullptr;
-                for (size_t i = 0; i < health.size(); ++i) {
+                for (size_t i : mine) {
                     const auto& h = health[i];
-                    if (h.key == s.key && h.addr == addr && h.port == port) {
+                    if (h.addr == addr && h.port == port) {
                         shown[i] = true;
                         return &h;
                     }
@@ -147,9 +158,9 @@ json Controller::status_json() const {
                 dests.push_back(std::move(dj));
             }
             // Real servers the checks took out of the service: still configured, so shown.
-            for (size_t i = 0; i < health.size(); ++i) {
+            for (size_t i : mine) {
                 const auto& h = health[i];
-                if (shown[i] || s.match || !(h.key == s.key)) continue;
+                if (shown[i]) continue;
                 json dj;
                 dj["name"] = net::to_string(net::InetEndpoint{h.addr, h.port});
                 dj["in_service"] = false;

@@ -80,7 +80,7 @@ const std::string_view kStatusPageScript = R"js(
   }
   function utc(t) { return new Date(t * 1000).toISOString().replace('T', ' ').substring(0, 19) + ' UTC'; }
   function chart(title, lines, slots) {
-    var W = 300, H = 60, max = 1, n = Math.max(slots, 2), h, i;
+    var W = 3000, H = 600, max = 1, n = Math.max(slots, 2), h, i;
     lines.forEach(function (l) { l[0].forEach(function (p) { if (typeof p === 'number' && p > max) max = p; }); });
     h = '<figure class="chart"><figcaption>' + esc(title);
     lines.forEach(function (l) {
@@ -88,13 +88,13 @@ const std::string_view kStatusPageScript = R"js(
       h += ' <span class="' + l[1] + '">' + fmtRate(last) + '</span>';
     });
     h += ' <span class="max">max ' + fmtRate(max) + '</span></figcaption>';
-    h += '<svg viewBox="0 0 300 60" preserveAspectRatio="none" role="img" aria-label="' + esc(title) + '">';
+    h += '<svg viewBox="0 0 3000 600" preserveAspectRatio="none" role="img" aria-label="' + esc(title) + '">';
     lines.forEach(function (l) {
       var pts = l[0], count = pts.length, s = '';
       if (!count) return;
       for (i = 0; i < count; i++) {
         var v = typeof pts[i] === 'number' ? pts[i] : 0;
-        s += ((n - count + i) * W / (n - 1)).toFixed(1) + ',' + (H - v / max * (H - 2) - 1).toFixed(1) + ' ';
+        s += Math.round((n - count + i) * W / (n - 1)) + ',' + Math.round(H - v / max * (H - 20) - 10) + ' ';
       }
       h += '<polyline class="' + l[1] + '" points="' + s + '"/>';
     });
@@ -183,6 +183,8 @@ const std::string_view kStatusPageScript = R"js(
   var period = 2000, shown = document.getElementById('updated').textContent;
   function refresh() {
     var updated = document.getElementById('updated');
+    // A hidden tab costs xvsd nothing: it catches up when shown again.
+    if (document.hidden) { setTimeout(refresh, period); return; }
     fetch('status.json', {cache: 'no-store'}).then(function (r) {
       if (!r.ok) throw new Error('HTTP ' + r.status);
       return r.json();

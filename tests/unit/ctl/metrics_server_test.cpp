@@ -40,12 +40,12 @@ class TcpClient {
         sockaddr_in src{};
         src.sin_family = AF_INET;
         src.sin_addr.s_addr = htonl(source);
-        ::bind(fd_, reinterpret_cast<sockaddr*>(&src), sizeof src);
+        const bool bound = ::bind(fd_, reinterpret_cast<sockaddr*>(&src), sizeof src) == 0;
         sockaddr_in sin{};
         sin.sin_family = AF_INET;
         sin.sin_port = htons(port);
         sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&sin), sizeof sin) == 0;
+        connected_ = bound && ::connect(fd_, reinterpret_cast<sockaddr*>(&sin), sizeof sin) == 0;
     }
     ~TcpClient() {
         if (fd_ >= 0) ::close(fd_);

@@ -70,11 +70,11 @@ TEST_F(StatusHistoryTest, ServiceSeriesFollowTheServices) {
 
 TEST_F(StatusHistoryTest, BoundedToFiveMinutes) {
     sample(0, 0, {"A"});
-    for (int i = 1; i <= 400; ++i) sample(2 * i, 2, {"A"});
+    for (int64_t i = 1; i <= 400; ++i) sample(2 * i, 2, {"A"});
     EXPECT_EQ(history_.size(), StatusHistory::kSamples);
     const json d = history_.director_json();
     EXPECT_EQ(d["t"].size(), StatusHistory::kSamples);
-    EXPECT_EQ(d["t"].front(), 2 * (400 - static_cast<int>(StatusHistory::kSamples) + 1));
+    EXPECT_EQ(d["t"].front(), 2 * (400 - static_cast<int64_t>(StatusHistory::kSamples) + 1));
     EXPECT_EQ(d["t"].back(), 800);
     EXPECT_EQ(history_.service_json("A")["outpps"].size(), StatusHistory::kSamples);
 }

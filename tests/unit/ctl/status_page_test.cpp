@@ -86,8 +86,9 @@ TEST(StatusPage, RendersTablesAndChartsFromTheDocument) {
     // Pools: local ports in use = ports - free; mbufs.
     EXPECT_THAT(page, HasSubstr("local ports 10.0.0.100 (7 conns)</td><td class=\"num\">4511</td>"));
     EXPECT_THAT(page, HasSubstr("mbufs wan0</td><td class=\"num\">300</td><td class=\"num\">8191</td>"));
-    // Charts: three points right-aligned over three slots (x 0, 150, 300); the max on top.
-    EXPECT_THAT(page, HasSubstr("<polyline class=\"l1\" points=\"0.0,46.1 150.0,33.2 300.0,1.0 \"/>"));
+    // Charts: three points right-aligned over three slots (x 0, 1500, 3000 of a 3000 x 600
+    // box); the max at the top margin (10), y = 600 - 10 - v / max x 580.
+    EXPECT_THAT(page, HasSubstr("<polyline class=\"l1\" points=\"0,461 1500,332 3000,10 \"/>"));
     EXPECT_THAT(page, HasSubstr("<polyline class=\"l3\" points="));
     // The inline script and style are there; nothing is loaded from elsewhere.
     EXPECT_THAT(page, HasSubstr("fetch('status.json'"));

@@ -90,13 +90,18 @@ kill "$(cat "$XE_TMP/rs1/nginx.pid")" || fail "stop nginx on rs1"
 wait_until 10 health_is "$RS1" down || fail "rs1 not down in /status.json 10 s after nginx stopped: $(cat "$XE_TMP/h.json")"
 pass "rs1 down in /status.json after nginx stopped"
 
-# From source port 2000, kept (-k): never one of curl's ephemeral ports, so no ACK can meet
-# the conn of a request in TIME_WAIT.
-stray_acks() { in_ns "$NS_CL" timeout 10 hping3 -q -A -s 2000 -k -c "$1" -i u20000 -p 80 "$VIP" >/dev/null 2>&1; }
-stray_acks 5
+# stray_acks N : up to N bare ACKs to VIP:80, from source port 2000, kept (-k): never one of
+# curl's ephemeral ports, so no ACK can meet the conn of a request in TIME_WAIT. Prints how
+# many hping3 sent: it stops early when it sees N packets come back, and the curls' replies
+# count (seen: "3 packets transmitted, 5 packets received").
+stray_acks() {
+    in_ns "$NS_CL" timeout 10 hping3 -A -s 2000 -k -c "$1" -i u20000 -p 80 "$VIP" 2>&1 |
+        awk '/packets transmitted/ { print $1 }'
+}
+sent1=$(stray_acks 5)
 assert_eq 200 "$(status "$XE_TMP/s1.json")" "GET /status.json over loopback"
 sleep 3
-stray_acks 5
+sent2=$(stray_acks 5)
 sleep 2.5 # a rate tick (2 s) for the rates and the history
 status "$XE_TMP/s2.json" >/dev/null
 j() { jq_py "$XE_TMP/$1.json" "$2"; }
@@ -109,11 +114,10 @@ c2=$(j s2 "dest('$RS2')['conns']")
 assert_ge "$((c2 - c1))" 10 "rs2 conns rose between two reads 5.5 s apart ($c1 -> $c2)"
 d1=$(j s1 "drop('drop_tcp_no_conn')")
 d2=$(j s2 "drop('drop_tcp_no_conn')")
-assert_ge "$d1" 5 "drop_tcp_no_conn after the first 5 stray ACKs"
-# (Once in a few runs one of hping3's 5 went uncounted under the concurrent curls: moving, by
-# at most what was sent, is what the page must show.)
-assert_ge "$((d2 - d1))" 1 "drop_tcp_no_conn rose after the second 5 ACKs"
-assert_le "$((d2 - d1))" 5 "drop_tcp_no_conn rose by no more than the 5 ACKs"
+assert_ge "${sent1:-0}" 1 "stray ACKs sent (first batch)"
+assert_ge "${sent2:-0}" 1 "stray ACKs sent (second batch)"
+assert_ge "$d1" "$sent1" "drop_tcp_no_conn after the first $sent1 stray ACKs"
+assert_eq "$sent2" "$((d2 - d1))" "drop_tcp_no_conn rose by the second batch's ACKs"
 assert_ge "$(j s2 "len(d['history']['t'])")" 3 "history points"
 assert_eq "$(j s2 "len(d['history']['t'])")" "$(j s2 "len(svc['TCP $VIP:80']['history']['cps'])")" "the service's history as long as the director's"
 assert_ge "$(j s2 "int(max(svc['TCP $VIP:80']['history']['cps']))")" 2 "the service's conn/s history saw the traffic"
@@ -155,14 +159,14 @@ read -r r1 h1 h2 dc1 dd1 < <(dom_facts "$XE_TMP/dom1.html")
 assert_eq script "$r1" "the page re-rendered itself from /status.json (JavaScript)"
 assert_eq down "$h1" "rs1 in the browser's DOM"
 assert_eq up "$h2" "rs2 in the browser's DOM"
-stray_acks 5
+sent3=$(stray_acks 5)
 sleep 3
 browser --virtual-time-budget=6000 --dump-dom "$BASE/" >"$XE_TMP/dom2.html" || fail "chromium --dump-dom failed (2)"
 read -r r2 _ _ dc2 dd2 < <(dom_facts "$XE_TMP/dom2.html")
 assert_eq script "$r2" "second load re-rendered by its script"
 assert_ge "$((dc2 - dc1))" 10 "rs2's conns rose in the DOM ($dc1 -> $dc2)"
-assert_ge "$((dd2 - dd1))" 1 "drop_tcp_no_conn rose in the DOM after 5 ACKs sent between the loads ($dd1 -> $dd2)"
-assert_le "$((dd2 - dd1))" 5 "drop_tcp_no_conn rose in the DOM by no more than the 5 ACKs"
+assert_ge "${sent3:-0}" 1 "stray ACKs sent between the loads"
+assert_eq "$sent3" "$((dd2 - dd1))" "drop_tcp_no_conn rose in the DOM by the ACKs sent between the loads ($dd1 -> $dd2)"
 # Without JavaScript the page is what the server sent (headless Chromium with scripts off dumps
 # nothing: its dump runs through script), read with the same parser.
 in_ns "$NS_LB" curl -s --max-time 5 -o "$XE_TMP/dom0.html" "$BASE/" || fail "GET / failed"

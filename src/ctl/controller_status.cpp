@@ -60,8 +60,9 @@ void Controller::status_sample(double dt_s) {
     for (const auto* list : {&director_.services(), &director_.matches()}) {
         for (const auto& s : *list) {
             auto it = estimates_.find(s.get());
-            status_history_.sample_service(
-                service_label(*s), it != estimates_.end() ? it->second.interval : StatusHistory::ServiceRates{});
+            status_history_.sample_service(service_label(*s), it != estimates_.end()
+                                                                  ? it->second.interval
+                                                                  : StatusHistory::ServiceRates{});
         }
     }
     status_history_.sample_end();
@@ -127,7 +128,8 @@ json Controller::status_json() const {
             static const std::vector<size_t> kNone;
             const auto found = s.match ? health_by_key.end() : health_by_key.find(s.key);
             const std::vector<size_t>& mine = found == health_by_key.end() ? kNone : found->second;
-            auto health_of = [&](const net::InetAddr& addr, uint16_t port) -> const health::DestHealth* {
+            auto health_of = [&](const net::InetAddr& addr,
+                                 uint16_t port) -> const health::DestHealth* {
                 for (size_t i : mine) {
                     const auto& h = health[i];
                     if (h.addr == addr && h.port == port) {
@@ -203,7 +205,8 @@ json Controller::status_json() const {
     const auto& wrates = status_history_.worker_rates();
     for (size_t i = 0; i < workers_.size(); ++i) {
         const lb::Worker& w = *workers_[i];
-        const StatusHistory::WorkerRates r = i < wrates.size() ? wrates[i] : StatusHistory::WorkerRates{};
+        const StatusHistory::WorkerRates r =
+            i < wrates.size() ? wrates[i] : StatusHistory::WorkerRates{};
         conns_used += w.conns().in_use();
         conns_capacity += w.conns().capacity();
         workers.push_back({{"id", w.id()},
@@ -239,7 +242,10 @@ json Controller::status_json() const {
     return json{{"time", unix_now()},
                 {"period_s", StatusHistory::kPeriodS},
                 {"services", std::move(services)},
-                {"drops", {{"total", drops_total}, {"rate", std::round(drops_rate * 10) / 10}, {"reasons", std::move(reasons)}}},
+                {"drops",
+                 {{"total", drops_total},
+                  {"rate", std::round(drops_rate * 10) / 10},
+                  {"reasons", std::move(reasons)}}},
                 {"workers", std::move(workers)},
                 {"pools",
                  {{"conns", {{"used", conns_used}, {"capacity", conns_capacity}}},

@@ -29,7 +29,8 @@ double round2(double v) {
 
 void StatusHistory::sample_begin(int64_t unix_s, double dt_s,
                                  std::span<const stack::Counters* const> workers) {
-    std::vector<std::vector<uint64_t>> now(workers.size(), std::vector<uint64_t>(stack::kCounterCount));
+    std::vector<std::vector<uint64_t>> now(workers.size(),
+                                           std::vector<uint64_t>(stack::kCounterCount));
     for (size_t w = 0; w < workers.size(); ++w)
         for (size_t c = 0; c < stack::kCounterCount; ++c) now[w][c] = workers[w]->v[c];
     adding_ = dt_s > 0 && prev_.size() == now.size();
@@ -87,7 +88,9 @@ nlohmann::json StatusHistory::service_json(const std::string& name) const {
         const std::deque<double>& d = it->second.*member;
         return nlohmann::json(std::vector<double>(d.begin(), d.end()));
     };
-    return {{"cps", arr(&Series::cps)}, {"inpps", arr(&Series::inpps)}, {"outpps", arr(&Series::outpps)}};
+    return {{"cps", arr(&Series::cps)},
+            {"inpps", arr(&Series::inpps)},
+            {"outpps", arr(&Series::outpps)}};
 }
 
 }  // namespace xvs::ctl

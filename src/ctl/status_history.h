@@ -1,19 +1,18 @@
 // The status page's recent past (ctl/status_page.h): one sample per rate tick of the control
 // loop (2 s), the last kSamples of them (5 minutes): per service its conn/s and packets/s,
 // director-wide the drops/s; and the rates of the last interval of every packet path counter
-// (drop reasons) and of each worker's load. Bounded: kSamples x (3 x services + 2) numbers, a series
-// per service now configured (a removed service's series goes at the next sample). Control
+// (drop reasons) and of each worker's load. Bounded: kSamples x (3 x services + 2) numbers, a
+// series per service now configured (a removed service's series goes at the next sample). Control
 // thread only; a sample reads counters, never a conn table.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "stack/counters.h"
 
@@ -35,8 +34,7 @@ class StatusHistory {
     // A sample at unix time `unix_s`, `dt_s` seconds after the previous one: the counters of
     // every worker (in worker order) give the interval's rates and the drops/s point. The first
     // call (dt_s <= 0 or no previous counters) records the baseline and adds no point.
-    void sample_begin(int64_t unix_s, double dt_s,
-                      std::span<const stack::Counters* const> workers);
+    void sample_begin(int64_t unix_s, double dt_s, std::span<const stack::Counters* const> workers);
     // The sample's point of one service (call once per service between begin and end).
     void sample_service(const std::string& name, const ServiceRates& rates);
     // Drops the series of services that had no point in this sample.

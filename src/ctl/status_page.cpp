@@ -20,12 +20,23 @@ std::string html_escape(std::string_view text) {
     out.reserve(text.size());
     for (char ch : text) {
         switch (ch) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&#39;"; break;
-            default: out += ch;
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out += ch;
         }
     }
     return out;
@@ -156,9 +167,9 @@ std::string service_html(const json& s, size_t index, size_t slots) {
     h += "</h2>";
     h += "<p class=\"kpis\">" + fmt_count(num(s, "conns")) + " conns · " +
          fmt_count(num(s, "active")) + " active · " + fmt_count(num(s, "inactive")) +
-         " inactive · " + fmt_rate(num(s, "cps")) + " conn/s · " + fmt_rate(num(s, "inpps")) +
-         "/" + fmt_rate(num(s, "outpps")) + " pps in/out · " + fmt_bytes(num(s, "inbytes")) +
-         "/" + fmt_bytes(num(s, "outbytes")) + " in/out</p>";
+         " inactive · " + fmt_rate(num(s, "cps")) + " conn/s · " + fmt_rate(num(s, "inpps")) + "/" +
+         fmt_rate(num(s, "outpps")) + " pps in/out · " + fmt_bytes(num(s, "inbytes")) + "/" +
+         fmt_bytes(num(s, "outbytes")) + " in/out</p>";
     const json& hist = s.contains("history") ? s["history"] : json::object();
     h += "<div class=\"charts\">" + chart("conn/s", {{&arr(hist, "cps"), "l1"}}, slots) +
          chart("pps in / out", {{&arr(hist, "inpps"), "l1"}, {&arr(hist, "outpps"), "l2"}}, slots) +
@@ -183,7 +194,10 @@ std::string service_html(const json& s, size_t index, size_t slots) {
              "</span></td>";
         std::string check = html_escape(str(d, "check"));
         if (num(d, "check_time") > 0)
-            check += " <span class=\"age\">" + html_escape(utc_time(static_cast<int64_t>(num(d, "check_time"))).substr(11, 8)) + "</span>";
+            check +=
+                " <span class=\"age\">" +
+                html_escape(utc_time(static_cast<int64_t>(num(d, "check_time"))).substr(11, 8)) +
+                "</span>";
         h += cell(check, "check");
         h += cell(fmt_count(num(d, "weight")));
         h += cell(fmt_count(num(d, "active")));
@@ -359,8 +373,8 @@ ControlServer::Reply status_http_reply(std::string_view head, const net::InetEnd
                               head_only, kHeaders),
                 ""};
     return {http_response(200, "OK", "application/json",
-                          st.dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
-                          head_only, kHeaders),
+                          st.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", head_only,
+                          kHeaders),
             ""};
 }
 

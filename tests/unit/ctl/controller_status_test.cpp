@@ -32,8 +32,10 @@ class ControllerStatusTest : public ::testing::Test {
         add["synproxy"] = true;
         EXPECT_EQ(ctl_->handle({{"cmd", "add_service"}, {"service", add}})["ok"], true);
         for (const char* addr : {"192.168.1.2", "192.168.1.3"}) {
-            json r = ctl_->handle({{"cmd", "add_dest"}, {"service", svc},
-                                   {"dest", {{"addr", addr}, {"port", 8080}, {"weight", 2}, {"fwd", "fullnat"}}}});
+            json r = ctl_->handle(
+                {{"cmd", "add_dest"},
+                 {"service", svc},
+                 {"dest", {{"addr", addr}, {"port", 8080}, {"weight", 2}, {"fwd", "fullnat"}}}});
             EXPECT_EQ(r["ok"], true) << r.dump();
         }
         key_ = lb::make_service_key(6, *net::parse_ipv4("10.0.0.1"), 80);

@@ -2,9 +2,11 @@
 // as services and real servers grow: 10, 100 and 1000 NAT (masq) services with 2 real
 // servers each, no workers (the per-worker counter series add counters x workers lines on
 // top). Prints time per scrape and the body's size; a scrape walks services and dests only,
-// never a connection table, so the figure must grow linearly with services.
+// never a connection table, so the figure must grow linearly with services. The same for the
+// status page's document (/status.json) and its HTML, with a full 5-minute history.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ctl/controller.h"
+#include "ctl/status_page.h"
 
 namespace {
 
@@ -59,6 +62,26 @@ void BM_Scrape(benchmark::State& state) {
     state.counters["body_bytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_Scrape)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+// The status page (ctl/status_page.h) with a full history (150 points per service): building
+// the document, and serving it as /status.json or as the page.
+void BM_Status(benchmark::State& state, bool page) {
+    Setup s(static_cast<int>(state.range(0)));
+    auto t = std::chrono::steady_clock::now();
+    for (size_t i = 0; i <= xvs::ctl::StatusHistory::kSamples; ++i, t += std::chrono::seconds(2))
+        s.ctl->estimate_rates(t);
+    size_t bytes = 0;
+    for (auto _ : state) {
+        const json st = s.ctl->status_json();
+        std::string text = page ? xvs::ctl::status_page_html(st) : st.dump();
+        bytes = text.size();
+        benchmark::DoNotOptimize(text);
+    }
+    state.counters["services"] = static_cast<double>(s.director.services().size());
+    state.counters["body_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK_CAPTURE(BM_Status, json, false)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Status, page, true)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -46,6 +46,13 @@ struct GlobalDefs {
     // default 127.0.0.1:9469, the director's own loopback; unset = off).
     std::optional<net::InetEndpoint> metrics_listen =
         net::InetEndpoint{net::InetAddr::v4(0x0100007fu), 9469};
+    // `status_allow PREFIX...` or `status_allow { PREFIX ... }`: the clients that may read the
+    // status page (/ and /status.json on metrics_listen, ctl/status_page.h); others get 403.
+    // Default: loopback only. /metrics is not limited by it. A reload applies it.
+    std::vector<net::InetPrefix> status_allow = default_status_allow();
+    static std::vector<net::InetPrefix> default_status_allow() {
+        return {*net::parse_inet_prefix("127.0.0.0/8"), *net::parse_inet_prefix("::1/128")};
+    }
 };
 
 // `exception xdp|tap NAME|off` in a port block: how the director's kernel reaches the port's

@@ -62,6 +62,8 @@ inline constexpr std::array kKeywords = {
     Keyword{"global_defs", "control_socket_group", detail::A, "socket 0660 with that group"},
     Keyword{"global_defs", "lvs_timeouts", detail::A, ""},
     Keyword{"global_defs", "metrics_listen", detail::A, "Prometheus text at /metrics"},
+    Keyword{"global_defs", "status_allow", detail::A,
+            "clients allowed the status page (/ and /status.json on metrics_listen)"},
     Keyword{"global_defs", "lvs_sync_daemon", detail::R,
             "connection synchronisation between directors is not implemented"},
     Keyword{"global_defs", "router_id", detail::I, "it names the host in mail alerts; xvs sends none"},

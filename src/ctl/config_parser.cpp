@@ -89,6 +89,11 @@ void Parser::global_defs(const Token& kw) {
                                 "[::1]:9469), or off");
             }
         }
+    } else if (k == "status_allow") {
+        // The statements together are the list; the first one replaces the loopback default.
+        if (!status_allow_given_) cfg_.global.status_allow.clear();
+        status_allow_given_ = true;
+        acl_list(kw, cfg_.global.status_allow);
     } else if (k == "lvs_timeouts") {
         // keepalived's global form of ipvsadm --set: `lvs_timeouts tcp N tcpfin N udp N`.
         if (!has_value(kw)) error(kw, k + ": missing value");

@@ -385,6 +385,7 @@ class Parser {
     std::vector<PortRef> port_refs_;
     std::vector<std::vector<SourceLoc>> laddr_locs_;  // parallel to cfg_.laddr_groups[].addrs
     std::set<std::string> warned_;                    // ignored keywords already warned about
+    bool status_allow_given_ = false;  // the first status_allow replaces the default list
 };
 
 }  // namespace xvs::ctl::parser_detail

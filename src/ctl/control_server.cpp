@@ -149,12 +149,16 @@ Result<std::unique_ptr<ControlServer>> ControlServer::open(const std::string& pa
         ::unlink(path.c_str());
         return err;
     }
+    auto any_peer = [h = std::move(handler)](std::string_view request, const net::InetEndpoint&) {
+        return h(request);
+    };
     return std::unique_ptr<ControlServer>(
-        new ControlServer(fd, path, std::move(handler), limits, Protocol::JsonLines));
+        new ControlServer(fd, path, std::move(any_peer), limits, Protocol::JsonLines));
 }
 
 Result<std::unique_ptr<ControlServer>> ControlServer::open_http(const net::InetEndpoint& listen,
-                                                                Handler handler, Limits limits) {
+                                                                HttpHandler handler,
+                                                                Limits limits) {
     const std::string name = net::to_string(listen);
     sockaddr_storage ss{};
     const socklen_t len = health::sockaddr_of(listen, ss);
@@ -184,7 +188,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::open_http(const net::InetE
     return server;
 }
 
-ControlServer::ControlServer(int listen_fd, std::string path, Handler handler, Limits limits,
+ControlServer::ControlServer(int listen_fd, std::string path, HttpHandler handler, Limits limits,
                              Protocol protocol)
     : listen_fd_(listen_fd),
       path_(std::move(path)),
@@ -319,6 +323,8 @@ void ControlServer::accept_all(Clock::time_point now) {
             }
         } else {
             c.peer = peer_text(peer);
+            if (peer.ss_family == AF_INET || peer.ss_family == AF_INET6)
+                c.peer_ep = health::endpoint_of(peer);
         }
         if (clients_.size() >= limits_.max_clients) {
             ++stats_.refused_busy;
@@ -386,7 +392,7 @@ bool ControlServer::on_readable(Client& c, Clock::time_point now) {
 bool ControlServer::answer(Client& c, Clock::time_point now) {
     Reply reply;
     try {
-        reply = handler_(c.in);
+        reply = handler_(c.in, c.peer_ep);
     } catch (const std::exception& e) {
         reply = Reply{std::string(kHandlerFailed), std::string("handler failed: ") + e.what()};
     } catch (...) {

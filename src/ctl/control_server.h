@@ -50,6 +50,9 @@ class ControlServer {
         std::string change;   // non-empty: the configuration change it made, logged once
     };
     using Handler = std::function<Reply(std::string_view request)>;
+    // An HTTP handler also gets the client's address (the status page's allow list).
+    using HttpHandler =
+        std::function<Reply(std::string_view request, const net::InetEndpoint& peer)>;
 
     struct Stats {
         uint64_t accepted = 0;
@@ -77,7 +80,16 @@ class ControlServer {
     // Binds the TCP endpoint (SO_REUSEADDR) and listens; HTTP framing (Protocol::Http). The
     // handler gets the request head without its final blank line.
     static Result<std::unique_ptr<ControlServer>> open_http(const net::InetEndpoint& listen,
-                                                            Handler handler, Limits limits);
+                                                            HttpHandler handler, Limits limits);
+    static Result<std::unique_ptr<ControlServer>> open_http(const net::InetEndpoint& listen,
+                                                            Handler handler, Limits limits) {
+        return open_http(
+            listen,
+            [h = std::move(handler)](std::string_view request, const net::InetEndpoint&) {
+                return h(request);
+            },
+            limits);
+    }
     ~ControlServer();
     ControlServer(const ControlServer&) = delete;
     ControlServer& operator=(const ControlServer&) = delete;
@@ -108,6 +120,7 @@ class ControlServer {
         pid_t pid = 0;  // SO_PEERCRED, for the log
         uid_t uid = 0;
         std::string peer;  // TCP: "addr:port", for the log
+        net::InetEndpoint peer_ep{};  // TCP: the client's address, for the handler
         Phase phase = Phase::Reading;
         std::string in;
         size_t scanned = 0;  // bytes of `in` already searched for '\n'
@@ -117,7 +130,7 @@ class ControlServer {
         Clock::time_point request_deadline;
     };
 
-    ControlServer(int listen_fd, std::string path, Handler handler, Limits limits,
+    ControlServer(int listen_fd, std::string path, HttpHandler handler, Limits limits,
                   Protocol protocol);
 
     // poll_servers' halves: the server's fds (listener first) appended to `fds`, and the
@@ -152,7 +165,7 @@ class ControlServer {
 
     int listen_fd_;
     std::string path_;
-    Handler handler_;
+    HttpHandler handler_;  // a unix socket's handler ignores the (empty) peer
     Limits limits_;
     std::vector<Client> clients_;
     Protocol protocol_ = Protocol::JsonLines;

@@ -187,6 +187,9 @@ void Controller::estimate_rates(std::chrono::steady_clock::time_point now) {
             ewma(e.outpps, cur.outpkts, e.last.outpkts);
             ewma(e.inbps, cur.inbytes, e.last.inbytes);
             ewma(e.outbps, cur.outbytes, e.last.outbytes);
+            auto rate = [&](uint64_t a, uint64_t b) { return a >= b ? double(a - b) / dt : 0.0; };
+            e.interval = {rate(cur.conns, e.last.conns), rate(cur.inpkts, e.last.inpkts),
+                          rate(cur.outpkts, e.last.outpkts)};
         }
         e.last = cur;
         e.primed = true;
@@ -200,6 +203,7 @@ void Controller::estimate_rates(std::chrono::steady_clock::time_point now) {
     }
     estimates_ = std::move(next);
     forget_removed();
+    status_sample(first ? 0.0 : dt);
 }
 
 json Controller::cmd_list(const json& req) {

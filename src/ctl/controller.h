@@ -16,8 +16,12 @@
 
 #include "common/result.h"
 #include "ctl/capture_session.h"
+#include "ctl/health/dest_health.h"
+#include "ctl/status_history.h"
 #include "lb/director.h"
 #include "lb/worker.h"
+
+struct rte_mempool;
 
 namespace xvs::ctl {
 
@@ -28,6 +32,7 @@ struct PortInfoForCtl {
     uint16_t mtu = 1500;
     net::MacAddr mac{};
     bool has_stats = true;  // false in tests without ethdev ports
+    const rte_mempool* pool = nullptr;  // its mbuf pool, for the status page; null in tests
 };
 
 class Controller {
@@ -85,9 +90,21 @@ public:
         feedback_show_ = std::move(show);
     }
 
+    // The real servers' health for the status page (the daemon's health manager); unset:
+    // every dest is shown without a check.
+    using DestHealthFn = std::function<std::vector<health::DestHealth>()>;
+    void set_dest_health(DestHealthFn fn) { dest_health_ = std::move(fn); }
+
     struct Totals {
         uint64_t conns = 0, inpkts = 0, outpkts = 0, inbytes = 0, outbytes = 0;
     };
+
+    // The status page's data (GET /status.json, rendered as the page by ctl/status_page.h;
+    // ctl/controller_status.cpp, docs in README "Status page"): per service its settings,
+    // totals, rates, real servers with their health and a history of conn/s and packets/s;
+    // drop reasons with their rates; per-worker load; pools (conn tables, local ports,
+    // mbufs). O(services + dests + counters x workers + history), no conn table walked.
+    nlohmann::json status_json() const;
 
     // The metrics endpoint's body, Prometheus text (ctl/controller_metrics.cpp): packet path
     // counters per worker, services and dests (totals since they were added: xvsadm -Z does
@@ -108,6 +125,8 @@ private:
         std::weak_ptr<const void> owner;
         Totals last{};
         double cps = 0, inpps = 0, outpps = 0, inbps = 0, outbps = 0;
+        // The last interval's own rates (not smoothed): the status page's charts.
+        StatusHistory::ServiceRates interval{};
         bool primed = false;
     };
 
@@ -125,6 +144,8 @@ private:
     Result<uint64_t> flush_dest(const std::shared_ptr<lb::Dest>& dest);
     // Drops zero baselines of services and dests no longer in the model.
     void forget_removed();
+    // One point of the status history, from the estimates just made (estimate_rates).
+    void status_sample(double dt_s);
 
     lb::Director& director_;
     std::vector<lb::Worker*> workers_;
@@ -140,6 +161,8 @@ private:
     InhibitedFn inhibited_;
     std::function<nlohmann::json()> check_show_;  // counter of the last rotation (or start)
     std::function<nlohmann::json()> feedback_show_;
+    DestHealthFn dest_health_;
+    StatusHistory status_history_;
 };
 
 }  // namespace xvs::ctl

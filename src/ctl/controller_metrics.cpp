@@ -9,6 +9,7 @@
 
 #include "ctl/controller.h"
 #include "ctl/metrics.h"
+#include "ctl/service_label.h"
 #include "lb/laddr.h"
 #include "lb/service.h"
 #include "net/addr.h"
@@ -17,22 +18,6 @@
 #include "stack/counters.h"
 
 namespace xvs::ctl {
-
-namespace {
-
-std::string service_label(const lb::Service& s) {
-    if (s.match) return "SNAT " + (s.match_name.empty() ? std::string("match") : s.match_name);
-    if (s.key.fwmark)
-        return "FWM " + std::to_string(s.key.fwmark) + (s.key.vip.is_v4() ? "" : " IPv6");
-    return std::string(s.key.proto == 6 ? "TCP " : "UDP ") +
-           net::to_string(net::InetEndpoint{s.key.vip, net::ntoh16(s.key.port)});
-}
-
-std::string dest_label(const lb::Dest& d) {
-    return net::to_string(net::InetEndpoint{d.addr, d.port});
-}
-
-}  // namespace
 
 std::string Controller::metrics() const {
     PromText p;

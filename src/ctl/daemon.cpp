@@ -179,7 +179,7 @@ Result<void> Daemon::start() {
                                           *exc, rx_frame->max_frame});
             !r)
             return r;
-        ports_.push_back(PortInfoForCtl{pd.name, pd.dev, info->id, static_cast<uint16_t>(pd.mtu), info->mac, true});
+        ports_.push_back(PortInfoForCtl{pd.name, pd.dev, info->id, static_cast<uint16_t>(pd.mtu), info->mac, true, *pool});
         char mac[18];
         std::snprintf(mac, sizeof mac, "%02x:%02x:%02x:%02x:%02x:%02x", info->mac.b[0], info->mac.b[1],
                       info->mac.b[2], info->mac.b[3], info->mac.b[4], info->mac.b[5]);
@@ -238,6 +238,7 @@ Result<void> Daemon::start() {
             return health_->inhibited(key, addr, port);
         });
     controller_->set_feedback_show([this] { return health_->feedback_show(); });
+    controller_->set_dest_health([this] { return health_->dest_health(); });
     health_->on_change = [this] { controller_->flush_removed_dests(); };
 
     // Workers on spare EAL lcores; without one (e.g. "-l 0" on a small machine) a plain thread.
@@ -275,15 +276,20 @@ Result<void> Daemon::open_socket() {
     log_info("control socket " + g.control_socket +
              (group ? " (mode 0660, group " + g.control_socket_group + ")" : " (mode 0600)"));
     if (!g.metrics_listen) return {};
+    status_access_.set_allow(g.status_allow);
     auto metrics = ControlServer::open_http(
         *g.metrics_listen,
-        [this](std::string_view head) {
-            return metrics_http_reply(head, [this] { return controller_->metrics(); });
+        [this](std::string_view head, const net::InetEndpoint& peer) {
+            return status_http_reply(
+                head, peer, status_access_, [this] { return controller_->metrics(); },
+                [this] { return controller_->status_json(); });
         },
         ControlServer::Limits{.max_request_bytes = 8192, .max_clients = 16});
     if (!metrics) return make_error(metrics.error());
     metrics_ = std::move(*metrics);
     log_info("metrics on http://" + net::to_string(*g.metrics_listen) + "/metrics");
+    log_info("status page on http://" + net::to_string(*g.metrics_listen) + "/ for " +
+             status_allow_text(g.status_allow));
     return {};
 }
 
@@ -334,6 +340,10 @@ Result<void> Daemon::reload() {
     auto applied = config_apply(*director_, health_->effective_for(next));
     if (!applied) return make_error(applied.error());
     health_->configure(next);
+    if (next.global.status_allow != config_.global.status_allow) {
+        status_access_.set_allow(next.global.status_allow);
+        log_info("reload: status page for " + status_allow_text(next.global.status_allow));
+    }
     if (next.global.log_level != config_.global.log_level) {
         log_set_level(next.global.log_level);
         log_info("reload: log_level " + std::string(to_string(next.global.log_level)));

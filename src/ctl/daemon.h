@@ -18,6 +18,7 @@
 #include "ctl/exception_path.h"
 #include "ctl/flow_steering.h"
 #include "ctl/health/manager.h"
+#include "ctl/status_page.h"
 #include "ctl/systemd_notify.h"
 #include "lb/director.h"
 #include "lb/worker.h"
@@ -55,6 +56,7 @@ private:
     std::vector<std::thread> worker_threads_;  // when the EAL has no spare lcore
     std::unique_ptr<ControlServer> control_;  // serves controller_: declared after it
     std::unique_ptr<ControlServer> metrics_;  // metrics_listen (HTTP), also controller_'s
+    StatusAccess status_access_;  // status_allow, for the status page on metrics_
     SystemdNotify notify_;  // Type=notify: READY/RELOADING/STOPPING, the watchdog
     std::string status() const;  // the STATUS= line: services, workers
 };

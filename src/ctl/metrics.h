@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,5 +52,17 @@ class PromText {
 // `problem` is set for 400s (logged, rate-limited, by the server).
 ControlServer::Reply metrics_http_reply(std::string_view head,
                                         const std::function<std::string()>& body);
+
+// The parts of an HTTP/1.x request line ("GET /path?q HTTP/1.1"); nullopt when the head does
+// not start with one.
+struct HttpRequestLine {
+    std::string_view method;
+    std::string_view path;  // the target without its query string
+};
+std::optional<HttpRequestLine> http_request_line(std::string_view head);
+// A whole response: status line, Content-Type, Content-Length, `extra` header lines (each
+// ending in "\r\n"), "Connection: close", then the body unless `head_only`.
+std::string http_response(int status, std::string_view reason, std::string_view content_type,
+                          const std::string& body, bool head_only, std::string_view extra = {});
 
 }  // namespace xvs::ctl

@@ -78,6 +78,10 @@ size_t mempool_memory_bytes(const rte_mempool* mp) {
     return size_t(mp->header_size + mp->elt_size + mp->trailer_size) * mp->size;
 }
 
+MempoolUse mempool_use(const rte_mempool* mp) {
+    return {mp->name, mp->size, rte_mempool_avail_count(mp)};
+}
+
 Result<rte_mempool*> mbuf_pool_create(const std::string& name, unsigned n_mbufs,
                                       unsigned cache_size, uint16_t data_room) {
     rte_mempool* mp = rte_pktmbuf_pool_create(name.c_str(), n_mbufs, cache_size, 0,

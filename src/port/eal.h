@@ -22,15 +22,18 @@ std::vector<std::string> split_args(const std::string& text);
 // A packet mbuf pool on the caller's NUMA socket; nullptr with an error message on failure.
 // Bytes a pool's objects occupy (header + element + trailer, times its size).
 size_t mempool_memory_bytes(const rte_mempool* mp);
-// How full each mempool of the process is (rte_mempool_walk; "free" counts the per-lcore
-// caches too, so it costs O(lcores) per pool, never a walk of the objects). Empty while the
-// EAL is not running.
+// How full a mempool is: "free" is rte_mempool_avail_count (its ring and the per-lcore
+// caches, O(lcores), never a walk of the objects); what is not free is in use.
 struct MempoolUse {
     std::string name;
     unsigned size = 0;
     unsigned free = 0;
+    unsigned in_use() const { return size - free; }
 };
+// Every mempool of the process (rte_mempool_walk); empty while the EAL is not running.
 std::vector<MempoolUse> mempools_use();
+// One pool (the status page's mbufs per port).
+MempoolUse mempool_use(const rte_mempool* mp);
 // data_room 0: RTE_MBUF_DEFAULT_BUF_SIZE (a standard frame); larger for reassembled datagrams.
 Result<rte_mempool*> mbuf_pool_create(const std::string& name, unsigned n_mbufs,
                                       unsigned cache_size = 256, uint16_t data_room = 0);

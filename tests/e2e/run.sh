@@ -33,6 +33,7 @@ if ((${#missing[@]})); then
 fi
 
 logs=${XE_LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/xvs-e2e.XXXXXX")}
+export XE_LOG_DIR=$logs  # tests save artefacts (screenshots) here
 mkdir -p "$logs"
 echo "e2e: build $build, logs in $logs"
 start=$SECONDS

@@ -6,8 +6,9 @@
 # it, the packet counters and lb_forwarded move, drop_tcp_no_conn grows by the 5 ACKs, the
 # ports' rx counters move. A second listener address from the config (metrics_listen on the
 # director's LAN address) is what xvsd binds, and a reload changing it is logged as needing a
-# restart, not silently ignored. Every series contrib/grafana/xvs-director.json queries exists.
-# The worker's busy and idle poll counts move; the mbuf pools' size is free + used.
+# restart, not silently ignored. / is the status page (200 over loopback), another path 404.
+# Every series contrib/grafana/xvs-director.json queries exists. The worker's busy and idle
+# poll counts move; the mbuf pools' size is free + used.
 source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools curl promtool hping3
@@ -104,7 +105,9 @@ done
 pass "every series the dashboard queries is in the scrape"
 
 # Other paths and methods.
-assert_eq 404 "$(in_ns "$NS_LB" curl -s -o /dev/null -w '%{http_code}' --max-time 5 http://127.0.0.1:9469/)" "GET / is 404"
+assert_eq 404 "$(in_ns "$NS_LB" curl -s -o /dev/null -w '%{http_code}' --max-time 5 http://127.0.0.1:9469/nothing)" "GET /nothing is 404"
+# / is the status page (test_status_page.sh), open to loopback by default.
+assert_eq "200 text/html; charset=utf-8" "$(in_ns "$NS_LB" curl -s -o /dev/null -w '%{http_code} %{content_type}' --max-time 5 http://127.0.0.1:9469/)" "GET / is the status page"
 assert_eq 405 "$(in_ns "$NS_LB" curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X POST "$URL")" "POST /metrics is 405"
 
 # A reload that changes metrics_listen says it needs a restart; the old listener serves on.

@@ -602,4 +602,30 @@ nlohmann::json Manager::show() const {
     return list;
 }
 
+std::vector<DestHealth> Manager::dest_health() const {
+    std::vector<DestHealth> out;
+    for (const auto& [owner, vs] : vs_) {
+        for (const auto& rs : vs->rs) {
+            DestHealth h;
+            h.addr = rs->conf.addr;
+            h.port = rs->conf.port;
+            h.state = rs->alive                            ? "up"
+                      : rs->conf.health.inhibit_on_failure ? "inhibited"
+                                                           : "down";
+            h.checked = !rs->checkers.empty();
+            h.weight = rs->weight();
+            for (const auto& c : rs->checkers) {
+                if (!h.last.empty()) h.last += "; ";
+                h.last += std::string(to_string(c->conf.type)) + ": " + c->last_text;
+                h.last_time = std::max(h.last_time, c->last_time);
+            }
+            for (const lb::ServiceKey& key : vs->keys) {
+                h.key = key;
+                out.push_back(h);
+            }
+        }
+    }
+    return out;
+}
+
 }  // namespace xvs::ctl::health

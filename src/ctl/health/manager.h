@@ -24,6 +24,7 @@
 
 #include "common/result.h"
 #include "ctl/config.h"
+#include "ctl/health/dest_health.h"
 #include "ctl/health/feedback.h"
 #include "ctl/health/loop.h"
 #include "ctl/health/mux.h"
@@ -66,6 +67,8 @@ class Manager {
 
     // `xvsctl check show`: every checker with its service, dest, type, state, last result.
     nlohmann::json show() const;
+    // The status page's view: every real server of every service key, checked or not.
+    std::vector<DestHealth> dest_health() const;
     // `xvsctl feedback show`: {"listeners": counters per socket, "servers": per real server
     // its last report, smoothed load and weights}.
     nlohmann::json feedback_show() const;

@@ -230,6 +230,36 @@ TEST(ConfigParser, MetricsListen) {
     }
 }
 
+// status_allow: loopback (127.0.0.0/8, ::1) unless set; the statements together replace it,
+// on one line or in a block, either family; a bad prefix or one with host bits set is refused
+// at its line with what to write instead.
+TEST(ConfigParser, StatusAllow) {
+    auto allow_of = [](const std::string& body) {
+        ParseOutcome out = parse("global_defs {\n" + body + "}\n");
+        EXPECT_TRUE(out.config) << ::testing::PrintToString(out.errors);
+        std::vector<std::string> list;
+        if (out.config)
+            for (const auto& p : out.config->global.status_allow) list.push_back(net::to_string(p));
+        return list;
+    };
+    EXPECT_THAT(allow_of(""), ElementsAre("127.0.0.0/8", "::1/128"));
+    EXPECT_THAT(allow_of("    status_allow 10.0.0.0/8 2001:db8::/32\n"),
+                ElementsAre("10.0.0.0/8", "2001:db8::/32"));
+    EXPECT_THAT(allow_of("    status_allow {\n        192.0.2.7\n        127.0.0.0/8 ::1\n    }\n"
+                         "    status_allow 198.51.100.0/24\n"),
+                ElementsAre("192.0.2.7/32", "127.0.0.0/8", "::1/128", "198.51.100.0/24"));
+    ParseOutcome bad = parse("global_defs {\n    status_allow 127.0.0.0/8\n    status_allow 10.1.2.3/8 nonsense\n}\n");
+    EXPECT_FALSE(bad.config);
+    EXPECT_THAT(bad.errors,
+                ElementsAre("t.conf:3: status_allow: prefix '10.1.2.3/8' has host bits set (did "
+                            "you mean 10.0.0.0/8?)",
+                            "t.conf:3: status_allow: bad address or prefix 'nonsense' (expected "
+                            "A.B.C.D[/LEN], LEN 0..32, or an IPv6 address[/LEN], LEN 0..128)"));
+    ParseOutcome empty = parse("global_defs {\n    status_allow\n}\n");
+    EXPECT_THAT(empty.errors, ElementsAre("t.conf:2: status_allow: expected addresses or prefixes, "
+                                          "or a '{ }' block of them"));
+}
+
 TEST(ConfigParser, ResultApiReturnsConfigOrJoinedErrors) {
     auto good = parse_config_string(kDesignExample, "x.conf");
     ASSERT_TRUE(good.ok()) << good.error();

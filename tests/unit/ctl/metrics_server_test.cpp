@@ -21,6 +21,7 @@
 #include "ctl/control_server.h"
 #include "ctl/controller.h"
 #include "ctl/metrics.h"
+#include "ctl/status_page.h"
 
 namespace xvs::ctl {
 namespace {
@@ -33,13 +34,18 @@ using Clock = std::chrono::steady_clock;
 
 class TcpClient {
   public:
-    explicit TcpClient(uint16_t port) {
+    // `source`: the client's own address (host order), 127.0.0.1 by default.
+    explicit TcpClient(uint16_t port, uint32_t source = INADDR_LOOPBACK) {
         fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in src{};
+        src.sin_family = AF_INET;
+        src.sin_addr.s_addr = htonl(source);
+        const bool bound = ::bind(fd_, reinterpret_cast<sockaddr*>(&src), sizeof src) == 0;
         sockaddr_in sin{};
         sin.sin_family = AF_INET;
         sin.sin_port = htons(port);
         sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&sin), sizeof sin) == 0;
+        connected_ = bound && ::connect(fd_, reinterpret_cast<sockaddr*>(&sin), sizeof sin) == 0;
     }
     ~TcpClient() {
         if (fd_ >= 0) ::close(fd_);
@@ -94,19 +100,19 @@ class MetricsServerTest : public ::testing::Test {
         std::filesystem::remove_all(dir_);
     }
 
-    void start(ControlServer::Limits http_limits) {
+    void start(ControlServer::Limits http_limits, ControlServer::HttpHandler http_handler = {}) {
         auto control = ControlServer::open(dir_ + "/xvs.sock", std::nullopt, [this](std::string_view l) {
             auto r = controller_->serve_line(l);
             return ControlServer::Reply{std::move(r.text), std::move(r.problem)};
         });
         ASSERT_TRUE(control) << control.error();
         control_ = std::move(*control);
-        auto http = ControlServer::open_http(
-            net::InetEndpoint{*net::parse_inet("127.0.0.1"), 0},
-            [this](std::string_view head) {
+        if (!http_handler)
+            http_handler = [this](std::string_view head, const net::InetEndpoint&) {
                 return metrics_http_reply(head, [this] { return controller_->metrics(); });
-            },
-            http_limits);
+            };
+        auto http = ControlServer::open_http(net::InetEndpoint{*net::parse_inet("127.0.0.1"), 0},
+                                             std::move(http_handler), http_limits);
         ASSERT_TRUE(http) << http.error();
         http_ = std::move(*http);
         ASSERT_NE(http_->tcp_port(), 0);
@@ -116,8 +122,9 @@ class MetricsServerTest : public ::testing::Test {
             while (running_) ControlServer::poll_servers(servers, milliseconds(200));
         });
     }
-    std::string scrape(const char* request = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n") {
-        TcpClient c(http_->tcp_port());
+    std::string scrape(const char* request = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n",
+                       uint32_t source = INADDR_LOOPBACK) {
+        TcpClient c(http_->tcp_port(), source);
         EXPECT_TRUE(c.connected());
         c.send_all(request);
         return c.read_all();
@@ -195,6 +202,31 @@ TEST_F(MetricsServerTest, TooManyClientsGet503ThenServedAgain) {
     hold.clear();
     std::this_thread::sleep_for(milliseconds(300));
     EXPECT_THAT(scrape(), StartsWith("HTTP/1.1 200 OK\r\n"));
+}
+
+// The status page on the same listener: the server hands the handler the client's address,
+// so status_allow (here only 127.0.0.2) refuses 127.0.0.1 and serves 127.0.0.2; /metrics
+// serves both.
+TEST_F(MetricsServerTest, StatusPageAllowListSeesTheClientAddress) {
+    const auto only = std::vector<net::InetPrefix>{*net::parse_inet_prefix("127.0.0.2/32")};
+    StatusAccess access(only);
+    start({.max_request_bytes = 8192}, [&](std::string_view head, const net::InetEndpoint& peer) {
+        return status_http_reply(
+            head, peer, access, [this] { return controller_->metrics(); },
+            [this] { return controller_->status_json(); });
+    });
+    constexpr uint32_t kSecond = INADDR_LOOPBACK + 1;  // 127.0.0.2
+    EXPECT_THAT(scrape("GET / HTTP/1.1\r\n\r\n"), StartsWith("HTTP/1.1 403 Forbidden\r\n"));
+    EXPECT_THAT(scrape("GET /status.json HTTP/1.1\r\n\r\n"), StartsWith("HTTP/1.1 403 "));
+    const std::string page = scrape("GET / HTTP/1.1\r\n\r\n", kSecond);
+    EXPECT_THAT(page, StartsWith("HTTP/1.1 200 OK\r\nContent-Type: text/html"));
+    EXPECT_THAT(page, HasSubstr("No virtual service is configured."));
+    const std::string js = scrape("GET /status.json HTTP/1.1\r\n\r\n", kSecond);
+    EXPECT_EQ(json::parse(js.substr(js.find("\r\n\r\n") + 4))["status_refused"], 2);
+    EXPECT_THAT(scrape(), HasSubstr("\nxvs_status_refused_total 2\n"));
+    running_ = false;  // the poll thread writes the stats: read them once it is gone
+    thread_.join();
+    EXPECT_EQ(http_->stats().problems, 2u);  // each refusal went to the rate-limited log
 }
 
 TEST(MetricsListen, PortInUseIsRefusedWithWhatToDo) {

@@ -306,6 +306,20 @@ virtual_server group web {
     until([&] { return dests("10.10.1.102").empty(); }, "down on every VIP of the group");
     EXPECT_TRUE(dests("10.10.1.100").empty());
     EXPECT_TRUE(dests("10.10.1.101").empty());
+    // The status page's view: the real server once per VIP, down, with its checker's result.
+    const std::vector<DestHealth> health = mgr_->dest_health();
+    ASSERT_EQ(health.size(), 3u);
+    for (const char* vip : {"10.10.1.100", "10.10.1.101", "10.10.1.102"}) {
+        const auto key = lb::make_service_key(6, *net::parse_inet(vip), 80);
+        const auto it = std::find_if(health.begin(), health.end(),
+                                     [&](const DestHealth& h) { return h.key == key; });
+        ASSERT_NE(it, health.end()) << vip;
+        EXPECT_EQ(net::to_string(net::InetEndpoint{it->addr, it->port}), "10.10.2.2:80");
+        EXPECT_EQ(it->state, "down");
+        EXPECT_TRUE(it->checked);
+        EXPECT_EQ(it->last, "MISC_CHECK: exit 1");
+        EXPECT_GT(it->last_time, 0);
+    }
 }
 
 // A reload whose apply fails (here: an FNAT virtual server without local addresses) must leave

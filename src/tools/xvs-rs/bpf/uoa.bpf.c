@@ -110,6 +110,37 @@ static __always_inline void record(const unsigned int director[4], __u8 director
 /* A length of 1..64 bytes the verifier can see is not zero (n itself is 1..64). */
 #define SIZE(n) (AT((n) - 1) + 1)
 
+/* The opp header at off (right after the IP header) and the option it carries: *client, the
+ * UDP ports after it and the header's length (*opp_len, what stripping removes). Nonzero,
+ * counted as malformed, when it is not a well-formed opp of protocol UDP; check_version also
+ * requires version 1 or 2 in the high nibble (the IPv4 sender's field). */
+static __always_inline int opp_read(struct __sk_buff* skb, __u32 off, int check_version,
+                                    struct xvs_uoa_addr* client, __u16 ports[2], __u32* opp_len) {
+    struct {
+        __u8 version;
+        __u8 protocol;
+        __u16 len;
+        __u8 opt[XVS_UOA_OPT_LEN_V6];
+    } opp = {};
+    if (bpf_skb_load_bytes(skb, off, &opp, 4 + XVS_UOA_OPT_LEN_V4)) goto malformed;
+    const __u32 len = bpf_ntohs(opp.len);
+    if (opp.protocol != IPPROTO_UDP ||
+        (check_version && opp.version >> 4 != 1 && opp.version >> 4 != 2) ||
+        (len != 4 + XVS_UOA_OPT_LEN_V4 && len != 4 + XVS_UOA_OPT_LEN_V6) ||
+        len != 4u + opp.opt[1])
+        goto malformed;
+    if (len == 4 + XVS_UOA_OPT_LEN_V6 &&
+        bpf_skb_load_bytes(skb, off, &opp, 4 + XVS_UOA_OPT_LEN_V6))
+        goto malformed;
+    if (uoa_opt_parse(opp.opt, client) || bpf_skb_load_bytes(skb, off + len, ports, 4))
+        goto malformed;
+    *opp_len = len;
+    return 0;
+malformed:
+    count(XVS_UOA_malformed);
+    return -1;
+}
+
 /* An IPv4 datagram with UOA: ipo (an option, anywhere in the options; left in place) or opp
  * (protocol 248; the opp header removed). */
 static __always_inline int uoa_ipv4(struct __sk_buff* skb) {
@@ -177,34 +208,9 @@ static __always_inline int uoa_ipv4(struct __sk_buff* skb) {
         return TC_ACT_OK;
     }
     /* opp: {version << 4, protocol 17, length be16} then the option, then UDP. */
-    struct {
-        __u8 version;
-        __u8 protocol;
-        __u16 len;
-        __u8 opt[XVS_UOA_OPT_LEN_V6];
-    } opp = {};
-    if (bpf_skb_load_bytes(skb, L3 + hlen, &opp, 4 + XVS_UOA_OPT_LEN_V4)) {
-        count(XVS_UOA_malformed);
-        return TC_ACT_OK;
-    }
-    const __u32 opp_len = bpf_ntohs(opp.len);
-    if (opp.protocol != IPPROTO_UDP || (opp.version >> 4 != 1 && opp.version >> 4 != 2) ||
-        (opp_len != 4 + XVS_UOA_OPT_LEN_V4 && opp_len != 4 + XVS_UOA_OPT_LEN_V6) ||
-        opp_len != 4u + opp.opt[1]) {
-        count(XVS_UOA_malformed);
-        return TC_ACT_OK;
-    }
-    if (opp_len == 4 + XVS_UOA_OPT_LEN_V6 &&
-        bpf_skb_load_bytes(skb, L3 + hlen, &opp, 4 + XVS_UOA_OPT_LEN_V6)) {
-        count(XVS_UOA_malformed);
-        return TC_ACT_OK;
-    }
     __u16 ports[2];
-    if (uoa_opt_parse(opp.opt, &client) ||
-        bpf_skb_load_bytes(skb, L3 + hlen + opp_len, ports, sizeof(ports))) {
-        count(XVS_UOA_malformed);
-        return TC_ACT_OK;
-    }
+    __u32 opp_len = 0;
+    if (opp_read(skb, L3 + hlen, 1, &client, ports, &opp_len)) return TC_ACT_OK;
     /* Remove opp_len bytes after the IP header: take them off the front of the IP header, then
      * write the header (options included) back in front of UDP, protocol 17, shorter. */
     __u8 hdr[IPOPT_BUF] = {};
@@ -242,35 +248,10 @@ static __always_inline int uoa_ipv6(struct __sk_buff* skb) {
         count(XVS_UOA_other);
         return TC_ACT_OK;
     }
-    struct {
-        __u8 version;
-        __u8 protocol;
-        __u16 len;
-        __u8 opt[XVS_UOA_OPT_LEN_V6];
-    } opp = {};
-    if (bpf_skb_load_bytes(skb, L3 + sizeof(ip6), &opp, 4 + XVS_UOA_OPT_LEN_V4)) {
-        count(XVS_UOA_malformed);
-        return TC_ACT_OK;
-    }
-    const __u32 opp_len = bpf_ntohs(opp.len);
-    if (opp.protocol != IPPROTO_UDP ||
-        (opp_len != 4 + XVS_UOA_OPT_LEN_V4 && opp_len != 4 + XVS_UOA_OPT_LEN_V6) ||
-        opp_len != 4u + opp.opt[1]) {
-        count(XVS_UOA_malformed);
-        return TC_ACT_OK;
-    }
-    if (opp_len == 4 + XVS_UOA_OPT_LEN_V6 &&
-        bpf_skb_load_bytes(skb, L3 + sizeof(ip6), &opp, 4 + XVS_UOA_OPT_LEN_V6)) {
-        count(XVS_UOA_malformed);
-        return TC_ACT_OK;
-    }
     struct xvs_uoa_addr client = {};
     __u16 ports[2];
-    if (uoa_opt_parse(opp.opt, &client) ||
-        bpf_skb_load_bytes(skb, L3 + sizeof(ip6) + opp_len, ports, sizeof(ports))) {
-        count(XVS_UOA_malformed);
-        return TC_ACT_OK;
-    }
+    __u32 opp_len = 0;
+    if (opp_read(skb, L3 + sizeof(ip6), 0, &client, ports, &opp_len)) return TC_ACT_OK;
     ip6.nexthdr = IPPROTO_UDP;
     ip6.payload_len = bpf_htons(bpf_ntohs(ip6.payload_len) - opp_len);
     if (bpf_skb_adjust_room(skb, -(__s32)opp_len, BPF_ADJ_ROOM_MAC, 0) ||

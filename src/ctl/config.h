@@ -305,6 +305,27 @@ struct MatchServer {
     SourceLoc loc;
 };
 
+// `sync_defs { ... }`: session sync between directors (ctl/sync/, issue 15 items 3 and 4).
+// Restart to change.
+enum class SyncRoleDef : uint8_t { Master, Backup, Both };
+struct SyncDefs {
+    bool enabled = false;  // the block is present
+    SourceLoc loc;
+    uint32_t syncid = 0;                    // 0..255; 0 on receipt: any (as IPVS)
+    std::optional<net::InetAddr> source;    // kernel address the socket binds / sends from
+    net::InetAddr mcast_group = net::InetAddr::v4(0x510000e0);  // 224.0.0.81
+    uint16_t port = 8848;
+    std::vector<net::InetAddr> peers;       // unicast peers; none: the multicast group
+    SyncRoleDef role = SyncRoleDef::Both;
+    uint32_t peer_timeout_ms = 3000;
+    uint32_t heartbeat_ms = 1000;
+    bool resync = true;                     // ask each peer for its conns when first heard
+    uint32_t max_message = 1472;            // bytes per datagram sent
+    uint32_t ring_size = 16384;             // conn events per worker between two drains
+    std::string claim_dev;                  // port a failed peer's LIPs are claimed on
+    SourceLoc claim_dev_loc;
+};
+
 // Only what xvs acts on is modelled: keywords it refuses or ignores (config_keywords.h) never
 // reach a Config.
 struct Config {
@@ -316,6 +337,7 @@ struct Config {
     IpDefs ip;
     IpvsDefs ipvs;
     FwmarkDefs fwmark;
+    SyncDefs sync;
     std::vector<LocalAddressGroup> laddr_groups;
     std::vector<VirtualServerGroup> vs_groups;
     std::vector<DenyAddressGroup> deny_groups;

@@ -31,6 +31,11 @@ void Parser::top_level(const Token& kw) {
         block(kw, [&](const Token& t) { ipvs_defs(t); });
     else if (k == "fwmark_defs")
         block(kw, [&](const Token& t) { fwmark_defs(t); });
+    else if (k == "sync_defs") {
+        cfg_.sync.enabled = true;
+        cfg_.sync.loc = loc(kw);
+        block(kw, [&](const Token& t) { sync_defs(t); });
+    }
     else if (k == "local_address_group")
         local_address_group(kw);
     else if (k == "virtual_server_group")

@@ -343,6 +343,7 @@ class Parser {
     std::optional<bool> switch_value(const Token& kw);
     void synproxy_setting(const Token& t);
     void ipvs_defs(const Token& kw);
+    void sync_defs(const Token& kw);  // config_parser_sync.cpp
     void local_address_group(const Token& kw);
     void virtual_server_group(const Token& kw);
     void virtual_server(const Token& kw);

@@ -402,6 +402,11 @@ json Controller::dispatch(const json& req) {
             r["checks"] = check_show_ ? check_show_() : json::array();
             return r;
         }
+        if (cmd == "sync") {
+            if (!sync_request_)
+                return err("session sync is off: add a sync_defs block to the configuration");
+            return sync_request_(req);
+        }
         if (cmd == "feedback_show") {
             json r = ok();
             r["feedback"] = feedback_show_

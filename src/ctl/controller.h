@@ -86,6 +86,13 @@ public:
         std::function<bool(const lb::ServiceKey&, const net::InetAddr&, uint16_t port)>;
     void set_inhibited(InhibitedFn fn) { inhibited_ = std::move(fn); }
     // `feedback_show` answers {"feedback": show()} (load feedback, ctl/health/feedback.h).
+    // `sync` requests (show / takeover / release) go to the session sync daemon
+    // (ctl/sync/sync_daemon.h); unset: sync_defs is not configured. Its metrics are appended.
+    void set_sync(std::function<nlohmann::json(const nlohmann::json&)> request,
+                  std::function<std::string()> metrics) {
+        sync_request_ = std::move(request);
+        sync_metrics_ = std::move(metrics);
+    }
     void set_feedback_show(std::function<nlohmann::json()> show) {
         feedback_show_ = std::move(show);
     }
@@ -161,6 +168,8 @@ private:
     InhibitedFn inhibited_;
     std::function<nlohmann::json()> check_show_;  // counter of the last rotation (or start)
     std::function<nlohmann::json()> feedback_show_;
+    std::function<nlohmann::json(const nlohmann::json&)> sync_request_;
+    std::function<std::string()> sync_metrics_;
     DestHealthFn dest_health_;
     StatusHistory status_history_;
 };

@@ -30,6 +30,20 @@ namespace xvs::ctl {
 
 namespace {
 
+std::string where_sync(const SyncDefs& s) {
+    return s.loc.file + ":" + std::to_string(s.loc.line) + ": sync_defs: ";
+}
+
+// What a reload compares of sync_defs (every field but where it was written).
+bool same_sync(const SyncDefs& a, const SyncDefs& b) {
+    return a.enabled == b.enabled && a.syncid == b.syncid && a.source == b.source &&
+           a.mcast_group == b.mcast_group && a.port == b.port && a.peers == b.peers &&
+           a.role == b.role && a.peer_timeout_ms == b.peer_timeout_ms &&
+           a.heartbeat_ms == b.heartbeat_ms && a.resync == b.resync &&
+           a.max_message == b.max_message && a.ring_size == b.ring_size &&
+           a.claim_dev == b.claim_dev;
+}
+
 volatile sig_atomic_t g_stop = 0;
 volatile sig_atomic_t g_reload = 0;
 
@@ -101,6 +115,7 @@ Daemon::Daemon(std::string config_path) : config_path_(std::move(config_path)) {
 
 Daemon::~Daemon() {
     stop_workers();
+    sync_.reset();
     control_.reset();
     health_.reset();
     controller_.reset();
@@ -240,6 +255,30 @@ Result<void> Daemon::start() {
     controller_->set_feedback_show([this] { return health_->feedback_show(); });
     controller_->set_dest_health([this] { return health_->dest_health(); });
     health_->on_change = [this] { controller_->flush_removed_dests(); };
+    if (config_.sync.enabled) {
+        auto sync = SyncDaemon::create(config_.sync, *director_, raw);
+        if (!sync) return make_error(where_sync(config_.sync) + sync.error());
+        sync_ = std::move(*sync);
+        controller_->set_sync(
+            [this](const nlohmann::json& req) {
+                const std::string action = req.value("action", "show");
+                nlohmann::json r{{"ok", true}};
+                if (action == "show") {
+                    r["sync"] = sync_->show(monotonic_ms());
+                    return r;
+                }
+                const std::string why = "xvsctl sync " + action;
+                auto done = action == "takeover" ? sync_->takeover(why)
+                            : action == "release" ? sync_->release(why)
+                                                  : Result<std::string>(make_error(
+                                                        "sync: unknown action '" + action +
+                                                        "' (show|takeover|release)"));
+                if (!done) return nlohmann::json{{"ok", false}, {"error", done.error()}};
+                r["text"] = *done;
+                return r;
+            },
+            [this] { return sync_->metrics(monotonic_ms()); });
+    }
 
     // Workers on spare EAL lcores; without one (e.g. "-l 0" on a small machine) a plain thread.
     const lb::PollMode mode = config_.worker.poll_mode;
@@ -327,6 +366,7 @@ Result<void> Daemon::reload() {
         restart.push_back("mbufs_per_port");
     if (next.netif.flow_steering != config_.netif.flow_steering)
         restart.push_back("flow_steering");
+    if (!same_sync(next.sync, config_.sync)) restart.push_back("sync_defs");
     for (const auto& what : restart)
         log_warning("reload: " + what +
                     " changed: takes effect at the next restart (running with the old one)");
@@ -359,6 +399,7 @@ Result<void> Daemon::reload() {
     Config running = next;
     running.netif = config_.netif;
     running.worker = config_.worker;
+    running.sync = config_.sync;
     running.global.control_socket = config_.global.control_socket;
     running.global.control_socket_group = config_.global.control_socket_group;
     running.global.control_socket_gid = config_.global.control_socket_gid;
@@ -443,6 +484,7 @@ int Daemon::run(const std::function<void()>& ready) {
         ControlServer* const servers[] = {control_.get(), metrics_.get()};
         ControlServer::poll_servers(servers, std::chrono::milliseconds(200), health_->fd());
         health_->run_once(0);
+        if (sync_) sync_->tick(monotonic_ms());
         if (uint64_t n = director_->commit_wait_timeouts(); n != commit_wait_timeouts_) {
             log_limited("commit wait", LogLevel::Warning,
                         "a worker took more than " +

@@ -18,6 +18,7 @@
 #include "ctl/exception_path.h"
 #include "ctl/flow_steering.h"
 #include "ctl/health/manager.h"
+#include "ctl/sync/sync_daemon.h"
 #include "ctl/status_page.h"
 #include "ctl/systemd_notify.h"
 #include "lb/director.h"
@@ -49,7 +50,8 @@ private:
     ExceptionPorts exception_;  // TAPs and XDP address maps (ctl/exception_path.h)
     FlowSteering steering_;     // rte_flow rules by local port (several workers)
     std::unique_ptr<Controller> controller_;
-    std::unique_ptr<health::Manager> health_;  // checkers; applies their verdicts to director_
+    std::unique_ptr<health::Manager> health_;
+    std::unique_ptr<SyncDaemon> sync_;  // sync_defs (ctl/sync/); null when off  // checkers; applies their verdicts to director_
     std::atomic<bool> stop_workers_{false};
     uint64_t commit_wait_timeouts_ = 0;  // last count logged
     std::vector<unsigned> worker_lcores_;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lb/proto/tcp.h"
+#include "lb/sync.h"
 #include "net/addr.h"
 #include "net/headers.h"
 #include "stack/neigh.h"
@@ -50,7 +51,14 @@ struct NeighDumpEntry {
 inline constexpr uint32_t kCommandChunk = 4096;  // table slots copied per poll
 
 struct Command {
-    enum Kind : uint8_t { dump_conns, dump_neighbours, flush_dest, set_capture };
+    enum Kind : uint8_t {
+        dump_conns,
+        dump_neighbours,
+        flush_dest,
+        set_capture,
+        import_conns,  // session sync: install records (lb/sync.h sync_import)
+        export_conns,  // session sync: every synced conn as a record (a peer's full resync)
+    };
     Kind kind = dump_conns;
     // set_capture: the tap the worker captures into from now on (nullptr: none). The control
     // thread keeps its own reference until a later set_capture has been answered, so the
@@ -64,6 +72,11 @@ struct Command {
     // truncated if more entries were live than fit.
     std::vector<ConnDumpEntry> conns;
     std::vector<NeighDumpEntry> neighbours;
+    // import_conns: the records to install (all in one poll: the control thread posts at most
+    // kCommandChunk), and how many went in / were refused. export_conns: room reserved by the
+    // control thread, filled like conns.
+    std::vector<SyncRecord> records;
+    uint64_t imported = 0, import_failed = 0;
     uint32_t cursor = 0;  // next table slot to copy: where the next poll resumes
     bool truncated = false;
 };

@@ -13,6 +13,7 @@
 #include "lb/redirect.h"
 #include "lb/service.h"
 #include "lb/snapshot.h"
+#include "lb/sync.h"
 #include "lb/synproxy/handshake.h"
 #include "lb/worker_ctx.h"
 #include "lb/xmit/snat.h"
@@ -289,6 +290,8 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, Dest* refused) {
     }
     c->set_expires(w.stack.now_ms + uint64_t(w.snap->timeouts.of(TcpState::None)) * 1000);
     w.timers.arm(&c->timer, c->expires(w.stack.now_ms));
+    if (!is_tcp && w.sync_ring) [[unlikely]]
+        sync_report(w, *c);  // UDP has no state change to wait for
     return c;
 }
 
@@ -313,7 +316,8 @@ bool conn_reschedulable(const WorkerCtx& w, const Conn& c) {
 
 // RS SYN-ACK: remember the RS's ISN (TOA goes into client packets acking exactly it + 1) and
 
-void conn_set_state(WorkerCtx& w, Conn* c, TcpState state) {
+void conn_set_state(WorkerCtx& w, Conn* c, TcpState state, bool report) {
+    const bool changed = c->state != state;
     c->state = state;
     const bool active = c->proto == net::kIpProtoTcp && tcp_state_is_active(state);
     if (active != bool(c->flags & kConnActive)) {
@@ -327,14 +331,20 @@ void conn_set_state(WorkerCtx& w, Conn* c, TcpState state) {
         }
         c->flags ^= kConnActive;
     }
+    if (changed && report && w.sync_ring) [[unlikely]]
+        sync_report(w, *c);
 }
 
 void conn_timer(WorkerCtx& w, TimerNode* node, uint64_t now) {
     Conn* c = reinterpret_cast<Conn*>(node);  // the timer is Conn's first member
     if (conn_is_template(*c)) return persist_timer(w, c, now);
     const uint64_t expires = c->expires(now);
-    if (expires > now)  // traffic moved the deadline: lazy re-arm
+    if (expires > now) {  // traffic moved the deadline: lazy re-arm
         w.timers.arm(node, (c->flags & kConnPpHdrSeg) ? pp_header_timer(w, c, now) : expires);
+        // A live conn: refresh its copies on the peers (at most once per timeout).
+        if (w.sync_ring) [[unlikely]]
+            sync_report(w, *c);
+    }
     else if (!(c->flags & kConnSpWaiting) || !synproxy_rs_syn_timer(w, c)) {
         passive_conn_expired(c->dest->stats[w.id], *c);
         conn_expire(w, c);

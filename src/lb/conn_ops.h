@@ -58,7 +58,9 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, Dest* refused = nullptr);
 // its service, not persistent, has another dest with a weight. Called only on that rare RST.
 bool conn_reschedulable(const WorkerCtx& w, const Conn& c);
 void conn_expire(WorkerCtx& w, Conn* conn);
-void conn_set_state(WorkerCtx& w, Conn* conn, TcpState state);
+// A change of state is reported to session sync (lb/sync.h) unless report is false (a synced
+// conn being installed: the peer has it already).
+void conn_set_state(WorkerCtx& w, Conn* conn, TcpState state, bool report = true);
 // The conn's timer fired at `now`: re-armed (traffic moved the deadline; PROXY header
 // retransmission; SYN proxy RS SYN retry) or expired.
 void conn_timer(WorkerCtx& w, TimerNode* node, uint64_t now);

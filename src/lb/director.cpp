@@ -202,6 +202,18 @@ bool Director::is_vip(net::InetAddr addr) const {
                        [&](const auto& s) { return !s->key.fwmark && s->key.vip == addr; });
 }
 
+Result<void> Director::claimed_set(std::vector<ClaimedAddr> addrs) {
+    for (const auto& c : addrs) {
+        if (!port_index(c.port)) return make_error("no such port '" + c.port + "'");
+        if (auto r = check_address_free(c.addr, "claimed local address"); !r) return r;
+        if (is_vip(c.addr))
+            return make_error("claimed local address " + addr_str(c.addr) +
+                              " is a virtual service address here");
+    }
+    claimed_ = std::move(addrs);
+    return {};
+}
+
 bool Director::is_lip(net::InetAddr addr) const {
     return std::any_of(laddrs_.begin(), laddrs_.end(),
                        [&](const auto& l) { return l->addr == addr; });
@@ -717,6 +729,16 @@ std::unique_ptr<Snapshot> Director::build() {
         source_candidate(port, l->addr);
         snap->keep_laddrs.push_back(l);
     }
+    // A failed peer's local addresses, taken over (session sync): owned like ours, no pool.
+    for (const auto& c : claimed_) {
+        const stack::AddrKey ck{c.addr};
+        if (std::any_of(own.begin(), own.end(), [&](const auto& o) { return o.first == ck; }))
+            continue;
+        const uint8_t port = *port_index(c.port);
+        own.push_back({ck, {stack::AddrKind::Lip, port, nullptr}});
+        if (c.addr.is_v4()) sv.garp.push_back({c.addr, port});
+    }
+    sv.garp_generation = garp_generation_;
     // NatTun GUE: replies come back in GUE to the dest's tunnel port at a local address.
     for (const auto& svc : services_)
         for (const auto& d : svc->dests) {
@@ -747,7 +769,8 @@ std::unique_ptr<Snapshot> Director::build() {
         }
         stack::AddrKey vk{vip};
         if (std::none_of(own.begin(), own.end(), [&](const auto& o) { return o.first == vk; })) {
-            own.push_back({vk, {stack::AddrKind::Vip, vport, nullptr}});
+            own.push_back({vk, {stack::AddrKind::Vip, vport, nullptr, !vip_arp_}});
+            if (vip_arp_ && vip.is_v4()) sv.garp.push_back({vip, vport});
         }
         if (!ports_.empty()) source_candidate(vport, vip);
     };

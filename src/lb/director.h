@@ -188,6 +188,23 @@ public:
     const Timeouts& timeouts() const { return timeouts_; }
     // How many client datagrams of a UOA flow carry the client address (new flows only).
     void uoa_max_trail_set(uint8_t n) { uoa_max_trail_ = n; }
+
+    // Session sync takeover (ctl/sync/). vip_arp_set(false): a backup director owns its VIPs
+    // but does not answer ARP for them; true: it does (and announces them, below).
+    void vip_arp_set(bool answer) { vip_arp_ = answer; }
+    bool vip_arp() const { return vip_arp_; }
+    // A failed peer's FULLNAT local addresses this director answers for (on their port) so the
+    // real servers' replies to the conns it took over reach it. Replaces the set.
+    struct ClaimedAddr {
+        net::InetAddr addr;
+        std::string port;
+        bool operator==(const ClaimedAddr&) const = default;
+    };
+    Result<void> claimed_set(std::vector<ClaimedAddr> addrs);
+    const std::vector<ClaimedAddr>& claimed() const { return claimed_; }
+    // The next commit makes the neighbour owner send gratuitous ARPs for the VIPs (when
+    // vip_arp) and the claimed addresses.
+    void garp_request() { ++garp_generation_; }
     uint8_t uoa_max_trail() const { return uoa_max_trail_; }
     void synproxy_set(const SynProxyConf& conf) { synproxy_ = conf; }
     const SynProxyConf& synproxy() const { return synproxy_; }
@@ -295,6 +312,9 @@ private:
     std::vector<std::shared_ptr<LocalAddr>> wans_;    // registry: one pool per WAN address
     Timeouts timeouts_ = Timeouts::dpvs_defaults();
     uint8_t uoa_max_trail_ = net::kUoaDefaultMaxTrail;
+    bool vip_arp_ = true;
+    std::vector<ClaimedAddr> claimed_;
+    uint32_t garp_generation_ = 0;
     SynProxyConf synproxy_;
     bool expire_nodest_conn_ = false;
     bool reschedule_refused_ = true;

@@ -48,6 +48,31 @@ bool serve_chunk(Command& cmd, WorkerCtx& ctx) {
     }
     // The neighbour table is one for all workers: its owner dumps it, the others have none.
     if (cmd.kind == Command::dump_neighbours && !ctx.stack.neigh_owner) return true;
+    if (cmd.kind == Command::import_conns) {
+        for (const SyncRecord& r : cmd.records) {
+            if (sync_import(ctx, r))
+                ++cmd.imported;
+            else
+                ++cmd.import_failed;
+        }
+        return true;
+    }
+    if (cmd.kind == Command::export_conns) {
+        const uint32_t total = ctx.conns->capacity();
+        const uint32_t end = static_cast<uint32_t>(
+            std::min<uint64_t>(total, uint64_t(cmd.cursor) + kCommandChunk));
+        for (uint32_t i = cmd.cursor; i < end; ++i) {
+            const Conn& c = ctx.conns->slot(i);
+            if (!c.proto || !sync_wanted(c)) continue;
+            if (cmd.records.size() == cmd.records.capacity()) {
+                cmd.truncated = true;  // never grow: the worker does not allocate
+                continue;
+            }
+            cmd.records.push_back(sync_record_of(ctx, c));
+        }
+        cmd.cursor = end;
+        return end == total;
+    }
     if (cmd.kind != Command::flush_dest)
         return command_serve_chunk(cmd, *ctx.conns, *ctx.stack.neigh, ctx.stack.now_ms);
     auto expire = [](void* w, Conn* c) { conn_expire(*static_cast<WorkerCtx*>(w), c); };
@@ -250,6 +275,26 @@ Result<uint64_t> Worker::flush_dest(std::shared_ptr<const Dest> dest, uint64_t t
     return flushed;
 }
 
+Result<Worker::SyncCounts> Worker::import_conns(std::vector<SyncRecord> records, uint64_t timeout_ms) {
+    if (commands_.state() == CommandChannel::Posted)
+        return make_error("worker " + std::to_string(ctx_.cfg.id) +
+                          " did not answer (still busy with an earlier command)");
+    commands_.command().records = std::move(records);  // Free or Answered: ours
+    SyncCounts n;
+    auto r = command_run(Command::import_conns, nullptr, timeout_ms, [&](const Command& cmd) {
+        n.imported = cmd.imported;
+        n.failed = cmd.import_failed;
+    });
+    if (!r) return make_error(r.error());
+    return n;
+}
+
+Result<void> Worker::export_conns(uint64_t timeout_ms,
+                                  const std::function<void(const std::vector<SyncRecord>&, bool)>& use) {
+    return command_run(Command::export_conns, nullptr, timeout_ms,
+                       [&](const Command& cmd) { use(cmd.records, cmd.truncated); });
+}
+
 Result<void> Worker::command_run(Command::Kind kind, std::shared_ptr<const Dest> dest,
                                  uint64_t timeout_ms,
                                  const std::function<void(const Command&)>& use,
@@ -267,6 +312,9 @@ Result<void> Worker::command_run(Command::Kind kind, std::shared_ptr<const Dest>
     cmd.truncated = false;
     cmd.conns.clear();
     cmd.neighbours.clear();
+    cmd.imported = cmd.import_failed = 0;
+    if (kind != Command::import_conns) cmd.records.clear();
+    if (kind == Command::export_conns) cmd.records.reserve(ctx_.conns->in_use() + 1024);
     if (kind == Command::dump_conns)
         cmd.conns.reserve(ctx_.conns->capacity());
     else if (kind == Command::dump_neighbours)
@@ -289,6 +337,7 @@ Result<void> Worker::command_run(Command::Kind kind, std::shared_ptr<const Dest>
     use(cmd);
     cmd.conns = {};  // a 1M-conn dump holds tens of MB: give them back
     cmd.neighbours = {};
+    cmd.records = {};
     cmd.dest.reset();
     cmd.tap.reset();
     commands_.release();

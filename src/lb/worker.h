@@ -67,6 +67,17 @@ public:
     // flush_dest the same way: expires every conn of `dest` on this worker (conn_expire: refs,
     // stats and local ports given back) and returns how many.
     Result<uint64_t> flush_dest(std::shared_ptr<const Dest> dest, uint64_t timeout_ms);
+    // Session sync (lb/sync.h). import_conns installs peer conns on this worker (the caller
+    // posts at most kCommandChunk records at once: the worker does them in one poll);
+    // export_conns hands use() every conn this worker syncs, and whether room ran out.
+    struct SyncCounts {
+        uint64_t imported = 0, failed = 0;
+    };
+    Result<SyncCounts> import_conns(std::vector<SyncRecord> records, uint64_t timeout_ms);
+    Result<void> export_conns(uint64_t timeout_ms,
+                              const std::function<void(const std::vector<SyncRecord>&, bool)>& use);
+    // Before run(): the ring conn events go to (session sync on); nullptr: off.
+    void sync_ring_set(SyncRing* ring) { ctx_.sync_ring = ring; }
 
     // Declares that the current thread polls this worker (run() holds one). A test calling
     // poll_once on one thread while another calls command() holds one around its loop.

@@ -24,6 +24,7 @@ namespace xvs::lb {
 
 class Director;
 class Redirect;
+class SyncRing;
 
 struct WorkerConfig {
     unsigned id = 0;
@@ -69,6 +70,7 @@ struct WorkerCtx {
     // XmitTraits::needs_laddr). Read at creation and expiry only, so not in the hot Conn.
     std::vector<LocalAddr*> laddr;
     std::vector<PersistSlot> persist;  // per conn slot: persistence templates (lb/persist.h)
+    SyncRing* sync_ring = nullptr;     // session sync on: where conn events go (lb/sync.h)
 
     ConnFeatSlot& feat_of(const Conn* c) { return feat[conns->index_of(c)]; }
     PersistSlot& persist_of(const Conn* c) { return persist[conns->index_of(c)]; }

@@ -57,7 +57,7 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     const uint32_t sender_be = arp->spa;
     const uint32_t target_be = arp->tpa;
     const OwnAddr* own = ctx.view->own(net::InetAddr::v4(target_be));
-    const bool for_us = own && own->port == port && sender_be != target_be;
+    const bool for_us = own && own->port == port && sender_be != target_be && !own->arp_silent;
     // Not about an address of ours on this port: the kernel's, when the port has an exception
     // path (requests for its addresses, replies to its own requests).
     const bool kernel = !(own && own->port == port);
@@ -135,9 +135,46 @@ void arp_send_request(StackContext& ctx, uint8_t port, const net::InetAddr& targ
     ctx.tx.enqueue(port, m, ctx.counters);
 }
 
+void arp_send_gratuitous(StackContext& ctx, uint8_t port, const net::InetAddr& addr) {
+    rte_mbuf* m = frame_alloc(ctx);
+    if (!m) return;
+    auto* eth = reinterpret_cast<EtherHdr*>(
+        rte_pktmbuf_append(m, sizeof(EtherHdr) + sizeof(ArpHdr)));
+    auto* arp = reinterpret_cast<ArpHdr*>(eth + 1);
+    const net::MacAddr& our_mac = ctx.view->ports[port].mac;
+    // A request for our own address (RFC 5227 "ARP announcement"): hosts that have an entry
+    // for it update it to our MAC.
+    eth->dst = net::kBroadcastMac;
+    eth->src = our_mac;
+    eth->ether_type = net::hton16(net::kEtherTypeArp);
+    arp->htype = net::hton16(1);
+    arp->ptype = net::hton16(net::kEtherTypeIpv4);
+    arp->hlen = 6;
+    arp->plen = 4;
+    arp->op = net::hton16(net::kArpOpRequest);
+    arp->sha = our_mac;
+    arp->spa = addr.v4_be();
+    arp->tha = net::MacAddr{};
+    arp->tpa = addr.v4_be();
+    ctx.counters.inc(Counter::arp_gratuitous_sent);
+    ctx.tx.enqueue(port, m, ctx.counters);
+}
+
 void neigh_tick(StackContext& ctx) {
     if (!ctx.neigh_owner) return;
     const uint64_t now = ctx.now_ms;
+    if (ctx.view->garp_generation != ctx.garp_done) {
+        ctx.garp_done = ctx.view->garp_generation;
+        ctx.garp_left = 3;
+        ctx.garp_next_ms = now;
+    }
+    if (ctx.garp_left && now >= ctx.garp_next_ms) {
+        for (const auto& g : ctx.view->garp)
+            if (g.addr.is_v4() && g.port < ctx.view->ports.size())
+                arp_send_gratuitous(ctx, g.port, g.addr);
+        --ctx.garp_left;
+        ctx.garp_next_ms = now + 1000;
+    }
     if (now < ctx.next_neigh_scan_ms) return;
     ctx.next_neigh_scan_ms = now + 100;
     const NeighTimes& t = ctx.neigh->times();

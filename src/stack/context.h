@@ -37,6 +37,10 @@ struct StackContext {
     SingleWriter<uint64_t> now_ms;  // the worker's clock; the control thread reads it too
     const StackView* view = nullptr;
     uint64_t next_neigh_scan_ms = 0;
+    // Gratuitous ARP (StackView::garp): the generation announced, and the repeats still due.
+    uint32_t garp_done = 0;
+    uint8_t garp_left = 0;
+    uint64_t garp_next_ms = 0;
     Fragments frag;  // reassembly table and its large mbufs (stack/fragment.h)
     // The armed packet capture (stack/capture.h), set by the worker from its command channel;
     // nullptr (the usual case) makes every capture point one test.

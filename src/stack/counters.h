@@ -17,6 +17,7 @@ namespace xvs::stack {
     X(tx_packets, false, "frames sent")                                                            \
     X(arp_replies_sent, false, "ARP replies sent for own addresses")                               \
     X(arp_requests_sent, false, "ARP requests sent to resolve next hops")                          \
+    X(arp_gratuitous_sent, false, "gratuitous ARPs sent (takeover: VIPs, a peer's local addresses)")\
     X(icmp_echo_replies, false, "ICMP echo replies sent")                                          \
     X(icmp6_echo_replies, false, "ICMPv6 echo replies sent")                                       \
     X(nd_adverts_sent, false, "IPv6 neighbour advertisements sent for own addresses")              \
@@ -37,6 +38,10 @@ namespace xvs::stack {
     X(nat64_mss_clamped, false, "FNAT64: real server SYN-ACK MSS lowered by 20 for IPv6")          \
     X(conns_created, false, "connections created")                                                 \
     X(conns_expired, false, "connections expired")                                                 \
+    X(sync_reported, false, "conn events handed to the session sync daemon (lb/sync.h)")           \
+    X(sync_ring_full, false, "conn events lost: the worker's sync ring was full (lb/sync.h)")      \
+    X(sync_imported, false, "conns installed or refreshed from a peer director (session sync)")   \
+    X(sync_import_failed, false, "synced conns not installed: no such service/dest, or no room")  \
     X(neigh_queued, false, "packets queued waiting for ARP resolution")                            \
     X(neigh_handoff_sent, false,                                                                   \
       "frames handed to the neighbour owner worker (no usable next hop entry, ARP/ND received)")   \

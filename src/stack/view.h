@@ -38,7 +38,10 @@ enum class AddrKind : uint8_t { Director, Vip, Lip };
 struct OwnAddr {
     AddrKind kind = AddrKind::Director;
     uint8_t port = 0;             // index into StackView::ports
-    lb::LocalAddr* lip = nullptr;  // for kind == Lip
+    lb::LocalAddr* lip = nullptr;  // for kind == Lip (nullptr: a peer director's, taken over)
+    // A VIP of a backup director (session sync, active/backup): owned, but ARP requests for
+    // it go unanswered until this director takes over.
+    bool arp_silent = false;
 };
 
 struct AddrKey {
@@ -80,6 +83,14 @@ struct StackView {
     // NatTun GUE: the UDP ports (network order) whose datagrams to a local address are RS
     // replies in GUE (every NatTun GUE dest's tunnel port); IPIP needs no list.
     std::vector<uint16_t> nattun_gue_ports;
+    // Addresses the neighbour owner announces by gratuitous ARP (a takeover: the VIPs, a
+    // failed peer's local addresses) whenever garp_generation changes, three times 1 s apart.
+    struct Garp {
+        net::InetAddr addr;
+        uint8_t port = 0;
+    };
+    std::vector<Garp> garp;
+    uint32_t garp_generation = 0;
 
     // The port's own address of the family of `like` (unspecified when it has none).
     const net::InetAddr& source_of(uint8_t port, const net::InetAddr& like) const {

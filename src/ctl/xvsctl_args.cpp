@@ -249,6 +249,24 @@ Result<void> parse_feedback(Words& w, CtlCommand& c) {
     return no_more_words(w, "feedback show");
 }
 
+// sync [show] | sync takeover | sync release (keepalived notify_master / notify_backup).
+Result<void> parse_sync(Words& w, CtlCommand& c) {
+    c.kind = CtlCommandKind::SyncShow;
+    if (w.done()) return {};
+    const std::string& verb = w.take();
+    if (verb == "show" || verb == "list")
+        c.kind = CtlCommandKind::SyncShow;
+    else if (verb == "takeover")
+        c.kind = CtlCommandKind::SyncTakeover;
+    else if (verb == "release")
+        c.kind = CtlCommandKind::SyncRelease;
+    else if (verb == "help")
+        c.kind = CtlCommandKind::Help;
+    else
+        return make_error("sync: unknown command " + quoted(verb) + " (show|takeover|release)");
+    return no_more_words(w, "sync " + verb);
+}
+
 Result<void> parse_stats(Words& w, CtlCommand& c) {
     if (auto r = only_verbs(w, c, "stats", CtlCommandKind::Stats); !r) return r;
     while (!w.done()) {
@@ -407,6 +425,7 @@ Result<CtlCommand> parse_xvsctl_args(const std::vector<std::string>& args) {
     else if (matches(object, "connection") || object == "conns") r = parse_conn(w, c);
     else if (object.size() >= 2 && matches(object, "check")) r = parse_check(w, c);
     else if (matches(object, "feedback")) r = parse_feedback(w, c);
+    else if (object.size() >= 2 && matches(object, "sync")) r = parse_sync(w, c);
     else if (object.size() >= 2 && matches(object, "capture")) r = parse_capture(w, c);
     else if (matches(object, "help")) c.kind = CtlCommandKind::Help;
     else return make_error("unknown object " + quoted(object));
@@ -431,6 +450,7 @@ std::string xvsctl_usage_text() {
            "  xvsctl conn flush dest ADDR:PORT\n"
            "  xvsctl check show\n"
            "  xvsctl feedback show\n"
+           "  xvsctl sync [show|takeover|release]\n"
            "  xvsctl capture [rx|tx|drop [REASON]] [port IFNAME] [filter EXPR] -w FILE\n"
            "                 [-c COUNT] [-t SECONDS]\n"
            "\n"
@@ -452,7 +472,11 @@ std::string xvsctl_usage_text() {
            "\n"
            "capture writes the frames a worker receives on a port (rx), hands to a port (tx) or\n"
            "drops (drop, or one drop_* reason) into a pcap file (- for stdout), EXPR in\n"
-           "tcpdump's filter language, until COUNT frames, SECONDS or Ctrl-C.\n";
+           "tcpdump's filter language, until COUNT frames, SECONDS or Ctrl-C.\n"
+           "\n"
+           "sync shows the session sync peers and counters (sync_defs); takeover makes this\n"
+           "director answer ARP for its VIPs and its failed peers' local addresses (keepalived\n"
+           "notify_master), release gives that back (notify_backup).\n";
 }
 
 }  // namespace xvs::ctl

@@ -29,6 +29,9 @@ enum class CtlCommandKind {
     CheckShow,     // check show: every health checker (ctl/health/)
     FeedbackShow,  // feedback show: load-feedback listeners and real servers
     Capture,       // capture [rx|tx|drop [REASON]] ... -w FILE: frames into a pcap file
+    SyncShow,      // sync [show]: session sync peers, takeover state, counters
+    SyncTakeover,  // sync takeover: answer for the VIPs, claim peers' local addresses
+    SyncRelease,   // sync release: back to backup (keepalived notify_backup)
 };
 
 // capture: where, which frames, and where they go.

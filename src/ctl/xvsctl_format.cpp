@@ -304,6 +304,36 @@ Result<std::string> format_checks(const nlohmann::json& checks, int64_t now_unix
     return out;
 }
 
+Result<std::string> format_sync(const nlohmann::json& s) {
+    try {
+        std::string out = "sync: syncid " + std::to_string(s.at("syncid").get<uint64_t>()) +
+                          ", role " + s.at("role").get<std::string>() + ", " +
+                          (s.at("active").get<bool>() ? "active" : "backup") + ", port " +
+                          std::to_string(s.at("port").get<uint64_t>()) + "\n";
+        std::string claimed;
+        for (const auto& a : s.at("claimed")) claimed += " " + a.get<std::string>();
+        out += "claimed local addresses:" + (claimed.empty() ? std::string(" none") : claimed) + "\n";
+        out += "peers:\n";
+        if (s.at("peers").empty()) out += "  none heard\n";
+        for (const auto& p : s.at("peers")) {
+            std::string laddrs;
+            for (const auto& a : p.at("laddrs")) laddrs += " " + a.get<std::string>();
+            out += "  " + p.at("addr").get<std::string>() + " " + p.at("state").get<std::string>() +
+                   ", role " + p.at("role").get<std::string>() +
+                   (p.at("active").get<bool>() ? ", active" : ", backup") + ", last heard " +
+                   std::to_string(p.at("last_seen_ms").get<uint64_t>()) + " ms ago, " +
+                   std::to_string(p.at("conns_received").get<uint64_t>()) + " conns received" +
+                   (laddrs.empty() ? "" : ", local addresses" + laddrs) + "\n";
+        }
+        out += "counters:\n";
+        for (const auto& [k, v] : s.at("stats").items())
+            out += "  " + k + " " + std::to_string(v.get<uint64_t>()) + "\n";
+        return out;
+    } catch (const nlohmann::json::exception& e) {
+        return make_error(std::string("Malformed sync reply from xvsd: ") + e.what());
+    }
+}
+
 Result<std::string> format_feedback(const nlohmann::json& fb) {
     if (!fb.is_object() || !fb.contains("listeners") || !fb["listeners"].is_array() ||
         !fb.contains("servers") || !fb["servers"].is_array())
@@ -451,6 +481,13 @@ Result<std::string> render_xvsctl_reply(const CtlCommand& cmd, const json& reply
             if (!reply.contains("feedback"))
                 return make_error("Malformed reply from xvsd: no 'feedback'");
             return format_feedback(reply["feedback"]);
+        case CtlCommandKind::SyncShow:
+            if (!reply.contains("sync") || !reply["sync"].is_object())
+                return make_error("Malformed reply from xvsd: no 'sync'");
+            return format_sync(reply["sync"]);
+        case CtlCommandKind::SyncTakeover:
+        case CtlCommandKind::SyncRelease:
+            return reply.value("text", std::string()) + "\n";
         case CtlCommandKind::ConnFlush:
             if (!reply.contains("flushed") || !reply["flushed"].is_number_unsigned())
                 return make_error("Malformed reply from xvsd: 'flushed' is not a count");

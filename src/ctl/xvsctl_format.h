@@ -79,6 +79,8 @@ Result<std::string> format_checks(const nlohmann::json& checks, int64_t now_unix
 // `feedback show`: the listeners with their counters by reason, then one line per real server
 // of a feedback service (state, configured and dynamic weight, smoothed load, last report).
 Result<std::string> format_feedback(const nlohmann::json& feedback);
+// `sync show`: this director's sync state, its peers, and the counters, one per line.
+Result<std::string> format_sync(const nlohmann::json& sync);
 // Without `all`, counters that are zero are left out. `per_worker`: a table of name, total
 // and one column per worker ("w0", "w1", ...), without the descriptions.
 std::string format_stats(const StatsReply& stats, bool all, bool per_worker = false);

@@ -67,6 +67,18 @@ json build_xvsctl_request(const CtlCommand& c) {
         }
         case CtlCommandKind::CheckShow: req["cmd"] = "check_show"; break;
         case CtlCommandKind::FeedbackShow: req["cmd"] = "feedback_show"; break;
+        case CtlCommandKind::SyncShow:
+            req["cmd"] = "sync";
+            req["action"] = "show";
+            break;
+        case CtlCommandKind::SyncTakeover:
+            req["cmd"] = "sync";
+            req["action"] = "takeover";
+            break;
+        case CtlCommandKind::SyncRelease:
+            req["cmd"] = "sync";
+            req["action"] = "release";
+            break;
         case CtlCommandKind::ConnFlush:
             req["cmd"] = "flush_dest";
             req["dest"] = c.filter.dest;

@@ -725,7 +725,9 @@ std::unique_ptr<Snapshot> Director::build() {
                 used_laddrs.push_back(l);
     for (const auto& l : used_laddrs) {
         uint8_t port = *port_index(l->port_name);
-        own.push_back({{l->addr}, {stack::AddrKind::Lip, port, l.get()}});
+        // A backup (not yet active) makes no conn with its own local addresses and must not
+        // answer for them while an active peer may have claimed them (session sync).
+        own.push_back({{l->addr}, {stack::AddrKind::Lip, port, l.get(), !vip_arp_}});
         source_candidate(port, l->addr);
         snap->keep_laddrs.push_back(l);
     }

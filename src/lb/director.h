@@ -190,7 +190,8 @@ public:
     void uoa_max_trail_set(uint8_t n) { uoa_max_trail_ = n; }
 
     // Session sync takeover (ctl/sync/). vip_arp_set(false): a backup director owns its VIPs
-    // but does not answer ARP for them; true: it does (and announces them, below).
+    // and local addresses but does not answer ARP for them; true: it does (and announces the
+    // VIPs, below).
     void vip_arp_set(bool answer) { vip_arp_ = answer; }
     bool vip_arp() const { return vip_arp_; }
     // A failed peer's FULLNAT local addresses this director answers for (on their port) so the

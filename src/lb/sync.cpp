@@ -116,8 +116,15 @@ bool sync_import(WorkerCtx& w, const SyncRecord& r) {
         if (conn_is_template(*c) || ref.dir != ConnDir::In || c->daddr != r.daddr ||
             c->dport != r.dport)
             return fail();
-        if (c->proto == net::kIpProtoTcp && c->state != r.state) conn_set_state(w, c, r.state, false);
-        if (deadline > c->expires(now)) c->set_expires(deadline);  // the timer re-arms lazily
+        const bool new_state = c->proto == net::kIpProtoTcp && c->state != r.state;
+        if (new_state) conn_set_state(w, c, r.state, false);
+        if (deadline > c->expires(now)) {
+            c->set_expires(deadline);  // later: the timer re-arms lazily
+        } else if (new_state) {
+            // A closing state's shorter timeout: the timer must fire earlier.
+            c->set_expires(deadline);
+            w.timers.arm(&c->timer, deadline);
+        }
         w.stack.counters.inc(Counter::sync_imported);
         return true;
     }

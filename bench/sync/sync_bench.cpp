@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -61,8 +62,7 @@ std::vector<lb::SyncRecord> make_records(size_t n) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-    const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+static int run(bool quick) {
     const size_t nconns = quick ? 100'000 : 1'000'000;
     const auto records = make_records(nconns);
 
@@ -182,4 +182,13 @@ int main(int argc, char** argv) {
     }
     std::printf("conn table after import: %u conns\n", (*w)->conns().in_use());
     return 0;
+}
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc > 1 && std::string(argv[1]) == "--quick");
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_sync: %s\n", e.what());
+        return 1;
+    }
 }

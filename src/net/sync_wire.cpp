@@ -290,7 +290,7 @@ Result<SyncMessage> sync_decode(std::span<const uint8_t> d) {
             return make_error(bad("control kind " + std::to_string(kind) + " role " +
                                   std::to_string(role)));
         if (naddrs > kSyncControlMaxAddrs ||
-            static_cast<size_t>(end - p) != kSyncControlSize + 16u * naddrs)
+            static_cast<size_t>(end - p) != kSyncControlSize + size_t{16} * naddrs)
             return make_error(bad("control trailer with " + std::to_string(naddrs) +
                                   " addresses in " + std::to_string(end - p) + " bytes"));
         m.has_control = true;
@@ -299,7 +299,7 @@ Result<SyncMessage> sync_decode(std::span<const uint8_t> d) {
         m.control.flags = p[6];
         m.control.node_id = load_be32(p + 8);
         m.control.seq = load_be32(p + 12);
-        for (unsigned i = 0; i < naddrs; ++i)
+        for (size_t i = 0; i < naddrs; ++i)
             m.control.laddrs.push_back(InetAddr::v6(p + kSyncControlSize + 16 * i));
     }
     return m;

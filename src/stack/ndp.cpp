@@ -135,6 +135,8 @@ void nd_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv6View& v)
             ctx, port, pkt,
             sender.is_unspecified() ? Counter::drop_nd_dad : Counter::drop_nd_not_ours);
     if (sender.is_unspecified()) return drop_with(Counter::drop_nd_dad);
+    // A backup's VIP or local address (session sync): owned, not answered until takeover.
+    if (own->arp_silent) return drop_with(Counter::drop_nd_not_ours);
     if (v.multicast && !ipv6_is_solicited_node_of(ip->daddr, target))
         return drop_with(Counter::drop_nd_malformed);
     if (ctx.view->own(sender)) return drop_with(Counter::drop_nd_own_address);

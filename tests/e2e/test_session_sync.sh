@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session sync and active/backup takeover (issue 15 items 3 and 4): two directors on one WAN
 # segment (cluster_up 2, no router), director 1 `role master`, director 2 `role backup`, syncing
-# over their kernel addresses on the RS LAN (unicast peers, exception path). A rate-limited
+# over their kernel addresses on the RS LAN (unicast peers, exception path; XE_SYNC_MCAST=1:
+# the multicast group 224.0.0.81 instead). A rate-limited
 # 20 MB download and a loop of short requests run through director 1; its conn appears in
 # director 2's table; kill -9 director 1: director 2 declares it failed, answers for the VIP
 # and for director 1's local addresses (gratuitous ARP), the download completes
@@ -23,7 +24,7 @@ sync_conf() { # sync_conf I ROLE
 sync_defs {
     syncid 7
     source 10.10.2.2$d
-    peer 10.10.2.2$other
+$( ((${XE_SYNC_MCAST:-0})) || echo "    peer 10.10.2.2$other")
     role $role
     heartbeat 1
     peer_timeout 2

@@ -402,6 +402,11 @@ json Controller::dispatch(const json& req) {
             r["checks"] = check_show_ ? check_show_() : json::array();
             return r;
         }
+        if (cmd == "announce_show") {
+            json r = ok();
+            r["announce"] = announce_show_ ? announce_show_() : json(nullptr);
+            return r;
+        }
         if (cmd == "feedback_show") {
             json r = ok();
             r["feedback"] = feedback_show_

@@ -249,6 +249,11 @@ Result<void> parse_feedback(Words& w, CtlCommand& c) {
     return no_more_words(w, "feedback show");
 }
 
+Result<void> parse_announce(Words& w, CtlCommand& c) {
+    if (auto r = only_verbs(w, c, "announce", CtlCommandKind::AnnounceShow); !r) return r;
+    return no_more_words(w, "announce show");
+}
+
 Result<void> parse_stats(Words& w, CtlCommand& c) {
     if (auto r = only_verbs(w, c, "stats", CtlCommandKind::Stats); !r) return r;
     while (!w.done()) {
@@ -407,6 +412,7 @@ Result<CtlCommand> parse_xvsctl_args(const std::vector<std::string>& args) {
     else if (matches(object, "connection") || object == "conns") r = parse_conn(w, c);
     else if (object.size() >= 2 && matches(object, "check")) r = parse_check(w, c);
     else if (matches(object, "feedback")) r = parse_feedback(w, c);
+    else if (object.size() >= 2 && matches(object, "announce")) r = parse_announce(w, c);
     else if (object.size() >= 2 && matches(object, "capture")) r = parse_capture(w, c);
     else if (matches(object, "help")) c.kind = CtlCommandKind::Help;
     else return make_error("unknown object " + quoted(object));
@@ -431,6 +437,7 @@ std::string xvsctl_usage_text() {
            "  xvsctl conn flush dest ADDR:PORT\n"
            "  xvsctl check show\n"
            "  xvsctl feedback show\n"
+           "  xvsctl announce show\n"
            "  xvsctl capture [rx|tx|drop [REASON]] [port IFNAME] [filter EXPR] -w FILE\n"
            "                 [-c COUNT] [-t SECONDS]\n"
            "\n"

@@ -79,6 +79,9 @@ Result<std::string> format_checks(const nlohmann::json& checks, int64_t now_unix
 // `feedback show`: the listeners with their counters by reason, then one line per real server
 // of a feedback service (state, configured and dynamic weight, smoothed load, last report).
 Result<std::string> format_feedback(const nlohmann::json& feedback);
+// `announce show`: BIRD's socket, file and last answer, then one line per VIP (announced or
+// withdrawn, whether BIRD has it, why); "not configured" without bgp_defs/ospf_defs.
+Result<std::string> format_announce(const nlohmann::json& announce);
 // Without `all`, counters that are zero are left out. `per_worker`: a table of name, total
 // and one column per worker ("w0", "w1", ...), without the descriptions.
 std::string format_stats(const StatsReply& stats, bool all, bool per_worker = false);

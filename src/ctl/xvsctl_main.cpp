@@ -67,6 +67,7 @@ json build_xvsctl_request(const CtlCommand& c) {
         }
         case CtlCommandKind::CheckShow: req["cmd"] = "check_show"; break;
         case CtlCommandKind::FeedbackShow: req["cmd"] = "feedback_show"; break;
+        case CtlCommandKind::AnnounceShow: req["cmd"] = "announce_show"; break;
         case CtlCommandKind::ConnFlush:
             req["cmd"] = "flush_dest";
             req["dest"] = c.filter.dest;

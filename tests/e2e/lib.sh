@@ -30,6 +30,8 @@ XVSD_PID=""
 XVSD_LOG=""
 XVSD_RUNS=0
 XE_FAILED=0
+declare -A DIRECTOR_PID=() DIRECTOR_LOG=() # two-director tests (cluster_up), by index 1|2
+DIRECTOR_RUNS=0
 
 VIP=10.10.1.100
 CLIENT_IP=10.10.1.2
@@ -48,17 +50,27 @@ cleanup() {
     local pid ns
     for pid in "${XE_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
     [[ -n $XVSD_PID ]] && kill -TERM "$XVSD_PID" 2>/dev/null
+    for pid in "${DIRECTOR_PID[@]}"; do [[ -n $pid ]] && kill -TERM "$pid" 2>/dev/null; done
     sleep 0.3
     for ns in "${XE_NAMESPACES[@]}"; do
         for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
     done
     for pid in "${XE_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
     [[ -n $XVSD_PID ]] && kill -KILL "$XVSD_PID" 2>/dev/null
+    for pid in "${DIRECTOR_PID[@]}"; do [[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; done
     wait 2>/dev/null
     for ns in "${XE_NAMESPACES[@]}"; do ip netns del "$ns" 2>/dev/null; done
     if ((rc != 0 || XE_FAILED)) && [[ -n $XVSD_LOG && -s $XVSD_LOG ]]; then
         echo "---- xvsd log (last 40 lines of $XVSD_LOG) ----" >&2
         tail -n 40 "$XVSD_LOG" >&2
+    fi
+    local i
+    if ((rc != 0 || XE_FAILED)); then
+        for i in "${!DIRECTOR_LOG[@]}"; do
+            [[ -s ${DIRECTOR_LOG[$i]} ]] || continue
+            echo "---- director $i log (last 40 lines of ${DIRECTOR_LOG[$i]}) ----" >&2
+            tail -n 40 "${DIRECTOR_LOG[$i]}" >&2
+        done
     fi
     if [[ -n ${XE_KEEP:-} ]]; then
         echo "kept $XE_TMP" >&2
@@ -254,8 +266,8 @@ topo_down() {
 
 # With net_af_packet the lb kernel still sees every frame: drop it at netdev ingress there
 # (AF_PACKET taps before the ingress hook, so xvsd still gets the frames).
-lb_kernel_drop() {
-    in_ns "$NS_LB" nft -f - <<'EOF'
+lb_kernel_drop() { # [NS=$NS_LB]
+    in_ns "${1:-$NS_LB}" nft -f - <<'EOF'
 table netdev xe_drop {
     chain wan { type filter hook ingress device "lb-wan" priority 0; policy drop; }
     chain lan { type filter hook ingress device "lb-lan" priority 0; policy drop; }
@@ -542,4 +554,214 @@ lb_kernel_off() {
     ip -n "$NS_CL" neigh flush dev cl0
     local i
     for ((i = 1; i <= XE_RS_COUNT; i++)); do ip -n "$(ns_rs "$i")" neigh flush dev rs0; done
+}
+
+# ---- two directors (cluster tests) -------------------------------------------------------
+#
+#   [cl] cl0 ---- sw-cl [swan: bridge br0] sw-lbI ---- lb-wan [lbI] lb-lan ---- sw-lbI [sw: br0] ---- RS
+#
+# Director I (1|2) in namespace $XE-lbI: xvs owns 10.10.1.1I/24 on wan0 and 10.10.2.1I/24 on
+# lan0; its local addresses do not overlap the other's (1: 10.10.2.100-101, 2: .102-103).
+# Without `router` the client cl0 10.10.1.2/24 is on the WAN bridge and reaches the VIP
+# (10.10.1.100) on-link: whoever answers ARP for it gets the traffic (active/backup). With
+# `router`, $XE-rt sits between: rt-wan 10.10.1.254/24 on the WAN bridge, rt-cl 10.10.9.1/24
+# toward the client (cl0 10.10.9.2/24 plus 10.10.9.10-59, default via 10.10.9.1), forwarding
+# with an L4 multipath hash so ECMP routes spread flows. The RS have no default route (FULLNAT).
+NS_SWAN=$XE-swan
+NS_RT=$XE-rt
+CLUSTER_CLIENTS=() # with router: the client's extra addresses (ECMP spread tests)
+CLUSTER_ROUTER=""  # set by `cluster_up N router`: directors route to clients via 10.10.1.254
+
+director_ns() { echo "$XE-lb$1"; }
+director_sock() { echo "$XE_TMP/xvs$1.sock"; }
+director_log() { echo "${DIRECTOR_LOG[$1]:-}"; }
+xvsadm_d() { # xvsadm_d I ARGS...
+    local i=$1
+    shift
+    XVS_SOCKET=$(director_sock "$i") "$BUILD/xvsadm" "$@"
+}
+xvsctl_d() { # xvsctl_d I ARGS...
+    local i=$1
+    shift
+    XVS_SOCKET=$(director_sock "$i") "$BUILD/xvsctl" "$@"
+}
+counter_d() { # counter_d I NAME : one `xvsctl stats -a` counter of director I
+    xvsctl_d "$1" stats -a | awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k || $i == k ":") { print $(i + 1); exit } }'
+}
+
+# cluster_up [RS_COUNT=2] [router]
+cluster_up() {
+    local n=${1:-2} with_router=${2:-} i ns d
+    XE_RS_COUNT=$n
+    add_ns "$NS_CL"
+    add_ns "$NS_SWAN"
+    add_ns "$NS_SW"
+    for ns in "$NS_SWAN" "$NS_SW"; do
+        ip -n "$ns" link add br0 type bridge
+        ip -n "$ns" link set br0 up
+    done
+    for d in 1 2; do
+        ns=$(director_ns "$d")
+        add_ns "$ns"
+        ip link add lb-wan netns "$ns" type veth peer name "sw-lb$d" netns "$NS_SWAN" || fail "veth wan$d"
+        ip link add lb-lan netns "$ns" type veth peer name "sw-lb$d" netns "$NS_SW" || fail "veth lan$d"
+        ip -n "$NS_SWAN" link set "sw-lb$d" master br0 up
+        ip -n "$NS_SW" link set "sw-lb$d" master br0 up
+        no_offloads "$NS_SWAN" "sw-lb$d"
+        no_offloads "$NS_SW" "sw-lb$d"
+        ip -n "$ns" link set lb-wan up
+        ip -n "$ns" link set lb-lan up
+        in_ns "$ns" sysctl -qw net.ipv4.ip_forward=0
+        in_ns "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+    done
+    for ((i = 1; i <= n; i++)); do
+        ns=$(ns_rs "$i")
+        add_ns "$ns"
+        ip link add rs0 netns "$ns" type veth peer name "sw-rs$i" netns "$NS_SW" || fail "veth rs$i"
+        ip -n "$NS_SW" link set "sw-rs$i" master br0 up
+        no_offloads "$NS_SW" "sw-rs$i"
+        ip -n "$ns" addr add "$(rs_ip "$i")/24" dev rs0
+        ip -n "$ns" link set rs0 up
+        no_offloads "$ns" rs0
+    done
+    if [[ $with_router == router ]]; then
+        add_ns "$NS_RT"
+        CLUSTER_ROUTER=1
+        ip link add rt-wan netns "$NS_RT" type veth peer name sw-rt netns "$NS_SWAN" || fail "veth rt-wan"
+        ip link add cl0 netns "$NS_CL" type veth peer name rt-cl netns "$NS_RT" || fail "veth rt-cl"
+        ip -n "$NS_SWAN" link set sw-rt master br0 up
+        no_offloads "$NS_SWAN" sw-rt
+        ip -n "$NS_RT" addr add 10.10.1.254/24 dev rt-wan
+        ip -n "$NS_RT" addr add 10.10.9.1/24 dev rt-cl
+        ip -n "$NS_RT" link set rt-wan up
+        ip -n "$NS_RT" link set rt-cl up
+        no_offloads "$NS_RT" rt-wan
+        no_offloads "$NS_RT" rt-cl
+        in_ns "$NS_RT" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=1
+        ip -n "$NS_CL" addr add 10.10.9.2/24 dev cl0
+        CLUSTER_CLIENTS=()
+        for ((i = 10; i < 60; i++)); do
+            ip -n "$NS_CL" addr add "10.10.9.$i/24" dev cl0
+            CLUSTER_CLIENTS+=("10.10.9.$i")
+        done
+        ip -n "$NS_CL" link set cl0 up
+        ip -n "$NS_CL" route add default via 10.10.9.1
+    else
+        ip link add cl0 netns "$NS_CL" type veth peer name sw-cl netns "$NS_SWAN" || fail "veth cl"
+        ip -n "$NS_SWAN" link set sw-cl master br0 up
+        no_offloads "$NS_SWAN" sw-cl
+        ip -n "$NS_CL" addr add "$CLIENT_IP/24" dev cl0
+        ip -n "$NS_CL" link set cl0 up
+    fi
+    no_offloads "$NS_CL" cl0
+    in_ns "$NS_CL" sysctl -qw net.ipv4.ip_local_port_range="10000 65000" net.ipv4.tcp_tw_reuse=1 \
+        net.ipv4.ip_local_reserved_ports=30000-49999
+    log "cluster up: $NS_CL ${with_router:+$NS_RT }$NS_SWAN $(director_ns 1) $(director_ns 2) $NS_SW + $n RS"
+}
+
+# config_head_d I : the base config of director I (as config_head: XE_PMD, XE_WORKERS,
+# XE_IP_EXTRA), with its own socket, DPDK file prefix, addresses and local addresses (and a
+# default route via the router when there is one). With
+# net_af_packet each port gets an exception TAP (xe-wan, xe-lan) so the director's kernel
+# reaches the links; net_af_xdp passes the kernel's frames by its XDP program.
+config_head_d() {
+    local d=$1 pmd=${XE_PMD:-af_xdp} wan lan workers=${XE_WORKERS:-1} lips
+    if [[ $pmd == af_packet ]]; then
+        local args=${XE_AF_PACKET_ARGS:-framecnt=4096,qdisc_bypass=1}
+        ((workers > 1)) && args+=",qpairs=$workers"
+        wan="net_af_packet0,iface=lb-wan,$args exception tap xe-wan"
+        lan="net_af_packet1,iface=lb-lan,$args exception tap xe-lan"
+    else
+        wan="net_af_xdp0,iface=lb-wan"
+        lan="net_af_xdp1,iface=lb-lan"
+    fi
+    if ((d == 1)); then lips=10.10.2.100-10.10.2.101; else lips=10.10.2.102-10.10.2.103; fi
+    cat <<EOF
+global_defs {
+    log_level info
+    control_socket $(director_sock "$d")
+}
+netif_defs {
+    eal_args "--no-huge -m 512 --no-pci --no-shconf --file-prefix $XE-d$d -l 0"
+    port wan0 { dev $wan }
+    port lan0 { dev $lan }
+}
+worker_defs { workers $workers${XE_CPUS:+ cpus $XE_CPUS}${XE_POLL:+ poll_mode $XE_POLL} }
+ip_defs {
+    address 10.10.1.1$d/24 dev wan0
+    address 10.10.2.1$d/24 dev lan0
+${CLUSTER_ROUTER:+    route default via 10.10.1.254 dev wan0}
+${XE_IP_EXTRA:-}
+}
+local_address_group lips {
+    $lips lan0
+}
+EOF
+}
+
+# director_kernel_up I : the director's kernel addresses (10.10.1.2I/24 toward the WAN,
+# 10.10.2.2I/24 on the RS LAN) on the exception path's interfaces (the TAPs on net_af_packet,
+# the veths themselves on net_af_xdp); xvsd must be running (it creates the TAPs).
+director_kernel_up() {
+    local d=$1 ns wan_if=lb-wan lan_if=lb-lan
+    ns=$(director_ns "$d")
+    if [[ ${XE_PMD:-af_xdp} == af_packet ]]; then
+        wan_if=xe-wan
+        lan_if=xe-lan
+    fi
+    ip -n "$ns" addr add "10.10.1.2$d/24" dev "$wan_if" || fail "director $d kernel address on $wan_if"
+    ip -n "$ns" addr add "10.10.2.2$d/24" dev "$lan_if" || fail "director $d kernel address on $lan_if"
+    ip -n "$ns" link set "$wan_if" up
+    ip -n "$ns" link set "$lan_if" up
+}
+
+# start_director I CONF : xvsd of director I in its namespace (checked with -t first); waits
+# (30 s max) until its control socket answers.
+start_director() {
+    local d=$1 conf=$2 ns pid logf
+    ns=$(director_ns "$d")
+    DIRECTOR_RUNS=$((DIRECTOR_RUNS + 1))
+    if [[ ${XE_PMD:-af_xdp} == af_packet ]] && ! in_ns "$ns" nft list table netdev xe_drop >/dev/null 2>&1; then
+        lb_kernel_drop "$ns" || fail "nft netdev drop for af_packet in $ns"
+    fi
+    logf=$XE_TMP/director$d.$DIRECTOR_RUNS.log
+    DIRECTOR_LOG[$d]=$logf
+    in_ns "$ns" "$BUILD/xvsd" -t -f "$conf" >"$logf" 2>&1 ||
+        fail "xvsd -t -f $conf refused director $d's config: $(cat "$logf")"
+    ip netns exec "$ns" "$BUILD/xvsd" -f "$conf" >>"$logf" 2>&1 &
+    pid=$!
+    DIRECTOR_PID[$d]=$pid
+    local deadline=$((SECONDS + 30))
+    while ! xvsadm_d "$d" -L -n >/dev/null 2>&1; do
+        kill -0 "$pid" 2>/dev/null || {
+            wait "$pid"
+            fail "director $d's xvsd exited early (status $?); log: $(tail -n 30 "$logf")"
+        }
+        ((SECONDS < deadline)) || fail "director $d's socket not answering after 30 s"
+        sleep 0.2
+    done
+    log "director $d up (pid $pid, log $logf)"
+}
+
+# stop_director I [SIGNAL=TERM] : signals director I's xvsd and waits (10 s max); sets
+# DIRECTOR_STATUS (137 after KILL).
+stop_director() {
+    local d=$1 sig=${2:-TERM} pid k
+    pid=${DIRECTOR_PID[$d]:-}
+    [[ -n $pid ]] || return 0
+    kill -"$sig" "$pid" 2>/dev/null
+    for ((k = 0; k < 100; k++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -KILL "$pid"
+        wait "$pid" 2>/dev/null
+        DIRECTOR_PID[$d]=""
+        fail "director $d did not exit within 10 s of SIG$sig"
+    fi
+    wait "$pid"
+    DIRECTOR_STATUS=$?
+    DIRECTOR_PID[$d]=""
+    log "director $d stopped by SIG$sig (status $DIRECTOR_STATUS)"
 }

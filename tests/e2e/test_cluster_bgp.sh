@@ -10,9 +10,12 @@
 #     directors' counters see conns (the router spreads by L4 hash);
 #   - the real servers of VIP 2 stopped (TCP_CHECK fails) -> VIP 2 withdrawn by both
 #     directors (gone from the router) while VIP 1 stays; started again -> back;
-#   - kill -9 of director 2 -> its next hop leaves the multipath routes within 5 s (the
-#     liveness TAP goes with the process and BIRD drops the static routes through it: the BGP
-#     session stays up, its hold time is 60 s) and VIP 1 still answers through director 1;
+#   - kill -9 of director 2 -> its next hop leaves the multipath routes within 5 s and VIP 1
+#     still answers through director 1. Two mechanisms, one per PMD: the liveness TAP goes with
+#     the process and director 2's BIRD drops the static routes through it (checked on both;
+#     on af_xdp the kernel keeps lb-wan, the BGP session stays up and sends the withdrawal);
+#     on af_packet the session itself ran through xvsd's exception TAP, so it dies with xvsd
+#     and the router's BFD (on in both BIRDs) ends it within a second, not the 60 s hold time;
 #   - director 2 restarted -> back in the routes; SIGTERM of director 1 -> withdrawn before
 #     it exits (logged "withdraw ... xvsd stopping").
 source "$(dirname "$0")/lib.sh"
@@ -68,7 +71,7 @@ bgp_defs {
     bird_config $XE_TMP/bird-xvs$d.conf
     router_id 10.10.1.2$d
     local_as 65001
-    neighbor 10.10.1.254 remote_as 65000 hold_time 60
+    neighbor 10.10.1.254 remote_as 65000 hold_time 60 bfd
     source_address 10.10.1.2$d
     next_hop 10.10.1.1$d
     community 65001:$d
@@ -86,6 +89,7 @@ cat >"$XE_TMP/bird-rt.conf" <<EOF
 log "$XE_TMP/bird-rt.log" all;
 router id 10.10.1.254;
 protocol device {}
+protocol bfd {}
 protocol kernel {
     ipv4 { import none; export all; };
     merge paths on;
@@ -93,6 +97,10 @@ protocol kernel {
 template bgp lb {
     local 10.10.1.254 as 65000;
     hold time 60;
+    bfd on;
+    # A restarted director is back in seconds, not after BIRD's 60 s error wait / 120 s retry.
+    error wait time 1, 5;
+    connect retry time 2;
     ipv4 { import all; export none; };
 }
 protocol bgp lb1 from lb { neighbor 10.10.1.21 as 65001; }
@@ -163,10 +171,14 @@ wait_hops "$VIP2" "10.10.1.11" 2 "director 2's next hop gone after kill -9 (VIP 
 t1=$(date +%s.%N)
 birdc -s "$XE_TMP/bird2.ctl" show route protocol xvs_vips4 >"$XE_TMP/lb2-static" 2>&1
 assert_not_contains "$(cat "$XE_TMP/lb2-static")" "$VIP1" "director 2's BIRD dropped its static VIP routes (liveness TAP gone)"
+birdc -s "$XE_TMP/bird-rt.ctl" show protocols lb2 >"$XE_TMP/lb2" 2>&1
 if [[ ${XE_PMD:-af_xdp} == af_xdp ]]; then
     # On af_xdp the kernel keeps lb-wan, so the session outlives xvsd: the TAP withdrew.
-    birdc -s "$XE_TMP/bird-rt.ctl" show protocols lb2 >"$XE_TMP/lb2" 2>&1
     assert_contains "$(cat "$XE_TMP/lb2")" "Established" "the BGP session to director 2's BIRD stays up"
+else
+    # On af_packet the session ran through xvsd's exception TAP: BFD took it down.
+    assert_not_contains "$(cat "$XE_TMP/lb2")" "Established" "the BGP session through the dead exception path is down"
+    assert_contains "$(cat "$XE_TMP/lb2")" "BFD session down" "the router's BIRD: BFD ended the session"
 fi
 pass "kill -9: next hop withdrawn in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
 http_loop 20 "$XE_TMP/after-kill" "http://$VIP1/" 60

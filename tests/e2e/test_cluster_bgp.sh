@@ -10,6 +10,7 @@
 #     directors' counters see conns (the router spreads by L4 hash);
 #   - the real servers of VIP 2 stopped (TCP_CHECK fails) -> VIP 2 withdrawn by both
 #     directors (gone from the router) while VIP 1 stays; started again -> back;
+#   - xvsadm -D of VIP 2 on director 1 -> withdrawn there; xvsadm --reload -> back;
 #   - kill -9 of director 2 -> its next hop leaves the multipath routes within 5 s and VIP 1
 #     still answers through director 1. Two mechanisms, one per PMD: the liveness TAP goes with
 #     the process and director 2's BIRD drops the static routes through it (checked on both;
@@ -162,6 +163,16 @@ for i in 3 4; do
 done
 wait_hops "$VIP2" "10.10.1.11 10.10.1.12" 15 "VIP 2 back when its real servers are"
 pass "VIP 2 announced again"
+
+# Removal: xvsadm -D of VIP 2 on director 1 withdraws it there; a reload (the file still has
+# the service) announces it again.
+xvsadm_d 1 -D -t "$VIP2:80" || fail "xvsadm -D on director 1"
+wait_hops "$VIP2" "10.10.1.12" 5 "VIP 2 withdrawn by director 1 after xvsadm -D"
+grep -q "routing: withdraw $VIP2: no service has it" "$(director_log 1)" ||
+    fail "director 1 did not log the withdrawal of the removed VIP"
+xvsadm_d 1 --reload || fail "xvsadm --reload on director 1"
+wait_hops "$VIP2" "10.10.1.11 10.10.1.12" 10 "VIP 2 back on director 1 after the reload"
+pass "VIP 2 withdrawn on removal (xvsadm -D) and announced after a reload"
 
 # kill -9 director 2: the liveness TAP goes with it, and BIRD withdraws at once.
 t0=$(date +%s.%N)

@@ -114,14 +114,10 @@ Result<void> file_write_atomic(const std::string& path, const std::string& text)
     while (done < text.size()) {
         ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            const std::string why = std::strerror(errno);
-            ::unlink(tmp.c_str());
-            return make_error("cannot write " + tmp + ": " + why);
-        }
+        if (n <= 0) break;
         done += static_cast<size_t>(n);
     }
-    if (::fsync(fd.get()) != 0 || ::close(fd.release()) != 0) {
+    if (done < text.size() || ::fsync(fd.get()) != 0 || ::close(fd.release()) != 0) {
         const std::string why = std::strerror(errno);
         ::unlink(tmp.c_str());
         return make_error("cannot write " + tmp + ": " + why);

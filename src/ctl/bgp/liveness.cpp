@@ -24,7 +24,8 @@ Result<LivenessInterface> LivenessInterface::open(const std::string& name) {
     std::memcpy(req.ifr_name, name.data(), name.size());
     // IFF_TUN_EXCL: fail rather than attach to an interface someone else made (a persistent
     // TAP of that name would survive xvsd and keep the routes up).
-    req.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_TUN_EXCL;
+    // ifr_flags is a short and IFF_TUN_EXCL its top bit (0x8000): C++20 converts modulo 2^16.
+    req.ifr_flags = static_cast<short>(IFF_TAP | IFF_NO_PI | IFF_TUN_EXCL);
     if (::ioctl(li.fd_.get(), TUNSETIFF, &req) != 0)
         return make_error("liveness interface " + name + ": cannot create the TAP: " +
                           std::strerror(errno) +

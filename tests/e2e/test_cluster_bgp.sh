@@ -62,8 +62,7 @@ start_bird_d() {
 }
 
 write_conf_d() {
-    local d=$1 wan_if=lb-wan
-    [[ ${XE_PMD:-af_xdp} == af_packet ]] && wan_if=xe-wan
+    local d=$1
     {
         config_head_d "$d"
         cat <<EOF
@@ -139,6 +138,7 @@ assert_contains "$(cat "$XE_TMP/m1")" "xvs_route_announced{vip=\"$VIP1\"} 1" "me
 
 # conns DIRECTOR : the conns VIP 1's service has had on that director.
 conns() { xvsadm_d "$1" -L -n --stats -t "$VIP1:80" | awk -v v="$VIP1:80" '$1 == "TCP" && $2 == v { print $3 }'; }
+# shellcheck disable=SC2016
 in_ns "$NS_CL" bash -c '
     for a in "$@"; do for k in 1 2; do
         curl -s --max-time 3 --interface "$a" -H "Connection: close" http://'"$VIP1"'/ || echo ERR

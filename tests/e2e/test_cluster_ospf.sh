@@ -119,6 +119,7 @@ assert_eq 2 "$(grep -c 'announced  yes' <<<"$show")" "both VIPs announced and in
 
 # conns DIRECTOR : the conns VIP 1's service has had on that director.
 conns() { xvsadm_d "$1" -L -n --stats -t "$VIP1:80" | awk -v v="$VIP1:80" '$1 == "TCP" && $2 == v { print $3 }'; }
+# shellcheck disable=SC2016
 in_ns "$NS_CL" bash -c '
     for a in "$@"; do for k in 1 2; do
         curl -s --max-time 3 --interface "$a" -H "Connection: close" http://'"$VIP1"'/ || echo ERR

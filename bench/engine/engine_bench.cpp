@@ -554,6 +554,11 @@ void enable_synproxy(Lb& lb) {
     lb.worker->refresh_snapshot();
 }
 
+// --only SUBSTR: the rows whose name contains SUBSTR (the baselines always run), for profiling
+// one path with perf or callgrind.
+std::string g_only;
+bool want(std::string_view row) { return g_only.empty() || row.find(g_only) != std::string_view::npos; }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -563,8 +568,9 @@ int main(int argc, char** argv) {
         if (a == "--quick") quick = true;
         else if (a == "--huge") huge = true;
         else if (a == "--tiny") tiny = true;
+        else if (a == "--only" && i + 1 < argc) g_only = argv[++i];
         else {
-            std::fprintf(stderr, "usage: bench_engine [--quick|--tiny] [--huge]\n");
+            std::fprintf(stderr, "usage: bench_engine [--quick|--tiny] [--huge] [--only SUBSTR]\n");
             return 2;
         }
     }
@@ -626,7 +632,7 @@ int main(int argc, char** argv) {
     Figures base_big = baseline(env, packets, ack, big_flows);
     print_row("macswap baseline (big flow set)", 0, base_big, base_big, 0);
 
-    {
+    if (want("fullnat tcp established")) {
         Lb lb = make_lb(env, 4096, 1);
         open_flows(env, lb, small_flows, 6);
         Figures res = run(env, packets, ack,
@@ -640,6 +646,7 @@ int main(int argc, char** argv) {
     }
     // The same flows over IPv6: FNAT66 and FNAT64 (translated to IPv4 on the way to the RS).
     for (const bool to_v4 : {false, true}) {
+        if (!want(to_v4 ? "fnat64 tcp established" : "fnat66 tcp established")) continue;
         Lb lb = make_lb6(env, 4096, to_v4);
         const Template syn6 = make_frame6(env.lan.mac, env.wan.mac, net::kTcpSyn);
         const Template ack6 = make_frame6(env.lan.mac, env.wan.mac, net::kTcpAck);
@@ -675,6 +682,7 @@ int main(int argc, char** argv) {
                              // NatTun (issue 20): DNAT + IPIP/GUE from the local address.
                              ModeRow{"nattun ipip tcp established", lb::FwdMode::NatTun, lb::TunType::Ipip, 6},
                              ModeRow{"nattun gue udp established", lb::FwdMode::NatTun, lb::TunType::Gue, 17}}) {
+        if (!want(m.name)) continue;
         Lb lb = make_lb(env, 4096, 1, 0, m.fwd, m.tun);
         open_flows(env, lb, small_flows, m.proto);
         Figures res = run(env, packets, m.proto == 6 ? ack : udp,
@@ -685,7 +693,7 @@ int main(int argc, char** argv) {
                          [&](rte_mbuf** b) { process_into(lb, b); });
         print_row(m.name, lb.worker->conns().in_use(), res, base, 0);
     }
-    {
+    if (want("snat tcp established")) {
         // SNAT, inside host -> outside server (the direction the mode rows above measure): the
         // same flows and packets arrive on lan addressed to 198.51.100.10:80 and leave by wan
         // from 10.10.1.1:WPORT, TTL decremented.
@@ -711,7 +719,7 @@ int main(int argc, char** argv) {
                          (unsigned long long)lb.worker->conns().in_use(), small_flows.size(),
                          (unsigned long long)fwd, (unsigned long long)packets);
     }
-    {
+    if (want("fullnat tcp established (random)")) {
         Lb lb = make_lb(env, uint32_t(big + 1024), unsigned(big / 60000 + 1));
         uint64_t created = open_flows(env, lb, big_flows, 6);
         Figures res = run(env, packets, ack,
@@ -730,6 +738,7 @@ int main(int argc, char** argv) {
     // row is the template lookup path in place of the scheduler.
     for (const char* sched : {"wrr", "rr", "wlc", "mh", "persist"}) {
         const bool persist = std::string_view(sched) == "persist";
+        if (!want("new tcp connections")) continue;
         Lb lb =
             make_lb(env, uint32_t(big + 1024), unsigned(big / 60000 + 1), 0, lb::FwdMode::FullNat,
                     lb::TunType::Ipip, persist ? "rr" : sched, persist ? 300 : 0);
@@ -748,7 +757,7 @@ int main(int argc, char** argv) {
         print_row(name.c_str(), lb.worker->counters().get(stack::Counter::conns_created), res,
                   base_big, 0);
     }
-    {
+    if (want("fullnat udp established")) {
         Lb lb = make_lb(env, 4096, 1);
         open_flows(env, lb, small_flows, 17);
         Figures res = run(env, packets, udp,
@@ -759,7 +768,7 @@ int main(int argc, char** argv) {
                          [&](rte_mbuf** b) { process_into(lb, b); });
         print_row("fullnat udp established", lb.worker->conns().in_use(), res, base, 0);
     }
-    {
+    if (want("fullnat udp 2-fragment")) {
         // The same UDP flows, each datagram in two fragments (24 + 8 bytes of UDP), one after
         // the other: reassembled, then forwarded as one. ns per fragment.
         Lb lb = make_lb(env, 4096, 1);
@@ -795,7 +804,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "reassembly: %llu datagrams for %llu fragments\n",
                          (unsigned long long)whole, (unsigned long long)packets);
     }
-    {
+    if (want("synproxy cookie SYN-ACK")) {
         // SYN flood: every packet a SYN from a new source -> cookie SYN-ACK, no state.
         Lb lb = make_lb(env, 4096, 1);
         enable_synproxy(lb);
@@ -813,7 +822,7 @@ int main(int argc, char** argv) {
                          (unsigned long long)lb.worker->counters().get(stack::Counter::synproxy_syn_cookie_sent),
                          (unsigned long long)n);
     }
-    {
+    if (want("synproxy cookie ACK")) {
         // Valid cookie ACKs: check, conn (schedule + local port), side-pool entry, RS SYN.
         // Timed in chunks of 2048 handshakes; between chunks (untimed) cookies for the next
         // chunk are computed and the clock runs the RS SYN retries out so the chunk's conns,
@@ -864,7 +873,7 @@ int main(int argc, char** argv) {
     }
     std::printf("ratio = ns/pkt over the baseline's; +ns = xvs's own cost per packet; "
                 "B/conn = conn pool + hash bytes / capacity\n");
-    conservation_rows(env, packets, small_flows);
+    if (want("conservation")) conservation_rows(env, packets, small_flows);
     port::eal_stop();
     return 0;
 }

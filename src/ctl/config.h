@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ctl/bgp/routing_conf.h"
 #include "ctl/health/check_config.h"
 #include "ctl/service_types.h"
 #include "lb/fwd_mode.h"
@@ -343,6 +344,7 @@ struct Config {
     std::vector<DenyAddressGroup> deny_groups;
     std::vector<VirtualServer> virtual_servers;  // groups expanded: one per VIP/port
     std::vector<MatchServer> match_servers;      // SNAT, in file order (first match wins)
+    RoutingDefs routing;                         // bgp_defs, ospf_defs (ctl/bgp/)
     // "file:line: what is accepted but not acted on" lines for xvsd to print at startup.
     std::vector<std::string> warnings;
 

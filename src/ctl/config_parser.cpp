@@ -44,6 +44,8 @@ void Parser::top_level(const Token& kw) {
         deny_address_group(kw);
     else if (k == "virtual_server")
         virtual_server(kw);
+    else if (k == "bgp_defs" || k == "ospf_defs")
+        routing_section(kw, k == "bgp_defs");
     else
         unknown(kw, "top");
 }

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <charconv>
 #include <exception>
+#include <map>
 #include <set>
 
 #include "ctl/config_keywords.h"
@@ -377,6 +378,12 @@ class Parser {
     std::optional<uint32_t> seconds_value(const Token& kw, uint32_t min_ms);
     std::vector<std::string> script_value(const Token& kw);
     void health_resolve(VirtualServer& vs);
+    // Routing through BIRD (ctl/bgp/config_parser_bgp.cpp).
+    void routing_section(const Token& kw, bool bgp);
+    bool routing_shared(const Token& t);
+    void bgp_keyword(const Token& t);
+    void bgp_neighbor(const Token& t);
+    void ospf_keyword(const Token& t);
 
     const TokenStream& ts_;
     Diagnostics& diag_;
@@ -387,6 +394,7 @@ class Parser {
     std::vector<std::vector<SourceLoc>> laddr_locs_;  // parallel to cfg_.laddr_groups[].addrs
     std::set<std::string> warned_;                    // ignored keywords already warned about
     bool status_allow_given_ = false;  // the first status_allow replaces the default list
+    std::map<std::string, SourceLoc> routing_seen_;  // bgp_defs/ospf_defs settings given once
 };
 
 }  // namespace xvs::ctl::parser_detail

@@ -407,6 +407,11 @@ json Controller::dispatch(const json& req) {
                 return err("session sync is off: add a sync_defs block to the configuration");
             return sync_request_(req);
         }
+        if (cmd == "announce_show") {
+            json r = ok();
+            r["announce"] = announce_show_ ? announce_show_() : json(nullptr);
+            return r;
+        }
         if (cmd == "feedback_show") {
             json r = ok();
             r["feedback"] = feedback_show_

@@ -97,6 +97,16 @@ public:
         feedback_show_ = std::move(show);
     }
 
+    // `announce_show` answers {"announce": show()} (the VIP announcer, ctl/bgp/announce.h);
+    // unset: {"announce": null}, routing is not configured. `metrics_extra` is appended to
+    // the metrics body (the announcer's xvs_route_announced).
+    void set_announce_show(std::function<nlohmann::json()> show) {
+        announce_show_ = std::move(show);
+    }
+    void set_metrics_extra(std::function<std::string()> extra) {
+        metrics_extra_ = std::move(extra);
+    }
+
     // The real servers' health for the status page (the daemon's health manager); unset:
     // every dest is shown without a check.
     using DestHealthFn = std::function<std::vector<health::DestHealth>()>;
@@ -171,6 +181,8 @@ private:
     std::function<nlohmann::json(const nlohmann::json&)> sync_request_;
     std::function<std::string()> sync_metrics_;
     DestHealthFn dest_health_;
+    std::function<nlohmann::json()> announce_show_;
+    std::function<std::string()> metrics_extra_;
     StatusHistory status_history_;
 };
 

@@ -201,7 +201,10 @@ std::string Controller::metrics() const {
     p.family("xvs_port_rx_nombuf_total", "counter",
              "Receive failures for want of an mbuf (rx_nombuf).");
     for (size_t i = 0; i < ports_.size(); ++i) p.sample({{"port", ports_[i].name}}, st[i].rx_nombuf);
-    return p.take() + (sync_metrics_ ? sync_metrics_() : std::string());
+    std::string out = p.take();
+    if (metrics_extra_) out += metrics_extra_();
+    if (sync_metrics_) out += sync_metrics_();
+    return out;
 }
 
 }  // namespace xvs::ctl

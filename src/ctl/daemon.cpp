@@ -117,6 +117,7 @@ Daemon::~Daemon() {
     stop_workers();
     sync_.reset();
     control_.reset();
+    announcer_.reset();
     health_.reset();
     controller_.reset();
     workers_.clear();
@@ -255,6 +256,11 @@ Result<void> Daemon::start() {
     controller_->set_feedback_show([this] { return health_->feedback_show(); });
     controller_->set_dest_health([this] { return health_->dest_health(); });
     health_->on_change = [this] { controller_->flush_removed_dests(); };
+    controller_->set_announce_show(
+        [this] { return announcer_ ? announcer_->show() : nlohmann::json(nullptr); });
+    controller_->set_metrics_extra(
+        [this] { return announcer_ ? announcer_->metrics() : std::string(); });
+    if (auto r = routing_configure(config_.routing); !r) return r;
     if (config_.sync.enabled) {
         auto sync = SyncDaemon::create(config_.sync, *director_, raw);
         if (!sync) return make_error(where_sync(config_.sync) + sync.error());
@@ -380,6 +386,7 @@ Result<void> Daemon::reload() {
     auto applied = config_apply(*director_, health_->effective_for(next));
     if (!applied) return make_error(applied.error());
     health_->configure(next);
+    if (auto r = routing_configure(next.routing); !r) log_error("reload: " + r.error());
     if (next.global.status_allow != config_.global.status_allow) {
         status_access_.set_allow(next.global.status_allow);
         log_info("reload: status page for " + status_allow_text(next.global.status_allow));
@@ -406,6 +413,43 @@ Result<void> Daemon::reload() {
     running.global.metrics_listen = config_.global.metrics_listen;
     config_ = std::move(running);
     return {};
+}
+
+Result<void> Daemon::routing_configure(const RoutingDefs& conf) {
+    if (!conf.enabled()) {
+        if (announcer_) {
+            log_info("routing: bgp_defs and ospf_defs gone, withdrawing every VIP");
+            announcer_->shutdown();
+            announcer_.reset();
+        }
+        return {};
+    }
+    if (announcer_) {
+        if (std::string w = announcer_->configure(conf); !w.empty()) log_warning("reload: " + w);
+        return {};
+    }
+    auto a = std::make_unique<bgp::Announcer>(conf);
+    a->log_info = [](const std::string& line) { log_info("routing: " + line); };
+    a->log_warning = [](const std::string& line) { log_warning("routing: " + line); };
+    if (auto r = a->open_liveness(); !r) return make_error("routing: " + r.error());
+    log_info("routing: VIPs announced through BIRD on " + conf.bird_socket + " (file " +
+             conf.bird_config + ", liveness interface " + conf.liveness_interface + ")");
+    announcer_ = std::move(a);
+    return {};
+}
+
+void Daemon::routing_update(bool workers_alive) {
+    if (!announcer_) return;
+    std::vector<bgp::ServiceStanding> standings;
+    for (const auto& svc : director_->services()) {
+        if (svc->match || svc->key.fwmark != 0) continue;  // no one address to announce
+        bgp::ServiceStanding s{svc->key.vip, 0, health_->quorum_of(svc->key)};
+        for (const auto& dest : svc->dests)
+            if (dest->weight.load(std::memory_order_relaxed) > 0) ++s.live_dests;
+        standings.push_back(s);
+    }
+    announcer_->update(bgp::announce_decide(standings, workers_alive),
+                       std::chrono::steady_clock::now());
 }
 
 void Daemon::stop_workers() {
@@ -470,6 +514,7 @@ int Daemon::run(const std::function<void()>& ready) {
                             silent + " without a loop iteration");
         }
         if (watch.all_alive()) notify_.watchdog_tick(now);
+        routing_update(watch.all_alive());
         log_tick();
         if (now >= next_estimate) {
             controller_->estimate_rates(now);
@@ -496,6 +541,7 @@ int Daemon::run(const std::function<void()>& ready) {
     }
     log_info("stopping");
     notify_.stopping();
+    if (announcer_) announcer_->shutdown();  // the VIPs withdrawn before anything stops
     health_->shutdown();  // omega notifiers
     stop_workers();
     return 0;

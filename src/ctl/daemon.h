@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "ctl/bgp/announce.h"
 #include "ctl/config.h"
 #include "ctl/control_server.h"
 #include "ctl/controller.h"
@@ -41,6 +42,10 @@ private:
     Result<void> reload();
     Result<void> open_socket();
     void stop_workers();
+    // The VIP announcer (bgp_defs/ospf_defs): created, reconfigured or withdrawn-and-dropped
+    // as the configuration says; then its decisions from the live model.
+    Result<void> routing_configure(const RoutingDefs& conf);
+    void routing_update(bool workers_alive);
 
     std::string config_path_;
     Config config_;
@@ -50,8 +55,9 @@ private:
     ExceptionPorts exception_;  // TAPs and XDP address maps (ctl/exception_path.h)
     FlowSteering steering_;     // rte_flow rules by local port (several workers)
     std::unique_ptr<Controller> controller_;
-    std::unique_ptr<health::Manager> health_;
-    std::unique_ptr<SyncDaemon> sync_;  // sync_defs (ctl/sync/); null when off  // checkers; applies their verdicts to director_
+    std::unique_ptr<health::Manager> health_;  // checkers; applies their verdicts to director_
+    std::unique_ptr<bgp::Announcer> announcer_;  // null without bgp_defs/ospf_defs
+    std::unique_ptr<SyncDaemon> sync_;  // sync_defs (ctl/sync/); null when off
     std::atomic<bool> stop_workers_{false};
     uint64_t commit_wait_timeouts_ = 0;  // last count logged
     std::vector<unsigned> worker_lcores_;

@@ -267,6 +267,11 @@ Result<void> parse_sync(Words& w, CtlCommand& c) {
     return no_more_words(w, "sync " + verb);
 }
 
+Result<void> parse_announce(Words& w, CtlCommand& c) {
+    if (auto r = only_verbs(w, c, "announce", CtlCommandKind::AnnounceShow); !r) return r;
+    return no_more_words(w, "announce show");
+}
+
 Result<void> parse_stats(Words& w, CtlCommand& c) {
     if (auto r = only_verbs(w, c, "stats", CtlCommandKind::Stats); !r) return r;
     while (!w.done()) {
@@ -426,6 +431,7 @@ Result<CtlCommand> parse_xvsctl_args(const std::vector<std::string>& args) {
     else if (object.size() >= 2 && matches(object, "check")) r = parse_check(w, c);
     else if (matches(object, "feedback")) r = parse_feedback(w, c);
     else if (object.size() >= 2 && matches(object, "sync")) r = parse_sync(w, c);
+    else if (object.size() >= 2 && matches(object, "announce")) r = parse_announce(w, c);
     else if (object.size() >= 2 && matches(object, "capture")) r = parse_capture(w, c);
     else if (matches(object, "help")) c.kind = CtlCommandKind::Help;
     else return make_error("unknown object " + quoted(object));
@@ -451,6 +457,7 @@ std::string xvsctl_usage_text() {
            "  xvsctl check show\n"
            "  xvsctl feedback show\n"
            "  xvsctl sync [show|takeover|release]\n"
+           "  xvsctl announce show\n"
            "  xvsctl capture [rx|tx|drop [REASON]] [port IFNAME] [filter EXPR] -w FILE\n"
            "                 [-c COUNT] [-t SECONDS]\n"
            "\n"

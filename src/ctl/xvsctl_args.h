@@ -28,6 +28,7 @@ enum class CtlCommandKind {
     ConnFlush,  // conn flush dest A.B.C.D:PORT|[V6]:PORT (filter.dest)
     CheckShow,     // check show: every health checker (ctl/health/)
     FeedbackShow,  // feedback show: load-feedback listeners and real servers
+    AnnounceShow,  // announce show: the VIPs announced through BIRD (ctl/bgp/)
     Capture,       // capture [rx|tx|drop [REASON]] ... -w FILE: frames into a pcap file
     SyncShow,      // sync [show]: session sync peers, takeover state, counters
     SyncTakeover,  // sync takeover: answer for the VIPs, claim peers' local addresses

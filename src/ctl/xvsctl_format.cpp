@@ -334,6 +334,35 @@ Result<std::string> format_sync(const nlohmann::json& s) {
     }
 }
 
+Result<std::string> format_announce(const nlohmann::json& a) {
+    if (a.is_null()) return std::string("routing not configured (no bgp_defs or ospf_defs)\n");
+    try {
+        std::string protocols;
+        for (const auto& p : a.at("protocols")) protocols += " " + p.get<std::string>();
+        std::string out = "BIRD " + a.at("bird_socket").get<std::string>() + ", file " +
+                          a.at("bird_config").get<std::string>() + ", liveness interface " +
+                          a.at("liveness_interface").get<std::string>() +
+                          (a.at("liveness_up").get<bool>() ? " (up)" : " (down)") + ";" +
+                          protocols + "\n";
+        out += std::string(a.at("bird_pending").get<bool>() ? "BIRD not told yet: " : "BIRD: ") +
+               a.at("bird").get<std::string>() + "\n";
+        char line[256];
+        std::snprintf(line, sizeof line, "%-40s %-10s %-8s %s\n", "VIP", "STATE", "IN BIRD", "WHY");
+        out += line;
+        for (const auto& v : a.at("vips")) {
+            std::snprintf(line, sizeof line, "%-40s %-10s %-8s %s\n",
+                          v.at("vip").get<std::string>().c_str(),
+                          v.at("announce").get<bool>() ? "announced" : "withdrawn",
+                          v.at("in_bird").get<bool>() ? "yes" : "no",
+                          v.at("why").get<std::string>().c_str());
+            out += line;
+        }
+        return out;
+    } catch (const nlohmann::json::exception& e) {
+        return make_error(std::string("Malformed reply from xvsd: 'announce': ") + e.what());
+    }
+}
+
 Result<std::string> format_feedback(const nlohmann::json& fb) {
     if (!fb.is_object() || !fb.contains("listeners") || !fb["listeners"].is_array() ||
         !fb.contains("servers") || !fb["servers"].is_array())
@@ -488,6 +517,10 @@ Result<std::string> render_xvsctl_reply(const CtlCommand& cmd, const json& reply
         case CtlCommandKind::SyncTakeover:
         case CtlCommandKind::SyncRelease:
             return reply.value("text", std::string()) + "\n";
+        case CtlCommandKind::AnnounceShow:
+            if (!reply.contains("announce"))
+                return make_error("Malformed reply from xvsd: no 'announce'");
+            return format_announce(reply["announce"]);
         case CtlCommandKind::ConnFlush:
             if (!reply.contains("flushed") || !reply["flushed"].is_number_unsigned())
                 return make_error("Malformed reply from xvsd: 'flushed' is not a count");

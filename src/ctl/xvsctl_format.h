@@ -81,6 +81,9 @@ Result<std::string> format_checks(const nlohmann::json& checks, int64_t now_unix
 Result<std::string> format_feedback(const nlohmann::json& feedback);
 // `sync show`: this director's sync state, its peers, and the counters, one per line.
 Result<std::string> format_sync(const nlohmann::json& sync);
+// `announce show`: BIRD's socket, file and last answer, then one line per VIP (announced or
+// withdrawn, whether BIRD has it, why); "not configured" without bgp_defs/ospf_defs.
+Result<std::string> format_announce(const nlohmann::json& announce);
 // Without `all`, counters that are zero are left out. `per_worker`: a table of name, total
 // and one column per worker ("w0", "w1", ...), without the descriptions.
 std::string format_stats(const StatsReply& stats, bool all, bool per_worker = false);

@@ -79,6 +79,7 @@ json build_xvsctl_request(const CtlCommand& c) {
             req["cmd"] = "sync";
             req["action"] = "release";
             break;
+        case CtlCommandKind::AnnounceShow: req["cmd"] = "announce_show"; break;
         case CtlCommandKind::ConnFlush:
             req["cmd"] = "flush_dest";
             req["dest"] = c.filter.dest;

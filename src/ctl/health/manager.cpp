@@ -575,6 +575,12 @@ std::optional<bool> Manager::quorum_up(const std::string& owner) const {
     return it->second->quorum_up;
 }
 
+std::optional<bool> Manager::quorum_of(const lb::ServiceKey& key) const {
+    for (const auto& [owner, vs] : vs_)
+        if (std::find(vs->keys.begin(), vs->keys.end(), key) != vs->keys.end()) return vs->quorum_up;
+    return std::nullopt;
+}
+
 nlohmann::json Manager::show() const {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& [owner, vs] : vs_) {

@@ -86,6 +86,9 @@ class Manager {
     // For tests: is the real server up (all checkers), and the service's quorum state.
     std::optional<bool> rs_alive(const std::string& owner, const net::InetEndpoint& rs) const;
     std::optional<bool> quorum_up(const std::string& owner) const;
+    // The quorum state of the configured service with this key (one of a group's), if any:
+    // the VIP announcer (ctl/bgp/announce.h) withdraws a VIP whose services lost it.
+    std::optional<bool> quorum_of(const lb::ServiceKey& key) const;
     // The owner name of a virtual server: "group NAME PROTO" or "PROTO VIP:PORT".
     static std::string owner_of(const VirtualServer& vs);
 

@@ -156,6 +156,20 @@ TEST_F(ControllerTest, FeedbackShowAsksTheHealthManager) {
     EXPECT_EQ(r["feedback"]["servers"].size(), 1u);
 }
 
+// announce_show answers the VIP announcer's state (none set: null, routing not configured);
+// metrics_extra is appended to the metrics body.
+TEST_F(ControllerTest, AnnounceShowAndMetricsExtra) {
+    json r = send(json{{"cmd", "announce_show"}});
+    EXPECT_EQ(outcome(r), "ok");
+    EXPECT_TRUE(r["announce"].is_null());
+    ctl_->set_announce_show([] { return json{{"vips", json::array({1})}}; });
+    r = send(json{{"cmd", "announce_show"}});
+    EXPECT_EQ(r["announce"]["vips"].size(), 1u);
+    ctl_->set_metrics_extra([] { return std::string("xvs_route_announced{vip=\"10.10.1.100\"} 1\n"); });
+    const std::string m = ctl_->metrics();
+    EXPECT_EQ(m.substr(m.size() - 41), "xvs_route_announced{vip=\"10.10.1.100\"} 1\n");
+}
+
 TEST_F(ControllerTest, AddServiceErrors) {
     ASSERT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "ok");
     EXPECT_EQ(run_outcome({"-A", "-t", "10.0.0.1:80", "-s", "rr"}), "Service already exists");

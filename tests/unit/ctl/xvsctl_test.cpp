@@ -488,6 +488,32 @@ TEST(Xvsctl, CheckShow) {
     EXPECT_EQ(bad.err, "Malformed reply from xvsd: 'checks' is not an array\n");
 }
 
+// `announce show` (and `an s`): BIRD's state, then one line per VIP; null: not configured.
+TEST(Xvsctl, AnnounceShow) {
+    RunResult r = run_expecting(
+        {"an", "s"}, R"({"cmd":"announce_show"})",
+        R"({"ok":true,"announce":{"bird_socket":"/run/bird/bird.ctl","bird_config":"/etc/bird/xvs.conf",)"
+        R"("liveness_interface":"xvs-alive","liveness_up":true,"protocols":["bgp"],)"
+        R"("bird":"Reconfigured","bird_pending":false,"vips":[{"vip":"10.10.1.100",)"
+        R"("announce":true,"why":"quorum","in_bird":true},{"vip":"10.10.1.101","announce":false,)"
+        R"("why":"no real server up with weight > 0","in_bird":false}]}})");
+    EXPECT_EQ(r.out,
+              "BIRD /run/bird/bird.ctl, file /etc/bird/xvs.conf, liveness interface xvs-alive "
+              "(up); bgp\n"
+              "BIRD: Reconfigured\n"
+              "VIP                                      STATE      IN BIRD  WHY\n"
+              "10.10.1.100                              announced  yes      quorum\n"
+              "10.10.1.101                              withdrawn  no       no real server up "
+              "with weight > 0\n");
+    RunResult none = run_expecting({"announce", "show"}, R"({"cmd":"announce_show"})",
+                                   R"({"ok":true,"announce":null})");
+    EXPECT_EQ(none.out, "routing not configured (no bgp_defs or ospf_defs)\n");
+    FakeXvsd d({R"({"ok":true,"announce":{"vips":[]}})"});
+    RunResult bad = run(with_socket(d, {"announce", "show"}));
+    EXPECT_EQ(bad.rc, 1);
+    EXPECT_NE(bad.err.find("Malformed reply from xvsd: 'announce'"), std::string::npos) << bad.err;
+}
+
 // `feedback show` (and `f s`): listener counters, then one line per real server.
 TEST(Xvsctl, FeedbackShow) {
     RunResult r = run_expecting(

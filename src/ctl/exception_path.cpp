@@ -18,6 +18,13 @@ ExceptionPorts::~ExceptionPorts() {
 Result<std::string> ExceptionPorts::devargs(const PortDef& pd) {
     if (pd.exception_kind() != ExceptionKind::Xdp) return pd.dev;
     if (!devarg_value(pd.dev, "xdp_prog").empty()) return pd.dev;  // the operator's own
+    // A killed xvsd leaves its program attached (the PMD attaches it through netlink, not a
+    // link the process owns), and the PMD would then refuse the interface.
+    std::string note;
+    auto claim = port::xdp_claim(devarg_value(pd.dev, "iface"), &note);
+    if (!claim) return make_error("port " + pd.name + ": " + claim.error());
+    if (!note.empty()) log_info("port " + pd.name + ": " + note);
+    xdp_claims_.push_back(std::move(*claim));
     if (prog_path_.empty()) {
         mkdir("/run/xvs", 0755);
         const std::string path = "/run/xvs/xvs_xdp." + std::to_string(getpid()) + ".o";

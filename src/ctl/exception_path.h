@@ -40,6 +40,7 @@ class ExceptionPorts {
   private:
     std::string prog_path_;
     std::vector<port::XdpAddrMap> maps_;
+    std::vector<UniqueFd> xdp_claims_;  // port::xdp_claim's locks, one per XDP interface
     std::vector<uint16_t> tap_ids_;
     std::string last_error_;
 };

@@ -728,6 +728,9 @@ std::unique_ptr<Snapshot> Director::build() {
         // A backup (not yet active) makes no conn with its own local addresses and must not
         // answer for them while an active peer may have claimed them (session sync).
         own.push_back({{l->addr}, {stack::AddrKind::Lip, port, l.get(), !vip_arp_}});
+        // Announced with the VIPs (a start with session sync, a takeover): a peer may have
+        // claimed them while this director was down, and the real servers still send there.
+        if (vip_arp_ && l->addr.is_v4()) sv.garp.push_back({l->addr, port});
         source_candidate(port, l->addr);
         snap->keep_laddrs.push_back(l);
     }

@@ -2,7 +2,10 @@
 #include "port/xdp_filter.h"
 
 #include <bpf/bpf.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <unistd.h>
@@ -125,6 +128,47 @@ Result<unsigned> XdpAddrMap::sync(const std::vector<std::pair<net::InetAddr, Xdp
     }
     have_ = std::move(next);
     return changed;
+}
+
+Result<UniqueFd> xdp_claim(const std::string& iface, std::string* note) {
+    note->clear();
+    const unsigned ifindex = if_nametoindex(iface.c_str());
+    if (ifindex == 0) return make_error("XDP: no interface " + iface);
+    struct stat ns{};
+    if (stat("/proc/self/ns/net", &ns) != 0)
+        return make_error(std::string("XDP: cannot stat /proc/self/ns/net: ") + std::strerror(errno));
+    mkdir("/run/xvs", 0755);
+    const std::string path =
+        "/run/xvs/xdp." + std::to_string(ns.st_ino) + "." + iface + ".lock";
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    if (fd.get() < 0)
+        return make_error("XDP: cannot open " + path + ": " + std::strerror(errno));
+    if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0)
+        return make_error("XDP: another xvsd runs on " + iface + " in this network namespace (" +
+                          path + " is locked): stop it first");
+    xdp_multiprog* mp = xdp_multiprog__get_from_ifindex(static_cast<int>(ifindex));
+    if (libxdp_get_error(mp) || !mp) return fd;  // nothing attached
+    int map_fd = -1;
+    if (xdp_multiprog__is_legacy(mp)) {
+        if (xdp_program* p = xdp_multiprog__main_prog(mp)) map_fd = map_of_prog(xdp_program__id(p));
+    } else {
+        for (xdp_program* p = xdp_multiprog__next_prog(nullptr, mp); p && map_fd < 0;
+             p = xdp_multiprog__next_prog(p, mp))
+            map_fd = map_of_prog(xdp_program__id(p));
+    }
+    if (map_fd >= 0) {
+        close(map_fd);
+        const int rc = xdp_multiprog__detach(mp);
+        if (rc != 0) {
+            xdp_multiprog__close(mp);
+            return make_error("XDP: cannot detach the program a previous xvsd left on " + iface +
+                              ": " + std::strerror(-rc) + " (try `ip link set dev " + iface +
+                              " xdp off`)");
+        }
+        *note = "XDP: detached the program a previous xvsd left on " + iface;
+    }
+    xdp_multiprog__close(mp);
+    return fd;
 }
 
 std::vector<net::InetAddr> kernel_addresses() {

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/result.h"
 #include "net/addr.h"
 
@@ -46,6 +47,14 @@ class XdpAddrMap {
     using AddrKey = std::array<uint8_t, 16>;
     std::set<std::pair<AddrKey, uint8_t>> have_;
 };
+
+// This xvsd's claim on iface's XDP hook, before the PMD attaches xvs's program: an exclusive
+// flock on /run/xvs/xdp.<netns inode>.<iface>.lock, held until the returned fd closes (with
+// the process, however it ends). Refused when another live xvsd holds it. With the claim, an
+// xvs program still attached to iface (its address map is there) was left by a killed xvsd:
+// it is detached, and `*note` says so for the log (else it is left empty). A program that is
+// not xvs's is left alone (the PMD then refuses the port, naming it).
+Result<UniqueFd> xdp_claim(const std::string& iface, std::string* note);
 
 // The kernel's own addresses in this namespace (every interface), for XdpOwner::Kernel.
 std::vector<net::InetAddr> kernel_addresses();

@@ -83,8 +83,9 @@ struct StackView {
     // NatTun GUE: the UDP ports (network order) whose datagrams to a local address are RS
     // replies in GUE (every NatTun GUE dest's tunnel port); IPIP needs no list.
     std::vector<uint16_t> nattun_gue_ports;
-    // Addresses the neighbour owner announces by gratuitous ARP (a takeover: the VIPs, a
-    // failed peer's local addresses) whenever garp_generation changes, three times 1 s apart.
+    // Addresses the neighbour owner announces by gratuitous ARP (a takeover or a start with
+    // session sync: the VIPs, this director's local addresses, a failed peer's) whenever
+    // garp_generation changes, three times 1 s apart.
     struct Garp {
         net::InetAddr addr;
         uint8_t port = 0;

@@ -113,11 +113,7 @@ dl2_pid=${XE_PIDS[-1]}
 wait_until 10 bash -c "XVS_SOCKET=$(director_sock 2) $BUILD/xvsadm -L -n -c | grep -q 'ESTABLISHED.*$VIP:80'" ||
     fail "no live conn on director 2 for the resync"
 sync_conf 1 backup >"$XE_TMP/d1b.conf"
-if [[ ${XE_PMD:-af_xdp} == af_xdp ]]; then
-    # A killed xvsd leaves its XDP program on the ports (nothing ran to detach it).
-    ip -n "$(director_ns 1)" link set dev lb-wan xdp off
-    ip -n "$(director_ns 1)" link set dev lb-lan xdp off
-fi
+# A killed xvsd leaves its XDP program on the ports (af_xdp): the new xvsd detaches it.
 start_director 1 "$XE_TMP/d1b.conf"
 kernel_up 1
 wait_until 15 bash -c "XVS_SOCKET=$(director_sock 1) $BUILD/xvsadm -L -n -c | grep -q 'ESTABLISHED.*$VIP:80'" ||

@@ -131,7 +131,8 @@ TEST_F(SessionSyncTest, BackupIsSilentForVipsAndLocalAddressesUntilTakeover) {
     EXPECT_TRUE(ask(kLan, kRs1Mac, "10.10.2.2", "10.10.2.100").empty());
     EXPECT_EQ(ask(kWan, kClientMac, "10.10.1.2", "10.10.1.1").size(), 1u);  // its own address
 
-    // Takeover: the VIP and a failed peer's local address, each announced once at once.
+    // Takeover: the VIP, its own local address (a peer may have claimed it) and a failed
+    // peer's local address, each announced once at once.
     director->vip_arp_set(true);
     ASSERT_TRUE(director->claimed_set({{*net::parse_ipv4("10.10.2.201"), "lan"}}).ok());
     director->garp_request();
@@ -143,21 +144,24 @@ TEST_F(SessionSyncTest, BackupIsSilentForVipsAndLocalAddressesUntilTakeover) {
     EXPECT_TRUE(FramesEqual(arp_frame(wan_mac(), net::kBroadcastMac, net::kArpOpRequest, wan_mac(),
                                       "10.10.1.100", net::MacAddr{}, "10.10.1.100"),
                             wan[0]));
-    ASSERT_EQ(lan.size(), 1u);
+    ASSERT_EQ(lan.size(), 2u);
+    EXPECT_TRUE(FramesEqual(arp_frame(lan_mac(), net::kBroadcastMac, net::kArpOpRequest, lan_mac(),
+                                      "10.10.2.100", net::MacAddr{}, "10.10.2.100"),
+                            lan[0]));
     EXPECT_TRUE(FramesEqual(arp_frame(lan_mac(), net::kBroadcastMac, net::kArpOpRequest, lan_mac(),
                                       "10.10.2.201", net::MacAddr{}, "10.10.2.201"),
-                            lan[0]));
-    EXPECT_EQ(counter(Counter::arp_gratuitous_sent), 2u);
+                            lan[1]));
+    EXPECT_EQ(counter(Counter::arp_gratuitous_sent), 3u);
     // Repeated twice more, 1 s apart.
     worker->advance_clock(1000);
     poll();
     EXPECT_EQ(recv(kWan).size(), 1u);
-    EXPECT_EQ(recv(kLan).size(), 1u);
+    EXPECT_EQ(recv(kLan).size(), 2u);
     worker->advance_clock(1000);
     poll();
     worker->advance_clock(1000);
     poll();
-    EXPECT_EQ(counter(Counter::arp_gratuitous_sent), 6u);
+    EXPECT_EQ(counter(Counter::arp_gratuitous_sent), 9u);
     (void)recv(kWan);
     (void)recv(kLan);
     EXPECT_EQ(ask(kWan, kClientMac, "10.10.1.2", "10.10.1.100").size(), 1u);

@@ -171,8 +171,13 @@ Result<std::unique_ptr<SyncDaemon>> SyncDaemon::create(const SyncDefs& defs, lb:
                 if (d->claim_port_.empty()) d->claim_port_ = l->port_name;
     if (defs.role == SyncRoleDef::Backup) {
         director.vip_arp_set(false);
-        director.commit();
+    } else {
+        // Active from the start: announce the VIPs and this director's local addresses, which
+        // a peer may have claimed while it was down (the peer gives them back once it hears
+        // this one, within a heartbeat; the three announcements span two seconds).
+        director.garp_request();
     }
+    director.commit();
     std::string where = defs.peers.empty() ? "group " + addr_text(defs.mcast_group) : "peers";
     for (const auto& p : defs.peers) where += " " + addr_text(p);
     log_info("sync: syncid " + std::to_string(defs.syncid) + ", role " +

@@ -144,13 +144,17 @@ void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* ref
             }
         }
     }
-    // Stage 3: verify; anything else (collision, second bucket, miss) takes the plain path.
+    // Stage 3: verify. Without a signature match in the first bucket (a miss, or an entry in
+    // the second bucket) only the second bucket is left to search, with the stage 1 hash; a
+    // signature collision searches the rest of the first bucket too.
     for (unsigned i = 0; i < n; ++i) {
         if (cand[i] != kEmpty && matches(cand[i], *keys[i])) {
             refs[i] = to_ref(cand[i]);
-        } else {
-            refs[i] = lookup(*keys[i]);
+            continue;
         }
+        ConnRef r{};
+        if (cand[i] != kEmpty) r = find_in(buckets_[h[i].b1], h[i].sig, *keys[i]);
+        refs[i] = r.conn ? r : find_in(buckets_[h[i].b2], h[i].sig, *keys[i]);
     }
 }
 
@@ -159,6 +163,7 @@ void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* ref
 // moved to its own other bucket (one cuckoo step; it costs a read of that entry's Conn, on
 // about one insert in a few hundred at full table load).
 bool ConnTable::add(const ConnKey& key, uint32_t ref) {
+    ++adds_;
     const Hash h = hash(key);
     auto place = [](Bucket& b, uint32_t sig, uint32_t r) {
         for (Slot& s : b.slots) {

@@ -50,6 +50,9 @@ public:
     // Looks up n (<= kMaxBulk) keys in stages (hash+prefetch buckets, match signatures and
     // prefetch Conns, verify tuples); refs[i].conn is nullptr for misses.
     void lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* refs) const;
+    // Tuple insertions so far: a miss of an earlier lookup is still a miss while this has not
+    // moved (lb_handle skips its second lookup of a miss that way).
+    uint64_t adds() const { return adds_; }
 
     uint32_t capacity() const { return capacity_; }
     // The conn's pool slot (0..capacity-1): indexes per-conn side arrays kept elsewhere.
@@ -99,6 +102,7 @@ private:
     uint32_t bucket_mask_ = 0;
     std::vector<uint32_t> free_;  // stack of free pool indices
     size_t memory_bytes_ = 0;
+    uint64_t adds_ = 0;  // add() calls, see adds()
 };
 
 }  // namespace xvs::lb

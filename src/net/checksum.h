@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "net/headers.h"
 
@@ -18,6 +19,17 @@ inline uint16_t csum_fold(uint32_t sum) {
     sum = (sum & 0xffff) + (sum >> 16);
     sum = (sum & 0xffff) + (sum >> 16);
     return static_cast<uint16_t>(~sum);
+}
+
+// csum_partial(data, 20, 0) for an IPv4 header without options, unrolled: five 32-bit loads
+// and no loop (the receive path verifies every header this way).
+inline uint32_t csum_partial20(const void* data) {
+    uint32_t w[5];
+    std::memcpy(w, data, sizeof w);
+    uint64_t acc = uint64_t(w[0]) + w[1] + w[2] + w[3] + w[4];
+    acc = (acc & 0xffffffff) + (acc >> 32);
+    acc = (acc & 0xffffffff) + (acc >> 32);
+    return static_cast<uint32_t>(acc);
 }
 
 // IPv4 header checksum over header_len() bytes (checksum field must be zero or is skipped).

@@ -48,7 +48,8 @@ bool ipv4_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv4View& out) {
         return false;
     }
     if (!(pkt->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_GOOD) &&
-        net::csum_fold(net::csum_partial(ip, hlen, 0)) != 0) {
+        net::csum_fold(hlen == sizeof(net::Ipv4Hdr) ? net::csum_partial20(ip)
+                                                    : net::csum_partial(ip, hlen, 0)) != 0) {
         drop(ctx, pkt, Counter::drop_ip_checksum);
         pkt = nullptr;
         return false;

@@ -52,6 +52,22 @@ TEST(ConnTable, FindsBothDirections) {
     EXPECT_EQ((*t)->lookup(rev).conn, nullptr);
 }
 
+// adds() moves with every tuple insertion (lb_handle trusts a miss of the burst's bulk
+// lookup only while it has not) and not with lookups or removals.
+TEST(ConnTable, AddsCountsTupleInsertions) {
+    auto t = ConnTable::create("t5", 16);
+    ASSERT_TRUE(t.ok()) << t.error();
+    EXPECT_EQ((*t)->adds(), 0u);
+    Conn* c = make(**t, 0x0201010a, 1234, 5000);
+    ASSERT_TRUE((*t)->insert(c));
+    EXPECT_EQ((*t)->adds(), 2u);  // FULLNAT: inbound and outbound tuple
+    (void)(*t)->lookup(key_in(*c));
+    (*t)->remove(c);
+    EXPECT_EQ((*t)->adds(), 2u);
+    ASSERT_TRUE((*t)->insert(c));
+    EXPECT_EQ((*t)->adds(), 4u);
+}
+
 // The xmit decides the tuples: a mode without an outbound tuple (DR, TUN: the director never
 // sees RS -> client) puts only the inbound one in the table, and remove() takes out just that.
 TEST(ConnTable, ModeWithoutOutTupleInsertsInboundOnly) {

@@ -211,7 +211,7 @@ bird_state() { # what both BIRDs say, for a failure message
     done
     xvsctl_d "$victim" announce show
 }
-wait_until 30 bash -c "[[ \$(ip -n $NS_RT route show $VIP) == *10.10.1.11*10.10.1.12* ]]" ||
+wait_until 60 bash -c "[[ \$(ip -n $NS_RT route show $VIP) == *10.10.1.11*10.10.1.12* ]]" ||
     fail "director $victim is not announced again: $(ip -n "$NS_RT" route show "$VIP"); $(bird_state)"
 assert_eq "10.10.1.11 10.10.1.12" "$(hops)" "both next hops again after the rejoin"
 # 50 requests, one per client address: the router sends some to each director again.

@@ -765,3 +765,71 @@ stop_director() {
     DIRECTOR_PID[$d]=""
     log "director $d stopped by SIG$sig (status $DIRECTOR_STATUS)"
 }
+
+# ---- BIRD in the cluster tests ------------------------------------------------------------
+
+# start_bird_d I : director I's BIRD in its namespace (socket $XE_TMP/birdI.ctl, log
+# $XE_TMP/birdI.log), whose file includes the one its xvsd writes ($XE_TMP/bird-xvsI.conf,
+# bgp_defs/ospf_defs `bird_config`); waits for xvsd to have written it.
+start_bird_d() {
+    local d=$1
+    printf 'log "%s" all;\ninclude "%s";\n' "$XE_TMP/bird$d.log" "$XE_TMP/bird-xvs$d.conf" \
+        >"$XE_TMP/bird$d.conf"
+    wait_until 10 test -s "$XE_TMP/bird-xvs$d.conf" || fail "xvsd $d did not write $XE_TMP/bird-xvs$d.conf"
+    bg_ns "$(director_ns "$d")" "$XE_TMP/bird$d.out" bird -f -c "$XE_TMP/bird$d.conf" \
+        -s "$XE_TMP/bird$d.ctl" -P "$XE_TMP/bird$d.pid"
+}
+
+# start_router_bird [CONF] : the router's BIRD (socket $XE_TMP/bird-rt.ctl) with CONF's
+# protocols (default: eBGP with BFD, AS 65000, to both directors' kernel addresses
+# 10.10.1.21/22 in AS 65001), every route learnt exported to the kernel with equal paths
+# merged into one multipath route. A restarted director is back within seconds (short
+# error wait and connect retry, not BIRD's 60 s / 120 s).
+start_router_bird() {
+    local protos=${1:-}
+    if [[ -z $protos ]]; then
+        protos='protocol bfd {}
+template bgp lb {
+    local 10.10.1.254 as 65000;
+    hold time 60;
+    bfd on;
+    error wait time 1, 5;
+    connect retry time 2;
+    ipv4 { import all; export none; };
+}
+protocol bgp lb1 from lb { neighbor 10.10.1.21 as 65001; }
+protocol bgp lb2 from lb { neighbor 10.10.1.22 as 65001; }'
+    fi
+    cat >"$XE_TMP/bird-rt.conf" <<EOF
+log "$XE_TMP/bird-rt.log" all;
+router id 10.10.1.254;
+protocol device {}
+protocol kernel {
+    ipv4 { import none; export all; };
+    merge paths on;
+}
+$protos
+EOF
+    bg_ns "$NS_RT" "$XE_TMP/bird-rt.out" bird -f -c "$XE_TMP/bird-rt.conf" -s "$XE_TMP/bird-rt.ctl" \
+        -P "$XE_TMP/bird-rt.pid"
+}
+
+# route_hops VIP : the router's next hops for VIP, sorted, space-separated ("" without a route).
+route_hops() { ip -n "$NS_RT" route show "$1" | grep -o 'via [0-9.]*' | awk '{print $2}' | sort | tr '\n' ' ' | sed 's/ $//'; }
+
+# vs_block_checked VIP RS... : an mh FULLNAT service on VIP:80 with a 1 s TCP_CHECK per
+# real server (a VIP's quorum follows its servers).
+vs_block_checked() {
+    local vip=$1 i
+    shift
+    echo "virtual_server $vip 80 {"
+    echo "    protocol TCP"
+    echo "    lb_algo mh"
+    echo "    lb_kind FNAT"
+    echo "    laddr_group_name lips"
+    echo "    delay_loop 1"
+    for i in "$@"; do
+        echo "    real_server $(rs_ip "$i") 8080 { weight 1 TCP_CHECK { connect_timeout 1 retry 1 delay_before_retry 1 } }"
+    done
+    echo "}"
+}

@@ -28,39 +28,6 @@ VIP2=10.10.1.101
 cluster_up 4 router
 for i in 1 2 3 4; do start_rs_http "$i"; done
 
-# vip_block VIP RS... : an mh FULLNAT service with a 1 s TCP_CHECK per real server.
-vip_block() {
-    local vip=$1 i
-    shift
-    echo "virtual_server $vip 80 {"
-    echo "    protocol TCP"
-    echo "    lb_algo mh"
-    echo "    lb_kind FNAT"
-    echo "    laddr_group_name lips"
-    echo "    delay_loop 1"
-    for i in "$@"; do
-        echo "    real_server $(rs_ip "$i") 8080 { weight 1 TCP_CHECK { connect_timeout 1 retry 1 delay_before_retry 1 } }"
-    done
-    echo "}"
-}
-
-# The director's BIRD: its own file includes the one xvsd writes.
-bird_conf_d() {
-    local d=$1
-    cat >"$XE_TMP/bird$d.conf" <<EOF
-log "$XE_TMP/bird$d.log" all;
-include "$XE_TMP/bird-xvs$d.conf";
-EOF
-}
-
-start_bird_d() {
-    local d=$1
-    bird_conf_d "$d"
-    wait_until 10 test -s "$XE_TMP/bird-xvs$d.conf" || fail "xvsd $d did not write $XE_TMP/bird-xvs$d.conf"
-    bg_ns "$(director_ns "$d")" "$XE_TMP/bird$d.out" bird -f -c "$XE_TMP/bird$d.conf" \
-        -s "$XE_TMP/bird$d.ctl" -P "$XE_TMP/bird$d.pid"
-}
-
 write_conf_d() {
     local d=$1
     {
@@ -78,36 +45,13 @@ bgp_defs {
     med 10
 }
 EOF
-        vip_block "$VIP1" 1 2
-        vip_block "$VIP2" 3 4
+        vs_block_checked "$VIP1" 1 2
+        vs_block_checked "$VIP2" 3 4
     } >"$XE_TMP/xvs$d.conf"
 }
 
-# The router: eBGP to both directors' kernel addresses, every route learnt into the kernel
-# with equal BGP paths merged into one multipath route.
-cat >"$XE_TMP/bird-rt.conf" <<EOF
-log "$XE_TMP/bird-rt.log" all;
-router id 10.10.1.254;
-protocol device {}
-protocol bfd {}
-protocol kernel {
-    ipv4 { import none; export all; };
-    merge paths on;
-}
-template bgp lb {
-    local 10.10.1.254 as 65000;
-    hold time 60;
-    bfd on;
-    # A restarted director is back in seconds, not after BIRD's 60 s error wait / 120 s retry.
-    error wait time 1, 5;
-    connect retry time 2;
-    ipv4 { import all; export none; };
-}
-protocol bgp lb1 from lb { neighbor 10.10.1.21 as 65001; }
-protocol bgp lb2 from lb { neighbor 10.10.1.22 as 65001; }
-EOF
-bg_ns "$NS_RT" "$XE_TMP/bird-rt.out" bird -f -c "$XE_TMP/bird-rt.conf" -s "$XE_TMP/bird-rt.ctl" \
-    -P "$XE_TMP/bird-rt.pid"
+# The router: eBGP with BFD to both directors (lib.sh start_router_bird).
+start_router_bird
 
 for d in 1 2; do
     write_conf_d "$d"
@@ -117,7 +61,7 @@ for d in 1 2; do
 done
 
 # hops VIP : the router's next hops for VIP, sorted, space-separated ("" when no route).
-hops() { ip -n "$NS_RT" route show "$1" | grep -o 'via [0-9.]*' | awk '{print $2}' | sort | tr '\n' ' ' | sed 's/ $//'; }
+hops() { route_hops "$1"; }
 wait_hops() { # VIP EXPECTED SECONDS WHAT
     local deadline=$((SECONDS + $3))
     while [[ $(hops "$1") != "$2" ]] && ((SECONDS < deadline)); do sleep 0.2; done

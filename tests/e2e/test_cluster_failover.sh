@@ -21,30 +21,8 @@ cluster_up 2 router
 start_rs_http 1
 start_rs_http 2
 
-# The router: eBGP with BFD to both directors' kernel addresses; equal paths merged into one
-# Linux multipath route; a restarted director is taken back within seconds.
-cat >"$XE_TMP/bird-rt.conf" <<EOF
-log "$XE_TMP/bird-rt.log" all;
-router id 10.10.1.254;
-protocol device {}
-protocol bfd {}
-protocol kernel {
-    ipv4 { import none; export all; };
-    merge paths on;
-}
-template bgp lb {
-    local 10.10.1.254 as 65000;
-    hold time 60;
-    bfd on;
-    error wait time 1, 5;
-    connect retry time 2;
-    ipv4 { import all; export none; };
-}
-protocol bgp lb1 from lb { neighbor 10.10.1.21 as 65001; }
-protocol bgp lb2 from lb { neighbor 10.10.1.22 as 65001; }
-EOF
-bg_ns "$NS_RT" "$XE_TMP/bird-rt.out" bird -f -c "$XE_TMP/bird-rt.conf" -s "$XE_TMP/bird-rt.ctl" \
-    -P "$XE_TMP/bird-rt.pid"
+# The router: eBGP with BFD to both directors, one multipath route (lib.sh).
+start_router_bird
 
 write_conf() { # write_conf I
     local d=$1 other=$((3 - $1))
@@ -75,22 +53,14 @@ EOF
 kernel_up() { # the TAPs (af_packet) come back without addresses; af_xdp's veths keep them
     [[ $(ip -n "$(director_ns "$1")" -4 addr show) == *" 10.10.1.2$1/"* ]] || director_kernel_up "$1"
 }
-start_bird() { # start_bird I : the director's BIRD, including the file its xvsd writes
-    local d=$1
-    printf 'log "%s" all;\ninclude "%s";\n' "$XE_TMP/bird$d.log" "$XE_TMP/bird-xvs$d.conf" \
-        >"$XE_TMP/bird$d.conf"
-    wait_until 10 test -s "$XE_TMP/bird-xvs$d.conf" || fail "xvsd $d did not write its BIRD file"
-    bg_ns "$(director_ns "$d")" "$XE_TMP/bird$d.out" bird -f -c "$XE_TMP/bird$d.conf" \
-        -s "$XE_TMP/bird$d.ctl" -P "$XE_TMP/bird$d.pid"
-}
 # hops : the router's next hops for the VIP, sorted, space-separated ("" without a route).
-hops() { ip -n "$NS_RT" route show "$VIP" | grep -o 'via [0-9.]*' | awk '{print $2}' | sort | tr '\n' ' ' | sed 's/ $//'; }
+hops() { route_hops "$VIP"; }
 
 for d in 1 2; do
     write_conf "$d"
     start_director "$d" "$XE_TMP/xvs$d.conf"
     kernel_up "$d"
-    start_bird "$d"
+    start_bird_d "$d"
 done
 wait_until 30 bash -c "[[ \$(ip -n $NS_RT route show $VIP) == *10.10.1.11*10.10.1.12* ]]" ||
     fail "the router has not both next hops for $VIP: $(ip -n "$NS_RT" route show "$VIP")"

@@ -51,7 +51,7 @@ EOF
 }
 
 # The router: eBGP with BFD to both directors (lib.sh start_router_bird).
-start_router_bird
+start_router_bird ""
 
 for d in 1 2; do
     write_conf_d "$d"

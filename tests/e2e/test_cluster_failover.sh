@@ -22,7 +22,7 @@ start_rs_http 1
 start_rs_http 2
 
 # The router: eBGP with BFD to both directors, one multipath route (lib.sh).
-start_router_bird
+start_router_bird ""
 
 write_conf() { # write_conf I
     local d=$1 other=$((3 - $1))
@@ -97,7 +97,7 @@ assert_eq 8 $((own1 + own2)) "every download has one owner"
 victim=1
 ((own2 > own1)) && victim=2
 survivor=$((3 - victim))
-((${own1} > 0 && ${own2} > 0)) || log "all downloads on director $victim (the router's hash)"
+((own1 > 0 && own2 > 0)) || log "all downloads on director $victim (the router's hash)"
 
 # 100 short requests from 50 client addresses across the kill (bounded: 60 s).
 # shellcheck disable=SC2016
@@ -171,13 +171,14 @@ wait_until 15 bash -c "! XVS_SOCKET=$(director_sock "$survivor") $BUILD/xvsctl s
     fail "director $survivor kept director $victim's local addresses: $(xvsctl_d "$survivor" sync)"
 pass "director $survivor gave director $victim's local addresses back"
 bird_state() { # what both BIRDs say, for a failure message
-    local c
-    for c in "$NS_RT bird-rt" "$(director_ns "$victim") bird$victim"; do
-        set -- $c
-        echo "== $2"
-        in_ns "$1" birdc -s "$XE_TMP/$2.ctl" show protocols 2>&1
-        in_ns "$1" birdc -s "$XE_TMP/$2.ctl" show route 2>&1
-        in_ns "$1" birdc -s "$XE_TMP/$2.ctl" show interfaces 2>&1
+    local ns name
+    for ns in "$NS_RT" "$(director_ns "$victim")"; do
+        name=bird-rt
+        [[ $ns == "$NS_RT" ]] || name=bird$victim
+        echo "== $name"
+        in_ns "$ns" birdc -s "$XE_TMP/$name.ctl" show protocols 2>&1
+        in_ns "$ns" birdc -s "$XE_TMP/$name.ctl" show route 2>&1
+        in_ns "$ns" birdc -s "$XE_TMP/$name.ctl" show interfaces 2>&1
     done
     xvsctl_d "$victim" announce show
 }

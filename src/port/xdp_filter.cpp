@@ -58,6 +58,19 @@ int map_of_prog(uint32_t id) {
     return found;
 }
 
+// The fd of xvs's address map in the program(s) attached as mp, or -1 (not xvs's).
+int xvs_map_of(xdp_multiprog* mp) {
+    if (xdp_multiprog__is_legacy(mp)) {
+        xdp_program* p = xdp_multiprog__main_prog(mp);
+        return p ? map_of_prog(xdp_program__id(p)) : -1;
+    }
+    int fd = -1;
+    for (xdp_program* p = xdp_multiprog__next_prog(nullptr, mp); p && fd < 0;
+         p = xdp_multiprog__next_prog(p, mp))
+        fd = map_of_prog(xdp_program__id(p));
+    return fd;
+}
+
 }  // namespace
 
 Result<void> xdp_program_write(const std::string& path) {
@@ -75,14 +88,7 @@ Result<XdpAddrMap> XdpAddrMap::open(const std::string& iface) {
     if (ifindex == 0) return make_error("XDP: no interface " + iface);
     xdp_multiprog* mp = xdp_multiprog__get_from_ifindex(static_cast<int>(ifindex));
     if (libxdp_get_error(mp) || !mp) return make_error("XDP: no program attached to " + iface);
-    int fd = -1;
-    if (xdp_multiprog__is_legacy(mp)) {
-        if (xdp_program* p = xdp_multiprog__main_prog(mp)) fd = map_of_prog(xdp_program__id(p));
-    } else {
-        for (xdp_program* p = xdp_multiprog__next_prog(nullptr, mp); p && fd < 0;
-             p = xdp_multiprog__next_prog(p, mp))
-            fd = map_of_prog(xdp_program__id(p));
-    }
+    const int fd = xvs_map_of(mp);
     xdp_multiprog__close(mp);
     if (fd < 0)
         return make_error("XDP: the program on " + iface + " has no map " + kMapName +
@@ -148,14 +154,7 @@ Result<UniqueFd> xdp_claim(const std::string& iface, std::string* note) {
                           path + " is locked): stop it first");
     xdp_multiprog* mp = xdp_multiprog__get_from_ifindex(static_cast<int>(ifindex));
     if (libxdp_get_error(mp) || !mp) return fd;  // nothing attached
-    int map_fd = -1;
-    if (xdp_multiprog__is_legacy(mp)) {
-        if (xdp_program* p = xdp_multiprog__main_prog(mp)) map_fd = map_of_prog(xdp_program__id(p));
-    } else {
-        for (xdp_program* p = xdp_multiprog__next_prog(nullptr, mp); p && map_fd < 0;
-             p = xdp_multiprog__next_prog(p, mp))
-            map_fd = map_of_prog(xdp_program__id(p));
-    }
+    const int map_fd = xvs_map_of(mp);
     if (map_fd >= 0) {
         close(map_fd);
         const int rc = xdp_multiprog__detach(mp);

@@ -325,7 +325,11 @@ EOF
     bg_ns "$ns" "$dir/upload.out" "$XE_PY" "$XE_LIB_DIR/upload_server.py" 127.0.0.1 8081
     wait_until 10 in_ns "$ns" curl -s --max-time 1 -o /dev/null "http://$first/" ||
         fail "nginx on rs$i did not start: $(cat "$dir/nginx.out" "$dir/error.log" 2>/dev/null)"
-    : >"$dir/access.log" # forget the readiness probe: the log holds client requests only
+    # Forget the readiness probe: the log holds client requests only. nginx logs a request
+    # after answering it, so wait for the probe's line first (truncating before it was written
+    # once left the probe's own address in a test's peer list).
+    wait_until 2 test -s "$dir/access.log"
+    : >"$dir/access.log"
 }
 
 # start_rs_udp I [ADDR=RS address] : UDP echo on RS I ADDR:5353 that prefixes each reply with "rsI " (so a test can

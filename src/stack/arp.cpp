@@ -112,7 +112,12 @@ void arp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt) {
     ctx.tx.enqueue(port, pkt, ctx.counters);
 }
 
-void arp_send_request(StackContext& ctx, uint8_t port, const net::InetAddr& target) {
+namespace {
+
+// A broadcast ARP request from port's MAC, sender address spa, target tpa (network order),
+// counted under `sent`.
+void send_broadcast_request(StackContext& ctx, uint8_t port, uint32_t spa_be, uint32_t tpa_be,
+                            Counter sent) {
     rte_mbuf* m = frame_alloc(ctx);
     if (!m) return;
     auto* eth = reinterpret_cast<EtherHdr*>(
@@ -128,36 +133,24 @@ void arp_send_request(StackContext& ctx, uint8_t port, const net::InetAddr& targ
     arp->plen = 4;
     arp->op = net::hton16(net::kArpOpRequest);
     arp->sha = our_mac;
-    arp->spa = ctx.view->port_source[port].v4_be();
+    arp->spa = spa_be;
     arp->tha = net::MacAddr{};
-    arp->tpa = target.v4_be();
-    ctx.counters.inc(Counter::arp_requests_sent);
+    arp->tpa = tpa_be;
+    ctx.counters.inc(sent);
     ctx.tx.enqueue(port, m, ctx.counters);
 }
 
+}  // namespace
+
+void arp_send_request(StackContext& ctx, uint8_t port, const net::InetAddr& target) {
+    send_broadcast_request(ctx, port, ctx.view->port_source[port].v4_be(), target.v4_be(),
+                           Counter::arp_requests_sent);
+}
+
+// A request for our own address (RFC 5227 "ARP announcement"): hosts that have an entry for
+// it update it to our MAC.
 void arp_send_gratuitous(StackContext& ctx, uint8_t port, const net::InetAddr& addr) {
-    rte_mbuf* m = frame_alloc(ctx);
-    if (!m) return;
-    auto* eth = reinterpret_cast<EtherHdr*>(
-        rte_pktmbuf_append(m, sizeof(EtherHdr) + sizeof(ArpHdr)));
-    auto* arp = reinterpret_cast<ArpHdr*>(eth + 1);
-    const net::MacAddr& our_mac = ctx.view->ports[port].mac;
-    // A request for our own address (RFC 5227 "ARP announcement"): hosts that have an entry
-    // for it update it to our MAC.
-    eth->dst = net::kBroadcastMac;
-    eth->src = our_mac;
-    eth->ether_type = net::hton16(net::kEtherTypeArp);
-    arp->htype = net::hton16(1);
-    arp->ptype = net::hton16(net::kEtherTypeIpv4);
-    arp->hlen = 6;
-    arp->plen = 4;
-    arp->op = net::hton16(net::kArpOpRequest);
-    arp->sha = our_mac;
-    arp->spa = addr.v4_be();
-    arp->tha = net::MacAddr{};
-    arp->tpa = addr.v4_be();
-    ctx.counters.inc(Counter::arp_gratuitous_sent);
-    ctx.tx.enqueue(port, m, ctx.counters);
+    send_broadcast_request(ctx, port, addr.v4_be(), addr.v4_be(), Counter::arp_gratuitous_sent);
 }
 
 void neigh_tick(StackContext& ctx) {

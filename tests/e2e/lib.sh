@@ -443,26 +443,33 @@ start_xvsd() {
     log "xvsd up (pid $XVSD_PID, log $XVSD_LOG)"
 }
 
+# xvsd_halt PID SIGNAL WHAT : signals that xvsd and waits (10 s max); fails if it does not
+# exit. Sets HALT_STATUS to its exit status.
+xvsd_halt() {
+    local pid=$1 sig=$2 what=$3 i
+    kill -"$sig" "$pid" 2>/dev/null
+    for ((i = 0; i < 100; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -KILL "$pid"
+        wait "$pid" 2>/dev/null
+        fail "$what did not exit within 10 s of SIG$sig"
+    fi
+    wait "$pid"
+    HALT_STATUS=$?
+    log "$what stopped by SIG$sig (status $HALT_STATUS)"
+}
+
 # stop_xvsd [SIGNAL=TERM] : signals xvsd and waits (10 s max); fails if it does not exit.
 # Sets XVSD_STATUS to its exit status.
 stop_xvsd() {
-    local sig=${1:-TERM} i
     [[ -n $XVSD_PID ]] || return 0
-    kill -"$sig" "$XVSD_PID" 2>/dev/null
-    for ((i = 0; i < 100; i++)); do
-        kill -0 "$XVSD_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$XVSD_PID" 2>/dev/null; then
-        kill -KILL "$XVSD_PID"
-        wait "$XVSD_PID" 2>/dev/null
-        XVSD_PID=""
-        fail "xvsd did not exit within 10 s of SIG$sig"
-    fi
-    wait "$XVSD_PID"
-    XVSD_STATUS=$?
+    local pid=$XVSD_PID
     XVSD_PID=""
-    log "xvsd stopped by SIG$sig (status $XVSD_STATUS)"
+    xvsd_halt "$pid" "${1:-TERM}" xvsd
+    XVSD_STATUS=$HALT_STATUS
 }
 
 # ---- client traffic ----------------------------------------------------------------------
@@ -750,24 +757,11 @@ start_director() {
 # stop_director I [SIGNAL=TERM] : signals director I's xvsd and waits (10 s max); sets
 # DIRECTOR_STATUS (137 after KILL).
 stop_director() {
-    local d=$1 sig=${2:-TERM} pid k
-    pid=${DIRECTOR_PID[$d]:-}
+    local d=$1 pid=${DIRECTOR_PID[$1]:-}
     [[ -n $pid ]] || return 0
-    kill -"$sig" "$pid" 2>/dev/null
-    for ((k = 0; k < 100; k++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -KILL "$pid"
-        wait "$pid" 2>/dev/null
-        DIRECTOR_PID[$d]=""
-        fail "director $d did not exit within 10 s of SIG$sig"
-    fi
-    wait "$pid"
-    DIRECTOR_STATUS=$?
     DIRECTOR_PID[$d]=""
-    log "director $d stopped by SIG$sig (status $DIRECTOR_STATUS)"
+    xvsd_halt "$pid" "${2:-TERM}" "director $d"
+    DIRECTOR_STATUS=$HALT_STATUS
 }
 
 # ---- BIRD in the cluster tests ------------------------------------------------------------

@@ -65,7 +65,8 @@ run_pmd() {
             # The assertions that failed come first: the test's exit trap prints xvsd's log
             # after them, so the tail alone would show only that.
             printf '%s\n' "FAIL $name ($((SECONDS - t0)) s, exit $rc):" \
-                "$(grep '^FAIL: ' "$logs/$name.log" | head -n 10 | sed 's/^/    /')" \
+                "$(awk '/^FAIL: / { f = 1 } f && /^(\[[0-9:]+ |[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T)/ { f = 0 } f' \
+                    "$logs/$name.log" | head -n 80 | sed 's/^/    /')" \
                 "  last lines of $logs/$name.log:" \
                 "$(tail -n 25 "$logs/$name.log" | sed 's/^/    /')"
             failed=$((failed + 1))

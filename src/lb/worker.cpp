@@ -37,6 +37,11 @@ namespace xvs::lb {
 using stack::Counter;
 
 namespace {
+
+// poll_mode adaptive: how long without a frame before the idle loop sleeps 1 ms at a time.
+constexpr uint64_t kDeepIdleMs = 200;
+constexpr unsigned kDeepIdleSleepUs = 1000;
+
 std::atomic<unsigned> g_table_seq{0};
 
 // One chunk of the command on ctx's tables: true when it is complete.
@@ -347,6 +352,7 @@ Result<void> Worker::command_run(Command::Kind kind, std::shared_ptr<const Dest>
 void Worker::run(const std::atomic<bool>& stop, PollMode mode) {
     Polling polling(*this);
     unsigned idle = 0;
+    uint64_t idle_since_ms = 0;
     while (!stop.load(std::memory_order_relaxed)) {
         const unsigned received = poll_once();
         std::atomic<uint64_t>& polls = received ? polls_busy_ : polls_idle_;
@@ -355,12 +361,18 @@ void Worker::run(const std::atomic<bool>& stop, PollMode mode) {
             idle = 0;
             continue;
         }
-        // Adaptive back-off: spin briefly, then sleep 10..100 us so an idle director on a
-        // shared machine does not burn its core.
-        if (++idle < 256) {
+        // Adaptive back-off so an idle director on a shared machine does not burn its core:
+        // spin briefly, then sleep 10..100 us; after kDeepIdleMs without a frame, 1 ms (an
+        // idle poll costs ~15 us of syscalls and wake-up on a VM: 100 us sleeps kept an idle
+        // xvsd at ~11% of a core, 1 ms ones at ~2%). The first frame after a long lull waits
+        // up to that 1 ms in the ring; from it on the loop spins again.
+        if (++idle == 1) idle_since_ms = ctx_.stack.now_ms;
+        if (idle < 256) {
             rte_pause();
         } else {
-            unsigned us = std::min(100u, 10u * ((idle - 256) / 64 + 1));
+            const unsigned us = ctx_.stack.now_ms - idle_since_ms >= kDeepIdleMs
+                                    ? kDeepIdleSleepUs
+                                    : std::min(100u, 10u * ((idle - 256) / 64 + 1));
             std::this_thread::sleep_for(std::chrono::microseconds(us));
         }
     }

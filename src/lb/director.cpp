@@ -86,7 +86,6 @@ void random_fill(uint8_t* buf, size_t len) {
 net::CookieKeys random_cookie_keys() {
     net::CookieKeys k;
     random_fill(k.k0.data(), k.k0.size());
-    random_fill(k.k1.data(), k.k1.size());
     return k;
 }
 

@@ -1,9 +1,10 @@
 // SYN cookie make/check (syncookie.h has the layout). The keyed hash is libsodium's
 // SipHash-2-4 (crypto_shorthash_siphash24): maintained and vetted. Measured (bench_syncookie,
-// CPU time on the shared 2-core CI box): 34 ns per 16-byte hash against 18 ns for a
-// hand-inlined two-word SipHash; a make costs ~60 ns (2 hashes), a check ~65-75 ns, i.e. 13-17 M
-// cookies/s per core, well above what one core moves in packets. Not worth owning crypto code
-// for ~30 ns per SYN; bench_syncookie keeps the inline variant as the yardstick.
+// CPU time on the shared 2-core CI box): 28 ns per 16-byte hash against 16 ns for a
+// hand-inlined two-word SipHash; a make costs ~36 ns and a check ~34-40 ns (one hash each),
+// i.e. 25-29 M cookies/s per core, well above what one core moves in packets. Not worth
+// owning crypto code for ~12 ns per SYN; bench_syncookie keeps the inline variant as the
+// yardstick.
 #include "net/syncookie.h"
 
 #include <sodium/crypto_shorthash_siphash24.h>
@@ -14,19 +15,16 @@ namespace xvs::net {
 
 namespace {
 
-constexpr uint32_t kFieldMask = 0xFFFFFF;  // the 24 bits below the count
-constexpr unsigned kDataShift = 16;        // data in bits 16-23; bits 0-15 must be zero
-constexpr uint32_t kCheckBits = (1u << kDataShift) - 1;
+constexpr unsigned kCountShift = 30;  // the count's low 2 bits: bits 30-31
+constexpr unsigned kDataShift = 22;   // the data: bits 22-29
+constexpr uint32_t kMacMask = (1u << kDataShift) - 1;
+// The count's low bits must tell the last kCookieMaxAge + 1 counts apart.
+static_assert(kCookieMaxAge < (1u << (32 - kCountShift)));
 
-uint32_t siphash32(const std::array<uint8_t, 16>& key, const void* msg, size_t len) noexcept {
-    return static_cast<uint32_t>(siphash24(key, msg, len));
-}
-
-// The hashed words, in memory order: saddr, daddr (as on the wire), sport << 16 | dport (the
-// ports as stored, network order), count. H0 hashes the first three, H1 all four.
-// The hashed words: addresses (1 or 4 words each), ports, and the count last (hash1 only).
+// The hashed words: addresses (1 or 4 words each), sport << 16 | dport (network order, as
+// stored), then the count and the data.
 struct HashInput {
-    uint32_t words[10];
+    uint32_t words[11];
     unsigned n;  // words before the count: 3 (IPv4) or 9 (IPv6)
 };
 
@@ -45,13 +43,13 @@ HashInput hash_input(const CookieTuple& t) noexcept {
     return in;
 }
 
-uint32_t hash0(const CookieKeys& keys, const HashInput& in) noexcept {
-    return siphash32(keys.k0, in.words, in.n * sizeof(uint32_t));
-}
-
-uint32_t hash1(const CookieKeys& keys, HashInput in, uint32_t count) noexcept {
+// The cookie of (tuple, count, data) for this client ISN.
+uint32_t cookie_of(const CookieKeys& keys, HashInput in, uint32_t count, uint32_t data,
+                   uint32_t client_isn) noexcept {
     in.words[in.n] = count;
-    return siphash32(keys.k1, in.words, (in.n + 1) * sizeof(uint32_t));
+    in.words[in.n + 1] = data;
+    const auto h = static_cast<uint32_t>(siphash24(keys.k0, in.words, (in.n + 2) * sizeof(uint32_t)));
+    return count << kCountShift | data << kDataShift | ((h + client_isn) & kMacMask);
 }
 
 const CookieKeys& keys_for(const CookieSecrets& s, uint32_t count) noexcept {
@@ -64,33 +62,6 @@ uint32_t data_encode(const CookieOptions& o) noexcept {
     uint32_t ws =
         o.wscale == kCookieWscaleNone ? kCookieWscaleNone : (o.wscale > 14 ? 14 : o.wscale);
     return mss | ws << 2 | uint32_t(o.sack_permitted) << 6 | uint32_t(o.timestamps) << 7;
-}
-
-// Validates a cookie against one key set; `from_current` says which set, so a count recovered
-// with the wrong set for it is refused (each count has exactly one valid key set).
-std::optional<CookieOptions> check_with(const CookieSecrets& s, bool from_current,
-                                        const CookieTuple& t, uint32_t client_isn, uint32_t cookie,
-                                        uint32_t count_now) noexcept {
-    const CookieKeys& keys = from_current ? s.current : s.previous;
-    const HashInput in = hash_input(t);
-    const uint32_t rest = cookie - hash0(keys, in) - client_isn;
-    // The top 8 bits hold the count's low 8 bits; the age is their distance back from now,
-    // modulo 256, which also handles the 32-bit counter wrapping.
-    const uint32_t age = (count_now - (rest >> 24)) & 0xFF;
-    if (age > kCookieMaxAge) return std::nullopt;  // expired, or from the future (age ~255)
-    const uint32_t count = count_now - age;
-    if ((count >= s.current_since) != from_current) return std::nullopt;
-    const uint32_t field = (rest - (count << 24) - hash1(keys, in, count)) & kFieldMask;
-    if (field & kCheckBits) return std::nullopt;
-    const uint32_t data = field >> kDataShift;
-    CookieOptions o;
-    o.mss_index = uint8_t(data & 0x3);
-    o.wscale = uint8_t(data >> 2 & 0xF);
-    o.sack_permitted = data >> 6 & 1;
-    o.timestamps = data >> 7 & 1;
-    if (o.mss_index >= kCookieMssTable.size()) return std::nullopt;
-    if (o.wscale > 14 && o.wscale != kCookieWscaleNone) return std::nullopt;
-    return o;
 }
 
 }  // namespace
@@ -112,17 +83,30 @@ uint8_t cookie_mss_index(uint16_t client_mss) noexcept {
 
 uint32_t syncookie_make(const CookieSecrets& secrets, const CookieTuple& t, uint32_t client_isn,
                         uint32_t count, const CookieOptions& opts) noexcept {
-    const CookieKeys& keys = keys_for(secrets, count);
-    const HashInput in = hash_input(t);
-    return hash0(keys, in) + client_isn + (count << 24) +
-           ((hash1(keys, in, count) + (data_encode(opts) << kDataShift)) & kFieldMask);
+    return cookie_of(keys_for(secrets, count), hash_input(t), count, data_encode(opts), client_isn);
 }
 
 std::optional<CookieOptions> syncookie_check(const CookieSecrets& secrets, const CookieTuple& t,
                                              uint32_t client_isn, uint32_t cookie,
                                              uint32_t count_now) noexcept {
-    if (auto o = check_with(secrets, true, t, client_isn, cookie, count_now)) return o;
-    return check_with(secrets, false, t, client_isn, cookie, count_now);
+    // The one count of the last kCookieMaxAge + 1 with the cookie's low count bits (modulo
+    // 2^32, so the counter may wrap); a distance beyond the maximum age is expired, or from
+    // the future.
+    constexpr uint32_t kLowMask = (1u << (32 - kCountShift)) - 1;
+    const uint32_t age = (count_now - (cookie >> kCountShift)) & kLowMask;
+    if (age > kCookieMaxAge) return std::nullopt;
+    const uint32_t count = count_now - age;
+    const uint32_t data = cookie >> kDataShift & 0xFF;
+    if (cookie_of(keys_for(secrets, count), hash_input(t), count, data, client_isn) != cookie)
+        return std::nullopt;
+    CookieOptions o;
+    o.mss_index = uint8_t(data & 0x3);
+    o.wscale = uint8_t(data >> 2 & 0xF);
+    o.sack_permitted = data >> 6 & 1;
+    o.timestamps = data >> 7 & 1;
+    if (o.mss_index >= kCookieMssTable.size()) return std::nullopt;
+    if (o.wscale > 14 && o.wscale != kCookieWscaleNone) return std::nullopt;
+    return o;
 }
 
 }  // namespace xvs::net

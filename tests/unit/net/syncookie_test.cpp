@@ -48,7 +48,6 @@ CookieKeys keys_from(uint32_t seed) {
     std::mt19937 rng(seed);
     CookieKeys k;
     for (auto& b : k.k0) b = uint8_t(rng());
-    for (auto& b : k.k1) b = uint8_t(rng());
     return k;
 }
 
@@ -154,9 +153,9 @@ TEST(SynCookie, CounterWrapsAt2Pow32) {
     EXPECT_FALSE(syncookie_check(s, t, 99, c2, 1));
 }
 
-// A random 32-bit value passes only if its top 8 bits land on one of the kCookieMaxAge + 1
-// valid counters (3/256) and the 16 check bits are zero (2^-16): p = 3/2^24 ~ 1.8e-7 per guess
-// (each counter has one key set), so 1e6 guesses expect ~0.18 acceptances; we allow 3
+// A random 32-bit value passes only if its top 2 bits land on one of the kCookieMaxAge + 1
+// valid counters (3/4) and its 22 MAC bits match (2^-22): p = 3/2^24 ~ 1.8e-7 per guess (each
+// counter has one key set), so 1e6 guesses expect ~0.18 acceptances; we allow 3
 // (Poisson tail P(>= 4) ~ 5e-5; the seed is fixed, so the test is deterministic).
 TEST(SynCookie, ForgedCookiesAlmostNeverPass) {
     CookieSecrets s = secrets_fixed();
@@ -220,10 +219,10 @@ TEST(SynCookie, KeysMatter) {
     const uint32_t c = syncookie_make(s, t, 1, 50, o);
     CookieSecrets other = s;
     other.current.k0[0] ^= 1;
-    EXPECT_FALSE(syncookie_check(other, t, 1, c, 50)) << "k0 changed";
+    EXPECT_FALSE(syncookie_check(other, t, 1, c, 50)) << "key byte 0 changed";
     other = s;
-    other.current.k1[15] ^= 0x80;
-    EXPECT_FALSE(syncookie_check(other, t, 1, c, 50)) << "k1 changed";
+    other.current.k0[15] ^= 0x80;
+    EXPECT_FALSE(syncookie_check(other, t, 1, c, 50)) << "key byte 15 changed";
 }
 
 TEST(SynCookie, RotationKeepsPreviousKeysForEarlierCounters) {

@@ -38,7 +38,9 @@ uint32_t csum_partial(const void* data, size_t len, uint32_t sum) {
 }
 
 uint16_t ipv4_header_checksum(const Ipv4Hdr* ip) {
-    uint32_t sum = csum_partial(ip, ip->header_len(), 0);
+    const size_t len = ip->header_len();
+    uint32_t sum = len == sizeof(Ipv4Hdr) ? csum_partial20(ip) : csum_partial(ip, len, 0);
+    sum = (sum & 0xffff) + (sum >> 16);  // room for the addition below (csum_partial20: 32 bits)
     // Remove the stored checksum so the result does not depend on it.
     sum += static_cast<uint16_t>(~ip->checksum);
     return csum_fold(sum);

@@ -38,9 +38,10 @@ using stack::Counter;
 
 namespace {
 
-// poll_mode adaptive: how long without a frame before the idle loop sleeps 1 ms at a time.
+// poll_mode adaptive: after kDeepIdleMs without a frame the idle loop sleeps 1 ms at a time,
+// after kDeeperIdleMs 2 ms.
 constexpr uint64_t kDeepIdleMs = 200;
-constexpr unsigned kDeepIdleSleepUs = 1000;
+constexpr uint64_t kDeeperIdleMs = 1000;
 
 std::atomic<unsigned> g_table_seq{0};
 
@@ -362,17 +363,21 @@ void Worker::run(const std::atomic<bool>& stop, PollMode mode) {
             continue;
         }
         // Adaptive back-off so an idle director on a shared machine does not burn its core:
-        // spin briefly, then sleep 10..100 us; after kDeepIdleMs without a frame, 1 ms (an
-        // idle poll costs ~15 us of syscalls and wake-up on a VM: 100 us sleeps kept an idle
-        // xvsd at ~11% of a core, 1 ms ones at ~2%). The first frame after a long lull waits
-        // up to that 1 ms in the ring; from it on the loop spins again.
+        // spin briefly, then sleep 10..100 us, 1 ms after kDeepIdleMs without a frame and
+        // 2 ms after kDeeperIdleMs. An idle poll and its wake-up cost 15-60 us on a VM (more
+        // with af_packet's TAP reads, and under CPU contention): 100 us sleeps kept an idle
+        // xvsd at ~11% of a core. The first frame after a lull waits up to that sleep in the
+        // RX ring; from it on the loop spins again.
         if (++idle == 1) idle_since_ms = ctx_.stack.now_ms;
         if (idle < 256) {
             rte_pause();
         } else {
-            const unsigned us = ctx_.stack.now_ms - idle_since_ms >= kDeepIdleMs
-                                    ? kDeepIdleSleepUs
-                                    : std::min(100u, 10u * ((idle - 256) / 64 + 1));
+            const uint64_t idle_ms = ctx_.stack.now_ms - idle_since_ms;
+            unsigned us = std::min(100u, 10u * ((idle - 256) / 64 + 1));
+            if (idle_ms >= kDeeperIdleMs)
+                us = 2000;
+            else if (idle_ms >= kDeepIdleMs)
+                us = 1000;
             std::this_thread::sleep_for(std::chrono::microseconds(us));
         }
     }

@@ -19,6 +19,7 @@
 #                                        BENCH_ROWS ("cps udp bulk": which measurements;
 #                                        e.g. BENCH_ROWS=bulk BENCH_WORKERS=1 to iterate on
 #                                        bulk), BULK_SECONDS (5), BULK_RUNS (3),
+#                                        BULK_CASES ("1up 1down 8up 8down"),
 #                                        XE_AF_XDP_ARGS / XE_AF_PACKET_ARGS (extra devargs,
 #                                        tests/e2e/lib.sh config_head),
 #                                        BENCH_PERF_DIR (a directory: `perf record -a -g -e
@@ -99,7 +100,7 @@ run_udp() {
 # run_bulk NAME : fills BULK[NAME,CASE] = "Gbit/s retransmits" (medians of bulk_runs) for the
 # cases 1up 1down 8up 8down (flows, direction seen from the client).
 declare -A BULK
-bulk_cases="1up 1down 8up 8down"
+bulk_cases=${BULK_CASES:-1up 1down 8up 8down}
 iperf_json() { # the received Gbit/s and the sender's retransmits of an iperf3 -J report
     "$XE_PY" -c 'import json, sys
 try:

@@ -22,6 +22,9 @@
 #                                        BULK_CASES ("1up 1down 8up 8down"),
 #                                        XE_AF_XDP_ARGS / XE_AF_PACKET_ARGS (extra devargs,
 #                                        tests/e2e/lib.sh config_head),
+#                                        BENCH_BASE_XVSD (another xvsd binary: a "base_"
+#                                        row before each row of the build's, to compare
+#                                        two versions in one run),
 #                                        BENCH_PERF_DIR (a directory: `perf record -a -g -e
 #                                        cpu-clock` of the first single-flow up run per row)
 # Ratios within one run are the figure; the generator, the director and veth share the cores.
@@ -146,6 +149,7 @@ xvsd_rows=()
 lip_base=100
 for pmd in ${XE_PMDS:-af_xdp af_packet}; do
 for nw in ${BENCH_WORKERS:-1 2}; do
+for bin in ${BENCH_BASE_XVSD:+base} build; do
     if ((nw > 1)) && [[ $pmd != af_packet ]]; then
         log "(a) xvsd on $pmd with $nw workers skipped: one queue on veth"
         continue
@@ -153,6 +157,11 @@ for nw in ${BENCH_WORKERS:-1 2}; do
     XE_PMD=$pmd
     XE_WORKERS=$nw
     row="xvsd_${pmd}_w$nw"
+    XVSD_BIN=""
+    if [[ $bin == base ]]; then
+        row="xvsd_base_${pmd}_w$nw"
+        XVSD_BIN=$BENCH_BASE_XVSD
+    fi
     # Fresh local addresses per run: the RS still hold the previous run's connections in
     # TIME_WAIT, and a new xvsd may pick the same (address, port) pairs again.
     XE_LIPS="10.10.2.$lip_base-10.10.2.$((lip_base + 3))"
@@ -173,6 +182,8 @@ for nw in ${BENCH_WORKERS:-1 2}; do
     xvsd_rows+=("$row")
 done
 done
+done
+XVSD_BIN=""
 XE_WORKERS=1
 
 # (b) nftables DNAT + SNAT (test-topology.md's peer)

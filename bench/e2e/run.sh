@@ -5,11 +5,28 @@
 # TCP: connections/s with `wrk -t1 -c32 -d5s -H "Connection: close"` from the client.
 # UDP: a bounded flood (UDP_COUNT datagrams, 64 flows, 5 s max) to VIP:53; delivered
 #      packets/s = packets counted on the RS interfaces / send time (HAProxy: no UDP).
+# Bulk: iperf3 -t BULK_SECONDS to VIP:5201 (one RS, 10.10.2.2:5201), one flow and -P 8,
+#      client -> RS ("up") and RS -> client (-R, "down"); Gbit/s received and TCP
+#      retransmits of the sender, median of BULK_RUNS runs per cell. Every veth of the
+#      topology, the director's lb-wan/lb-lan included, has tx checksum, TSO, GSO and GRO
+#      off (tests/e2e/lib.sh no_offloads) for every row alike, so frames stay <= 1514 bytes
+#      and the kernel peers get no GRO/GSO batching xvs cannot have (HAProxy: no bulk row).
 #   bench/e2e/run.sh [BUILD_DIR=build]   env: BENCH_SECONDS (5), UDP_COUNT (1000000),
 #                                        XE_PMDS ("af_xdp af_packet": one xvsd row each),
 #                                        BENCH_WORKERS ("1 2": an xvsd row per count; more
 #                                        than 1 only on af_packet, qpairs=N: AF_XDP on veth
-#                                        has one queue)
+#                                        has one queue),
+#                                        BENCH_ROWS ("cps udp bulk": which measurements;
+#                                        e.g. BENCH_ROWS=bulk BENCH_WORKERS=1 to iterate on
+#                                        bulk), BULK_SECONDS (5), BULK_RUNS (3),
+#                                        BULK_CASES ("1up 1down 8up 8down"),
+#                                        XE_AF_XDP_ARGS / XE_AF_PACKET_ARGS (extra devargs,
+#                                        tests/e2e/lib.sh config_head),
+#                                        BENCH_BASE_XVSD (another xvsd binary: a "base_"
+#                                        row before each row of the build's, to compare
+#                                        two versions in one run),
+#                                        BENCH_PERF_DIR (a directory: `perf record -a -g -e
+#                                        cpu-clock` of the first single-flow up run per row)
 # Ratios within one run are the figure; the generator, the director and veth share the cores.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,15 +37,26 @@ XE=xb$$$(printf '%04x' $((RANDOM % 65536)))
 source "$root/tests/e2e/lib.sh"
 XE_TEST=bench
 e2e_init "${1:-build}"
-need_tools wrk haproxy nft gcc
+need_tools wrk haproxy nft gcc iperf3
 
 secs=${BENCH_SECONDS:-5}
 udp_count=${UDP_COUNT:-1000000}
+rows=${BENCH_ROWS:-cps udp bulk}
+bulk_secs=${BULK_SECONDS:-5}
+bulk_runs=${BULK_RUNS:-3}
+want() { [[ " $rows " == *" $1 "* ]]; }
 gcc -O2 -o "$XE_TMP/udp_flood" "$here/udp_flood.c" || fail "building udp_flood"
+[[ -z ${BENCH_PERF_DIR:-} ]] || { mkdir -p "$BENCH_PERF_DIR" && need_tools perf; }
 
 topo_up 2
+# The director's own veth ends too (topo_up leaves them as created): the same for every row.
+no_offloads "$NS_LB" lb-wan
+no_offloads "$NS_LB" lb-lan
 start_rs_http 1
 start_rs_http 2
+# iperf3 on RS 1 only: -P 8 opens its data connections after a control connection, and all of
+# them must reach the one server (a scheduler spreading them over two RS would break the test).
+bg_ns "$(ns_rs 1)" "$XE_TMP/iperf3.out" iperf3 -s -p 5201
 for i in 1 2; do # UDP sink on the RS: count at the interface, drop before the socket layer
     in_ns "$(ns_rs "$i")" nft -f - <<'EOF'
 table ip sink {
@@ -49,6 +77,7 @@ rs_rx() { # sum of rx_packets on the RS interfaces
 declare -A CPS ERRS PPS SENTPPS
 run_wrk() {
     local name=$1 out
+    want cps || return 0
     # warm-up: neighbours resolved, servers awake
     http_get "http://$VIP/" >/dev/null || log "$name: warm-up request failed"
     out=$(in_ns "$NS_CL" timeout $((secs + 15)) wrk -t1 -c32 -d"${secs}s" -H "Connection: close" "http://$VIP/" 2>&1)
@@ -59,6 +88,7 @@ run_wrk() {
 }
 run_udp() {
     local name=$1 before after out sent secs_used
+    want udp || return 0
     before=$(rs_rx)
     out=$(in_ns "$NS_CL" timeout $((secs + 10)) "$XE_TMP/udp_flood" "$VIP" 53 "$udp_count" 64 18 "$secs")
     sleep 0.5
@@ -70,12 +100,56 @@ run_udp() {
     log "$name UDP: sent $sent in $secs_used s, RS received $((after - before))"
 }
 
+# run_bulk NAME : fills BULK[NAME,CASE] = "Gbit/s retransmits" (medians of bulk_runs) for the
+# cases 1up 1down 8up 8down (flows, direction seen from the client).
+declare -A BULK
+bulk_cases=${BULK_CASES:-1up 1down 8up 8down}
+iperf_json() { # the received Gbit/s and the sender's retransmits of an iperf3 -J report
+    "$XE_PY" -c 'import json, sys
+try:
+    e = json.load(sys.stdin)["end"]
+    print("%.2f %d" % (e["sum_received"]["bits_per_second"] / 1e9, e["sum_sent"].get("retransmits", 0)))
+except Exception:
+    print("0 -1")'
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "?" }'; }
+run_bulk() {
+    local name=$1 c flows dir r out gb re gbs res
+    want bulk || return 0
+    # warm-up: neighbours resolved, the server listening
+    in_ns "$NS_CL" timeout 15 iperf3 -c "$VIP" -p 5201 -t 1 >/dev/null 2>&1 ||
+        log "$name: bulk warm-up failed"
+    for c in $bulk_cases; do
+        flows=${c%%[a-z]*}
+        dir=${c#"$flows"}
+        gbs="" res=""
+        for ((r = 1; r <= bulk_runs; r++)); do
+            local perf_pid=""
+            if [[ -n ${BENCH_PERF_DIR:-} && $c == 1up && $r == 1 ]]; then
+                perf record -a -g -e cpu-clock -o "$BENCH_PERF_DIR/$name.data" -- sleep "$bulk_secs" \
+                    >/dev/null 2>&1 &
+                perf_pid=$!
+            fi
+            out=$(in_ns "$NS_CL" timeout $((bulk_secs + 20)) iperf3 -c "$VIP" -p 5201 -t "$bulk_secs" \
+                -P "$flows" $([[ $dir == down ]] && echo -R) -J 2>&1 | iperf_json)
+            [[ -n $perf_pid ]] && wait "$perf_pid"
+            read -r gb re <<<"$out"
+            gbs+="$gb"$'\n'
+            res+="$re"$'\n'
+            log "$name bulk $c run $r: $gb Gbit/s, $re retransmits"
+            sleep 1
+        done
+        BULK[$name,$c]="$(median <<<"${gbs%$'\n'}") $(median <<<"${res%$'\n'}")"
+    done
+}
+
 # (a) xvsd, once per PMD (XE_PMDS, default both)
 conf=$XE_TMP/xvs.conf
 xvsd_rows=()
 lip_base=100
 for pmd in ${XE_PMDS:-af_xdp af_packet}; do
 for nw in ${BENCH_WORKERS:-1 2}; do
+for bin in ${BENCH_BASE_XVSD:+base} build; do
     if ((nw > 1)) && [[ $pmd != af_packet ]]; then
         log "(a) xvsd on $pmd with $nw workers skipped: one queue on veth"
         continue
@@ -83,15 +157,22 @@ for nw in ${BENCH_WORKERS:-1 2}; do
     XE_PMD=$pmd
     XE_WORKERS=$nw
     row="xvsd_${pmd}_w$nw"
+    XVSD_BIN=""
+    if [[ $bin == base ]]; then
+        row="xvsd_base_${pmd}_w$nw"
+        XVSD_BIN=$BENCH_BASE_XVSD
+    fi
     # Fresh local addresses per run: the RS still hold the previous run's connections in
     # TIME_WAIT, and a new xvsd may pick the same (address, port) pairs again.
     XE_LIPS="10.10.2.$lip_base-10.10.2.$((lip_base + 3))"
     lip_base=$((lip_base + 10))
-    { config_head; vs_block TCP "$VIP" 80 "1:8080:1 2:8080:1" rr; vs_block UDP "$VIP" 53 "1:5353:1 2:5353:1" rr; } >"$conf"
+    { config_head; vs_block TCP "$VIP" 80 "1:8080:1 2:8080:1" rr; vs_block UDP "$VIP" 53 "1:5353:1 2:5353:1" rr
+      vs_block TCP "$VIP" 5201 "1:5201:1" rr; } >"$conf"
     start_xvsd "$conf"
     log "(a) xvsd on $pmd, $nw worker(s): $(grep -E 'worker [0-9]+ on CPU|control thread on' "$XVSD_LOG" | sed 's/.*\] //' | tr '\n' ';')"
     run_wrk "$row"
     run_udp "$row"
+    run_bulk "$row"
     xvsadm_ns -L -n --stats >&2
     ((nw > 1)) && xvsctl_ns stats --workers | grep -E 'conns_created|redirect|rx_packets' >&2
     stop_xvsd TERM
@@ -101,6 +182,8 @@ for nw in ${BENCH_WORKERS:-1 2}; do
     xvsd_rows+=("$row")
 done
 done
+done
+XVSD_BIN=""
 XE_WORKERS=1
 
 # (b) nftables DNAT + SNAT (test-topology.md's peer)
@@ -111,6 +194,7 @@ table ip peerlb {
         type nat hook prerouting priority dstnat;
         ip daddr 10.10.1.100 tcp dport 80 dnat to numgen inc mod 2 map { 0 : 10.10.2.2, 1 : 10.10.2.3 } : 8080
         ip daddr 10.10.1.100 udp dport 53 dnat to numgen inc mod 2 map { 0 : 10.10.2.2, 1 : 10.10.2.3 } : 5353
+        ip daddr 10.10.1.100 tcp dport 5201 dnat to 10.10.2.2:5201
     }
     chain post {
         type nat hook postrouting priority srcnat;
@@ -121,9 +205,11 @@ EOF
 log "(b) nftables"
 run_wrk nft
 run_udp nft
+run_bulk nft
 in_ns "$NS_LB" nft delete table ip peerlb
 
-# (c) HAProxy mode tcp
+# (c) HAProxy mode tcp (connections/s only)
+if want cps; then
 cat >"$XE_TMP/haproxy.cfg" <<EOF
 global
     maxconn 8000
@@ -147,15 +233,38 @@ run_wrk haproxy
 PPS[haproxy]="n/a"
 SENTPPS[haproxy]="n/a"
 kill "$BG_PID"
+fi
 lb_kernel_off
 
 echo
 echo "bench/e2e: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); wrk -t1 -c32 -d${secs}s Connection: close; UDP $udp_count x 18 B, 64 flows, <= ${secs}s"
+label_of() {
+    case $1 in xvsd_*) label="xvsd FULLNAT ${1#xvsd_}"; label="${label%_w*} ${1##*_w}w" ;; nft) label="nftables DNAT+SNAT" ;; haproxy) label="HAProxy mode tcp" ;; esac
+    echo "$label"
+}
+if want cps || want udp; then
 printf '%-26s %12s %10s %16s %14s\n' "path" "conn/s" "errors" "UDP delivered/s" "UDP sent/s"
 for n in "${xvsd_rows[@]}" nft haproxy; do
-    case $n in xvsd_*) label="xvsd FULLNAT ${n#xvsd_}"; label="${label%_w*} ${n##*_w}w" ;; nft) label="nftables DNAT+SNAT" ;; haproxy) label="HAProxy mode tcp" ;; esac
-    printf '%-26s %12s %10s %16s %14s\n' "$label" "${CPS[$n]:-?}" "${ERRS[$n]:-?}" "${PPS[$n]:-?}" "${SENTPPS[$n]:-?}"
+    want cps || [[ $n != haproxy ]] || continue
+    printf '%-26s %12s %10s %16s %14s\n' "$(label_of "$n")" "${CPS[$n]:-?}" "${ERRS[$n]:-?}" "${PPS[$n]:-?}" "${SENTPPS[$n]:-?}"
 done
+fi
+if want bulk; then
+    echo "bulk TCP: iperf3 -t $bulk_secs, median of $bulk_runs; Gbit/s (sender retransmits); x = / nftables"
+    printf '%-26s' "path"
+    for c in $bulk_cases; do printf ' %20s' "$c"; done
+    echo
+    for n in "${xvsd_rows[@]}" nft; do
+        printf '%-26s' "$(label_of "$n")"
+        for c in $bulk_cases; do
+            read -r gb re <<<"${BULK[$n,$c]:-? ?}"
+            read -r ngb _ <<<"${BULK[nft,$c]:-? ?}"
+            x=$(awk -v a="$gb" -v b="$ngb" 'BEGIN { if (b + 0 > 0) printf "%.2fx", a / b; else print "" }')
+            printf ' %20s' "$gb ($re) $x"
+        done
+        echo
+    done
+fi
 for pmd in ${XE_PMDS:-af_xdp af_packet}; do
     one=${CPS[xvsd_${pmd}_w1]:-} two=${CPS[xvsd_${pmd}_w2]:-}
     [[ -n $one && -n $two && $one != 0 ]] &&

@@ -49,7 +49,9 @@ Result<PortInfo> port_setup(uint16_t id, const std::string& name, const PortPara
     }
     rc = rte_eth_dev_configure(id, queues, queues, &conf);
     if (rc != 0) return make_error(name + ": configure failed: " + errtext(rc));
-    uint16_t rxd = params.rx_desc, txd = params.tx_desc;
+    const std::string driver = info.driver_name ? info.driver_name : "";
+    uint16_t rxd = params.rx_desc ? params.rx_desc : port_default_desc(driver);
+    uint16_t txd = params.tx_desc ? params.tx_desc : port_default_desc(driver);
     rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);
     int socket = rte_eth_dev_socket_id(id);
     if (socket < 0) socket = 0;
@@ -76,6 +78,10 @@ Result<PortInfo> port_setup(uint16_t id, const std::string& name, const PortPara
 }
 
 }  // namespace
+
+uint16_t port_default_desc(const std::string& driver) {
+    return driver.rfind("net_af_xdp", 0) == 0 ? 2048 : 1024;
+}
 
 Result<PortInfo> port_open_vdev(const std::string& devargs, const PortParams& params,
                                 rte_mempool* pool) {

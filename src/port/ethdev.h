@@ -19,10 +19,16 @@ namespace xvs::port {
 
 struct PortParams {
     unsigned queues = 1;      // one RX and one TX queue per worker
-    uint16_t rx_desc = 1024;
-    uint16_t tx_desc = 1024;
+    uint16_t rx_desc = 0;     // descriptors per queue; 0 = port_default_desc(driver)
+    uint16_t tx_desc = 0;
     uint16_t mtu = 1500;
 };
+
+// Descriptors per RX/TX queue when PortParams leaves them 0: 2048 for net_af_xdp (its RX and
+// TX rings: the kernel fills the RX ring from softirq while the worker may be inside a long
+// TX syscall, and 1024 overflowed under bulk TCP on veth, see bench/e2e/README.md), 1024 for
+// the others (net_af_packet sizes its rings by its framecnt devarg instead).
+uint16_t port_default_desc(const std::string& driver);
 
 struct PortInfo {
     uint16_t id = 0;

@@ -373,8 +373,9 @@ config_head() {
         wan="net_af_packet0,iface=lb-wan,$args"
         lan="net_af_packet1,iface=lb-lan,$args"
     else
-        wan="net_af_xdp0,iface=lb-wan"
-        lan="net_af_xdp1,iface=lb-lan"
+        # XE_AF_XDP_ARGS: more devargs for both ports (bench/e2e tries PMD settings).
+        wan="net_af_xdp0,iface=lb-wan${XE_AF_XDP_ARGS:+,$XE_AF_XDP_ARGS}"
+        lan="net_af_xdp1,iface=lb-lan${XE_AF_XDP_ARGS:+,$XE_AF_XDP_ARGS}"
     fi
     cat <<EOF
 global_defs {

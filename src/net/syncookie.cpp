@@ -64,6 +64,15 @@ uint32_t data_encode(const CookieOptions& o) noexcept {
     return mss | ws << 2 | uint32_t(o.sack_permitted) << 6 | uint32_t(o.timestamps) << 7;
 }
 
+// The inverse of data_encode. A verified cookie's data is data_encode's (the MAC covers it),
+// and every 8-bit value decodes to valid options: 2 bits index the 4-entry MSS table, and a
+// 4-bit wscale is 0-14 or kCookieWscaleNone.
+CookieOptions data_decode(uint32_t data) noexcept {
+    static_assert(kCookieMssTable.size() == 4 && kCookieWscaleNone == 0xF);
+    return CookieOptions{uint8_t(data & 0x3), uint8_t(data >> 2 & 0xF), bool(data >> 6 & 1),
+                         bool(data >> 7 & 1)};
+}
+
 }  // namespace
 
 uint64_t siphash24(const std::array<uint8_t, 16>& key, const void* msg, size_t len) noexcept {
@@ -99,14 +108,7 @@ std::optional<CookieOptions> syncookie_check(const CookieSecrets& secrets, const
     const uint32_t data = cookie >> kDataShift & 0xFF;
     if (cookie_of(keys_for(secrets, count), hash_input(t), count, data, client_isn) != cookie)
         return std::nullopt;
-    CookieOptions o;
-    o.mss_index = uint8_t(data & 0x3);
-    o.wscale = uint8_t(data >> 2 & 0xF);
-    o.sack_permitted = data >> 6 & 1;
-    o.timestamps = data >> 7 & 1;
-    if (o.mss_index >= kCookieMssTable.size()) return std::nullopt;
-    if (o.wscale > 14 && o.wscale != kCookieWscaleNone) return std::nullopt;
-    return o;
+    return data_decode(data);
 }
 
 }  // namespace xvs::net

@@ -600,6 +600,22 @@ xvsctl_d() { # xvsctl_d I ARGS...
 counter_d() { # counter_d I NAME : one `xvsctl stats -a` counter of director I
     xvsctl_d "$1" stats -a | awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k || $i == k ":") { print $(i + 1); exit } }'
 }
+# hold_conn ADDR:PORT SECONDS : an idle TCP conn from the client's ADDR:PORT to $VIP:80, held
+# open SECONDS (sends nothing). The witness of a resync: a download's conn leaves ESTABLISHED
+# once the server has sent its last byte and FIN, seconds before curl has read it all.
+hold_conn() {
+    local from=$1 secs=$2
+    bg_ns "$NS_CL" "$XE_TMP/held-${from//[.:]/_}.out" timeout $((secs + 5)) bash -c \
+        "sleep $secs | socat -u - TCP:$VIP:80,bind=${from%:*},sourceport=${from#*:},reuseaddr"
+}
+conn_live_d() { # conn_live_d I ADDR:PORT : director I lists that client's conn ESTABLISHED
+    XVS_SOCKET=$(director_sock "$1") "$BUILD/xvsadm" -L -n -c | grep -qE "ESTABLISHED +${2//./\\.} "
+}
+sync_dump_d() { # sync_dump_d I : director I's sync state and conns, for a failure message
+    echo "== director $1: $(xvsctl_d "$1" sync 2>&1)"
+    xvsadm_d "$1" -L -n -c 2>&1 | head -n 30
+    echo "counters: sync_imported $(counter_d "$1" sync_imported) sync_import_failed $(counter_d "$1" sync_import_failed)"
+}
 
 # cluster_up [RS_COUNT=2] [router]
 cluster_up() {

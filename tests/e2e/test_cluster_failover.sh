@@ -152,33 +152,26 @@ assert_le "$fails" 3 "short requests failed across the failure (only those in fl
 assert_ge "$(counter_d "$survivor" sync_imported)" 1 "conns imported by director $survivor"
 
 # The killed director comes back: resync, its local addresses back, announced again. The
-# resync's witness is an idle conn held open across the rejoin (a download's conn leaves
-# ESTABLISHED once the server has sent its FIN, which can be before the restart on a slow box).
+# resync's witness is an idle conn held open across the rejoin (hold_conn).
 held=${CLUSTER_CLIENTS[8]}:40404
-bg_ns "$NS_CL" "$XE_TMP/held.out" timeout 50 bash -c \
-    "sleep 45 | socat -u - TCP:$VIP:80,bind=${held%:*},sourceport=${held#*:},reuseaddr"
-live() { # live I : director I lists the held conn ESTABLISHED
-    XVS_SOCKET=$(director_sock "$1") "$BUILD/xvsadm" -L -n -c | grep -qE "ESTABLISHED +${held//./\\.} "
-}
+hold_conn "$held" 45
 bg_ns "$NS_CL" "$XE_TMP/dl8.out" curl -s --max-time 90 --limit-rate 1M --interface \
     "${CLUSTER_CLIENTS[8]}" -H "Connection: close" -o "$XE_TMP/dl8" \
     -w '%{http_code} %{size_download}\n' "http://$VIP/big.bin"
 dl8_pid=${XE_PIDS[-1]}
 wait_until 10 bash -c "XVS_SOCKET=$(director_sock "$survivor") $BUILD/xvsadm -L -n -c | grep -q 'ESTABLISHED.*${CLUSTER_CLIENTS[8]//./\\.}:'" ||
     fail "no conn for the ninth download on director $survivor"
-wait_until 10 live "$survivor" || fail "the held conn is not live on director $survivor"
+wait_until 10 conn_live_d "$survivor" "$held" || fail "the held conn is not live on director $survivor"
 start_director "$victim" "$XE_TMP/xvs$victim.conf"
 if [[ ${XE_PMD:-af_xdp} == af_xdp ]]; then
     assert_contains "$(cat "$(director_log "$victim")")" "detached the program a previous xvsd left on lb-wan" \
         "the restarted director took over the killed one's XDP hook"
 fi
 kernel_up "$victim"
-wait_until 15 live "$victim" ||
+wait_until 15 conn_live_d "$victim" "$held" ||
     fail "restarted director $victim did not resync (no $held):
-== director $victim: $(xvsctl_d "$victim" sync 2>&1)
-$(xvsadm_d "$victim" -L -n -c 2>&1 | head -n 30)
-== director $survivor: $(xvsctl_d "$survivor" sync 2>&1)
-$(xvsadm_d "$survivor" -L -n -c 2>&1 | head -n 30)"
+$(sync_dump_d "$victim")
+$(sync_dump_d "$survivor")"
 pass "restarted director $victim lists the survivor's live conns (full resync)"
 wait_until 15 bash -c "! XVS_SOCKET=$(director_sock "$survivor") $BUILD/xvsctl sync | grep -q 'claimed local addresses: $vlips'" ||
     fail "director $survivor kept director $victim's local addresses: $(xvsctl_d "$survivor" sync)"

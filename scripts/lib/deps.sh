@@ -5,7 +5,7 @@ declare -A XVS_DEPS=(
     [test]="iproute2 iputils-ping ethtool curl socat nginx-light python3 python3-scapy tcpdump procps nftables hping3 prometheus systemd mmdebstrap chromium fonts-dejavu-core bird2"
     [lint]="clang-tidy"
     [fuzz]="clang libclang-rt-14-dev"
-    [bench]="wrk haproxy nftables hping3 linux-perf iperf3"
+    [bench]="wrk haproxy nftables hping3 linux-perf iperf3 valgrind"
 )
 
 deps_install() {

@@ -1,5 +1,7 @@
 // An immutable open-addressing hash map built once on the control thread and read lock-free by
-// workers (service table, own-address table in a snapshot). Linear probing, load <= 50%.
+// workers (service table, own-address table in a snapshot). Linear probing, load <= 25%: the
+// tables are small (a few slots per configured address or service) and looked up for every
+// packet, where a second probe costs more than the memory.
 #pragma once
 
 #include <bit>
@@ -26,7 +28,7 @@ class FlatMap {
 public:
     FlatMap() = default;
     explicit FlatMap(const std::vector<std::pair<K, V>>& items) {
-        size_t cap = std::bit_ceil(std::max<size_t>(8, items.size() * 2));
+        size_t cap = std::bit_ceil(std::max<size_t>(16, items.size() * 4));
         slots_.resize(cap);
         mask_ = cap - 1;
         for (const auto& [k, v] : items) insert(k, v);

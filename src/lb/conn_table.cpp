@@ -91,10 +91,11 @@ void ConnTable::release(Conn* conn) {
     std::memcpy(k, &key, sizeof k);
     // k[1], k[3]: the low halves of the addresses (all of an IPv4 one, beside the mapped tag):
     // a is one-to-one in (saddr, daddr) for IPv4. b: ports and proto, plus the IPv6 high
-    // halves (constant for IPv4). Two mixes and two CRCs, as for the 16-byte IPv4 key before.
+    // halves (constant for IPv4). b times an odd constant (one-to-one, and it carries the
+    // ports into the high bits) is folded into a, then one full mix; plus two CRCs.
     const uint64_t a = k[1] ^ std::rotl(k[3], 32);
     const uint64_t b = k[4] ^ k[0] ^ std::rotl(k[2], 29);
-    const uint64_t v = mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL));
+    const uint64_t v = mix64(a ^ (b * 0x9e3779b97f4a7c15ULL));
     uint32_t b1 = static_cast<uint32_t>(v) & bucket_mask_;
     uint32_t b2 = static_cast<uint32_t>(v >> 32) & bucket_mask_;
     if (b2 == b1) b2 = (b1 + 1) & bucket_mask_;

@@ -36,8 +36,89 @@ SpPacket sp_packet(const LbPacket<Af>& lp) {
 }
 }  // namespace
 
+// The conn's idle deadline moves to now + timeout_s. Lazy timers only move deadlines later;
+// a shorter one (FIN, RST) is re-armed now.
+[[gnu::always_inline]] inline void conn_touch(WorkerCtx& w, Conn* c, uint32_t timeout_s) {
+    const uint64_t expires = w.stack.now_ms + uint64_t(timeout_s) * 1000;
+    c->set_expires(expires);
+    if (expires < c->timer.expires_tick * w.timers.tick_ms()) w.timers.arm(&c->timer, expires);
+}
+
+// What every forwarded packet ends with: its service's and dest's counters, the mode's rewrite
+// and the next hop (a PROXY header segment, when one is due, before or after the packet).
+template <class Af>
+[[gnu::always_inline]] inline void lb_transmit(WorkerCtx& w, LbPacket<Af>& lp, Conn* c,
+                                               bool inbound, PpHeaderSegment pp_header_segment) {
+    const unsigned wid = w.id;
+    const uint32_t bytes = Af::packet_len(*lp.ip);
+    ServiceWorkerState& ss = c->svc->workers[wid];
+    DestWorkerStats& ds = c->dest->stats[wid];
+    const XmitOps<Af>& ops = xmit_of<Af>(c->mode);
+    if (inbound) {
+        ++ss.inpkts;
+        ss.inbytes += bytes;
+        ++ds.inpkts;
+        ds.inbytes += bytes;
+        uint32_t ack_be = 0;
+        uint16_t window_be = 0;
+        if (pp_header_segment != PpHeaderSegment::None) {
+            const auto* tcp = reinterpret_cast<const net::TcpHdr*>(lp.l4);
+            ack_be = tcp->ack;
+            window_be = tcp->window;
+        }
+        if (ops.in(w, lp, *c) != stack::Verdict::Accept) return;  // freed or kept, counted
+        if (pp_header_segment == PpHeaderSegment::Before)
+            pp_send_header_segment(w, c, ack_be, window_be);
+        w.stack.counters.inc(Counter::lb_forwarded);
+        stack::ip_output<Af>(w.stack, lp.pkt, c->daddr, {&c->nh, stack::NhDir::ToDest});
+        if (pp_header_segment == PpHeaderSegment::After)
+            pp_send_header_segment(w, c, ack_be, window_be);
+        if (c->flags & kConnOps) conn_expire(w, c);  // the next datagram is scheduled anew
+    } else {
+        ++ss.outpkts;
+        ss.outbytes += bytes;
+        ++ds.outpkts;
+        ds.outbytes += bytes;
+        // Only modes with an outbound tuple see this direction, and they all have out.
+        if (ops.out(w, lp, *c) != stack::Verdict::Accept) return;
+        w.stack.counters.inc(Counter::lb_forwarded);
+        stack::ip_output<Af>(w.stack, lp.pkt, c->caddr, {&c->nh, stack::NhDir::ToClient});
+    }
+}
+
+// The common case on a lean path: a segment without SYN, FIN or RST of an established TCP
+// conn, or a datagram of a UDP conn, neither with a per-conn feature (SYN proxy, TOA, PROXY
+// protocol, one-packet scheduling) nor anything to check on its RS. What it skips of
+// lb_handle below cannot apply to such a packet: the state stays ESTABLISHED (the IPVS table
+// maps an ACK or no flag there to itself), no passive check or held RST, no conn reuse.
+// False: lb_handle takes the packet the long way (also to drop it, counted).
+template <class Af>
+[[gnu::always_inline]] inline bool lb_fast(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
+    constexpr uint16_t kFeatures = kConnSynProxy | kConnToa | kConnPpV1 | kConnPpV2 | kConnOps;
+    Conn* c = ref.conn;
+    if (!c || lp.tunneled || lp.related || (c->flags & kFeatures)) return false;
+    const bool inbound = ref.dir == ConnDir::In;
+    uint32_t timeout_s;
+    if (lp.proto == net::kIpProtoTcp) {
+        if (c->state != TcpState::Established ||
+            (lp.tcp_flags & (net::kTcpSyn | net::kTcpFin | net::kTcpRst)) ||
+            (!inbound && !(c->flags & kConnSynAckSeen)))
+            return false;
+        timeout_s = w.snap->timeouts.of(TcpState::Established);
+    } else if (lp.proto == net::kIpProtoUdp) {
+        timeout_s = w.snap->timeouts.udp;
+    } else {
+        return false;
+    }
+    if (inbound && c->dest->removed.load(std::memory_order_relaxed)) return false;
+    conn_touch(w, c, timeout_s);
+    lb_transmit(w, lp, c, inbound, PpHeaderSegment::None);
+    return true;
+}
+
 template <class Af>
 void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
+    if (lb_fast(w, lp, ref)) return;
     constexpr uint8_t kHandshakeFlags = net::kTcpSyn | net::kTcpAck | net::kTcpRst | net::kTcpFin;
     const bool is_tcp = lp.proto == net::kIpProtoTcp;
     const bool pure_syn = is_tcp && (lp.tcp_flags & kHandshakeFlags) == net::kTcpSyn;
@@ -177,10 +258,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     } else {
         timeout_s = lp.proto == Af::icmp_proto ? w.snap->timeouts.icmp : w.snap->timeouts.udp;
     }
-    const uint64_t expires = w.stack.now_ms + uint64_t(timeout_s) * 1000;
-    c->set_expires(expires);
-    // Lazy timers only move deadlines later; a shorter one (FIN, RST) is re-armed now.
-    if (expires < c->timer.expires_tick * w.timers.tick_ms()) w.timers.arm(&c->timer, expires);
+    conn_touch(w, c, timeout_s);
     if (hold_rst) {
         c->resched = ConnResched::RstHeld;
         drop(w.stack, lp.pkt, Counter::drop_rs_refused_held);
@@ -207,40 +285,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         }
     }
 
-    const uint32_t bytes = Af::packet_len(*lp.ip);
-    ServiceWorkerState& ss = c->svc->workers[wid];
-    DestWorkerStats& ds = c->dest->stats[wid];
-    const XmitOps<Af>& ops = xmit_of<Af>(c->mode);
-    if (inbound) {
-        ++ss.inpkts;
-        ss.inbytes += bytes;
-        ++ds.inpkts;
-        ds.inbytes += bytes;
-        uint32_t ack_be = 0;
-        uint16_t window_be = 0;
-        if (pp_header_segment != PpHeaderSegment::None) {
-            const auto* tcp = reinterpret_cast<const net::TcpHdr*>(lp.l4);
-            ack_be = tcp->ack;
-            window_be = tcp->window;
-        }
-        if (ops.in(w, lp, *c) != stack::Verdict::Accept) return;  // freed or kept, counted
-        if (pp_header_segment == PpHeaderSegment::Before)
-            pp_send_header_segment(w, c, ack_be, window_be);
-        w.stack.counters.inc(Counter::lb_forwarded);
-        stack::ip_output<Af>(w.stack, lp.pkt, c->daddr, {&c->nh, stack::NhDir::ToDest});
-        if (pp_header_segment == PpHeaderSegment::After)
-            pp_send_header_segment(w, c, ack_be, window_be);
-        if (c->flags & kConnOps) conn_expire(w, c);  // the next datagram is scheduled anew
-    } else {
-        ++ss.outpkts;
-        ss.outbytes += bytes;
-        ++ds.outpkts;
-        ds.outbytes += bytes;
-        // Only modes with an outbound tuple see this direction, and they all have out.
-        if (ops.out(w, lp, *c) != stack::Verdict::Accept) return;
-        w.stack.counters.inc(Counter::lb_forwarded);
-        stack::ip_output<Af>(w.stack, lp.pkt, c->caddr, {&c->nh, stack::NhDir::ToClient});
-    }
+    lb_transmit(w, lp, c, inbound, pp_header_segment);
 }
 
 template void lb_handle<net::Af4>(WorkerCtx&, LbPacket4&, ConnRef);

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "net/byteorder.h"
 
@@ -11,9 +13,28 @@ namespace xvs::net {
 
 struct __attribute__((aligned(2))) MacAddr {
     uint8_t b[6];
-    bool operator==(const MacAddr&) const = default;
+    // Two loads and one compare: a defaulted == compares byte by byte (GCC 12: six compares
+    // and branches, ~36 instructions on every received frame).
+    constexpr bool operator==(const MacAddr& o) const {
+        if (std::is_constant_evaluated()) {
+            for (int i = 0; i < 6; ++i)
+                if (b[i] != o.b[i]) return false;
+            return true;
+        }
+        uint32_t a4, o4;
+        uint16_t a2, o2;
+        std::memcpy(&a4, b, 4);
+        std::memcpy(&o4, o.b, 4);
+        std::memcpy(&a2, b + 4, 2);
+        std::memcpy(&o2, o.b + 4, 2);
+        return ((a4 ^ o4) | static_cast<uint32_t>(a2 ^ o2)) == 0;
+    }
     bool is_broadcast() const {
-        return (b[0] & b[1] & b[2] & b[3] & b[4] & b[5]) == 0xff;
+        uint32_t a4;
+        uint16_t a2;
+        std::memcpy(&a4, b, 4);
+        std::memcpy(&a2, b + 4, 2);
+        return (a4 & (0xffff0000u | a2)) == 0xffffffffu;
     }
     bool is_multicast() const { return b[0] & 1; }
 };

@@ -43,13 +43,17 @@ rte_mbuf* frame_alloc(StackContext& ctx) {
 }
 
 void ether_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAddr& dst) {
+    // The port's fields are read before the header's byte stores, which could alias them.
+    const PortView& pv = ctx.view->ports[port];
+    const net::MacAddr src = pv.mac;
+    const uint32_t max_frame = pv.mtu + sizeof(net::EtherHdr);
     auto* eth = rte_pktmbuf_mtod(pkt, net::EtherHdr*);
-    eth->dst = dst;
-    eth->src = ctx.view->ports[port].mac;
     const uint8_t version = *reinterpret_cast<const uint8_t*>(eth + 1) >> 4;
+    eth->dst = dst;
+    eth->src = src;
     eth->ether_type = net::hton16(version == 6 ? net::kEtherTypeIpv6 : net::kEtherTypeIpv4);
-    const uint32_t mtu = ctx.view->ports[port].mtu;
-    if (rte_pktmbuf_data_len(pkt) > mtu + sizeof(net::EtherHdr)) [[unlikely]] {
+    if (rte_pktmbuf_data_len(pkt) > max_frame) [[unlikely]] {
+        const uint32_t mtu = pv.mtu;
         // A reassembled datagram (or a packet grown past a smaller egress MTU): IPv4 without
         // DF is cut into fragments (stack/fragment.h); with DF it goes as before; IPv6 below.
         const auto* ip = reinterpret_cast<const net::Ipv4Hdr*>(eth + 1);
@@ -102,6 +106,20 @@ void reader_output(StackContext& ctx, rte_mbuf* pkt, const NextHop& nh, NhRef re
     neigh_handoff_output(ctx, pkt, nh.addr, nh.port);
 }
 
+// ip_output without a usable cached next hop: the route scan, then the neighbour table (the
+// owner) or the published entries (the others). Kept out of line so the cached path below
+// saves and restores few registers.
+[[gnu::noinline]] void ip_output_route(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr,
+                                       NhRef ref) {
+    const NextHop nh = ctx.view->route_lookup(daddr);
+    if (!nh.found) {
+        drop(ctx, pkt, Counter::drop_no_route);
+        return;
+    }
+    if (!ctx.neigh_owner) return reader_output(ctx, pkt, nh, ref);
+    neigh_output(ctx, pkt, nh.addr, nh.port, ref);
+}
+
 }  // namespace
 
 template <class Af>
@@ -129,13 +147,7 @@ void ip_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhR
             }
         }
     }
-    const NextHop nh = ctx.view->route_lookup(daddr);
-    if (!nh.found) {
-        drop(ctx, pkt, Counter::drop_no_route);
-        return;
-    }
-    if (!ctx.neigh_owner) return reader_output(ctx, pkt, nh, ref);
-    neigh_output(ctx, pkt, nh.addr, nh.port, ref);
+    ip_output_route(ctx, pkt, daddr, ref);
 }
 
 void neigh_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& addr, uint8_t port,

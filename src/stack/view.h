@@ -48,8 +48,12 @@ struct AddrKey {
     net::InetAddr addr;
     bool operator==(const AddrKey&) const = default;
 };
+// Looked up for every received packet: fold() already multiplies the high word in, so one
+// more multiply and a shift spread it over the low bits the map masks (the keys are the
+// configured addresses, a few thousand at most; mix64 cost ~25 instructions more).
 inline uint64_t flat_hash(const AddrKey& k) {
-    return mix64(k.addr.fold());
+    const uint64_t x = k.addr.fold() * 0xff51afd7ed558ccdULL;
+    return x ^ (x >> 32);
 }
 
 struct RouteEntry {

@@ -83,13 +83,22 @@ done
 # the one xvsd leaves to its control thread; its worker runs on CPU 1) and the rest of that
 # chain runs there, as it would on the other machines. The same for every row (nftables too:
 # its forwarding stays where it was, in the softirq that received the frame on lb-wan/lb-lan).
+# rps_set 2 : the same, and the director's own lb-wan/lb-lan steered to the other CPUs (those
+# not in BENCH_RPS_CPUS: CPU 1, the worker's), so that the director is one CPU for every row:
+# nftables forwards there; net_af_packet's tpacket_rcv runs there beside the worker;
+# net_af_xdp is not affected (its veth XDP NAPI runs before RPS, on the CPU that sent).
 rps_mask=$(awk -v l="${BENCH_RPS_CPUS:-0}" 'BEGIN { n = split(l, c, ","); m = 0
     for (i = 1; i <= n; i++) { split(c[i], r, "-"); hi = (r[2] == "") ? r[1] : r[2]
         for (j = r[1]; j <= hi; j++) m += 2 ^ j }
     printf "%x", m }')
+lb_mask=$(awk -v m=$((16#$rps_mask)) -v n="$(nproc)" 'BEGIN { printf "%x", (2 ^ n - 1) - m }')
 rps_set() {
     local mask=0 i
     (($1)) && mask=$rps_mask
+    for i in lb-wan lb-lan; do
+        in_ns "$NS_LB" sh -c "echo $( (($1 == 2)) && echo "$lb_mask" || echo 0) > /sys/class/net/$i/queues/rx-0/rps_cpus" ||
+            fail "rps $i"
+    done
     in_ns "$NS_CL" sh -c "echo $mask > /sys/class/net/cl0/queues/rx-0/rps_cpus" || fail "rps cl0"
     in_ns "$NS_SW" sh -c "echo $mask > /sys/class/net/sw-lb/queues/rx-0/rps_cpus" || fail "rps sw-lb"
     for ((i = 1; i <= XE_RS_COUNT; i++)); do
@@ -98,7 +107,7 @@ rps_set() {
     done
 }
 rps_list=${BENCH_RPS:-0}
-rps_sfx() { (($1)) && echo _rps; } # a row's name under that RPS setting
+rps_sfx() { (($1 == 1)) && echo _rps; (($1 == 2)) && echo _rps2; } # a row's name under that RPS setting
 
 rs_rx() { # sum of rx_packets on the RS interfaces
     local i sum=0
@@ -147,9 +156,8 @@ except Exception:
 }
 cpu_ticks() { awk '/^cpu[0-9]/ { print $1, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
 idle_text() { # idle_text BEFORE AFTER (cpu_ticks outputs): "cpu0 12% cpu1 3%" idle over the interval
-    awk 'NR == FNR { t[$1] = $2; i[$1] = $3; next }
-         { d = $2 - t[$1]; printf "%s%s %d%%", sep, $1, d > 0 ? 100 * ($3 - i[$1]) / d : 0; sep = " " }' \
-        <(echo "$1") <(echo "$2")
+    printf '%s\n%s\n' "$1" "$2" | awk '!($1 in t) { t[$1] = $2; i[$1] = $3; next }
+        { d = $2 - t[$1]; printf "%s%s %d%%", sep, $1, (d > 0 ? 100 * ($3 - i[$1]) / d : 0); sep = " " }'
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "?" }'; }
 # Each run is taken under every BENCH_RPS setting in turn (A B A B A B), so that the machine's
@@ -253,6 +261,7 @@ for bin in ${BENCH_BASE_XVSD:+base} build; do
         XVSD_BIN=$BENCH_BASE_XVSD
     fi
     LABEL[${row}_rps]="${LABEL[$row]} rps"
+    LABEL[${row}_rps2]="${LABEL[$row]} rps2"
     # Fresh local addresses per run: the RS still hold the previous run's connections in
     # TIME_WAIT, and a new xvsd may pick the same (address, port) pairs again.
     XE_LIPS="10.10.2.$lip_base-10.10.2.$((lip_base + 3))"
@@ -293,6 +302,7 @@ table ip peerlb {
 EOF
 log "(b) nftables"
 LABEL[nft_rps]="${LABEL[nft]} rps"
+LABEL[nft_rps2]="${LABEL[nft]} rps2"
 measure nft
 in_ns "$NS_LB" nft delete table ip peerlb
 
@@ -318,8 +328,9 @@ bg_ns "$NS_LB" "$XE_TMP/haproxy.out" haproxy -db -f "$XE_TMP/haproxy.cfg"
 wait_until 10 http_get "http://$VIP/" || fail "haproxy not answering: $(cat "$XE_TMP/haproxy.out")"
 log "(c) haproxy"
 LABEL[haproxy_rps]="${LABEL[haproxy]} rps"
+LABEL[haproxy_rps2]="${LABEL[haproxy]} rps2"
 measure haproxy cps
-for n in haproxy haproxy_rps; do PPS[$n]="n/a" SENTPPS[$n]="n/a"; done
+for n in haproxy haproxy_rps haproxy_rps2; do PPS[$n]="n/a" SENTPPS[$n]="n/a"; done
 kill "$BG_PID"
 fi
 lb_kernel_off
@@ -343,6 +354,7 @@ if want bulk; then
         [[ $n == haproxy* ]] && continue
         nft=nft
         [[ $n == *_rps ]] && nft=nft_rps
+        [[ $n == *_rps2 ]] && nft=nft_rps2
         printf '%-30s' "$(label_of "$n")"
         for c in $bulk_cases; do
             read -r gb re <<<"${BULK[$n,$c]:-? ?}"
@@ -354,7 +366,7 @@ if want bulk; then
     done
 fi
 for tag in "${!ROW_ARGS[@]}"; do echo "$tag: devargs ${ROW_ARGS[$tag]}"; done
-[[ $rps_list == 0 ]] || echo "rps: RPS on cl0, sw-lb, sw-rsN, rs0 to CPUs ${BENCH_RPS_CPUS:-0} (mask $rps_mask)"
+[[ $rps_list == 0 ]] || echo "rps: RPS on cl0, sw-lb, sw-rsN, rs0 to CPUs ${BENCH_RPS_CPUS:-0} (mask $rps_mask); rps2: and lb-wan, lb-lan to mask $lb_mask"
 for pmd in ${XE_PMDS:-af_xdp af_packet}; do
     one=${CPS[xvsd_${pmd}_w1]:-} two=${CPS[xvsd_${pmd}_w2]:-}
     [[ -n $one && -n $two && $one != 0 ]] &&

@@ -366,7 +366,8 @@ if want bulk; then
     done
 fi
 for tag in "${!ROW_ARGS[@]}"; do echo "$tag: devargs ${ROW_ARGS[$tag]}"; done
-[[ $rps_list == 0 ]] || echo "rps: RPS on cl0, sw-lb, sw-rsN, rs0 to CPUs ${BENCH_RPS_CPUS:-0} (mask $rps_mask); rps2: and lb-wan, lb-lan to mask $lb_mask"
+[[ $rps_list == 0 ]] || echo "rps: RPS on cl0, sw-lb, sw-rsN, rs0 to CPUs ${BENCH_RPS_CPUS:-0} (mask $rps_mask)"
+[[ " $rps_list " != *" 2 "* ]] || echo "rps2: as rps, and lb-wan, lb-lan to mask $lb_mask"
 for pmd in ${XE_PMDS:-af_xdp af_packet}; do
     one=${CPS[xvsd_${pmd}_w1]:-} two=${CPS[xvsd_${pmd}_w2]:-}
     [[ -n $one && -n $two && $one != 0 ]] &&

@@ -27,9 +27,12 @@
 #                                        two versions in one run),
 #                                        BENCH_PERF_DIR (a directory: `perf record -a -g -e
 #                                        cpu-clock` of the first single-flow up run per row),
-#                                        BENCH_RPS ("0": which receive-steering settings every
-#                                        row is measured under, e.g. "0 1" for an A/B with the
-#                                        runs interleaved; 1 = RPS, see rps_set below),
+#                                        BENCH_RPS ("0": which receive-steering settings the
+#                                        conn/s and UDP rows are measured under, e.g. "0 1"
+#                                        for an A/B; 1 = RPS, 2 = RPS and the director's ends
+#                                        too, see rps_set below), BENCH_RPS_BULK ("1": the
+#                                        same for the bulk rows, the runs of several settings
+#                                        interleaved),
 #                                        BENCH_RPS_CPUS ("0": the CPUs RPS steers to)
 #   XE_PMDS entries may carry their own devargs after a "+" (bench only): e.g.
 #   XE_PMDS="af_packet af_packet+framecnt=8192,qdisc_bypass=1" gives two af_packet rows, the
@@ -107,6 +110,10 @@ rps_set() {
     done
 }
 rps_list=${BENCH_RPS:-0}
+# Bulk rows default to RPS: without it the receivers' TCP work lands in xvsd's transmit and
+# the bulk figures measure that (README "Receive steering"); the conn/s and UDP rows default
+# to none: under RPS their generator shares CPU 0 with the servers and becomes the bound.
+bulk_rps_list=${BENCH_RPS_BULK:-1}
 rps_sfx() { (($1 == 1)) && echo _rps; (($1 == 2)) && echo _rps2; } # a row's name under that RPS setting
 
 rs_rx() { # sum of rx_packets on the RS interfaces
@@ -174,7 +181,7 @@ run_bulk() {
         dir=${c#"$flows"}
         gbs=() res=()
         for ((r = 1; r <= bulk_runs; r++)); do
-            for rps in $rps_list; do
+            for rps in $bulk_rps_list; do
                 row=$name$(rps_sfx "$rps")
                 rps_set "$rps"
                 local perf_pid=""
@@ -196,32 +203,39 @@ run_bulk() {
                 sleep 1
             done
         done
-        for rps in $rps_list; do
+        for rps in $bulk_rps_list; do
             row=$name$(rps_sfx "$rps")
             BULK[$row,$c]="$(median <<<"${gbs[$row]%$'\n'}") $(median <<<"${res[$row]%$'\n'}")"
         done
     done
 }
-# measure NAME [KINDS="cps udp bulk"] : the requested rows of one director among KINDS, under
-# every BENCH_RPS setting; records the 1-minute load average at the end (LOAD[NAME...]) and
-# the rows' names (ROWS).
+# measure NAME [KINDS="cps udp bulk"] : the requested rows of one director among KINDS, the
+# conn/s and UDP rows under every BENCH_RPS setting, the bulk rows under every BENCH_RPS_BULK
+# one; records the 1-minute load average at the end (LOAD[row]) and the rows' names
+# (ROWS_CU: conn/s and UDP, ROWS_BULK).
 declare -A LOAD
-ROWS=()
+ROWS_CU=() ROWS_BULK=()
 measure() {
     local name=$1 kinds=" ${2:-cps udp bulk} " rps row
-    for rps in $rps_list; do
-        row=$name$(rps_sfx "$rps")
-        rps_set "$rps"
-        [[ $kinds != *" cps "* ]] || run_wrk "$row"
-        [[ $kinds != *" udp "* ]] || run_udp "$row"
-    done
-    [[ $kinds != *" bulk "* ]] || run_bulk "$name"
+    if [[ $kinds == *" cps "* || $kinds == *" udp "* ]] && { want cps || want udp; }; then
+        for rps in $rps_list; do
+            row=$name$(rps_sfx "$rps")
+            rps_set "$rps"
+            [[ $kinds != *" cps "* ]] || run_wrk "$row"
+            [[ $kinds != *" udp "* ]] || run_udp "$row"
+            LOAD[$row]=$(cut -d' ' -f1 /proc/loadavg)
+            ROWS_CU+=("$row")
+        done
+    fi
+    if [[ $kinds == *" bulk "* ]] && want bulk; then
+        run_bulk "$name"
+        for rps in $bulk_rps_list; do
+            row=$name$(rps_sfx "$rps")
+            LOAD[$row]=$(cut -d' ' -f1 /proc/loadavg)
+            ROWS_BULK+=("$row")
+        done
+    fi
     rps_set 0
-    for rps in $rps_list; do
-        row=$name$(rps_sfx "$rps")
-        LOAD[$row]=$(cut -d' ' -f1 /proc/loadavg)
-        ROWS+=("$row")
-    done
 }
 
 # (a) xvsd, once per PMD (XE_PMDS, default both)
@@ -340,7 +354,7 @@ echo "bench/e2e: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loada
 label_of() { echo "${LABEL[$1]:-$1}"; }
 if want cps || want udp; then
 printf '%-30s %12s %10s %16s %14s %6s\n' "path" "conn/s" "errors" "UDP delivered/s" "UDP sent/s" "load"
-for n in "${ROWS[@]}"; do
+for n in "${ROWS_CU[@]}"; do
     want cps || [[ $n != haproxy* ]] || continue
     printf '%-30s %12s %10s %16s %14s %6s\n' "$(label_of "$n")" "${CPS[$n]:-?}" "${ERRS[$n]:-?}" "${PPS[$n]:-?}" "${SENTPPS[$n]:-?}" "${LOAD[$n]:-?}"
 done
@@ -350,8 +364,7 @@ if want bulk; then
     printf '%-30s' "path"
     for c in $bulk_cases; do printf ' %20s' "$c"; done
     printf ' %6s\n' "load"
-    for n in "${ROWS[@]}"; do
-        [[ $n == haproxy* ]] && continue
+    for n in "${ROWS_BULK[@]}"; do
         nft=nft
         [[ $n == *_rps ]] && nft=nft_rps
         [[ $n == *_rps2 ]] && nft=nft_rps2
@@ -366,8 +379,8 @@ if want bulk; then
     done
 fi
 for tag in "${!ROW_ARGS[@]}"; do echo "$tag: devargs ${ROW_ARGS[$tag]}"; done
-[[ $rps_list == 0 ]] || echo "rps: RPS on cl0, sw-lb, sw-rsN, rs0 to CPUs ${BENCH_RPS_CPUS:-0} (mask $rps_mask)"
-[[ " $rps_list " != *" 2 "* ]] || echo "rps2: as rps, and lb-wan, lb-lan to mask $lb_mask"
+[[ "$rps_list $bulk_rps_list" == "0 0" ]] || echo "rps: RPS on cl0, sw-lb, sw-rsN, rs0 to CPUs ${BENCH_RPS_CPUS:-0} (mask $rps_mask)"
+[[ " $rps_list $bulk_rps_list " != *" 2 "* ]] || echo "rps2: as rps, and lb-wan, lb-lan to mask $lb_mask"
 for pmd in ${XE_PMDS:-af_xdp af_packet}; do
     one=${CPS[xvsd_${pmd}_w1]:-} two=${CPS[xvsd_${pmd}_w2]:-}
     [[ -n $one && -n $two && $one != 0 ]] &&

@@ -26,7 +26,17 @@
 #                                        row before each row of the build's, to compare
 #                                        two versions in one run),
 #                                        BENCH_PERF_DIR (a directory: `perf record -a -g -e
-#                                        cpu-clock` of the first single-flow up run per row)
+#                                        cpu-clock` of the first single-flow up run per row),
+#                                        BENCH_RPS ("0": which receive-steering settings the
+#                                        conn/s and UDP rows are measured under, e.g. "0 1"
+#                                        for an A/B; 1 = RPS, 2 = RPS and the director's ends
+#                                        too, see rps_set below), BENCH_RPS_BULK ("1": the
+#                                        same for the bulk rows, the runs of several settings
+#                                        interleaved),
+#                                        BENCH_RPS_CPUS ("0": the CPUs RPS steers to)
+#   XE_PMDS entries may carry their own devargs after a "+" (bench only): e.g.
+#   XE_PMDS="af_packet af_packet+framecnt=8192,qdisc_bypass=1" gives two af_packet rows, the
+#   second with those devargs in place of XE_AF_PACKET_ARGS (af_xdp: added to XE_AF_XDP_ARGS).
 # Ratios within one run are the figure; the generator, the director and veth share the cores.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,6 +77,45 @@ table ip sink {
 }
 EOF
 done
+# rps_set 0|1 : RPS (receive packet steering) on the veth ends that receive from the director
+# or stand for the other machines: the client's cl0, the switch's sw-lb and sw-rsN, the RS's
+# rs0 (never the director's lb-wan/lb-lan). A frame sent into a veth is received by its peer
+# in the sender's context (veth_xmit -> netif_rx): without RPS the bridge, the RS's TCP
+# receive and whatever that sends in turn run inside the director's own transmit, on its CPU.
+# With RPS those netif_rx calls queue the frame to a backlog on BENCH_RPS_CPUS (default CPU 0,
+# the one xvsd leaves to its control thread; its worker runs on CPU 1) and the rest of that
+# chain runs there, as it would on the other machines. The same for every row (nftables too:
+# its forwarding stays where it was, in the softirq that received the frame on lb-wan/lb-lan).
+# rps_set 2 : the same, and the director's own lb-wan/lb-lan steered to the other CPUs (those
+# not in BENCH_RPS_CPUS: CPU 1, the worker's), so that the director is one CPU for every row:
+# nftables forwards there; net_af_packet's tpacket_rcv runs there beside the worker;
+# net_af_xdp is not affected (its veth XDP NAPI runs before RPS, on the CPU that sent).
+rps_mask=$(awk -v l="${BENCH_RPS_CPUS:-0}" 'BEGIN { n = split(l, c, ","); m = 0
+    for (i = 1; i <= n; i++) { split(c[i], r, "-"); hi = (r[2] == "") ? r[1] : r[2]
+        for (j = r[1]; j <= hi; j++) m += 2 ^ j }
+    printf "%x", m }')
+lb_mask=$(awk -v m=$((16#$rps_mask)) -v n="$(nproc)" 'BEGIN { printf "%x", (2 ^ n - 1) - m }')
+rps_set() {
+    local mask=0 i
+    (($1)) && mask=$rps_mask
+    for i in lb-wan lb-lan; do
+        in_ns "$NS_LB" sh -c "echo $( (($1 == 2)) && echo "$lb_mask" || echo 0) > /sys/class/net/$i/queues/rx-0/rps_cpus" ||
+            fail "rps $i"
+    done
+    in_ns "$NS_CL" sh -c "echo $mask > /sys/class/net/cl0/queues/rx-0/rps_cpus" || fail "rps cl0"
+    in_ns "$NS_SW" sh -c "echo $mask > /sys/class/net/sw-lb/queues/rx-0/rps_cpus" || fail "rps sw-lb"
+    for ((i = 1; i <= XE_RS_COUNT; i++)); do
+        in_ns "$NS_SW" sh -c "echo $mask > /sys/class/net/sw-rs$i/queues/rx-0/rps_cpus" || fail "rps sw-rs$i"
+        in_ns "$(ns_rs "$i")" sh -c "echo $mask > /sys/class/net/rs0/queues/rx-0/rps_cpus" || fail "rps rs$i"
+    done
+}
+rps_list=${BENCH_RPS:-0}
+# Bulk rows default to RPS: without it the receivers' TCP work lands in xvsd's transmit and
+# the bulk figures measure that (README "Receive steering"); the conn/s and UDP rows default
+# to none: under RPS their generator shares CPU 0 with the servers and becomes the bound.
+bulk_rps_list=${BENCH_RPS_BULK:-1}
+rps_sfx() { (($1 == 1)) && echo _rps; (($1 == 2)) && echo _rps2; } # a row's name under that RPS setting
+
 rs_rx() { # sum of rx_packets on the RS interfaces
     local i sum=0
     for i in 1 2; do sum=$((sum + $(in_ns "$(ns_rs "$i")" cat /sys/class/net/rs0/statistics/rx_packets))); done
@@ -112,9 +161,17 @@ try:
 except Exception:
     print("0 -1")'
 }
+cpu_ticks() { awk '/^cpu[0-9]/ { print $1, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
+idle_text() { # idle_text BEFORE AFTER (cpu_ticks outputs): "cpu0 12% cpu1 3%" idle over the interval
+    printf '%s\n%s\n' "$1" "$2" | awk '!($1 in t) { t[$1] = $2; i[$1] = $3; next }
+        { d = $2 - t[$1]; printf "%s%s %d%%", sep, $1, (d > 0 ? 100 * ($3 - i[$1]) / d : 0); sep = " " }'
+}
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "?" }'; }
+# Each run is taken under every BENCH_RPS setting in turn (A B A B A B), so that the machine's
+# other load falls alike on both; NAME$(rps_sfx S) gets the medians of setting S.
 run_bulk() {
-    local name=$1 c flows dir r out gb re gbs res
+    local name=$1 c flows dir r out gb re rps row
+    local -A gbs res
     want bulk || return 0
     # warm-up: neighbours resolved, the server listening
     in_ns "$NS_CL" timeout 15 iperf3 -c "$VIP" -p 5201 -t 1 >/dev/null 2>&1 ||
@@ -122,32 +179,79 @@ run_bulk() {
     for c in $bulk_cases; do
         flows=${c%%[a-z]*}
         dir=${c#"$flows"}
-        gbs="" res=""
+        gbs=() res=()
         for ((r = 1; r <= bulk_runs; r++)); do
-            local perf_pid=""
-            if [[ -n ${BENCH_PERF_DIR:-} && $c == 1up && $r == 1 ]]; then
-                perf record -a -g -e cpu-clock -o "$BENCH_PERF_DIR/$name.data" -- sleep "$bulk_secs" \
-                    >/dev/null 2>&1 &
-                perf_pid=$!
-            fi
-            out=$(in_ns "$NS_CL" timeout $((bulk_secs + 20)) iperf3 -c "$VIP" -p 5201 -t "$bulk_secs" \
-                -P "$flows" $([[ $dir == down ]] && echo -R) -J 2>&1 | iperf_json)
-            [[ -n $perf_pid ]] && wait "$perf_pid"
-            read -r gb re <<<"$out"
-            gbs+="$gb"$'\n'
-            res+="$re"$'\n'
-            log "$name bulk $c run $r: $gb Gbit/s, $re retransmits"
-            sleep 1
+            for rps in $bulk_rps_list; do
+                row=$name$(rps_sfx "$rps")
+                rps_set "$rps"
+                local perf_pid=""
+                if [[ -n ${BENCH_PERF_DIR:-} && $c == 1up && $r == 1 ]]; then
+                    perf record -a -g -e cpu-clock -o "$BENCH_PERF_DIR/$row.data" -- sleep "$bulk_secs" \
+                        >/dev/null 2>&1 &
+                    perf_pid=$!
+                fi
+                local t0 t1
+                t0=$(cpu_ticks)
+                out=$(in_ns "$NS_CL" timeout $((bulk_secs + 20)) iperf3 -c "$VIP" -p 5201 -t "$bulk_secs" \
+                    -P "$flows" $([[ $dir == down ]] && echo -R) -J 2>&1 | iperf_json)
+                t1=$(cpu_ticks)
+                [[ -n $perf_pid ]] && wait "$perf_pid"
+                read -r gb re <<<"$out"
+                gbs[$row]+="$gb"$'\n'
+                res[$row]+="$re"$'\n'
+                log "$row bulk $c run $r: $gb Gbit/s, $re retransmits, load $(cut -d' ' -f1 /proc/loadavg), idle $(idle_text "$t0" "$t1")"
+                sleep 1
+            done
         done
-        BULK[$name,$c]="$(median <<<"${gbs%$'\n'}") $(median <<<"${res%$'\n'}")"
+        for rps in $bulk_rps_list; do
+            row=$name$(rps_sfx "$rps")
+            BULK[$row,$c]="$(median <<<"${gbs[$row]%$'\n'}") $(median <<<"${res[$row]%$'\n'}")"
+        done
     done
+}
+# measure NAME [KINDS="cps udp bulk"] : the requested rows of one director among KINDS, the
+# conn/s and UDP rows under every BENCH_RPS setting, the bulk rows under every BENCH_RPS_BULK
+# one; records the 1-minute load average at the end (LOAD[row]) and the rows' names
+# (ROWS_CU: conn/s and UDP, ROWS_BULK).
+declare -A LOAD
+ROWS_CU=() ROWS_BULK=()
+measure() {
+    local name=$1 kinds=" ${2:-cps udp bulk} " rps row
+    if [[ $kinds == *" cps "* || $kinds == *" udp "* ]] && { want cps || want udp; }; then
+        for rps in $rps_list; do
+            row=$name$(rps_sfx "$rps")
+            rps_set "$rps"
+            [[ $kinds != *" cps "* ]] || run_wrk "$row"
+            [[ $kinds != *" udp "* ]] || run_udp "$row"
+            LOAD[$row]=$(cut -d' ' -f1 /proc/loadavg)
+            ROWS_CU+=("$row")
+        done
+    fi
+    if [[ $kinds == *" bulk "* ]] && want bulk; then
+        run_bulk "$name"
+        for rps in $bulk_rps_list; do
+            row=$name$(rps_sfx "$rps")
+            LOAD[$row]=$(cut -d' ' -f1 /proc/loadavg)
+            ROWS_BULK+=("$row")
+        done
+    fi
+    rps_set 0
 }
 
 # (a) xvsd, once per PMD (XE_PMDS, default both)
 conf=$XE_TMP/xvs.conf
-xvsd_rows=()
+declare -A LABEL=([nft]="nftables DNAT+SNAT" [haproxy]="HAProxy mode tcp")
+declare -A ROW_ARGS # a variant row's devargs, printed under the tables
 lip_base=100
-for pmd in ${XE_PMDS:-af_xdp af_packet}; do
+variant=0
+af_packet_args=${XE_AF_PACKET_ARGS:-} af_xdp_args=${XE_AF_XDP_ARGS:-}
+for spec in ${XE_PMDS:-af_xdp af_packet}; do
+pmd=${spec%%+*}
+tag=$pmd
+if [[ $spec == *+* ]]; then
+    variant=$((variant + 1))
+    tag=$pmd.$variant
+fi
 for nw in ${BENCH_WORKERS:-1 2}; do
 for bin in ${BENCH_BASE_XVSD:+base} build; do
     if ((nw > 1)) && [[ $pmd != af_packet ]]; then
@@ -156,12 +260,22 @@ for bin in ${BENCH_BASE_XVSD:+base} build; do
     fi
     XE_PMD=$pmd
     XE_WORKERS=$nw
-    row="xvsd_${pmd}_w$nw"
+    XE_AF_PACKET_ARGS=$af_packet_args XE_AF_XDP_ARGS=$af_xdp_args
+    row="xvsd_${tag}_w$nw"
+    LABEL[$row]="xvsd FULLNAT $tag ${nw}w"
+    if [[ $spec == *+* ]]; then
+        if [[ $pmd == af_packet ]]; then XE_AF_PACKET_ARGS=${spec#*+}
+        else XE_AF_XDP_ARGS=${af_xdp_args:+$af_xdp_args,}${spec#*+}; fi
+        ROW_ARGS[$tag]=${spec#*+}
+    fi
     XVSD_BIN=""
     if [[ $bin == base ]]; then
-        row="xvsd_base_${pmd}_w$nw"
+        row="xvsd_base_${tag}_w$nw"
+        LABEL[$row]="xvsd base $tag ${nw}w"
         XVSD_BIN=$BENCH_BASE_XVSD
     fi
+    LABEL[${row}_rps]="${LABEL[$row]} rps"
+    LABEL[${row}_rps2]="${LABEL[$row]} rps2"
     # Fresh local addresses per run: the RS still hold the previous run's connections in
     # TIME_WAIT, and a new xvsd may pick the same (address, port) pairs again.
     XE_LIPS="10.10.2.$lip_base-10.10.2.$((lip_base + 3))"
@@ -170,21 +284,19 @@ for bin in ${BENCH_BASE_XVSD:+base} build; do
       vs_block TCP "$VIP" 5201 "1:5201:1" rr; } >"$conf"
     start_xvsd "$conf"
     log "(a) xvsd on $pmd, $nw worker(s): $(grep -E 'worker [0-9]+ on CPU|control thread on' "$XVSD_LOG" | sed 's/.*\] //' | tr '\n' ';')"
-    run_wrk "$row"
-    run_udp "$row"
-    run_bulk "$row"
+    measure "$row"
     xvsadm_ns -L -n --stats >&2
     ((nw > 1)) && xvsctl_ns stats --workers | grep -E 'conns_created|redirect|rx_packets' >&2
     stop_xvsd TERM
     # net_af_xdp detaches its XDP program on close; make sure before the kernel takes over
     for dev in lb-wan lb-lan; do ip -n "$NS_LB" link set dev "$dev" xdp off 2>/dev/null; done
     in_ns "$NS_LB" nft delete table netdev xe_drop 2>/dev/null
-    xvsd_rows+=("$row")
 done
 done
 done
 XVSD_BIN=""
 XE_WORKERS=1
+XE_AF_PACKET_ARGS=$af_packet_args XE_AF_XDP_ARGS=$af_xdp_args
 
 # (b) nftables DNAT + SNAT (test-topology.md's peer)
 lb_kernel_on
@@ -203,9 +315,9 @@ table ip peerlb {
 }
 EOF
 log "(b) nftables"
-run_wrk nft
-run_udp nft
-run_bulk nft
+LABEL[nft_rps]="${LABEL[nft]} rps"
+LABEL[nft_rps2]="${LABEL[nft]} rps2"
+measure nft
 in_ns "$NS_LB" nft delete table ip peerlb
 
 # (c) HAProxy mode tcp (connections/s only)
@@ -229,42 +341,46 @@ EOF
 bg_ns "$NS_LB" "$XE_TMP/haproxy.out" haproxy -db -f "$XE_TMP/haproxy.cfg"
 wait_until 10 http_get "http://$VIP/" || fail "haproxy not answering: $(cat "$XE_TMP/haproxy.out")"
 log "(c) haproxy"
-run_wrk haproxy
-PPS[haproxy]="n/a"
-SENTPPS[haproxy]="n/a"
+LABEL[haproxy_rps]="${LABEL[haproxy]} rps"
+LABEL[haproxy_rps2]="${LABEL[haproxy]} rps2"
+measure haproxy cps
+for n in haproxy haproxy_rps haproxy_rps2; do PPS[$n]="n/a" SENTPPS[$n]="n/a"; done
 kill "$BG_PID"
 fi
 lb_kernel_off
 
 echo
 echo "bench/e2e: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); wrk -t1 -c32 -d${secs}s Connection: close; UDP $udp_count x 18 B, 64 flows, <= ${secs}s"
-label_of() {
-    case $1 in xvsd_*) label="xvsd FULLNAT ${1#xvsd_}"; label="${label%_w*} ${1##*_w}w" ;; nft) label="nftables DNAT+SNAT" ;; haproxy) label="HAProxy mode tcp" ;; esac
-    echo "$label"
-}
+label_of() { echo "${LABEL[$1]:-$1}"; }
 if want cps || want udp; then
-printf '%-26s %12s %10s %16s %14s\n' "path" "conn/s" "errors" "UDP delivered/s" "UDP sent/s"
-for n in "${xvsd_rows[@]}" nft haproxy; do
-    want cps || [[ $n != haproxy ]] || continue
-    printf '%-26s %12s %10s %16s %14s\n' "$(label_of "$n")" "${CPS[$n]:-?}" "${ERRS[$n]:-?}" "${PPS[$n]:-?}" "${SENTPPS[$n]:-?}"
+printf '%-30s %12s %10s %16s %14s %6s\n' "path" "conn/s" "errors" "UDP delivered/s" "UDP sent/s" "load"
+for n in "${ROWS_CU[@]}"; do
+    want cps || [[ $n != haproxy* ]] || continue
+    printf '%-30s %12s %10s %16s %14s %6s\n' "$(label_of "$n")" "${CPS[$n]:-?}" "${ERRS[$n]:-?}" "${PPS[$n]:-?}" "${SENTPPS[$n]:-?}" "${LOAD[$n]:-?}"
 done
 fi
 if want bulk; then
-    echo "bulk TCP: iperf3 -t $bulk_secs, median of $bulk_runs; Gbit/s (sender retransmits); x = / nftables"
-    printf '%-26s' "path"
+    echo "bulk TCP: iperf3 -t $bulk_secs, median of $bulk_runs; Gbit/s (sender retransmits); x = / nftables under the same RPS setting; load = 1-min load average at the row's end"
+    printf '%-30s' "path"
     for c in $bulk_cases; do printf ' %20s' "$c"; done
-    echo
-    for n in "${xvsd_rows[@]}" nft; do
-        printf '%-26s' "$(label_of "$n")"
+    printf ' %6s\n' "load"
+    for n in "${ROWS_BULK[@]}"; do
+        nft=nft
+        [[ $n == *_rps ]] && nft=nft_rps
+        [[ $n == *_rps2 ]] && nft=nft_rps2
+        printf '%-30s' "$(label_of "$n")"
         for c in $bulk_cases; do
             read -r gb re <<<"${BULK[$n,$c]:-? ?}"
-            read -r ngb _ <<<"${BULK[nft,$c]:-? ?}"
+            read -r ngb _ <<<"${BULK[$nft,$c]:-? ?}"
             x=$(awk -v a="$gb" -v b="$ngb" 'BEGIN { if (b + 0 > 0) printf "%.2fx", a / b; else print "" }')
             printf ' %20s' "$gb ($re) $x"
         done
-        echo
+        printf ' %6s\n' "${LOAD[$n]:-?}"
     done
 fi
+for tag in "${!ROW_ARGS[@]}"; do echo "$tag: devargs ${ROW_ARGS[$tag]}"; done
+[[ "$rps_list $bulk_rps_list" == "0 0" ]] || echo "rps: RPS on cl0, sw-lb, sw-rsN, rs0 to CPUs ${BENCH_RPS_CPUS:-0} (mask $rps_mask)"
+[[ " $rps_list $bulk_rps_list " != *" 2 "* ]] || echo "rps2: as rps, and lb-wan, lb-lan to mask $lb_mask"
 for pmd in ${XE_PMDS:-af_xdp af_packet}; do
     one=${CPS[xvsd_${pmd}_w1]:-} two=${CPS[xvsd_${pmd}_w2]:-}
     [[ -n $one && -n $two && $one != 0 ]] &&

@@ -1,6 +1,7 @@
 // ConnTable: two-choice bucketed hash over a Conn pool, both in EAL memory.
 #include "lb/conn_table.h"
 
+#include <emmintrin.h>
 #include <nmmintrin.h>
 #include <rte_malloc.h>
 #include <rte_prefetch.h>
@@ -112,9 +113,24 @@ void ConnTable::release(Conn* conn) {
     return c.daddr == k.saddr && c.laddr_ip == k.daddr && c.dport == k.sport && c.lport == k.dport;
 }
 
+[[gnu::always_inline]] inline uint32_t ConnTable::slot_bits(const uint32_t (&words)[kSlotsPerBucket],
+                                                         uint32_t v) {
+    static_assert(kSlotsPerBucket == 8);
+    const __m128i want = _mm_set1_epi32(static_cast<int>(v));
+    __m128i lo, hi;
+    std::memcpy(&lo, &words[0], sizeof lo);
+    std::memcpy(&hi, &words[4], sizeof hi);
+    // Two 4 x 32-bit results narrowed to 8 x 16 bits (each all ones or zero): one bit a slot.
+    const __m128i eq = _mm_packs_epi32(_mm_cmpeq_epi32(lo, want), _mm_cmpeq_epi32(hi, want));
+    return static_cast<uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(eq, eq))) & 0xffu;
+}
+
+// A slot with a key's signature is never empty: hash() never gives kEmpty, an empty slot's.
 ConnRef ConnTable::find_in(const Bucket& b, uint32_t sig, const ConnKey& key) const {
-    for (const Slot& s : b.slots)
-        if (s.sig == sig && s.ref != kEmpty && matches(s.ref, key)) return to_ref(s.ref);
+    for (uint32_t m = slot_bits(b.sig, sig); m; m &= m - 1) {
+        const uint32_t ref = b.ref[std::countr_zero(m)];
+        if (matches(ref, key)) return to_ref(ref);
+    }
     return ConnRef{};
 }
 
@@ -124,7 +140,11 @@ ConnRef ConnTable::lookup(const ConnKey& key) const {
     return r.conn ? r : find_in(buckets_[h.b2], h.sig, key);
 }
 
-void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* refs) const {
+void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* refs) {
+    if (adds_ != adds_at_bulk_) {
+        std::memset(recent_, 0, sizeof recent_);
+        adds_at_bulk_ = adds_;
+    }
     Hash h[kMaxBulk];
     uint32_t cand[kMaxBulk];
     // Stage 1: hash every key and fetch its first bucket.
@@ -135,14 +155,12 @@ void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* ref
     // Stage 2: first signature match in the first bucket; fetch that Conn.
     for (unsigned i = 0; i < n; ++i) {
         cand[i] = kEmpty;
-        for (const Slot& s : buckets_[h[i].b1].slots) {
-            if (s.sig == h[i].sig && s.ref != kEmpty) {
-                cand[i] = s.ref;
-                const char* c = reinterpret_cast<const char*>(&pool_[s.ref >> 1]);
-                rte_prefetch0(c);  // a Conn may straddle two cache lines
-                rte_prefetch0(c + sizeof(Conn) - 1);
-                break;
-            }
+        const Bucket& b = buckets_[h[i].b1];
+        if (const uint32_t m = slot_bits(b.sig, h[i].sig)) {
+            cand[i] = b.ref[std::countr_zero(m)];
+            const char* c = reinterpret_cast<const char*>(&pool_[cand[i] >> 1]);
+            rte_prefetch0(c);  // a Conn may straddle two cache lines
+            rte_prefetch0(c + sizeof(Conn) - 1);
         }
     }
     // Stage 3: verify. Without a signature match in the first bucket (a miss, or an entry in
@@ -155,7 +173,9 @@ void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* ref
         }
         ConnRef r{};
         if (cand[i] != kEmpty) r = find_in(buckets_[h[i].b1], h[i].sig, *keys[i]);
-        refs[i] = r.conn ? r : find_in(buckets_[h[i].b2], h[i].sig, *keys[i]);
+        if (!r.conn) r = find_in(buckets_[h[i].b2], h[i].sig, *keys[i]);
+        if (!r.conn) r.sig = h[i].sig | ConnRef::kSigTag;
+        refs[i] = r;
     }
 }
 
@@ -166,26 +186,26 @@ void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* ref
 bool ConnTable::add(const ConnKey& key, uint32_t ref) {
     ++adds_;
     const Hash h = hash(key);
+    recent_[(h.sig >> 6) % kRecentWords] |= uint64_t{1} << (h.sig & 63);
     auto place = [](Bucket& b, uint32_t sig, uint32_t r) {
-        for (Slot& s : b.slots) {
-            if (s.ref == kEmpty) {
-                s.sig = sig;
-                s.ref = r;
-                return true;
-            }
-        }
-        return false;
+        const uint32_t m = slot_bits(b.ref, kEmpty);
+        if (!m) return false;
+        const unsigned i = std::countr_zero(m);
+        b.sig[i] = sig;
+        b.ref[i] = r;
+        return true;
     };
     if (place(buckets_[h.b1], h.sig, ref) || place(buckets_[h.b2], h.sig, ref)) return true;
     for (uint32_t bi : {h.b1, h.b2}) {
-        for (Slot& s : buckets_[bi].slots) {
-            const Conn& c = pool_[s.ref >> 1];
-            const ConnKey other = (s.ref & 1) == uint32_t(ConnDir::In) ? in_key(c) : out_key(c);
+        Bucket& b = buckets_[bi];
+        for (unsigned i = 0; i < kSlotsPerBucket; ++i) {
+            const Conn& c = pool_[b.ref[i] >> 1];
+            const ConnKey other = (b.ref[i] & 1) == uint32_t(ConnDir::In) ? in_key(c) : out_key(c);
             const Hash oh = hash(other);
             const uint32_t alt = oh.b1 == bi ? oh.b2 : oh.b1;
-            if (place(buckets_[alt], s.sig, s.ref)) {
-                s.sig = h.sig;
-                s.ref = ref;
+            if (place(buckets_[alt], b.sig[i], b.ref[i])) {
+                b.sig[i] = h.sig;
+                b.ref[i] = ref;
                 return true;
             }
         }
@@ -196,12 +216,12 @@ bool ConnTable::add(const ConnKey& key, uint32_t ref) {
 void ConnTable::erase(const ConnKey& key, uint32_t ref) {
     Hash h = hash(key);
     for (uint32_t bi : {h.b1, h.b2}) {
-        for (Slot& s : buckets_[bi].slots) {
-            if (s.ref == ref) {
-                s.ref = kEmpty;
-                s.sig = kEmpty;
-                return;
-            }
+        Bucket& b = buckets_[bi];
+        if (const uint32_t m = slot_bits(b.ref, ref)) {
+            const unsigned i = std::countr_zero(m);
+            b.ref[i] = kEmpty;
+            b.sig[i] = kEmpty;
+            return;
         }
     }
 }

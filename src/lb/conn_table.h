@@ -25,6 +25,12 @@ namespace xvs::lb {
 struct ConnRef {
     Conn* conn = nullptr;
     ConnDir dir = ConnDir::In;
+    // A miss of ConnTable::lookup_bulk: the key's signature with kSigTag set, for
+    // ConnTable::maybe_added (kNoSig: not from lookup_bulk). In ConnDir's padding: the ref
+    // stays 16 bytes, and all zero by default (a burst's array of them is cleared, not filled).
+    uint32_t sig = kNoSig;
+    static constexpr uint32_t kNoSig = 0;
+    static constexpr uint32_t kSigTag = 1u << 31;  // maybe_added reads the low 9 bits only
 };
 
 class ConnTable {
@@ -48,10 +54,20 @@ public:
 
     ConnRef lookup(const ConnKey& key) const;
     // Looks up n (<= kMaxBulk) keys in stages (hash+prefetch buckets, match signatures and
-    // prefetch Conns, verify tuples); refs[i].conn is nullptr for misses.
-    void lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* refs) const;
-    // Tuple insertions so far: a miss of an earlier lookup is still a miss while this has not
-    // moved (lb_handle skips its second lookup of a miss that way).
+    // prefetch Conns, verify tuples); refs[i].conn is nullptr for misses, which carry their
+    // key's signature. Starts a new window for maybe_added.
+    void lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* refs);
+    // Whether a miss of the last lookup_bulk may have been inserted since (an earlier packet of
+    // the same burst made its conn): false means it is still a miss, without a second hash
+    // and bucket search. Exact for a miss of the last lookup_bulk, which sets a bit per
+    // signature inserted since (one in 512: a false "maybe" costs that search); any other ref
+    // is a "maybe" once anything was inserted after the last lookup_bulk.
+    bool maybe_added(const ConnRef& miss) const {
+        if (adds_ == adds_at_bulk_) return false;
+        if (miss.sig == ConnRef::kNoSig) return true;
+        return (recent_[(miss.sig >> 6) % kRecentWords] >> (miss.sig & 63)) & 1;
+    }
+    // Tuple insertions so far.
     uint64_t adds() const { return adds_; }
 
     uint32_t capacity() const { return capacity_; }
@@ -72,12 +88,11 @@ public:
     }
 
 private:
-    struct Slot {
-        uint32_t sig;
-        uint32_t ref;  // conn index << 1 | direction; kEmpty when free
-    };
+    // Slot i is (sig[i], ref[i]): the signatures side by side, so that one bucket's eight
+    // are compared at once (slot_bits).
     struct alignas(64) Bucket {
-        Slot slots[kSlotsPerBucket];
+        uint32_t sig[kSlotsPerBucket];
+        uint32_t ref[kSlotsPerBucket];  // conn index << 1 | direction; kEmpty when free
     };
     static_assert(sizeof(Bucket) == 64);
     static constexpr uint32_t kEmpty = UINT32_MAX;
@@ -90,6 +105,9 @@ private:
     ConnRef to_ref(uint32_t ref) const {
         return ConnRef{&pool_[ref >> 1], static_cast<ConnDir>(ref & 1)};
     }
+    // Bit i set when words[i] == v, for a bucket's eight signatures or refs: two SSE2
+    // compares, not a slot loop whose exit the branch predictor cannot learn.
+    static uint32_t slot_bits(const uint32_t (&words)[kSlotsPerBucket], uint32_t v);
     ConnRef find_in(const Bucket& b, uint32_t sig, const ConnKey& key) const;
     bool add(const ConnKey& key, uint32_t ref);
     void erase(const ConnKey& key, uint32_t ref);
@@ -103,6 +121,11 @@ private:
     std::vector<uint32_t> free_;  // stack of free pool indices
     size_t memory_bytes_ = 0;
     uint64_t adds_ = 0;  // add() calls, see adds()
+    // Signatures inserted since the last lookup_bulk (bit sig % 512), for maybe_added;
+    // cleared by the next lookup_bulk that follows an insertion.
+    static constexpr unsigned kRecentWords = 8;
+    uint64_t recent_[kRecentWords] = {};
+    uint64_t adds_at_bulk_ = 0;  // adds_ at the last lookup_bulk
 };
 
 }  // namespace xvs::lb

@@ -122,9 +122,10 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     constexpr uint8_t kHandshakeFlags = net::kTcpSyn | net::kTcpAck | net::kTcpRst | net::kTcpFin;
     const bool is_tcp = lp.proto == net::kIpProtoTcp;
     const bool pure_syn = is_tcp && (lp.tcp_flags & kHandshakeFlags) == net::kTcpSyn;
-    // A miss may have been created by an earlier packet of this very burst; if nothing was
-    // inserted since the burst's lookup_bulk it is still a miss (no second hash per new flow).
-    if (!ref.conn && w.conns->adds() != w.conn_adds_at_lookup) ref = w.conns->lookup(lp.key);
+    // A miss may have been created by an earlier packet of this very burst; unless a key of
+    // its signature was inserted since the burst's lookup_bulk it is still a miss (no second
+    // hash per new flow, in a burst of new flows too).
+    if (!ref.conn && w.conns->maybe_added(ref)) ref = w.conns->lookup(lp.key);
     // What arrives in a tunnel at a local address is a NatTun RS's reply (or its ICMP error)
     // and nothing else: no conn is ever created from it.
     if (lp.tunneled &&

@@ -449,7 +449,6 @@ void Worker::handle_all(LbPacket<Af>* lbp, unsigned n) {
     if (n == 0 || n > kMaxBurst) return;  // (never: tells GCC keys[0..n) is written)
     for (unsigned i = 0; i < n; ++i) keys[i] = &lbp[i].key;
     ctx_.conns->lookup_bulk(keys, n, refs);
-    ctx_.conn_adds_at_lookup = ctx_.conns->adds();
     const bool hand_over = ctx_.redirect && !redirected_;
     for (unsigned i = 0; i < n; ++i) {
         if (hand_over && !refs[i].conn) {

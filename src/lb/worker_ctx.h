@@ -62,7 +62,6 @@ struct WorkerCtx {
     const Snapshot* snap = nullptr;
     stack::StackContext stack;
     std::unique_ptr<ConnTable> conns;
-    uint64_t conn_adds_at_lookup = 0;  // conns->adds() at the burst's lookup_bulk (lb_handle)
     TimerWheel timers;
     SynProxyState sp;                // lb/synproxy/handshake.h
     uint16_t ip_id = 0;              // IPv4 id of headers this worker writes (TUN outer, ICMP)

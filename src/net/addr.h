@@ -80,15 +80,21 @@ struct InetAddr {
     // The IPv4 address in network order (meaningful when is_v4()).
     uint32_t v4_be() const { return load32(12); }
     Ipv4 ipv4() const { return Ipv4{v4_be()}; }
-    bool is_unspecified() const { return word(0) == 0 && (word(1) == 0 || word(1) == kMappedZero); }
+    // One test, no short-circuit branches (the next-hop path asks it of every new flow).
+    bool is_unspecified() const {
+        const uint64_t lo = word(1);
+        return (word(0) | (lo == kMappedZero ? 0 : lo)) == 0;
+    }
 
     uint64_t word(unsigned i) const {
         uint64_t w;
         std::memcpy(&w, b + 8 * i, 8);
         return w;
     }
+    // Branch-free: one test of both words, not a branch per word (a per-packet compare whose
+    // outcome the predictor cannot learn, in table probes and tuple matches).
     bool operator==(const InetAddr& o) const {
-        return word(0) == o.word(0) && word(1) == o.word(1);
+        return ((word(0) ^ o.word(0)) | (word(1) ^ o.word(1))) == 0;
     }
     // Both words folded into one for a hash finalizer (mix64): word(0) is 0 for IPv4, so an
     // IPv4 lookup costs one multiply more than hashing a uint32_t did.

@@ -68,6 +68,53 @@ TEST(ConnTable, AddsCountsTupleInsertions) {
     EXPECT_EQ((*t)->adds(), 4u);
 }
 
+// maybe_added: a miss of the last lookup_bulk is a "maybe" only once a key of its signature
+// was inserted since (lb_handle looks it up again then, else trusts the miss).
+TEST(ConnTable, MaybeAddedTracksInsertionsSinceBulkLookup) {
+    auto t = ConnTable::create("t6", 4096);
+    ASSERT_TRUE(t.ok()) << t.error();
+    ConnTable& tab = **t;
+    Conn* a = make(tab, 0x0201010a, 1234, 5000);
+    const ConnKey a_in = key_in(*a), a_out = key_out(*a);
+    // Signatures of a's two tuples, from misses of a bulk lookup.
+    const ConnKey* ka[2] = {&a_in, &a_out};
+    ConnRef ra[2];
+    tab.lookup_bulk(ka, 2, ra);
+    ASSERT_EQ(ra[0].conn, nullptr);
+    ASSERT_EQ(ra[1].conn, nullptr);
+    ASSERT_NE(ra[0].sig, ConnRef::kNoSig);
+    auto bit = [](uint32_t sig) { return sig % 512; };
+    // A client whose inbound signature shares no bit with a's tuples.
+    ConnKey b_in{};
+    ConnRef rb{};
+    for (uint32_t client = 0x0301010a; client < 0x0301010a + 1000; client += 0x100) {
+        b_in = conn_key(6, net::InetAddr::v4(client), a->vaddr, 999, a->vport);
+        const ConnKey* kb[1] = {&b_in};
+        tab.lookup_bulk(kb, 1, &rb);
+        if (bit(rb.sig) != bit(ra[0].sig) && bit(rb.sig) != bit(ra[1].sig)) break;
+    }
+    ASSERT_NE(bit(rb.sig), bit(ra[0].sig));
+    ASSERT_NE(bit(rb.sig), bit(ra[1].sig));
+    // One bulk lookup of both clients, then a's conn made (as an earlier packet of the burst).
+    const ConnKey* kab[2] = {&a_in, &b_in};
+    ConnRef r[2];
+    tab.lookup_bulk(kab, 2, r);
+    EXPECT_FALSE(tab.maybe_added(r[0]));
+    EXPECT_FALSE(tab.maybe_added(r[1]));
+    EXPECT_FALSE(tab.maybe_added(ConnRef{}));
+    ASSERT_TRUE(tab.insert(a));
+    EXPECT_TRUE(tab.maybe_added(r[0]));   // a's own: must be looked up again, and is there
+    EXPECT_EQ(tab.lookup(a_in).conn, a);
+    EXPECT_FALSE(tab.maybe_added(r[1]));  // b's: still a miss, no second search
+    EXPECT_TRUE(tab.maybe_added(ConnRef{}));  // not from lookup_bulk: any insertion counts
+    // The next bulk lookup starts a new window.
+    tab.lookup_bulk(kab, 2, r);
+    EXPECT_EQ(r[0].conn, a);
+    EXPECT_EQ(r[1].conn, nullptr);
+    EXPECT_FALSE(tab.maybe_added(r[1]));
+    EXPECT_FALSE(tab.maybe_added(ConnRef{}));
+}
+
 // The xmit decides the tuples: a mode without an outbound tuple (DR, TUN: the director never
 // sees RS -> client) puts only the inbound one in the table, and remove() takes out just that.
 TEST(ConnTable, ModeWithoutOutTupleInsertsInboundOnly) {

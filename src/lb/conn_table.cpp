@@ -186,7 +186,7 @@ void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* ref
 bool ConnTable::add(const ConnKey& key, uint32_t ref) {
     ++adds_;
     const Hash h = hash(key);
-    recent_[(h.sig >> 6) % kRecentWords] |= uint64_t{1} << (h.sig & 63);
+    recent_[recent_word(h.sig)] |= recent_bit(h.sig);
     auto place = [](Bucket& b, uint32_t sig, uint32_t r) {
         const uint32_t m = slot_bits(b.ref, kEmpty);
         if (!m) return false;

@@ -65,7 +65,7 @@ public:
     bool maybe_added(const ConnRef& miss) const {
         if (adds_ == adds_at_bulk_) return false;
         if (miss.sig == ConnRef::kNoSig) return true;
-        return (recent_[(miss.sig >> 6) % kRecentWords] >> (miss.sig & 63)) & 1;
+        return (recent_[recent_word(miss.sig)] & recent_bit(miss.sig)) != 0;
     }
     // Tuple insertions so far.
     uint64_t adds() const { return adds_; }
@@ -124,6 +124,9 @@ private:
     // Signatures inserted since the last lookup_bulk (bit sig % 512), for maybe_added;
     // cleared by the next lookup_bulk that follows an insertion.
     static constexpr unsigned kRecentWords = 8;
+    // Where signature sig's bit is (its low 9 bits; ConnRef::kSigTag is above them).
+    static unsigned recent_word(uint32_t sig) { return (sig >> 6) % kRecentWords; }
+    static uint64_t recent_bit(uint32_t sig) { return uint64_t{1} << (sig & 63); }
     uint64_t recent_[kRecentWords] = {};
     uint64_t adds_at_bulk_ = 0;  // adds_ at the last lookup_bulk
 };

@@ -52,8 +52,8 @@ TEST(ConnTable, FindsBothDirections) {
     EXPECT_EQ((*t)->lookup(rev).conn, nullptr);
 }
 
-// adds() moves with every tuple insertion (lb_handle trusts a miss of the burst's bulk
-// lookup only while it has not) and not with lookups or removals.
+// adds() moves with every tuple insertion (maybe_added answers "no" for every miss while it
+// has not moved since the bulk lookup) and not with lookups or removals.
 TEST(ConnTable, AddsCountsTupleInsertions) {
     auto t = ConnTable::create("t5", 16);
     ASSERT_TRUE(t.ok()) << t.error();

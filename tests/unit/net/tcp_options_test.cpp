@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
+#include "net/byteorder.h"
 #include "net/checksum.h"
 
 namespace xvs::net {
@@ -224,6 +226,48 @@ TEST(ParseTcpOptionsTest, MalformedKeepsOptionsBeforeIt) {
     EXPECT_EQ(p.wscale, 7);
     EXPECT_FALSE(p.sack_perm);
     EXPECT_TRUE(p.malformed);
+}
+
+// parse_tcp_options is a hand-written single pass for speed; it must say exactly what the
+// walker-based summary below says, for any bytes, malformed or not.
+ParsedTcpOptions parse_by_walker(std::span<const uint8_t> opts) {
+    ParsedTcpOptions p;
+    TcpOptionWalker walker(opts);
+    TcpOption opt;
+    while (walker.next(opt)) {
+        if (opt.kind == kTcpOptMss && opt.len == 4 && !p.mss) p.mss = load_be16(opt.data);
+        if (opt.kind == kTcpOptWscale && opt.len == 3 && !p.wscale) p.wscale = opt.data[0];
+        if (opt.kind == kTcpOptSackPerm && opt.len == 2) p.sack_perm = true;
+        if (opt.kind == kTcpOptSack && opt.len >= 10 && (opt.len - 2) % 8 == 0)
+            p.sack_blocks = uint8_t(p.sack_blocks + (opt.len - 2) / 8);
+        if (opt.kind == kTcpOptTimestamp && opt.len == 10 && !p.timestamp)
+            p.timestamp.emplace(load_be32(opt.data), load_be32(opt.data + 4));
+    }
+    p.malformed = walker.malformed();
+    return p;
+}
+
+TEST(ParseTcpOptionsTest, AgreesWithTheWalkerOnArbitraryBytes) {
+    std::mt19937 rng(17);
+    // Kinds and lengths near the interesting values, so most areas hold several options.
+    const uint8_t kinds[] = {0, 1, 1, 2, 3, 4, 5, 8, 30, 254};
+    const uint8_t lens[] = {0, 1, 2, 3, 4, 5, 10, 18, 26, 34, 40, 255};
+    for (int round = 0; round < 20000; ++round) {
+        Bytes opts(rng() % 41);
+        for (size_t i = 0; i < opts.size(); ++i) {
+            const unsigned r = rng() % 4;
+            opts[i] = r == 0 ? kinds[rng() % std::size(kinds)]
+                      : r == 1 ? lens[rng() % std::size(lens)]
+                               : uint8_t(rng());
+        }
+        const ParsedTcpOptions got = parse_tcp_options(opts), want = parse_by_walker(opts);
+        ASSERT_EQ(got.mss, want.mss) << "round " << round;
+        ASSERT_EQ(got.wscale, want.wscale) << "round " << round;
+        ASSERT_EQ(got.sack_perm, want.sack_perm) << "round " << round;
+        ASSERT_EQ(got.timestamp, want.timestamp) << "round " << round;
+        ASSERT_EQ(got.sack_blocks, want.sack_blocks) << "round " << round;
+        ASSERT_EQ(got.malformed, want.malformed) << "round " << round;
+    }
 }
 
 TEST(TcpFindMssTest, FindsOrNot) {

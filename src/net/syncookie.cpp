@@ -9,6 +9,7 @@
 
 #include <sodium/crypto_shorthash_siphash24.h>
 
+#include <bit>
 #include <cstring>
 
 namespace xvs::net {
@@ -22,33 +23,32 @@ constexpr uint32_t kMacMask = (1u << kDataShift) - 1;
 static_assert(kCookieMaxAge < (1u << (32 - kCountShift)));
 
 // The hashed words: addresses (1 or 4 words each), sport << 16 | dport (network order, as
-// stored), then the count and the data.
-struct HashInput {
-    uint32_t words[11];
-    unsigned n;  // words before the count: 3 (IPv4) or 9 (IPv6)
-};
+// stored), then the count and the data. Written straight into the caller's array (no
+// zero-fill, no copy): only the first (n + 2) words are hashed, and all of them are written.
+constexpr size_t kHashWordsMax = 11;
 
-HashInput hash_input(const CookieTuple& t) noexcept {
-    HashInput in{};
+// Fills the tuple words and returns how many: 3 (IPv4) or 9 (IPv6).
+unsigned hash_tuple_words(uint32_t (&words)[kHashWordsMax], const CookieTuple& t) noexcept {
     if (!t.v6) {
-        in.words[0] = t.saddr;
-        in.words[1] = t.daddr;
-        in.n = 2;
-    } else {
-        std::memcpy(in.words, t.saddr6.data(), 16);
-        std::memcpy(in.words + 4, t.daddr6.data(), 16);
-        in.n = 8;
+        words[0] = t.saddr;
+        words[1] = t.daddr;
+        words[2] = uint32_t(t.sport) << 16 | t.dport;
+        return 3;
     }
-    in.words[in.n++] = uint32_t(t.sport) << 16 | t.dport;
-    return in;
+    std::memcpy(words, t.saddr6.data(), 16);
+    std::memcpy(words + 4, t.daddr6.data(), 16);
+    words[8] = uint32_t(t.sport) << 16 | t.dport;
+    return 9;
 }
 
 // The cookie of (tuple, count, data) for this client ISN.
-uint32_t cookie_of(const CookieKeys& keys, HashInput in, uint32_t count, uint32_t data,
+uint32_t cookie_of(const CookieKeys& keys, const CookieTuple& t, uint32_t count, uint32_t data,
                    uint32_t client_isn) noexcept {
-    in.words[in.n] = count;
-    in.words[in.n + 1] = data;
-    const auto h = static_cast<uint32_t>(siphash24(keys.k0, in.words, (in.n + 2) * sizeof(uint32_t)));
+    uint32_t words[kHashWordsMax];
+    const unsigned n = hash_tuple_words(words, t);
+    words[n] = count;
+    words[n + 1] = data;
+    const auto h = static_cast<uint32_t>(siphash24(keys.k0, words, (n + 2) * sizeof(uint32_t)));
     return count << kCountShift | data << kDataShift | ((h + client_isn) & kMacMask);
 }
 
@@ -77,22 +77,29 @@ CookieOptions data_decode(uint32_t data) noexcept {
 
 uint64_t siphash24(const std::array<uint8_t, 16>& key, const void* msg, size_t len) noexcept {
     unsigned char out[crypto_shorthash_siphash24_BYTES];
+    static_assert(sizeof out == sizeof(uint64_t));
     crypto_shorthash_siphash24(out, static_cast<const unsigned char*>(msg), len, key.data());
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; --i) v = v << 8 | out[i];
+    // The output is little-endian, as is the host: one load.
+    static_assert(std::endian::native == std::endian::little);
+    uint64_t v;
+    std::memcpy(&v, out, sizeof v);
     return v;
 }
 
 uint8_t cookie_mss_index(uint16_t client_mss) noexcept {
-    uint8_t idx = 0;
-    for (uint8_t i = 0; i < kCookieMssTable.size(); ++i)
-        if (kCookieMssTable[i] <= client_mss) idx = i;
-    return idx;
+    // The table is ascending, so the index is the number of entries above the first that are
+    // <= mss: three compares, no loop and no branch.
+    static_assert(kCookieMssTable.size() == 4);
+    static_assert(kCookieMssTable[0] < kCookieMssTable[1] && kCookieMssTable[1] < kCookieMssTable[2] &&
+                  kCookieMssTable[2] < kCookieMssTable[3]);
+    return static_cast<uint8_t>((client_mss >= kCookieMssTable[1]) +
+                                (client_mss >= kCookieMssTable[2]) +
+                                (client_mss >= kCookieMssTable[3]));
 }
 
 uint32_t syncookie_make(const CookieSecrets& secrets, const CookieTuple& t, uint32_t client_isn,
                         uint32_t count, const CookieOptions& opts) noexcept {
-    return cookie_of(keys_for(secrets, count), hash_input(t), count, data_encode(opts), client_isn);
+    return cookie_of(keys_for(secrets, count), t, count, data_encode(opts), client_isn);
 }
 
 std::optional<CookieOptions> syncookie_check(const CookieSecrets& secrets, const CookieTuple& t,
@@ -106,7 +113,7 @@ std::optional<CookieOptions> syncookie_check(const CookieSecrets& secrets, const
     if (age > kCookieMaxAge) return std::nullopt;
     const uint32_t count = count_now - age;
     const uint32_t data = cookie >> kDataShift & 0xFF;
-    if (cookie_of(keys_for(secrets, count), hash_input(t), count, data, client_isn) != cookie)
+    if (cookie_of(keys_for(secrets, count), t, count, data, client_isn) != cookie)
         return std::nullopt;
     return data_decode(data);
 }

@@ -90,7 +90,8 @@ uint8_t cookie_mss_index(uint16_t client_mss) noexcept {
     // The table is ascending, so the index is the number of entries above the first that are
     // <= mss: three compares, no loop and no branch.
     static_assert(kCookieMssTable.size() == 4);
-    static_assert(kCookieMssTable[0] < kCookieMssTable[1] && kCookieMssTable[1] < kCookieMssTable[2] &&
+    static_assert(kCookieMssTable[0] < kCookieMssTable[1] &&
+                  kCookieMssTable[1] < kCookieMssTable[2] &&
                   kCookieMssTable[2] < kCookieMssTable[3]);
     return static_cast<uint8_t>((client_mss >= kCookieMssTable[1]) +
                                 (client_mss >= kCookieMssTable[2]) +

@@ -256,7 +256,7 @@ TEST(ParseTcpOptionsTest, AgreesWithTheWalkerOnArbitraryBytes) {
         Bytes opts(rng() % 41);
         for (size_t i = 0; i < opts.size(); ++i) {
             const unsigned r = rng() % 4;
-            opts[i] = r == 0 ? kinds[rng() % std::size(kinds)]
+            opts[i] = r == 0   ? kinds[rng() % std::size(kinds)]
                       : r == 1 ? lens[rng() % std::size(lens)]
                                : uint8_t(rng());
         }

@@ -91,7 +91,10 @@ struct Af4 {
         h.protocol = proto;
         h.saddr = s.v4_be();
         h.daddr = d.v4_be();
-        set_packet_len(h, static_cast<uint16_t>(sizeof(Hdr) + l4_len));
+        h.total_length = hton16(static_cast<uint16_t>(sizeof(Hdr) + l4_len));
+        // 20 bytes, checksum field zero: the unrolled sum, no length check or field removal
+        // as in ipv4_header_checksum (the packets the SYN proxy writes come through here).
+        h.checksum = csum_fold(csum_partial20(&h));
     }
 };
 

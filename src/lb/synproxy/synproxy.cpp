@@ -26,38 +26,35 @@ uint32_t get32(const uint8_t* p) {
 }
 
 // Common layout of both option blocks (the order Linux uses, so middleboxes see nothing odd):
-// MSS; SACK-perm+TS, or NOP NOP TS, or NOP NOP SACK-perm; NOP wscale.
+// MSS; SACK-perm+TS, or NOP NOP TS, or NOP NOP SACK-perm; NOP wscale. Every piece is a whole
+// 32-bit word, so each is one big-endian store (this runs for every cookie SYN-ACK and RS SYN).
 size_t write_options(uint8_t* out, uint16_t mss, bool sack, bool ts, uint32_t tsval, uint32_t tsecr,
                      uint8_t wscale, bool has_wscale) {
-    size_t n = 0;
-    out[n++] = net::kTcpOptMss;
-    out[n++] = net::kTcpOptLenMss;
-    put16(out + n, mss);
-    n += 2;
+    auto word = [](uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
+        return uint32_t(a) << 24 | uint32_t(b) << 16 | uint32_t(c) << 8 | d;
+    };
+    // One byte swap and one 4-byte store (store_be32's byte stores were merged badly by GCC).
+    auto store = [](uint8_t* p, uint32_t v) { net::store_wire32(p, net::hton32(v)); };
+    store(out, word(net::kTcpOptMss, net::kTcpOptLenMss, static_cast<uint8_t>(mss >> 8),
+                    static_cast<uint8_t>(mss)));
+    size_t n = 4;
     if (ts) {
-        if (sack) {
-            out[n++] = net::kTcpOptSackPerm;
-            out[n++] = net::kTcpOptLenSackPerm;
-        } else {
-            out[n++] = net::kTcpOptNop;
-            out[n++] = net::kTcpOptNop;
-        }
-        out[n++] = net::kTcpOptTimestamp;
-        out[n++] = net::kTcpOptLenTimestamp;
-        put32(out + n, tsval);
-        put32(out + n + 4, tsecr);
-        n += 8;
+        const uint32_t lead = sack ? word(net::kTcpOptSackPerm, net::kTcpOptLenSackPerm,
+                                          net::kTcpOptTimestamp, net::kTcpOptLenTimestamp)
+                                   : word(net::kTcpOptNop, net::kTcpOptNop, net::kTcpOptTimestamp,
+                                          net::kTcpOptLenTimestamp);
+        store(out + n, lead);
+        store(out + n + 4, tsval);
+        store(out + n + 8, tsecr);
+        n += 12;
     } else if (sack) {
-        out[n++] = net::kTcpOptNop;
-        out[n++] = net::kTcpOptNop;
-        out[n++] = net::kTcpOptSackPerm;
-        out[n++] = net::kTcpOptLenSackPerm;
+        store(out + n, word(net::kTcpOptNop, net::kTcpOptNop, net::kTcpOptSackPerm,
+                            net::kTcpOptLenSackPerm));
+        n += 4;
     }
     if (has_wscale) {
-        out[n++] = net::kTcpOptNop;
-        out[n++] = net::kTcpOptWscale;
-        out[n++] = net::kTcpOptLenWscale;
-        out[n++] = wscale;
+        store(out + n, word(net::kTcpOptNop, net::kTcpOptWscale, net::kTcpOptLenWscale, wscale));
+        n += 4;
     }
     return n;
 }

@@ -33,7 +33,11 @@
 #                                        too, see rps_set below), BENCH_RPS_BULK ("1": the
 #                                        same for the bulk rows, the runs of several settings
 #                                        interleaved),
-#                                        BENCH_RPS_CPUS ("0": the CPUs RPS steers to)
+#                                        BENCH_RPS_CPUS ("0": the CPUs RPS steers to),
+#                                        BENCH_XDP_PROBE ("0"; 1: bulk rows through
+#                                        xdp_fnat_probe.bpf.c, an in-kernel XDP FULLNAT of
+#                                        VIP:5201 after the nftables row: the ceiling of an
+#                                        XDP fast path here, not xvs)
 #   XE_PMDS entries may carry their own devargs after a "+" (bench only): e.g.
 #   XE_PMDS="af_packet af_packet+framecnt=8192,qdisc_bypass=1" gives two af_packet rows, the
 #   second with those devargs in place of XE_AF_PACKET_ARGS (af_xdp: added to XE_AF_XDP_ARGS).
@@ -319,6 +323,46 @@ LABEL[nft_rps]="${LABEL[nft]} rps"
 LABEL[nft_rps2]="${LABEL[nft]} rps2"
 measure nft
 in_ns "$NS_LB" nft delete table ip peerlb
+
+# (b2) BENCH_XDP_PROBE=1: the bulk rows through xdp_fnat_probe.bpf.c, an XDP program that
+# FULLNATs VIP:5201 in the kernel (lookup, rewrite, redirect): the ceiling of an in-kernel fast
+# path for established flows on these veths, not xvs. The director's kernel keeps its
+# addresses (ARP); the peer ends get an XDP_PASS program, as a redirect into a veth needs.
+if [[ ${BENCH_XDP_PROBE:-0} == 1 ]] && want bulk; then
+    probe_o=$XE_TMP/xdp_fnat_probe.o pass_o=$XE_TMP/xdp_pass.o
+    mac_hex() { in_ns "$1" cat "/sys/class/net/$2/address" | tr -d :; }
+    ip_hex() { printf '0x%02x%02x%02x%02x' ${1//./ }; }
+    bpf_cc=(clang -O2 -g -target bpf -Wall -Werror -I"/usr/include/$(gcc -print-multiarch)")
+    "${bpf_cc[@]}" -DPROBE_PASS_ONLY -c "$here/xdp_fnat_probe.bpf.c" -o "$pass_o" ||
+        fail "building the XDP pass program"
+    "${bpf_cc[@]}" -DPROBE_VIP="$(ip_hex "$VIP")" -DPROBE_PORT=5201 \
+        -DPROBE_CLIENT="$(ip_hex "$CLIENT_IP")" -DPROBE_LIP="$(ip_hex 10.10.2.1)" \
+        -DPROBE_RS="$(ip_hex "$(rs_ip 1)")" \
+        -DPROBE_WAN_MAC="0x$(mac_hex "$NS_LB" lb-wan)ULL" -DPROBE_LAN_MAC="0x$(mac_hex "$NS_LB" lb-lan)ULL" \
+        -DPROBE_CLIENT_MAC="0x$(mac_hex "$NS_CL" cl0)ULL" -DPROBE_RS_MAC="0x$(mac_hex "$(ns_rs 1)" rs0)ULL" \
+        -DPROBE_WAN_IFINDEX="$(in_ns "$NS_LB" cat /sys/class/net/lb-wan/ifindex)" \
+        -DPROBE_LAN_IFINDEX="$(in_ns "$NS_LB" cat /sys/class/net/lb-lan/ifindex)" \
+        -c "$here/xdp_fnat_probe.bpf.c" -o "$probe_o" || fail "building the XDP probe"
+    probe_links=("$NS_LB lb-wan $probe_o" "$NS_LB lb-lan $probe_o" "$NS_CL cl0 $pass_o" "$NS_SW sw-lb $pass_o")
+    for l in "${probe_links[@]}"; do
+        read -r ns dev obj <<<"$l"
+        ip -n "$ns" link set dev "$dev" xdpdrv obj "$obj" sec xdp || fail "attaching $obj to $dev"
+    done
+    log "(b2) XDP FULLNAT probe"
+    LABEL[xdp_probe]="XDP FULLNAT probe (not xvs)"
+    LABEL[xdp_probe_rps]="${LABEL[xdp_probe]} rps"
+    LABEL[xdp_probe_rps2]="${LABEL[xdp_probe]} rps2"
+    measure xdp_probe bulk
+    # The proof the probe did the forwarding: the veth's XDP redirect counters (the kernel
+    # would have answered VIP:5201 itself with a RST, the VIP being its address here).
+    for dev in lb-wan lb-lan; do
+        log "xdp probe $dev: $(in_ns "$NS_LB" ethtool -S "$dev" | awk '/xdp_packets|xdp_redirect|xdp_drops|xdp_xmit/ { printf "%s%s %s", sep, $1, $2; sep = ", " }')"
+    done
+    for l in "${probe_links[@]}"; do
+        read -r ns dev obj <<<"$l"
+        ip -n "$ns" link set dev "$dev" xdp off
+    done
+fi
 
 # (c) HAProxy mode tcp (connections/s only)
 if want cps; then

@@ -24,11 +24,10 @@ inline void store_be16(uint8_t* p, uint16_t v) {
     p[0] = uint8_t(v >> 8);
     p[1] = uint8_t(v);
 }
+// One byte swap and one 4-byte store: GCC 12 turned four byte stores into a long shift chain.
 inline void store_be32(uint8_t* p, uint32_t v) {
-    p[0] = uint8_t(v >> 24);
-    p[1] = uint8_t(v >> 16);
-    p[2] = uint8_t(v >> 8);
-    p[3] = uint8_t(v);
+    const uint32_t wire = hton32(v);
+    std::memcpy(p, &wire, sizeof wire);
 }
 
 // A 16/32-bit word copied as it sits on the wire (network order kept, any alignment): for

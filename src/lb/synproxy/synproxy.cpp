@@ -13,18 +13,6 @@ namespace xvs::lb {
 
 namespace {
 
-void put16(uint8_t* p, uint16_t v) {
-    p[0] = static_cast<uint8_t>(v >> 8);
-    p[1] = static_cast<uint8_t>(v);
-}
-void put32(uint8_t* p, uint32_t v) {
-    put16(p, static_cast<uint16_t>(v >> 16));
-    put16(p + 2, static_cast<uint16_t>(v));
-}
-uint32_t get32(const uint8_t* p) {
-    return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
-}
-
 // Common layout of both option blocks (the order Linux uses, so middleboxes see nothing odd):
 // MSS; SACK-perm+TS, or NOP NOP TS, or NOP NOP SACK-perm; NOP wscale. Every piece is a whole
 // 32-bit word, so each is one big-endian store (this runs for every cookie SYN-ACK and RS SYN).
@@ -33,27 +21,26 @@ size_t write_options(uint8_t* out, uint16_t mss, bool sack, bool ts, uint32_t ts
     auto word = [](uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
         return uint32_t(a) << 24 | uint32_t(b) << 16 | uint32_t(c) << 8 | d;
     };
-    // One byte swap and one 4-byte store (store_be32's byte stores were merged badly by GCC).
-    auto store = [](uint8_t* p, uint32_t v) { net::store_wire32(p, net::hton32(v)); };
-    store(out, word(net::kTcpOptMss, net::kTcpOptLenMss, static_cast<uint8_t>(mss >> 8),
-                    static_cast<uint8_t>(mss)));
+    net::store_be32(out, word(net::kTcpOptMss, net::kTcpOptLenMss, static_cast<uint8_t>(mss >> 8),
+                              static_cast<uint8_t>(mss)));
     size_t n = 4;
     if (ts) {
         const uint32_t lead = sack ? word(net::kTcpOptSackPerm, net::kTcpOptLenSackPerm,
                                           net::kTcpOptTimestamp, net::kTcpOptLenTimestamp)
                                    : word(net::kTcpOptNop, net::kTcpOptNop, net::kTcpOptTimestamp,
                                           net::kTcpOptLenTimestamp);
-        store(out + n, lead);
-        store(out + n + 4, tsval);
-        store(out + n + 8, tsecr);
+        net::store_be32(out + n, lead);
+        net::store_be32(out + n + 4, tsval);
+        net::store_be32(out + n + 8, tsecr);
         n += 12;
     } else if (sack) {
-        store(out + n, word(net::kTcpOptNop, net::kTcpOptNop, net::kTcpOptSackPerm,
-                            net::kTcpOptLenSackPerm));
+        net::store_be32(out + n, word(net::kTcpOptNop, net::kTcpOptNop, net::kTcpOptSackPerm,
+                                      net::kTcpOptLenSackPerm));
         n += 4;
     }
     if (has_wscale) {
-        store(out + n, word(net::kTcpOptNop, net::kTcpOptWscale, net::kTcpOptLenWscale, wscale));
+        net::store_be32(out + n,
+                        word(net::kTcpOptNop, net::kTcpOptWscale, net::kTcpOptLenWscale, wscale));
         n += 4;
     }
     return n;
@@ -121,7 +108,7 @@ bool tcp_ts_adjust(std::span<uint8_t> opts, int which, uint32_t delta, uint16_t*
         if (o.kind != net::kTcpOptTimestamp || o.len != net::kTcpOptLenTimestamp) continue;
         const size_t off = o.offset + 2 + (which ? 4 : 0);
         uint8_t v[4];
-        put32(v, get32(opts.data() + off) + delta);
+        net::store_be32(v, net::load_be32(opts.data() + off) + delta);
         patch(opts, off, v, 4, csum);
         return true;
     }

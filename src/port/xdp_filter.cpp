@@ -4,10 +4,10 @@
 #include <bpf/bpf.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xdp/libxdp.h>
 
@@ -31,8 +31,8 @@ namespace {
 
 constexpr const char* kMapName = "xvs_xdp_addrs";
 
-// The fd of the map named kMapName used by program `id`, or -1.
-int map_of_prog(uint32_t id) {
+// The fd of the map named `name` used by program `id`, or -1.
+int map_of_prog(uint32_t id, const char* name = kMapName) {
     int prog_fd = bpf_prog_get_fd_by_id(id);
     if (prog_fd < 0) return -1;
     uint32_t map_ids[16] = {};
@@ -48,7 +48,7 @@ int map_of_prog(uint32_t id) {
             bpf_map_info minfo{};
             uint32_t mlen = sizeof minfo;
             if (bpf_obj_get_info_by_fd(map_fd, &minfo, &mlen) == 0 &&
-                std::strcmp(minfo.name, kMapName) == 0)
+                std::strcmp(minfo.name, name) == 0)
                 found = map_fd;
             else
                 close(map_fd);
@@ -58,16 +58,16 @@ int map_of_prog(uint32_t id) {
     return found;
 }
 
-// The fd of xvs's address map in the program(s) attached as mp, or -1 (not xvs's).
-int xvs_map_of(xdp_multiprog* mp) {
+// The fd of xvs's map `name` in the program(s) attached as mp, or -1 (not xvs's).
+int xvs_map_of(xdp_multiprog* mp, const char* name = kMapName) {
     if (xdp_multiprog__is_legacy(mp)) {
         xdp_program* p = xdp_multiprog__main_prog(mp);
-        return p ? map_of_prog(xdp_program__id(p)) : -1;
+        return p ? map_of_prog(xdp_program__id(p), name) : -1;
     }
     int fd = -1;
     for (xdp_program* p = xdp_multiprog__next_prog(nullptr, mp); p && fd < 0;
          p = xdp_multiprog__next_prog(p, mp))
-        fd = map_of_prog(xdp_program__id(p));
+        fd = map_of_prog(xdp_program__id(p), name);
     return fd;
 }
 
@@ -83,17 +83,23 @@ Result<void> xdp_program_write(const std::string& path) {
     return {};
 }
 
-Result<XdpAddrMap> XdpAddrMap::open(const std::string& iface) {
+Result<UniqueFd> xdp_map_open(const std::string& iface, const char* name) {
     const unsigned ifindex = if_nametoindex(iface.c_str());
     if (ifindex == 0) return make_error("XDP: no interface " + iface);
     xdp_multiprog* mp = xdp_multiprog__get_from_ifindex(static_cast<int>(ifindex));
     if (libxdp_get_error(mp) || !mp) return make_error("XDP: no program attached to " + iface);
-    const int fd = xvs_map_of(mp);
+    const int fd = xvs_map_of(mp, name);
     xdp_multiprog__close(mp);
     if (fd < 0)
-        return make_error("XDP: the program on " + iface + " has no map " + kMapName +
+        return make_error("XDP: the program on " + iface + " has no map " + name +
                           " (another XDP program attached?)");
-    return XdpAddrMap(iface, fd);
+    return UniqueFd(fd);
+}
+
+Result<XdpAddrMap> XdpAddrMap::open(const std::string& iface) {
+    auto fd = xdp_map_open(iface, kMapName);
+    if (!fd) return make_error(fd.error());
+    return XdpAddrMap(iface, fd->release());
 }
 
 XdpAddrMap::XdpAddrMap(XdpAddrMap&& o) noexcept
@@ -140,15 +146,14 @@ Result<UniqueFd> xdp_claim(const std::string& iface, std::string* note) {
     note->clear();
     const unsigned ifindex = if_nametoindex(iface.c_str());
     if (ifindex == 0) return make_error("XDP: no interface " + iface);
-    struct stat ns{};
+    struct stat ns {};
     if (stat("/proc/self/ns/net", &ns) != 0)
-        return make_error(std::string("XDP: cannot stat /proc/self/ns/net: ") + std::strerror(errno));
+        return make_error(std::string("XDP: cannot stat /proc/self/ns/net: ") +
+                          std::strerror(errno));
     mkdir("/run/xvs", 0755);
-    const std::string path =
-        "/run/xvs/xdp." + std::to_string(ns.st_ino) + "." + iface + ".lock";
+    const std::string path = "/run/xvs/xdp." + std::to_string(ns.st_ino) + "." + iface + ".lock";
     UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-    if (fd.get() < 0)
-        return make_error("XDP: cannot open " + path + ": " + std::strerror(errno));
+    if (fd.get() < 0) return make_error("XDP: cannot open " + path + ": " + std::strerror(errno));
     if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0)
         return make_error("XDP: another xvsd runs on " + iface + " in this network namespace (" +
                           path + " is locked): stop it first");

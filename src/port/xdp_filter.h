@@ -17,6 +17,9 @@
 
 namespace xvs::port {
 
+// The map `name` of xvs's program attached to iface (this network namespace).
+Result<UniqueFd> xdp_map_open(const std::string& iface, const char* name);
+
 // Writes the embedded program to `path` (for the PMD's xdp_prog= devarg).
 Result<void> xdp_program_write(const std::string& path);
 

@@ -10,7 +10,9 @@
  *               and IPv6 link-local; ARP whose target is the kernel's (requests for it,
  *               replies to the kernel's requests); NS for a kernel address, NA sent to one;
  *               every other ethertype.
- * xvsd keeps xvs_xdp_addrs in step with its addresses and the kernel's (port/xdp_filter.h). */
+ * xvsd keeps xvs_xdp_addrs in step with its addresses and the kernel's (port/xdp_filter.h).
+ * Before all that, the flow fast path (port/xdp_abi.h): a packet of a flow xvs has handed
+ * over (xvs_xdp_flows) is rewritten here and redirected to its egress interface. */
 /* clang-format off */
 #include <linux/bpf.h>
 #include <bpf/bpf_endian.h>
@@ -20,6 +22,8 @@
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
 
 #include "../xdp_abi.h"
 
@@ -40,6 +44,28 @@ struct {
     __type(key, struct xvs_addr);
     __type(value, __u8);
 } xvs_xdp_addrs SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, XVS_XDP_MAX_FLOWS);
+    __type(key, struct xvs_xdp_flow_key);
+    __type(value, struct xvs_xdp_flow);
+} xvs_xdp_flows SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(map_flags, BPF_F_MMAPABLE);
+    __uint(max_entries, XVS_XDP_MAX_FLOWS);
+    __type(key, __u32);
+    __type(value, struct xvs_xdp_seen);
+} xvs_xdp_seen SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct xvs_xdp_conf);
+} xvs_xdp_conf SEC(".maps");
 
 struct arp_eth_ipv4 {
     __be16 htype, ptype;
@@ -84,6 +110,155 @@ static __always_inline __u8 owner_v6(const __u8* a16) {
     return v ? *v : 0;
 }
 
+/* ---- the flow fast path ---------------------------------------------------------------- */
+
+#define NOT_MINE -1 /* not a fast-path packet: the filter below decides */
+
+/* One's complement sums over raw 16-bit words (RFC 1624 eqn. 3): byte order does not
+ * matter as long as every word is read and written as it lies in the packet. */
+static __always_inline __u32 sum_replace(__u32 sum, const __u8* from, const __u8* to, int n) {
+#pragma unroll
+    for (int i = 0; i < 16; i += 2) {
+        if (i >= n) break;
+        __u16 f, t;
+        __builtin_memcpy(&f, from + i, 2);
+        __builtin_memcpy(&t, to + i, 2);
+        sum += (__u16)~f;
+        sum += t;
+    }
+    return sum;
+}
+
+static __always_inline __u16 sum_fold(__u32 sum) {
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return (__u16)sum;
+}
+
+static __always_inline int flows_enabled(void) {
+    __u32 zero = 0;
+    struct xvs_xdp_conf* c = bpf_map_lookup_elem(&xvs_xdp_conf, &zero);
+    return c && c->flows;
+}
+
+/* The L4 header's checksum field and its TCP flags after the bounds checks; NULL when the
+ * packet is not one for the fast path (TCP with SYN, FIN or RST, or truncated). */
+static __always_inline __u16* l4_check(void* l4, void* end, __u8 proto) {
+    if (proto == IPPROTO_TCP) {
+        struct tcphdr* t = l4;
+        if ((void*)(t + 1) > end) return 0;
+        if (t->syn | t->fin | t->rst) return 0;
+        return &t->check;
+    }
+    struct udphdr* u = l4;
+    if ((void*)(u + 1) > end) return 0;
+    return &u->check;
+}
+
+static __always_inline void count(const struct xvs_xdp_flow* f, __u32 bytes) {
+    __u32 slot = f->slot;
+    struct xvs_xdp_seen* s = bpf_map_lookup_elem(&xvs_xdp_seen, &slot);
+    if (!s) return;
+    s->last_ns = bpf_ktime_get_ns();
+    __sync_fetch_and_add(&s->packets, 1);
+    __sync_fetch_and_add(&s->bytes, bytes);
+}
+
+static __always_inline int send(struct xdp_md* ctx, struct ethhdr* eth,
+                                const struct xvs_xdp_flow* f) {
+    __builtin_memcpy(eth->h_dest, f->dmac, 6);
+    __builtin_memcpy(eth->h_source, f->smac, 6);
+    if (f->ifindex == ctx->ingress_ifindex) return XDP_TX;
+    return bpf_redirect(f->ifindex, 0);
+}
+
+static __always_inline int fast_v4(struct xdp_md* ctx, struct ethhdr* eth, struct iphdr* ip,
+                                   void* end) {
+    if (ip->ihl != 5 || (ip->frag_off & bpf_htons(0x3fff)) ||
+        (ip->protocol != IPPROTO_TCP && ip->protocol != IPPROTO_UDP))
+        return NOT_MINE;
+    __be16* ports = (void*)(ip + 1);
+    if ((void*)(ports + 2) > end) return NOT_MINE;
+    struct xvs_xdp_flow_key k = {};
+    k.saddr[10] = k.saddr[11] = k.daddr[10] = k.daddr[11] = 0xff;
+    __builtin_memcpy(&k.saddr[12], &ip->saddr, 4);
+    __builtin_memcpy(&k.daddr[12], &ip->daddr, 4);
+    k.sport = ports[0];
+    k.dport = ports[1];
+    k.proto = ip->protocol;
+    const struct xvs_xdp_flow* f = bpf_map_lookup_elem(&xvs_xdp_flows, &k);
+    if (!f || (f->flags & XVS_XDP_FLOW_V6)) return NOT_MINE;
+    __u16* check = l4_check(ports, end, ip->protocol);
+    const __u16 len = bpf_ntohs(ip->tot_len);
+    if (!check || len > f->mtu || ((f->flags & XVS_XDP_FLOW_TTL) && ip->ttl <= 1)) return NOT_MINE;
+
+    /* Addresses and ports: in the L4 checksum (pseudo-header) and, addresses, the IP one. */
+    __u32 ipsum = (__u16)~ip->check;
+    ipsum = sum_replace(ipsum, (const __u8*)&ip->saddr, &f->saddr[12], 4);
+    ipsum = sum_replace(ipsum, (const __u8*)&ip->daddr, &f->daddr[12], 4);
+    if (ip->protocol == IPPROTO_TCP || *check) { /* a UDP checksum of 0: none, stays 0 */
+        __u32 l4sum = (__u16) ~*check;
+        l4sum = sum_replace(l4sum, (const __u8*)&ip->saddr, &f->saddr[12], 4);
+        l4sum = sum_replace(l4sum, (const __u8*)&ip->daddr, &f->daddr[12], 4);
+        l4sum = sum_replace(l4sum, (const __u8*)ports, (const __u8*)&f->sport, 4);
+        __u16 c = (__u16)~sum_fold(l4sum);
+        if (ip->protocol == IPPROTO_UDP && c == 0) c = 0xffff;
+        *check = c;
+    }
+    if (f->flags & XVS_XDP_FLOW_TTL) {
+        __u8 old[2], now[2];
+        old[0] = ip->ttl;
+        old[1] = ip->protocol;
+        now[0] = (__u8)(ip->ttl - 1);
+        now[1] = ip->protocol;
+        ipsum = sum_replace(ipsum, old, now, 2);
+        ip->ttl = now[0];
+    }
+    ip->check = (__u16)~sum_fold(ipsum);
+    __builtin_memcpy(&ip->saddr, &f->saddr[12], 4);
+    __builtin_memcpy(&ip->daddr, &f->daddr[12], 4);
+    ports[0] = f->sport;
+    ports[1] = f->dport;
+    count(f, len);
+    return send(ctx, eth, f);
+}
+
+static __always_inline int fast_v6(struct xdp_md* ctx, struct ethhdr* eth, struct ipv6hdr* ip,
+                                   void* end) {
+    if (ip->nexthdr != IPPROTO_TCP && ip->nexthdr != IPPROTO_UDP) return NOT_MINE;
+    __be16* ports = (void*)(ip + 1);
+    if ((void*)(ports + 2) > end) return NOT_MINE;
+    struct xvs_xdp_flow_key k = {};
+    __builtin_memcpy(k.saddr, &ip->saddr, 16);
+    __builtin_memcpy(k.daddr, &ip->daddr, 16);
+    k.sport = ports[0];
+    k.dport = ports[1];
+    k.proto = ip->nexthdr;
+    const struct xvs_xdp_flow* f = bpf_map_lookup_elem(&xvs_xdp_flows, &k);
+    if (!f || !(f->flags & XVS_XDP_FLOW_V6)) return NOT_MINE;
+    __u16* check = l4_check(ports, end, ip->nexthdr);
+    const __u32 len = 40u + bpf_ntohs(ip->payload_len);
+    /* A UDP checksum of 0 is invalid over IPv6: xvs drops it, counted. */
+    if (!check || !*check || len > f->mtu || ((f->flags & XVS_XDP_FLOW_TTL) && ip->hop_limit <= 1))
+        return NOT_MINE;
+    __u32 l4sum = (__u16) ~*check;
+    l4sum = sum_replace(l4sum, (const __u8*)&ip->saddr, f->saddr, 16);
+    l4sum = sum_replace(l4sum, (const __u8*)&ip->daddr, f->daddr, 16);
+    l4sum = sum_replace(l4sum, (const __u8*)ports, (const __u8*)&f->sport, 4);
+    __u16 c = (__u16)~sum_fold(l4sum);
+    if (ip->nexthdr == IPPROTO_UDP && c == 0) c = 0xffff;
+    *check = c;
+    if (f->flags & XVS_XDP_FLOW_TTL) ip->hop_limit--;
+    __builtin_memcpy(&ip->saddr, f->saddr, 16);
+    __builtin_memcpy(&ip->daddr, f->daddr, 16);
+    ports[0] = f->sport;
+    ports[1] = f->dport;
+    count(f, len);
+    return send(ctx, eth, f);
+}
+
+/* ---- the filter ---------------------------------------------------------------------- */
+
 SEC("xdp")
 int xvs_xdp(struct xdp_md* ctx) {
     void* data = (void*)(long)ctx->data;
@@ -99,6 +274,10 @@ int xvs_xdp(struct xdp_md* ctx) {
     if (eth->h_proto == bpf_htons(ETH_P_IP)) {
         struct iphdr* ip = (void*)(eth + 1);
         if ((void*)(ip + 1) > end) return XDP_PASS;
+        if (flows_enabled()) {
+            const int v = fast_v4(ctx, eth, ip, end);
+            if (v != NOT_MINE) return v;
+        }
         const __u8* d = (const __u8*)&ip->daddr;
         switch (owner_v4(d)) {
             case XVS_XDP_OWNER_XVS:
@@ -114,6 +293,10 @@ int xvs_xdp(struct xdp_md* ctx) {
     if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
         struct ipv6hdr* ip6 = (void*)(eth + 1);
         if ((void*)(ip6 + 1) > end) return XDP_PASS;
+        if (flows_enabled()) {
+            const int v = fast_v6(ctx, eth, ip6, end);
+            if (v != NOT_MINE) return v;
+        }
         const __u8* d = ip6->daddr.in6_u.u6_addr8;
         if (ip6->nexthdr == IPPROTO_ICMPV6) {
             struct nd_msg* icmp = (void*)(ip6 + 1);

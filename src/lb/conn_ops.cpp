@@ -19,7 +19,6 @@
 #include "lb/xmit/snat.h"
 #include "lb/xmit/xmit.h"
 #include "net/sip.h"
-#include "stack/exception.h"
 #include "stack/output.h"
 
 namespace xvs::lb {
@@ -68,8 +67,10 @@ Dest* pick_passing_over(const ServiceView& view, SchedCursor& cursor, unsigned w
 
 }  // namespace
 
-const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t proto,
-                               uint32_t* mark) {
+namespace {
+// vip_service's first step: a firewall-mark rule's service, when one matches.
+const ServiceView* fwmark_service(const Snapshot& snap, const ConnKey& key, uint8_t proto,
+                                  uint32_t* mark) {
     if (!snap.fwmark_rules.empty() && (proto == net::kIpProtoTcp || proto == net::kIpProtoUdp)) {
         if (const FwmarkRule* r =
                 fwmark_classify(snap.fwmark_rules, proto, key.daddr, net::ntoh16(key.dport))) {
@@ -77,25 +78,29 @@ const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t
             return r->view;
         }
     }
+    return nullptr;
+}
+}  // namespace
+
+const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t proto,
+                               uint32_t* mark) {
+    if (const ServiceView* v = fwmark_service(snap, key, proto, mark)) return v;
     if (const ServiceView* v = snap.service(proto, key.daddr, key.dport)) return v;
     return snap.has_port0 ? snap.service(proto, key.daddr, 0) : nullptr;
 }
 
+const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t proto,
+                               uint32_t* mark, const ServiceView* exact) {
+    if (const ServiceView* v = fwmark_service(snap, key, proto, mark)) return v;
+    if (exact) return exact;
+    return snap.has_port0 ? snap.service(proto, key.daddr, 0) : nullptr;
+}
+
 template <class Af>
-Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, Dest* refused) {
+Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& service, uint32_t mark,
+                  Dest* refused) {
     const unsigned wid = w.id;
-    // Addressed to a VIP: its service. Not addressed to the director: an inside host's flow
-    // for a SNAT match service (lb/xmit/snat.h), if one matches.
-    uint32_t mark = 0;
-    const ServiceView* view =
-        lp.local ? vip_service(*w.snap, lp.key, lp.proto, &mark) : snat_match(*w.snap, lp);
-    if (!view) {
-        if (lp.local)
-            drop(w.stack, lp.pkt, Counter::drop_no_service);
-        else  // no SNAT match: perhaps the kernel's (exception path)
-            stack::exception_or_drop(w.stack, lp.port, lp.pkt, Counter::drop_not_local);
-        return nullptr;
-    }
+    const ServiceView* view = &service;
     if (!admit(w, *view, lp.key.saddr, lp.pkt)) return nullptr;  // dropped by admit
     Service* svc = view->svc;
     FlowKey flow{lp.key.saddr, lp.key.daddr, lp.key.sport, lp.key.dport, lp.proto, w.stack.now_ms};
@@ -237,6 +242,10 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, Dest* refused) {
         // ICMP echo: the reply carries the mapped identifier in both key positions.
         c->daddr = lp.key.daddr;
         c->dport = lp.proto == Af::icmp_proto ? c->lport : lp.key.dport;
+    } else {
+        // daddr is the dest's address, so its route and neighbour are those the previous
+        // conn to the dest found (DestWorkerStats::nh, generation-checked like any cache).
+        c->nh = dest->stats[wid].nh;
     }
     if (!w.conns->insert(c)) {
         w.conns->release(c);
@@ -295,8 +304,8 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, Dest* refused) {
     return c;
 }
 
-template Conn* conn_create<net::Af4>(WorkerCtx&, LbPacket4&, Dest*);
-template Conn* conn_create<net::Af6>(WorkerCtx&, LbPacket6&, Dest*);
+template Conn* conn_create<net::Af4>(WorkerCtx&, LbPacket4&, const ServiceView&, uint32_t, Dest*);
+template Conn* conn_create<net::Af6>(WorkerCtx&, LbPacket6&, const ServiceView&, uint32_t, Dest*);
 
 bool conn_reschedulable(const WorkerCtx& w, const Conn& c) {
     if (!w.snap->reschedule_refused || c.resched != ConnResched::None || (c.flags & kConnSynProxy) ||

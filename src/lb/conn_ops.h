@@ -44,15 +44,22 @@ stack::Counter sched_fail_reason(const SchedPlan& plan);
 // (proto, VIP, port) service, then the VIP's port-0 ("all ports") service. nullptr: none.
 const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t proto,
                                uint32_t* mark);
+// The same with the exact service already looked up by the caller (`exact`, nullptr when
+// there is none): the packet path has it from the SYN proxy's check, so a new flow's service
+// costs one hash lookup, not two.
+const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t proto,
+                               uint32_t* mark, const ServiceView* exact);
 
-// The first packet of a flow: service, admission, scheduling, the dest's forwarding mode
+// The first packet of a flow of service `view` (the caller found it: vip_service, with the
+// fwmark rule's `mark`, or snat_match): admission, scheduling, the dest's forwarding mode
 // (refused, drop_fwd_mode_unsupported, when it has no xmit), a local address when the mode
 // needs one, the conn and its tuples in the table. nullptr when refused: the packet is then
 // freed and counted. `refused`: the dest that refused this client's previous SYN
 // (reschedule_refused): the scheduler passes it over when it can (a persistence template
 // still names it), and the new conn is marked ConnResched::Again.
 template <class Af>
-Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, Dest* refused = nullptr);
+Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& view, uint32_t mark,
+                  Dest* refused = nullptr);
 // Whether the RS's RST answering conn c's SYN may be held back for a reschedule
 // (Snapshot::reschedule_refused): FULLNAT or NAT, no SYN proxy, not rescheduled already, and
 // its service, not persistent, has another dest with a weight. Called only on that rare RST.

@@ -10,6 +10,7 @@
 #include "common/single_writer.h"
 #include "lb/fwd_mode.h"
 #include "net/addr.h"
+#include "stack/nh_cache.h"
 
 namespace xvs::lb {
 
@@ -37,6 +38,10 @@ struct alignas(64) DestWorkerStats {
     // the retransmitted SYN is being scheduled again (reschedule_refused, lb/pipeline.cpp), so
     // the scheduler must pass it over if it can. Worker only.
     bool sched_skip = false;
+    // The next hop toward this dest that this worker's newest conn to it found (its
+    // NhDir::ToDest slot; stack/nh_cache.h): a new conn starts with it, so the first packet
+    // skips the route scan when the generation still matches. Worker only.
+    stack::NhCache nh;
 };
 
 struct Dest {

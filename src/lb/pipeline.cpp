@@ -12,6 +12,7 @@
 #include "lb/snapshot.h"
 #include "lb/synproxy/handshake.h"
 #include "lb/worker_ctx.h"
+#include "lb/xmit/snat.h"
 #include "lb/xmit/xmit.h"
 #include "stack/exception.h"
 #include "stack/ipv4.h"
@@ -139,6 +140,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     // RS refused the client's SYN (its RST held back, kept in CLOSE: see below) is this SYN's
     // retransmission, scheduled again away from that RS.
     Dest* refused = nullptr;
+    bool created = false;  // c made here, for this packet
     if (c && pure_syn && ref.dir == ConnDir::In &&
         (c->state == TcpState::TimeWait || c->state == TcpState::Close)) {
         if (c->state == TcpState::Close && c->resched == ConnResched::RstHeld) refused = c->dest;
@@ -175,8 +177,14 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                 stack::exception_or_drop(w.stack, lp.port, lp.pkt, Counter::drop_tcp_no_conn);
                 return;
             }
-            c = conn_create(w, lp);
+            const ServiceView* view = snat_match(*w.snap, lp);
+            if (!view) {  // no SNAT match: perhaps the kernel's (exception path)
+                stack::exception_or_drop(w.stack, lp.port, lp.pkt, Counter::drop_not_local);
+                return;
+            }
+            c = conn_create(w, lp, *view, 0);
             if (!c) return;  // counted and freed
+            created = true;
             ref.dir = ConnDir::In;
         }
     }
@@ -200,13 +208,22 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                                             : Counter::drop_to_director);
             return;
         }
-        if (is_tcp) {
+        // The exact (proto, VIP, port) service, looked up once: the SYN proxy's check and,
+        // through vip_service, the new conn's service.
+        const ServiceView* exact = w.snap->service(lp.proto, lp.key.daddr, lp.key.dport);
+        uint32_t mark = 0;
+        if (is_tcp && exact && exact->syn_proxied()) {
             const SpPacket sp = sp_packet(lp);
-            switch (synproxy_no_conn(w, sp, pure_syn)) {
+            switch (synproxy_no_conn(w, sp, pure_syn, exact)) {
                 case SpVerdict::Consumed:
                     return;
                 case SpVerdict::Open:
-                    if ((c = conn_create(w, lp))) synproxy_open(w, sp, c);
+                    if (const ServiceView* view =
+                            vip_service(*w.snap, lp.key, lp.proto, &mark, exact)) {
+                        if ((c = conn_create(w, lp, *view, mark))) synproxy_open(w, sp, c);
+                    } else {
+                        drop(w.stack, lp.pkt, Counter::drop_no_service);
+                    }
                     return;
                 case SpVerdict::Pass:
                     break;
@@ -216,8 +233,14 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
             drop(w.stack, lp.pkt, Counter::drop_tcp_no_conn);
             return;
         }
-        c = conn_create(w, lp, refused);
+        const ServiceView* view = vip_service(*w.snap, lp.key, lp.proto, &mark, exact);
+        if (!view) {
+            drop(w.stack, lp.pkt, Counter::drop_no_service);
+            return;
+        }
+        c = conn_create(w, lp, *view, mark, refused);
         if (!c) return;  // counted and freed
+        created = true;
         ref.dir = ConnDir::In;
     }
     if (c->flags & kConnSynProxy) {
@@ -286,7 +309,15 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         }
     }
 
+    // An OPS conn is gone after its datagram; the others pass the next hop their first packet
+    // found on to the dest's next new conn (conn_create seeds it from there).
+    const bool seed = created && c->mode != FwdMode::Snat && !(c->flags & kConnOps);
     lb_transmit(w, lp, c, inbound, pp_header_segment);
+    if (seed) {
+        stack::NhCache& next = c->dest->stats[wid].nh;
+        next.slot[unsigned(stack::NhDir::ToDest)] = c->nh.slot[unsigned(stack::NhDir::ToDest)];
+        next.gen = c->nh.gen;
+    }
 }
 
 template void lb_handle<net::Af4>(WorkerCtx&, LbPacket4&, ConnRef);

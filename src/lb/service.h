@@ -155,6 +155,12 @@ struct ServiceView {
         uint8_t family = 0;  // MatchKey::family: 4 or 6 (0 matches either: tests' views)
     } match;
     std::vector<LocalAddr*> wan;
+
+    // The SYN proxy (lb/synproxy) answers this service's SYNs: configured, and in a mode it
+    // works with (FULLNAT, or NAT over a tunnel).
+    bool syn_proxied() const {
+        return (flags & kSvcFlagSynProxy) && (fwd == FwdMode::FullNat || fwd == FwdMode::NatTun);
+    }
 };
 
 // Which client list of a service (DPVS's blklst / whtlst).

@@ -180,12 +180,10 @@ void synproxy_drop_saved(WorkerCtx& w) {
     }
 }
 
-SpVerdict synproxy_no_conn(WorkerCtx& w, const SpPacket& sp, bool pure_syn) {
+SpVerdict synproxy_no_conn(WorkerCtx& w, const SpPacket& sp, bool pure_syn,
+                           const ServiceView* view) {
     const net::TcpHdr* tcp = sp.tcp;
-    const ServiceView* view = w.snap->service(net::kIpProtoTcp, sp.dst(), tcp->dport);
-    if (!view || !(view->flags & kSvcFlagSynProxy) ||
-        (view->fwd != FwdMode::FullNat && view->fwd != FwdMode::NatTun))
-        return SpVerdict::Pass;
+    if (!view || !view->syn_proxied()) return SpVerdict::Pass;
     if (pure_syn) {
         // Admission: a listed-out client never gets a cookie (nothing is kept either way).
         if (admit_source(w, *view, sp.src(), sp.pkt)) synproxy_send_syncookie(w, sp, *view);

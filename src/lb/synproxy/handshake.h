@@ -92,8 +92,10 @@ struct SpPacket {
 enum class SpVerdict : uint8_t { Pass, Consumed, Open };
 // No conn: SYN -> cookie SYN-ACK (Consumed); ACK -> cookie check: Open (the caller creates
 // the conn and calls synproxy_open) or Consumed (dropped, counted); Pass when the service
-// has no SYN proxy.
-SpVerdict synproxy_no_conn(WorkerCtx& w, const SpPacket& sp, bool pure_syn);
+// has no SYN proxy. `view`: the packet's exact (TCP, VIP, port) service, as the caller
+// looked it up (Snapshot::service), nullptr when there is none.
+SpVerdict synproxy_no_conn(WorkerCtx& w, const SpPacket& sp, bool pure_syn,
+                           const ServiceView* view);
 void synproxy_open(WorkerCtx& w, const SpPacket& sp, Conn* conn);
 // A packet of a SYN-proxied conn. Returns true when consumed (handshake), false after
 // translating it in place for the normal path.

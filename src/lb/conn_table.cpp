@@ -179,23 +179,30 @@ void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* ref
     }
 }
 
+[[gnu::always_inline]] inline bool ConnTable::place(Bucket& b, uint32_t sig, uint32_t ref) {
+    const uint32_t m = slot_bits(b.ref, kEmpty);
+    if (!m) return false;
+    const unsigned i = std::countr_zero(m);
+    b.sig[i] = sig;
+    b.ref[i] = ref;
+    return true;
+}
+
 // First free slot of the first bucket, else of the second (most lookups then end in the
-// first bucket, which lookup_bulk prefetches). When both are full, one entry of either is
-// moved to its own other bucket (one cuckoo step; it costs a read of that entry's Conn, on
-// about one insert in a few hundred at full table load).
-bool ConnTable::add(const ConnKey& key, uint32_t ref) {
+// first bucket, which lookup_bulk prefetches); both full: displace(). Inlined into insert,
+// which adds two tuples per conn.
+[[gnu::always_inline]] inline bool ConnTable::add(const ConnKey& key, uint32_t ref) {
     ++adds_;
     const Hash h = hash(key);
     recent_[recent_word(h.sig)] |= recent_bit(h.sig);
-    auto place = [](Bucket& b, uint32_t sig, uint32_t r) {
-        const uint32_t m = slot_bits(b.ref, kEmpty);
-        if (!m) return false;
-        const unsigned i = std::countr_zero(m);
-        b.sig[i] = sig;
-        b.ref[i] = r;
-        return true;
-    };
     if (place(buckets_[h.b1], h.sig, ref) || place(buckets_[h.b2], h.sig, ref)) return true;
+    return displace(h, ref);
+}
+
+// Both buckets full: one entry of either is moved to its own other bucket (one cuckoo step;
+// it costs a read of that entry's Conn, on about one insert in a few hundred at full table
+// load).
+[[gnu::noinline]] bool ConnTable::displace(const Hash& h, uint32_t ref) {
     for (uint32_t bi : {h.b1, h.b2}) {
         Bucket& b = buckets_[bi];
         for (unsigned i = 0; i < kSlotsPerBucket; ++i) {

@@ -109,7 +109,9 @@ private:
     // compares, not a slot loop whose exit the branch predictor cannot learn.
     static uint32_t slot_bits(const uint32_t (&words)[kSlotsPerBucket], uint32_t v);
     ConnRef find_in(const Bucket& b, uint32_t sig, const ConnKey& key) const;
+    static bool place(Bucket& b, uint32_t sig, uint32_t ref);
     bool add(const ConnKey& key, uint32_t ref);
+    bool displace(const Hash& h, uint32_t ref);
     void erase(const ConnKey& key, uint32_t ref);
 
     ConnTable() = default;

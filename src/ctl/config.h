@@ -102,6 +102,11 @@ struct NetifDefs {
     // (port/flow_steer.h); auto uses them where every port validates them, else redirects.
     port::FlowSteering flow_steering = port::FlowSteering::Auto;
     SourceLoc flow_steering_loc;
+    // `xdp_offload N`: an established conn is handed to the XDP program of its net_af_xdp
+    // ports after N of its packets took xvs's fast path (lb/offload.h); 0: never. Restart to
+    // change.
+    uint32_t xdp_offload = 0;
+    SourceLoc xdp_offload_loc;
 };
 
 struct WorkerDefs {

@@ -110,6 +110,7 @@ inline constexpr std::array kKeywords = {
     Keyword{"netif_defs", "port", detail::A, ""},
     Keyword{"netif_defs", "mbufs_per_port", detail::A, "restart to change"},
     Keyword{"netif_defs", "flow_steering", detail::A, "restart to change"},
+    Keyword{"netif_defs", "xdp_offload", detail::A, "xvs: packets before the XDP fast path; restart to change"},
     Keyword{"port", "dev", detail::A, ""},
     Keyword{"port", "mtu", detail::A, ""},
     Keyword{"port", "exception", detail::A, "restart to change"},

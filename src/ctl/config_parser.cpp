@@ -129,6 +129,11 @@ void Parser::netif_defs(const Token& kw) {
             cfg_.netif.flow_steering = *mode;
             cfg_.netif.flow_steering_loc = loc(kw);
         }
+    } else if (kw.text == "xdp_offload") {
+        if (auto n = number_value(kw, 0, 1000000)) {
+            cfg_.netif.xdp_offload = *n;
+            cfg_.netif.xdp_offload_loc = loc(kw);
+        }
     } else if (kw.text == "port") {
         const Token* name = value(kw);
         PortDef port;

@@ -58,6 +58,13 @@ class Validator {
                       " cannot fill the RX/TX rings of " + std::to_string(cfg_.worker.workers) +
                       " worker(s): use at least " +
                       std::to_string(mbufs_per_port_min(cfg_.worker.workers)));
+        if (cfg_.netif.xdp_offload &&
+            std::none_of(cfg_.netif.ports.begin(), cfg_.netif.ports.end(), [](const PortDef& p) {
+                return p.exception_kind() == ExceptionKind::Xdp;
+            }))
+            error(cfg_.netif.xdp_offload_loc,
+                  "xdp_offload: no port runs xvs's XDP program (a net_af_xdp port with the "
+                  "default `exception xdp`): nothing to offload to; remove it or use net_af_xdp");
         if (!parsed_.pending.empty() && cfg_.netif.ports.empty())
             error(parsed_.pending.front().vs.loc, "no port defined in netif_defs");
 

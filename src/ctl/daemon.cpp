@@ -184,6 +184,7 @@ Result<void> Daemon::start() {
         log_info("port " + pd.name + ": mbufs per port " + std::to_string(nmbufs) + " = " +
                  mib_text(port::mempool_memory_bytes(*pool)));
         if (!first_pool) first_pool = *pool;
+        exception_.set_offload(config_.netif.xdp_offload);
         auto devargs = exception_.devargs(pd);
         if (!devargs) return make_error(where + devargs.error());
         auto info = port::port_open_vdev(*devargs, params, *pool);
@@ -225,6 +226,8 @@ Result<void> Daemon::start() {
         wc.id = w;
         wc.pool = first_pool;
         wc.max_conns = config_.ipvs.conn_table_size;
+        wc.xdp_offload = config_.netif.xdp_offload;
+        wc.xdp_flows = exception_.flows_by_port_id();
         wc.frag.limits = {fd.max_datagrams, fd.max_fragments, fd.timeout_ms};
         wc.frag.max_datagram_size = fd.max_datagram_size;
         if (fd.max_datagrams) {  // IP reassembly: a pool of large mbufs per worker
@@ -372,6 +375,7 @@ Result<void> Daemon::reload() {
         restart.push_back("mbufs_per_port");
     if (next.netif.flow_steering != config_.netif.flow_steering)
         restart.push_back("flow_steering");
+    if (next.netif.xdp_offload != config_.netif.xdp_offload) restart.push_back("xdp_offload");
     if (!same_sync(next.sync, config_.sync)) restart.push_back("sync_defs");
     for (const auto& what : restart)
         log_warning("reload: " + what +

@@ -58,6 +58,15 @@ Result<std::optional<uint16_t>> ExceptionPorts::open(const PortDef& pd, const po
             auto map = port::XdpAddrMap::open(iface);
             if (!map) return make_error("port " + pd.name + ": " + map.error());
             maps_.push_back(std::move(*map));
+            if (offload_after_) {
+                auto flows = port::XdpFlows::open(iface);
+                if (!flows) return make_error("port " + pd.name + ": " + flows.error());
+                if (auto on = flows->enable(true); !on)
+                    return make_error("port " + pd.name + ": " + on.error());
+                flows_.emplace_back(info.id, std::make_unique<port::XdpFlows>(std::move(*flows)));
+                log_info("port " + pd.name + ": XDP flow fast path on (xdp_offload " +
+                         std::to_string(offload_after_) + ")");
+            }
             log_info("port " + pd.name + ": exception path through xvs's XDP program on " + iface +
                      ": frames not for xvs go to the kernel");
             return std::optional<uint16_t>{};
@@ -65,6 +74,15 @@ Result<std::optional<uint16_t>> ExceptionPorts::open(const PortDef& pd, const po
         default:
             return std::optional<uint16_t>{};
     }
+}
+
+std::vector<port::XdpFlows*> ExceptionPorts::flows_by_port_id() const {
+    std::vector<port::XdpFlows*> out;
+    for (const auto& [id, flows] : flows_) {
+        if (out.size() <= id) out.resize(id + 1u, nullptr);
+        out[id] = flows.get();
+    }
+    return out;
 }
 
 void ExceptionPorts::sync(const lb::Director& director) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "lb/director.h"
 #include "port/ethdev.h"
 #include "port/xdp_filter.h"
+#include "port/xdp_flows.h"
 
 struct rte_mempool;
 
@@ -36,10 +38,17 @@ class ExceptionPorts {
     void sync(const lb::Director& director);
 
     const std::vector<uint16_t>& tap_ids() const { return tap_ids_; }
+    // `xdp_offload N` (before the ports open): their flow fast paths are switched on.
+    void set_offload(uint32_t after) { offload_after_ = after; }
+    // The XDP ports' flow fast paths by DPDK port id (nullptr: none), switched on when
+    // `xdp_offload` is set (lb/offload.h); the workers hold these pointers.
+    std::vector<port::XdpFlows*> flows_by_port_id() const;
 
   private:
     std::string prog_path_;
+    uint32_t offload_after_ = 0;
     std::vector<port::XdpAddrMap> maps_;
+    std::vector<std::pair<uint16_t, std::unique_ptr<port::XdpFlows>>> flows_;  // by DPDK port id
     std::vector<UniqueFd> xdp_claims_;  // port::xdp_claim's locks, one per XDP interface
     std::vector<uint16_t> tap_ids_;
     std::string last_error_;

@@ -328,6 +328,8 @@ bool conn_reschedulable(const WorkerCtx& w, const Conn& c) {
 void conn_set_state(WorkerCtx& w, Conn* c, TcpState state, bool report) {
     const bool changed = c->state != state;
     c->state = state;
+    if (w.offload && state != TcpState::Established) [[unlikely]]
+        offload_take_back(w, c);  // a FIN or RST came through xvs: its next packets too
     const bool active = c->proto == net::kIpProtoTcp && tcp_state_is_active(state);
     if (active != bool(c->flags & kConnActive)) {
         DestWorkerStats& ds = c->dest->stats[w.id];
@@ -347,7 +349,11 @@ void conn_set_state(WorkerCtx& w, Conn* c, TcpState state, bool report) {
 void conn_timer(WorkerCtx& w, TimerNode* node, uint64_t now) {
     Conn* c = reinterpret_cast<Conn*>(node);  // the timer is Conn's first member
     if (conn_is_template(*c)) return persist_timer(w, c, now);
-    const uint64_t expires = c->expires(now);
+    uint64_t expires = c->expires(now);
+    if (expires <= now && w.offload) [[unlikely]] {  // its traffic may have gone by XDP
+        expires = offload_deadline(w, c, expires);
+        c->set_expires(expires);
+    }
     if (expires > now) {  // traffic moved the deadline: lazy re-arm
         w.timers.arm(node, (c->flags & kConnPpHdrSeg) ? pp_header_timer(w, c, now) : expires);
         // A live conn: refresh its copies on the peers (at most once per timeout).
@@ -364,6 +370,7 @@ void conn_expire(WorkerCtx& w, Conn* c) {
     if (conn_is_template(*c)) return persist_expire(w, c);
     const unsigned wid = w.id;
     if (c->flags & kConnSpWaiting) synproxy_release(w, c);
+    if (w.offload) offload_take_back(w, c);
     w.timers.cancel(&c->timer);
     w.conns->remove(c);
     if (w.redirect && conn_owner_recorded(*c)) w.redirect->owners().erase(conn_out_key(*c), wid);

@@ -114,6 +114,8 @@ template <class Af>
     if (inbound && c->dest->removed.load(std::memory_order_relaxed)) return false;
     conn_touch(w, c, timeout_s);
     lb_transmit(w, lp, c, inbound, PpHeaderSegment::None);
+    if (w.offload) [[unlikely]]
+        offload_count(w, c, lp.port, inbound);
     return true;
 }
 

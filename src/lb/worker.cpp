@@ -145,6 +145,8 @@ Result<std::unique_ptr<Worker>> Worker::create(Director& director, const WorkerC
     w->ctx_.persist.assign(cfg.max_conns, PersistSlot{});
     synproxy_init(w->ctx_.sp, cfg.max_conns, cfg.synproxy_pending);
     stack::fragments_init(w->ctx_.stack.frag, cfg.frag, cfg.reasm_pool);
+    w->ctx_.offload =
+        offload_create(cfg.xdp_offload, cfg.xdp_flows, cfg.id, director.workers(), cfg.max_conns);
     w->refresh_snapshot();
     return w;
 }
@@ -180,6 +182,7 @@ unsigned Worker::poll_once() {
         now, [&](TimerNode* node) { conn_timer(ctx_, node, now); }, 4096);
     stack::neigh_tick(ctx_.stack);
     stack::fragments_expire(ctx_.stack);
+    if (ctx_.offload) offload_poll(ctx_);
     if (Command* cmd = commands_.pending())
         if (serve_chunk(*cmd, ctx_)) commands_.answer();
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lb/conn_table.h"
+#include "lb/offload.h"
 #include "lb/persist.h"
 #include "lb/snapshot.h"
 #include "lb/synproxy/handshake.h"
@@ -41,6 +42,10 @@ struct WorkerConfig {
     // data room from stack::reasm_data_room); nullptr: fragments dropped (drop_ip_fragment).
     stack::FragConfig frag{};
     rte_mempool* reasm_pool = nullptr;
+    // The XDP flow fast path (lb/offload.h): packets before a conn is handed over (0: never),
+    // and the ports' flow maps by DPDK port id (nullptr: none).
+    uint32_t xdp_offload = 0;
+    std::vector<port::XdpFlows*> xdp_flows;
 };
 
 // A load-balanced packet of family Af: what the stack classified, plus its connection key.
@@ -71,6 +76,7 @@ struct WorkerCtx {
     std::vector<LocalAddr*> laddr;
     std::vector<PersistSlot> persist;  // per conn slot: persistence templates (lb/persist.h)
     SyncRing* sync_ring = nullptr;     // session sync on: where conn events go (lb/sync.h)
+    std::unique_ptr<OffloadState> offload;  // the XDP flow fast path; nullptr: off
 
     ConnFeatSlot& feat_of(const Conn* c) { return feat[conns->index_of(c)]; }
     PersistSlot& persist_of(const Conn* c) { return persist[conns->index_of(c)]; }

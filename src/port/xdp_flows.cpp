@@ -47,6 +47,7 @@ Result<XdpFlows> XdpFlows::adopt(std::string iface, UniqueFd flows, UniqueFd see
 
 XdpFlows::XdpFlows(XdpFlows&& o) noexcept
     : iface_(std::move(o.iface_)),
+      ifindex_(o.ifindex_),
       flows_(std::move(o.flows_)),
       conf_(std::move(o.conf_)),
       seen_fd_(std::move(o.seen_fd_)),

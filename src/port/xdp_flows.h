@@ -5,6 +5,8 @@
 // bpf() system call each; reading a slot is two memory loads.
 #pragma once
 
+#include <net/if.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -46,11 +48,13 @@ class XdpFlows {
     };
     Seen seen(uint32_t slot) const;
     const std::string& iface() const { return iface_; }
+    uint32_t ifindex() const { return ifindex_; }  // 0: an adopted map without an interface
 
   private:
     XdpFlows(std::string iface, UniqueFd flows, UniqueFd conf, UniqueFd seen_fd, void* seen,
              size_t seen_len)
         : iface_(std::move(iface)),
+          ifindex_(if_nametoindex(iface_.c_str())),
           flows_(std::move(flows)),
           conf_(std::move(conf)),
           seen_fd_(std::move(seen_fd)),
@@ -59,6 +63,7 @@ class XdpFlows {
     xvs_xdp_seen* slot(uint32_t i) const;
 
     std::string iface_;
+    uint32_t ifindex_ = 0;
     UniqueFd flows_;
     UniqueFd conf_;
     UniqueFd seen_fd_;

@@ -150,6 +150,27 @@ void ip_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhR
     ip_output_route(ctx, pkt, daddr, ref);
 }
 
+bool nh_cached(StackContext& ctx, const NhCache& cache, NhDir dir, uint8_t* port,
+               net::MacAddr* mac) {
+    const uint16_t table_gen = ctx.neigh->generation();
+    const uint16_t slot = cache.slot[static_cast<unsigned>(dir)];
+    if (cache.gen != cache_gen(table_gen, ctx.nh_epoch) || slot == NhCache::kNone) return false;
+    if (ctx.neigh_owner) {
+        NeighEntry& e = ctx.neigh->slot(slot);
+        if (e.state != NeighState::Reachable && e.state != NeighState::Static) return false;
+        e.used_ms = ctx.now_ms;
+        *port = e.port;
+        *mac = e.mac;
+        return true;
+    }
+    NeighLink link;
+    if (!ctx.neigh->read(slot, table_gen, link) || !link.sendable()) return false;
+    ctx.neigh->touch(slot, ctx.now_ms);
+    *port = link.port;
+    *mac = link.mac;
+    return true;
+}
+
 void neigh_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& addr, uint8_t port,
                   NhRef ref) {
     Neighbours& neigh = *ctx.neigh;

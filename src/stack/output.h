@@ -24,6 +24,12 @@ void capture_drop(StackContext& ctx, const rte_mbuf* m, Counter reason);
 // neighbour entry (NhRef{} for frames without a conn).
 template <class Af>
 void ip_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhRef nh = {});
+// The next hop a conn's cache holds for `dir`, when ip_output would send through it now
+// (current generation, a reachable or static entry; a reader also takes a stale one): its
+// port index and MAC, and the entry is marked used. False otherwise. For handing a flow to
+// the XDP fast path (lb/offload.h), which then sends without ip_output.
+bool nh_cached(StackContext& ctx, const NhCache& cache, NhDir dir, uint8_t* port,
+               net::MacAddr* mac);
 // The neighbour owner's part of ip_output once the route is known: sends pkt to next hop addr
 // on port, or queues it and probes (also for packets other workers handed over, ref NhRef{}).
 void neigh_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& addr, uint8_t port,

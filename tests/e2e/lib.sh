@@ -361,8 +361,9 @@ counter() {
 # their virtual_server blocks. net_af_xdp by default; XE_PMD=af_packet selects net_af_packet
 # (start_xvsd then adds the nft netdev ingress drop so the lb kernel stays out).
 # XE_LIPS overrides the local address range (FULLNAT source addresses toward the RS);
-# XE_IP_EXTRA adds lines to ip_defs (routes). XE_WORKERS=N runs N workers (af_packet ports
-# then get qpairs=N, one queue pair per worker); XE_CPUS adds `cpus LIST`.
+# XE_IP_EXTRA adds lines to ip_defs (routes), XE_NETIF_EXTRA to netif_defs. XE_WORKERS=N
+# runs N workers (af_packet ports then get qpairs=N, one queue pair per worker); XE_CPUS adds
+# `cpus LIST`.
 config_head() {
     local pmd=${XE_PMD:-af_xdp} wan lan workers=${XE_WORKERS:-1}
     if [[ $pmd == af_packet ]]; then
@@ -386,6 +387,7 @@ netif_defs {
     eal_args "--no-huge -m 512 --no-pci --no-shconf --file-prefix $XE -l 0"
     port wan0 { dev $wan }
     port lan0 { dev $lan }
+${XE_NETIF_EXTRA:-}
 }
 worker_defs { workers $workers${XE_CPUS:+ cpus $XE_CPUS}${XE_POLL:+ poll_mode $XE_POLL} }
 ip_defs {
@@ -713,6 +715,7 @@ netif_defs {
     eal_args "--no-huge -m 512 --no-pci --no-shconf --file-prefix $XE-d$d -l 0"
     port wan0 { dev $wan }
     port lan0 { dev $lan }
+${XE_NETIF_EXTRA:-}
 }
 worker_defs { workers $workers${XE_CPUS:+ cpus $XE_CPUS}${XE_POLL:+ poll_mode $XE_POLL} }
 ip_defs {

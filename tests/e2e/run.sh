@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every tests/e2e/test_*.sh against BUILD_DIR once per PMD (xvsd on net_af_xdp and on
 # net_af_packet; XE_PMDS="af_xdp" narrows it; a test marked "# e2e: once", which starts no
-# xvsd, runs only with the first PMD), each with a time limit, and prints
+# xvsd, runs only with the first PMD, one marked "# e2e: af_xdp" only on af_xdp), each with a
+# time limit, and prints
 # "PASS name[pmd]" / "FAIL name[pmd]" and finally "N passed, M failed" (CI parses that line).
 #   tests/e2e/run.sh [BUILD_DIR=build] [NAME_FILTER]
 #   XE_JOBS=2 tests/e2e/run.sh ...     the two PMDs' runs side by side
@@ -51,6 +52,8 @@ run_pmd() {
             [[ $pmd == "${pmds%% *}" ]] || continue
             name=$(basename "$t" .sh)
         fi
+        # "# e2e: af_xdp": a test of what only net_af_xdp has (xvs's XDP program).
+        grep -q '^# e2e: af_xdp$' "$t" && [[ $pmd != af_xdp ]] && continue
         [[ -n $filter && $name != *$filter* ]] && continue
         t0=$SECONDS
         # --kill-after: a test ignoring SIGTERM still ends; its own trap removes its namespaces.

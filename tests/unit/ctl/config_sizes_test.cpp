@@ -1,7 +1,8 @@
 // Tests for the size keywords of src/ctl/config_parser.cpp and config_validate.cpp:
 // `ipvs_defs { conn_table_size N }` and `netif_defs { mbufs_per_port N }` (issue 10 part 4):
 // applied, range-checked at file:line, and a pool too small for the RX/TX rings refused with
-// the minimum.
+// the minimum; `netif_defs { xdp_offload N }`, refused without a port running xvs's XDP
+// program.
 #include <gtest/gtest.h>
 
 #include "ctl/config_parser.h"
@@ -52,6 +53,29 @@ TEST(ConfigSizes, MbufsTooFewForTheRingsRefusedWithTheMinimum) {
         "netif_defs { mbufs_per_port 2752 }\nworker_defs { workers 2 }\n", "x.conf");
     ASSERT_FALSE(two.ok());
     EXPECT_NE(two.error().find("use at least 5248"), std::string::npos) << two.error();
+}
+
+TEST(ConfigSizes, XdpOffloadNeedsAPortWithXvsXdpProgram) {
+    auto cfg = parse_config_string(
+        "netif_defs {\n port wan0 { dev net_af_xdp0,iface=a }\n xdp_offload 16\n}\n", "x.conf");
+    ASSERT_TRUE(cfg.ok()) << cfg.error();
+    EXPECT_EQ(cfg->netif.xdp_offload, 16u);
+    EXPECT_EQ(parse_config_string("", "x.conf")->netif.xdp_offload, 0u) << "off by default";
+
+    auto packet = parse_config_string(
+        "netif_defs {\n port wan0 { dev net_af_packet0,iface=a }\n xdp_offload 16\n}\n", "x.conf");
+    ASSERT_FALSE(packet.ok());
+    EXPECT_NE(packet.error().find("x.conf:3: xdp_offload: no port runs xvs's XDP program"),
+              std::string::npos)
+        << packet.error();
+    auto own_prog = parse_config_string(
+        "netif_defs {\n port wan0 { dev net_af_xdp0,iface=a\n exception off }\n"
+        " xdp_offload 1\n}\n",
+        "x.conf");
+    EXPECT_FALSE(own_prog.ok()) << "exception off: no xvs program on the port";
+    auto range = parse_config_string("netif_defs { xdp_offload 1000001 }", "x.conf");
+    ASSERT_FALSE(range.ok());
+    EXPECT_NE(range.error().find("out of range 0..1000000"), std::string::npos) << range.error();
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The XDP flow fast path (`netif_defs { xdp_offload N }`, lb/offload.h) on net_af_xdp ports:
-#  - a 20 MB download and a 20 MB upload through a FULLNAT VIP are byte-identical, the conns
-#    are handed to the XDP program (xdp_offloaded) and taken back at their FIN
+#  - a 20 MB download and two 20 MB uploads through a FULLNAT VIP are byte-identical, the
+#    conns are handed to the XDP program (xdp_offloaded) and taken back at their FIN
 #    (xdp_taken_back), and most of their segments never reach xvs (lb_forwarded far below
 #    the packets the service counted), yet the service's counters hold every byte;
+#  - the same for a 20 MB download through NAT (TTL decremented by the program) and through
+#    FNAT66 (IPv6 addresses and checksums), each handed over and taken back;
+#  - a TOA service's conn is never handed over (its first segments carry the option);
 #  - a conn whose traffic all goes by XDP outlives its idle timeout while it talks (the slots'
-#    last-packet times move its deadline), and expires once it is quiet.
+#    last-packet times move its deadline).
 # The veth peers of the lb's ports get GRO on: a veth takes XDP redirects only with NAPI on
 # its peer (a NIC driver takes them as they are).
 # e2e: af_xdp
@@ -13,17 +16,46 @@ source "$(dirname "$0")/lib.sh"
 e2e_init "${1:-build}"
 need_tools sha256sum ethtool
 
+V6_CL=2001:db8:1::2
+VIP66=2001:db8:1::100
+RS6=2001:db8:2::2
 topo_up 1
+ip -n "$NS_CL" addr add "$V6_CL/64" dev cl0 nodad
+ip -n "$NS_CL" -6 route add default via 2001:db8:1::1
+ip -n "$(ns_rs 1)" addr add "$RS6/64" dev rs0 nodad
+ip -n "$(ns_rs 1)" -6 route add default via 2001:db8:2::1
 # NAPI on the peers of lb-wan and lb-lan, so frames the XDP program redirects there are taken.
 in_ns "$NS_CL" ethtool -K cl0 gro on >/dev/null
 in_ns "$NS_SW" ethtool -K sw-lb gro on >/dev/null
-start_rs_http 1
+XE_RS_LISTEN="$(rs_ip 1):8080 [$RS6]:8080" start_rs_http 1
 start_rs_echo 1 7000
 conf=$XE_TMP/xvs.conf
 {
-    XE_NETIF_EXTRA="    xdp_offload 16" config_head
+    XE_NETIF_EXTRA="    xdp_offload 16" XE_IP_EXTRA="    address 2001:db8:1::1/64 dev wan0
+    address 2001:db8:2::1/64 dev lan0" config_head
     vs_block TCP "$VIP" 80 "1:8080:1" rr
     vs_block TCP "$VIP" 7000 "1:7000:1" rr
+    vs_block TCP "$VIP" 8080 "1:8080:1" rr NAT
+    cat <<EOF2
+local_address_group lips6 {
+    2001:db8:2::100-103 lan0
+}
+virtual_server $VIP66 80 {
+    protocol TCP
+    lb_algo rr
+    lb_kind FNAT
+    laddr_group_name lips6
+    real_server $RS6 8080 { weight 1 }
+}
+virtual_server $VIP 81 {
+    protocol TCP
+    lb_algo rr
+    lb_kind FNAT
+    laddr_group_name lips
+    toa on
+    real_server $(rs_ip 1) 8080 { weight 1 }
+}
+EOF2
 } >"$conf"
 start_xvsd "$conf"
 grep -q "XDP flow fast path on" "$XVSD_LOG" || fail "xvsd did not switch the fast path on: $(cat "$XVSD_LOG")"
@@ -57,6 +89,34 @@ assert_ge "${out_bytes:-0}" $((20 * 1024 * 1024)) "service OutBytes hold the dow
 total=$((in_pkts + out_pkts))
 assert_ge "$total" 43000 "service packets (both ways)"
 assert_le "${forwarded:-0}" $((total / 10)) "packets xvs forwarded itself (the rest went by XDP)"
+
+# download URL WHAT : one 20 MB download, its sha256 checked; OFFLOADED, TAKEN_BACK and
+# FORWARDED: the counters' steps over it.
+download() {
+    local url=$1 what=$2 off0 back0 fwd0 k
+    off0=$(counter xdp_offloaded) back0=$(counter xdp_taken_back) fwd0=$(counter lb_forwarded)
+    in_ns "$NS_CL" curl -s --max-time 30 -g -H "Connection: close" -o "$XE_TMP/dl" "$url"
+    assert_eq "$want" "$(sha256sum <"$XE_TMP/dl" | cut -d' ' -f1)" "sha256 of the 20 MB download ($what)"
+    for ((k = 0; k < 30; k++)); do
+        (($(counter xdp_taken_back) > back0)) && break
+        sleep 0.1
+    done
+    OFFLOADED=$(($(counter xdp_offloaded) - off0))
+    TAKEN_BACK=$(($(counter xdp_taken_back) - back0))
+    FORWARDED=$(($(counter lb_forwarded) - fwd0))
+    log "$what: handed over $OFFLOADED, taken back $TAKEN_BACK, forwarded by xvs $FORWARDED"
+}
+download "http://$VIP:8080/big.bin" NAT
+assert_eq 1 "$OFFLOADED" "the NAT conn handed to XDP"
+assert_eq 1 "$TAKEN_BACK" "the NAT conn taken back"
+assert_le "$FORWARDED" 1000 "NAT packets xvs forwarded itself (of ~22,000)"
+download "http://[$VIP66]/big.bin" FNAT66
+assert_eq 1 "$OFFLOADED" "the FNAT66 conn handed to XDP"
+assert_eq 1 "$TAKEN_BACK" "the FNAT66 conn taken back"
+assert_le "$FORWARDED" 1000 "FNAT66 packets xvs forwarded itself (of ~22,000)"
+download "http://$VIP:81/big.bin" "FULLNAT with TOA"
+assert_eq 0 "$OFFLOADED" "a TOA conn stays in xvs"
+assert_ge "$FORWARDED" 14000 "the TOA conn's packets all forwarded by xvs"
 
 # Idle timeout with the traffic on XDP: established 3 s; the conn talks for 8 s (a line every
 # 0.5 s, each echoed), so only the XDP slots show it alive.

@@ -37,7 +37,13 @@
 #                                        BENCH_XDP_PROBE ("0"; 1: bulk rows through
 #                                        xdp_fnat_probe.bpf.c, an in-kernel XDP FULLNAT of
 #                                        VIP:5201 after the nftables row: the ceiling of an
-#                                        XDP fast path here, not xvs)
+#                                        XDP fast path here, not xvs),
+#                                        BENCH_XDP_OFFLOAD (N: one more xvsd row on af_xdp,
+#                                        "xvsd FULLNAT af_xdp offload", with
+#                                        `netif_defs { xdp_offload N }`: established conns
+#                                        handed to xvs's XDP program after N packets; the
+#                                        peer ends get an XDP_PASS program, as redirects
+#                                        into a veth need)
 #   XE_PMDS entries may carry their own devargs after a "+" (bench only): e.g.
 #   XE_PMDS="af_packet af_packet+framecnt=8192,qdisc_bypass=1" gives two af_packet rows, the
 #   second with those devargs in place of XE_AF_PACKET_ARGS (af_xdp: added to XE_AF_XDP_ARGS).
@@ -242,16 +248,40 @@ measure() {
     rps_set 0
 }
 
-# (a) xvsd, once per PMD (XE_PMDS, default both)
+# The peer ends of the director's veths (cl0, sw-lb) with an XDP_PASS program: a veth takes
+# XDP redirects (the XDP probe's, xvs's fast path) only with NAPI on its peer.
+pass_o=$XE_TMP/xdp_pass.o
+bpf_cc=(clang -O2 -g -target bpf -Wall -Werror -I"/usr/include/$(gcc -print-multiarch)")
+peer_pass() { # on|off
+    local l ns dev
+    if [[ $1 == on && ! -f $pass_o ]]; then
+        "${bpf_cc[@]}" -DPROBE_PASS_ONLY -c "$here/xdp_fnat_probe.bpf.c" -o "$pass_o" ||
+            fail "building the XDP pass program"
+    fi
+    for l in "$NS_CL cl0" "$NS_SW sw-lb"; do
+        read -r ns dev <<<"$l"
+        if [[ $1 == on ]]; then
+            ip -n "$ns" link set dev "$dev" xdpdrv obj "$pass_o" sec xdp || fail "XDP_PASS on $dev"
+        else
+            ip -n "$ns" link set dev "$dev" xdp off
+        fi
+    done
+}
+# (a) xvsd, once per PMD (XE_PMDS, default both), and with BENCH_XDP_OFFLOAD once more on
+# af_xdp with the XDP fast path
 conf=$XE_TMP/xvs.conf
 declare -A LABEL=([nft]="nftables DNAT+SNAT" [haproxy]="HAProxy mode tcp")
 declare -A ROW_ARGS # a variant row's devargs, printed under the tables
 lip_base=100
 variant=0
 af_packet_args=${XE_AF_PACKET_ARGS:-} af_xdp_args=${XE_AF_XDP_ARGS:-}
-for spec in ${XE_PMDS:-af_xdp af_packet}; do
+for spec in ${XE_PMDS:-af_xdp af_packet} ${BENCH_XDP_OFFLOAD:+offload}; do
 pmd=${spec%%+*}
 tag=$pmd
+offload=""
+if [[ $spec == offload ]]; then
+    pmd=af_xdp tag=af_xdp_offload offload=$BENCH_XDP_OFFLOAD
+fi
 if [[ $spec == *+* ]]; then
     variant=$((variant + 1))
     tag=$pmd.$variant
@@ -267,6 +297,7 @@ for bin in ${BENCH_BASE_XVSD:+base} build; do
     XE_AF_PACKET_ARGS=$af_packet_args XE_AF_XDP_ARGS=$af_xdp_args
     row="xvsd_${tag}_w$nw"
     LABEL[$row]="xvsd FULLNAT $tag ${nw}w"
+    XE_NETIF_EXTRA=${offload:+    xdp_offload $offload}
     if [[ $spec == *+* ]]; then
         if [[ $pmd == af_packet ]]; then XE_AF_PACKET_ARGS=${spec#*+}
         else XE_AF_XDP_ARGS=${af_xdp_args:+$af_xdp_args,}${spec#*+}; fi
@@ -286,12 +317,15 @@ for bin in ${BENCH_BASE_XVSD:+base} build; do
     lip_base=$((lip_base + 10))
     { config_head; vs_block TCP "$VIP" 80 "1:8080:1 2:8080:1" rr; vs_block UDP "$VIP" 53 "1:5353:1 2:5353:1" rr
       vs_block TCP "$VIP" 5201 "1:5201:1" rr; } >"$conf"
+    [[ -n $offload ]] && peer_pass on
     start_xvsd "$conf"
     log "(a) xvsd on $pmd, $nw worker(s): $(grep -E 'worker [0-9]+ on CPU|control thread on' "$XVSD_LOG" | sed 's/.*\] //' | tr '\n' ';')"
     measure "$row"
     xvsadm_ns -L -n --stats >&2
     ((nw > 1)) && xvsctl_ns stats --workers | grep -E 'conns_created|redirect|rx_packets' >&2
+    [[ -n $offload ]] && log "xdp offload: $(xvsctl_ns stats -a | grep -E 'xdp_|lb_forwarded' | tr -s ' \n' ' ')"
     stop_xvsd TERM
+    [[ -n $offload ]] && peer_pass off
     # net_af_xdp detaches its XDP program on close; make sure before the kernel takes over
     for dev in lb-wan lb-lan; do ip -n "$NS_LB" link set dev "$dev" xdp off 2>/dev/null; done
     in_ns "$NS_LB" nft delete table netdev xe_drop 2>/dev/null
@@ -299,6 +333,7 @@ done
 done
 done
 XVSD_BIN=""
+XE_NETIF_EXTRA=""
 XE_WORKERS=1
 XE_AF_PACKET_ARGS=$af_packet_args XE_AF_XDP_ARGS=$af_xdp_args
 
@@ -329,11 +364,10 @@ in_ns "$NS_LB" nft delete table ip peerlb
 # path for established flows on these veths, not xvs. The director's kernel keeps its
 # addresses (ARP); the peer ends get an XDP_PASS program, as a redirect into a veth needs.
 if [[ ${BENCH_XDP_PROBE:-0} == 1 ]] && want bulk; then
-    probe_o=$XE_TMP/xdp_fnat_probe.o pass_o=$XE_TMP/xdp_pass.o
+    probe_o=$XE_TMP/xdp_fnat_probe.o
     mac_hex() { in_ns "$1" cat "/sys/class/net/$2/address" | tr -d :; }
     ip_hex() { printf '0x%02x%02x%02x%02x' ${1//./ }; }
-    bpf_cc=(clang -O2 -g -target bpf -Wall -Werror -I"/usr/include/$(gcc -print-multiarch)")
-    "${bpf_cc[@]}" -DPROBE_PASS_ONLY -c "$here/xdp_fnat_probe.bpf.c" -o "$pass_o" ||
+    [[ -f $pass_o ]] || "${bpf_cc[@]}" -DPROBE_PASS_ONLY -c "$here/xdp_fnat_probe.bpf.c" -o "$pass_o" ||
         fail "building the XDP pass program"
     "${bpf_cc[@]}" -DPROBE_VIP="$(ip_hex "$VIP")" -DPROBE_PORT=5201 \
         -DPROBE_CLIENT="$(ip_hex "$CLIENT_IP")" -DPROBE_LIP="$(ip_hex 10.10.2.1)" \

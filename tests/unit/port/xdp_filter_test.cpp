@@ -12,12 +12,10 @@
 
 #include <cstring>
 #include <optional>
+#include <string>
 #include <vector>
 
-extern "C" {
-extern const unsigned char xvs_port_xdp_bpf_object[];
-extern const size_t xvs_port_xdp_bpf_object_size;
-}
+#include "xdp_test_program.h"
 
 namespace {
 
@@ -100,16 +98,9 @@ class XdpFilterTest : public ::testing::Test {
   protected:
     void SetUp() override {
         if (geteuid() != 0) GTEST_SKIP() << "needs root to load a BPF program";
-        obj_ = bpf_object__open_mem(xvs_port_xdp_bpf_object, xvs_port_xdp_bpf_object_size, nullptr);
-        ASSERT_NE(obj_, nullptr);
-        bpf_map* rodata = nullptr;
-        bpf_map* m;
-        bpf_object__for_each_map(m, obj_) if (std::strstr(bpf_map__name(m), ".rodata")) rodata = m;
-        ASSERT_NE(rodata, nullptr) << "no .rodata (xvs_no_socket)";
-        const uint64_t tx = XDP_TX;
-        ASSERT_EQ(bpf_map__set_initial_value(rodata, &tx, sizeof tx), 0)
-            << ".rodata is not xvs_no_socket alone";
-        ASSERT_EQ(bpf_object__load(obj_), 0) << "loading the XDP program failed";
+        std::string why;
+        obj_ = xvs::test::load_xvs_xdp(XDP_TX, &why);
+        ASSERT_NE(obj_, nullptr) << why;
         bpf_program* prog = bpf_object__find_program_by_name(obj_, "xvs_xdp");
         ASSERT_NE(prog, nullptr);
         prog_fd_ = bpf_program__fd(prog);

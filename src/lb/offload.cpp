@@ -37,7 +37,7 @@ xvs_xdp_flow flow_value(const WorkerCtx& w, const net::InetAddr& saddr, const ne
     f.dport = dport;
     std::memcpy(f.dmac, dmac.b, sizeof f.dmac);
     std::memcpy(f.smac, pv.mac.b, sizeof f.smac);
-    f.ifindex = w.offload->ports[pv.port_id]->ifindex();
+    f.ifindex = flows_at(w, egress)->ifindex();
     f.slot = slot;
     f.mtu = pv.mtu;
     f.flags =
@@ -52,15 +52,14 @@ void fold(WorkerCtx& w, OffloadEntry& e, uint32_t index) {
     ServiceWorkerState& ss = c->svc->workers[w.id];
     DestWorkerStats& ds = c->dest->stats[w.id];
     const uint32_t slot = o.slot_base + 2 * index;
-    const port::XdpFlows::Seen in = o.ports[w.snap->stack.ports[e.in_port].port_id]->seen(slot);
+    const port::XdpFlows::Seen in = flows_at(w, e.in_port)->seen(slot);
     ss.inpkts += in.packets - e.folded_in.packets;
     ss.inbytes += in.bytes - e.folded_in.bytes;
     ds.inpkts += in.packets - e.folded_in.packets;
     ds.inbytes += in.bytes - e.folded_in.bytes;
     e.folded_in = in;
     if (!e.has_out) return;
-    const port::XdpFlows::Seen out =
-        o.ports[w.snap->stack.ports[e.out_port].port_id]->seen(slot + 1);
+    const port::XdpFlows::Seen out = flows_at(w, e.out_port)->seen(slot + 1);
     ss.outpkts += out.packets - e.folded_out.packets;
     ss.outbytes += out.bytes - e.folded_out.bytes;
     ds.outpkts += out.packets - e.folded_out.packets;
@@ -190,9 +189,9 @@ void offload_take_back(WorkerCtx& w, Conn* c) {
 
 uint64_t offload_deadline(WorkerCtx& w, Conn* c, uint64_t expires) {
     OffloadState& o = *w.offload;
-    const uint32_t slot_of = o.entry_of[w.conns->index_of(c)];
-    if (!slot_of) return expires;
-    const uint32_t index = slot_of - 1;
+    const uint32_t entry = o.entry_of[w.conns->index_of(c)];
+    if (!entry) return expires;
+    const uint32_t index = entry - 1;
     OffloadEntry& e = o.entries[index];
     fold(w, e, index);
     const uint64_t last_ns = std::max(e.folded_in.last_ns, e.has_out ? e.folded_out.last_ns : 0);

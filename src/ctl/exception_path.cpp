@@ -6,8 +6,33 @@
 
 #include "ctl/log.h"
 #include "lb/snapshot.h"
+#include "port/xdp_features.h"
 
 namespace xvs::ctl {
+
+namespace {
+
+// Whether the fast path can send out of the port, for the operator: the workers ask again
+// every second (lb/offload.h) and hand over no conn that would leave by a port that cannot.
+void log_xmit(const std::string& port, const port::XdpFlows& flows) {
+    auto features = port::XdpFeatures::open();
+    if (!features) {
+        log_warning("port " + port + ": cannot ask whether " + flows.iface() +
+                    " takes XDP frames (" + features.error() +
+                    "); conns are handed over anyway: on a veth, its peer needs an XDP program or "
+                    "GRO on, or their packets are lost");
+        return;
+    }
+    auto f = features->of(flows.ifindex());
+    if (f && (*f & port::kXdpActNdoXmit)) return;
+    log_warning("port " + port + ": " + flows.iface() + " takes no XDP frames now" +
+                (f ? "" : " (" + f.error() + ")") +
+                ": no conn leaving by it is handed to the fast path (counted xdp_offload_no_xmit) "
+                "until it does; on a veth, give its peer an XDP program or turn GRO on there "
+                "(ethtool -K PEER gro on)");
+}
+
+}  // namespace
 
 using port::devarg_value;
 
@@ -66,6 +91,7 @@ Result<std::optional<uint16_t>> ExceptionPorts::open(const PortDef& pd, const po
                 flows_.emplace_back(info.id, std::make_unique<port::XdpFlows>(std::move(*flows)));
                 log_info("port " + pd.name + ": XDP flow fast path on (xdp_offload " +
                          std::to_string(offload_after_) + ")");
+                log_xmit(pd.name, *flows_.back().second);
             }
             log_info("port " + pd.name + ": exception path through xvs's XDP program on " + iface +
                      ": frames not for xvs go to the kernel");

@@ -26,6 +26,19 @@ port::XdpFlows* flows_at(const WorkerCtx& w, uint8_t port) {
     return id < w.offload->ports.size() ? w.offload->ports[id] : nullptr;
 }
 
+// Whether port index `port` takes the program's frames (bpf_redirect, XDP_TX).
+bool xmit_at(const WorkerCtx& w, uint8_t port) {
+    const auto& ports = w.snap->stack.ports;
+    if (port >= ports.size()) return false;
+    const uint16_t id = ports[port].port_id;
+    return id < w.offload->xmit.size() && w.offload->xmit[id];
+}
+
+// Whether every port e's directions leave by still takes XDP frames.
+bool egress_ok(const WorkerCtx& w, const OffloadEntry& e) {
+    return xmit_at(w, e.out_port) && (!e.has_out || xmit_at(w, e.in_port));
+}
+
 xvs_xdp_flow flow_value(const WorkerCtx& w, const net::InetAddr& saddr, const net::InetAddr& daddr,
                         uint16_t sport, uint16_t dport, uint8_t egress, const net::MacAddr& dmac,
                         uint32_t slot, bool ttl) {
@@ -85,9 +98,10 @@ void hand_over(WorkerCtx& w, Conn* c, uint8_t port, bool inbound) {
     OffloadState& o = *w.offload;
     if (c->mode != FwdMode::FullNat && c->mode != FwdMode::Nat && c->mode != FwdMode::Dr) return;
     if (c->caddr.is_v4() != c->daddr.is_v4()) return;  // NAT64: translated by xvs
-    if (c->proto == net::kIpProtoTcp && !(c->flags & kConnSynAckSeen)) return;
     if (c->flags & kConnUoa) return;  // datagrams still to carry UOA: xvs inserts it
     const bool two_way = c->mode != FwdMode::Dr;
+    // Both ways: the RS's answer seen (its passive check done). DR's replies never pass here.
+    if (two_way && c->proto == net::kIpProtoTcp && !(c->flags & kConnSynAckSeen)) return;
     uint8_t to_dest = 0, to_client = 0;
     net::MacAddr dest_mac{}, client_mac{};
     if (!stack::nh_cached(w.stack, c->nh, NhDir::ToDest, &to_dest, &dest_mac)) return;
@@ -99,6 +113,10 @@ void hand_over(WorkerCtx& w, Conn* c, uint8_t port, bool inbound) {
     if (!inbound && !two_way) return;
     if (two_way && port != (inbound ? to_client : to_dest)) return;
     if (!flows_at(w, in_port) || !flows_at(w, to_dest)) return;
+    if (!xmit_at(w, to_dest) || (two_way && !xmit_at(w, to_client))) {
+        w.stack.counters.inc(Counter::xdp_offload_no_xmit);
+        return;
+    }
     if (o.free.empty()) {
         w.stack.counters.inc(Counter::xdp_offload_failed);
         return;
@@ -152,6 +170,8 @@ std::unique_ptr<OffloadState> offload_create(uint32_t after,
     auto o = std::make_unique<OffloadState>();
     o->after = after;
     o->ports = flows_by_port_id;
+    o->xmit.assign(flows_by_port_id.size(), 0);  // until the first poll asks
+    if (auto f = port::XdpFeatures::open()) o->features.emplace(std::move(*f));
     const uint32_t share = XVS_XDP_MAX_FLOWS / workers;
     o->slot_base = share * worker;
     o->entries.resize(share / 2);
@@ -207,11 +227,21 @@ void offload_poll(WorkerCtx& w) {
     const uint64_t now = w.stack.now_ms;
     if (now < o.next_poll_ms) return;
     o.next_poll_ms = now + kPollMs;
+    for (size_t id = 0; id < o.ports.size(); ++id) {
+        if (!o.ports[id]) continue;
+        if (!o.features) {  // nothing to ask: as before the kernel could tell
+            o.xmit[id] = 1;
+            continue;
+        }
+        const auto f = o.features->of(o.ports[id]->ifindex());
+        o.xmit[id] = f && (*f & port::kXdpActNdoXmit);
+    }
     for (uint32_t i = 0; i < o.entries.size(); ++i) {
         OffloadEntry& e = o.entries[i];
         if (!e.conn) continue;
         fold(w, e, i);
-        if (e.conn->dest->removed.load(std::memory_order_relaxed) || !next_hops_current(w, e))
+        if (e.conn->dest->removed.load(std::memory_order_relaxed) || !next_hops_current(w, e) ||
+            !egress_ok(w, e))
             offload_take_back(w, e.conn);
     }
 }

@@ -14,6 +14,11 @@
 //     removed, and when a next hop it was handed with is no longer current (new neighbour,
 //     routes or any new snapshot): its next packets take xvs's path, which may hand it over
 //     again.
+//   - Only through ports that take XDP frames (port/xdp_features.h: a veth whose peer has
+//     neither an XDP program nor GRO does not, and the kernel would drop the frames after
+//     the program): a conn that would leave by another is not handed over (counted
+//     xdp_offload_no_xmit), and conns are taken back from a port that stops taking them
+//     (asked once a second).
 // Each worker owns a share of the XDP slots (XVS_XDP_MAX_FLOWS / workers, two a conn) and
 // makes the bpf() calls itself: two to hand a conn over and two to take it back, once a
 // conn, so short conns (fewer than N packets) never pay them.
@@ -21,10 +26,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "lb/conn.h"
 #include "net/headers.h"
+#include "port/xdp_features.h"
 #include "port/xdp_flows.h"
 
 namespace xvs::lb {
@@ -46,12 +53,14 @@ struct OffloadEntry {
 
 struct OffloadState {
     uint32_t after = 0;                  // packets through lb_fast before the hand-over
-    std::vector<port::XdpFlows*> ports;  // by port index; nullptr: no fast path there
-    uint32_t slot_base = 0;              // this worker's first XDP slot
-    std::vector<OffloadEntry> entries;   // entry i uses slots slot_base + 2i (in), + 2i + 1 (out)
-    std::vector<uint32_t> free;          // free entries
-    std::vector<uint32_t> entry_of;      // per conn slot: entry + 1, 0: not handed over
-    std::vector<uint16_t> count;         // per conn slot: lb_fast packets towards `after`
+    std::vector<port::XdpFlows*> ports;  // by port id; nullptr: no fast path there
+    std::vector<uint8_t> xmit;           // by port id: 1 when it takes XDP frames (as of the poll)
+    std::optional<port::XdpFeatures> features;  // nullopt: the kernel cannot tell (before 6.3)
+    uint32_t slot_base = 0;                     // this worker's first XDP slot
+    std::vector<OffloadEntry> entries;  // entry i uses slots slot_base + 2i (in), + 2i + 1 (out)
+    std::vector<uint32_t> free;         // free entries
+    std::vector<uint32_t> entry_of;     // per conn slot: entry + 1, 0: not handed over
+    std::vector<uint16_t> count;        // per conn slot: lb_fast packets towards `after`
     uint64_t next_poll_ms = 0;
 };
 
@@ -69,8 +78,9 @@ void offload_take_back(WorkerCtx& w, Conn* c);
 // conn_timer found c's deadline (`expires`) passed: the deadline its XDP traffic gives, or
 // `expires` when it has none later (not handed over, or idle there too).
 uint64_t offload_deadline(WorkerCtx& w, Conn* c, uint64_t expires);
-// From the worker loop: once a second, the slots' counters into the stats, and conns whose
-// dest went or whose next hops changed taken back.
+// From the worker loop: once a second, the ports' XDP features asked again, the slots'
+// counters into the stats, and conns whose dest went, whose next hops changed or whose
+// egress port stopped taking XDP frames taken back.
 void offload_poll(WorkerCtx& w);
 
 }  // namespace xvs::lb

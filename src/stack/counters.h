@@ -41,6 +41,8 @@ namespace xvs::stack {
     X(xdp_offloaded, false, "conns handed to the XDP fast path (lb/offload.h)")                    \
     X(xdp_taken_back, false, "conns taken back from the XDP fast path (state, expiry, next hop)")  \
     X(xdp_offload_failed, false, "hand-overs to the XDP fast path refused (map full, bpf error)")   \
+    X(xdp_offload_no_xmit, false,                                                                  \
+      "hand-overs to the XDP fast path refused: an egress port takes no XDP frames (veth peer)")   \
     X(sync_reported, false, "conn events handed to the session sync daemon (lb/sync.h)")           \
     X(sync_ring_full, false, "conn events lost: the worker's sync ring was full (lb/sync.h)")      \
     X(sync_imported, false, "conns installed or refreshed from a peer director (session sync)")   \

@@ -8,7 +8,11 @@
 #    FNAT66 (IPv6 addresses and checksums), each handed over and taken back;
 #  - a TOA service's conn is never handed over (its first segments carry the option);
 #  - a conn whose traffic all goes by XDP outlives its idle timeout while it talks (the slots'
-#    last-packet times move its deadline).
+#    last-packet times move its deadline);
+#  - with GRO turned off on the client-side peer (that veth then takes no XDP frames), a
+#    FULLNAT download is not handed over (xdp_offload_no_xmit) and completes through xvs;
+#  - DR (replies straight from the RS to the client): a 20 MB upload's inbound direction is
+#    handed over, as it leaves by the RS-side port, which still takes XDP frames.
 # The veth peers of the lb's ports get GRO on: a veth takes XDP redirects only with NAPI on
 # its peer (a NIC driver takes them as they are).
 # e2e: af_xdp
@@ -27,7 +31,8 @@ ip -n "$(ns_rs 1)" -6 route add default via 2001:db8:2::1
 # NAPI on the peers of lb-wan and lb-lan, so frames the XDP program redirects there are taken.
 in_ns "$NS_CL" ethtool -K cl0 gro on >/dev/null
 in_ns "$NS_SW" ethtool -K sw-lb gro on >/dev/null
-XE_RS_LISTEN="$(rs_ip 1):8080 [$RS6]:8080" start_rs_http 1
+rs_vip_by_hand 1 # for the DR service (VIP:82), last
+XE_RS_LISTEN="$(rs_ip 1):8080 [$RS6]:8080 $VIP:82" start_rs_http 1
 start_rs_echo 1 7000
 conf=$XE_TMP/xvs.conf
 {
@@ -36,6 +41,7 @@ conf=$XE_TMP/xvs.conf
     vs_block TCP "$VIP" 80 "1:8080:1" rr
     vs_block TCP "$VIP" 7000 "1:7000:1" rr
     vs_block TCP "$VIP" 8080 "1:8080:1" rr NAT
+    vs_block TCP "$VIP" 82 "1:82:1" rr DR
     cat <<EOF2
 local_address_group lips6 {
     2001:db8:2::100-103 lan0
@@ -127,3 +133,29 @@ rc=$?
 tail -n 2 "$XE_TMP/long.out" >&2
 assert_eq 0 "$rc" "the long conn's every line echoed for 8 s (3 s idle timeout)"
 assert_ge "$(counter xdp_offloaded)" $((before + 1)) "the long conn was handed to XDP"
+
+# The client-side peer without NAPI: lb-wan takes no XDP frames, so the replies of a FULLNAT
+# conn could not leave by XDP; the workers see it at their next poll (1 s) and keep such conns.
+in_ns "$NS_CL" ethtool -K cl0 gro off >/dev/null
+sleep 1.5
+no_xmit0=$(counter xdp_offload_no_xmit)
+download "http://$VIP/big.bin" "FULLNAT, client peer without GRO"
+assert_eq 0 "$OFFLOADED" "no hand-over while lb-wan takes no XDP frames"
+assert_ge "$(counter xdp_offload_no_xmit)" $((no_xmit0 + 1)) "the refusal counted (xdp_offload_no_xmit)"
+
+# DR: only client -> RS passes the director, and it leaves by lb-lan (its peer still has GRO),
+# so the upload's conn is handed over although lb-wan takes no XDP frames.
+direct_return_up
+off0=$(counter xdp_offloaded) back0=$(counter xdp_taken_back) fwd0=$(counter lb_forwarded)
+up=$XE_TMP/upload.bin
+reply=$(in_ns "$NS_CL" curl -s --max-time 30 -H "Connection: close" -H "Expect:" \
+    --data-binary @"$up" "http://$VIP:82/upload")
+assert_eq "$(sha256sum <"$up" | cut -d' ' -f1) $((20 * 1024 * 1024))" "$reply" "sha256 and length the RS received for a 20 MB DR upload"
+for ((k = 0; k < 30; k++)); do
+    (($(counter xdp_taken_back) > back0)) && break
+    sleep 0.1
+done
+log "DR upload: handed over $(($(counter xdp_offloaded) - off0)), taken back $(($(counter xdp_taken_back) - back0)), forwarded by xvs $(($(counter lb_forwarded) - fwd0))"
+assert_eq 1 $(($(counter xdp_offloaded) - off0)) "the DR conn handed to XDP"
+assert_eq 1 $(($(counter xdp_taken_back) - back0)) "the DR conn taken back"
+assert_le $(($(counter lb_forwarded) - fwd0)) 1000 "DR packets xvs forwarded itself (of ~14,500)"

@@ -57,13 +57,12 @@ XE=xb$$$(printf '%04x' $((RANDOM % 65536)))
 source "$root/tests/e2e/lib.sh"
 XE_TEST=bench
 e2e_init "${1:-build}"
+source "$here/bulk_lib.sh" # after e2e_init: uses XE_TMP
 need_tools wrk haproxy nft gcc iperf3
 
 secs=${BENCH_SECONDS:-5}
 udp_count=${UDP_COUNT:-1000000}
 rows=${BENCH_ROWS:-cps udp bulk}
-bulk_secs=${BULK_SECONDS:-5}
-bulk_runs=${BULK_RUNS:-3}
 want() { [[ " $rows " == *" $1 "* ]]; }
 gcc -O2 -o "$XE_TMP/udp_flood" "$here/udp_flood.c" || fail "building udp_flood"
 [[ -z ${BENCH_PERF_DIR:-} ]] || { mkdir -p "$BENCH_PERF_DIR" && need_tools perf; }
@@ -87,44 +86,7 @@ table ip sink {
 }
 EOF
 done
-# rps_set 0|1 : RPS (receive packet steering) on the veth ends that receive from the director
-# or stand for the other machines: the client's cl0, the switch's sw-lb and sw-rsN, the RS's
-# rs0 (never the director's lb-wan/lb-lan). A frame sent into a veth is received by its peer
-# in the sender's context (veth_xmit -> netif_rx): without RPS the bridge, the RS's TCP
-# receive and whatever that sends in turn run inside the director's own transmit, on its CPU.
-# With RPS those netif_rx calls queue the frame to a backlog on BENCH_RPS_CPUS (default CPU 0,
-# the one xvsd leaves to its control thread; its worker runs on CPU 1) and the rest of that
-# chain runs there, as it would on the other machines. The same for every row (nftables too:
-# its forwarding stays where it was, in the softirq that received the frame on lb-wan/lb-lan).
-# rps_set 2 : the same, and the director's own lb-wan/lb-lan steered to the other CPUs (those
-# not in BENCH_RPS_CPUS: CPU 1, the worker's), so that the director is one CPU for every row:
-# nftables forwards there; net_af_packet's tpacket_rcv runs there beside the worker;
-# net_af_xdp is not affected (its veth XDP NAPI runs before RPS, on the CPU that sent).
-rps_mask=$(awk -v l="${BENCH_RPS_CPUS:-0}" 'BEGIN { n = split(l, c, ","); m = 0
-    for (i = 1; i <= n; i++) { split(c[i], r, "-"); hi = (r[2] == "") ? r[1] : r[2]
-        for (j = r[1]; j <= hi; j++) m += 2 ^ j }
-    printf "%x", m }')
-lb_mask=$(awk -v m=$((16#$rps_mask)) -v n="$(nproc)" 'BEGIN { printf "%x", (2 ^ n - 1) - m }')
-rps_set() {
-    local mask=0 i
-    (($1)) && mask=$rps_mask
-    for i in lb-wan lb-lan; do
-        in_ns "$NS_LB" sh -c "echo $( (($1 == 2)) && echo "$lb_mask" || echo 0) > /sys/class/net/$i/queues/rx-0/rps_cpus" ||
-            fail "rps $i"
-    done
-    in_ns "$NS_CL" sh -c "echo $mask > /sys/class/net/cl0/queues/rx-0/rps_cpus" || fail "rps cl0"
-    in_ns "$NS_SW" sh -c "echo $mask > /sys/class/net/sw-lb/queues/rx-0/rps_cpus" || fail "rps sw-lb"
-    for ((i = 1; i <= XE_RS_COUNT; i++)); do
-        in_ns "$NS_SW" sh -c "echo $mask > /sys/class/net/sw-rs$i/queues/rx-0/rps_cpus" || fail "rps sw-rs$i"
-        in_ns "$(ns_rs "$i")" sh -c "echo $mask > /sys/class/net/rs0/queues/rx-0/rps_cpus" || fail "rps rs$i"
-    done
-}
 rps_list=${BENCH_RPS:-0}
-# Bulk rows default to RPS: without it the receivers' TCP work lands in xvsd's transmit and
-# the bulk figures measure that (README "Receive steering"); the conn/s and UDP rows default
-# to none: under RPS their generator shares CPU 0 with the servers and becomes the bound.
-bulk_rps_list=${BENCH_RPS_BULK:-1}
-rps_sfx() { (($1 == 1)) && echo _rps; (($1 == 2)) && echo _rps2; } # a row's name under that RPS setting
 
 rs_rx() { # sum of rx_packets on the RS interfaces
     local i sum=0
@@ -159,66 +121,6 @@ run_udp() {
     log "$name UDP: sent $sent in $secs_used s, RS received $((after - before))"
 }
 
-# run_bulk NAME : fills BULK[NAME,CASE] = "Gbit/s retransmits" (medians of bulk_runs) for the
-# cases 1up 1down 8up 8down (flows, direction seen from the client).
-declare -A BULK
-bulk_cases=${BULK_CASES:-1up 1down 8up 8down}
-iperf_json() { # the received Gbit/s and the sender's retransmits of an iperf3 -J report
-    "$XE_PY" -c 'import json, sys
-try:
-    e = json.load(sys.stdin)["end"]
-    print("%.2f %d" % (e["sum_received"]["bits_per_second"] / 1e9, e["sum_sent"].get("retransmits", 0)))
-except Exception:
-    print("0 -1")'
-}
-cpu_ticks() { awk '/^cpu[0-9]/ { print $1, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
-idle_text() { # idle_text BEFORE AFTER (cpu_ticks outputs): "cpu0 12% cpu1 3%" idle over the interval
-    printf '%s\n%s\n' "$1" "$2" | awk '!($1 in t) { t[$1] = $2; i[$1] = $3; next }
-        { d = $2 - t[$1]; printf "%s%s %d%%", sep, $1, (d > 0 ? 100 * ($3 - i[$1]) / d : 0); sep = " " }'
-}
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "?" }'; }
-# Each run is taken under every BENCH_RPS setting in turn (A B A B A B), so that the machine's
-# other load falls alike on both; NAME$(rps_sfx S) gets the medians of setting S.
-run_bulk() {
-    local name=$1 c flows dir r out gb re rps row
-    local -A gbs res
-    want bulk || return 0
-    # warm-up: neighbours resolved, the server listening
-    in_ns "$NS_CL" timeout 15 iperf3 -c "$VIP" -p 5201 -t 1 >/dev/null 2>&1 ||
-        log "$name: bulk warm-up failed"
-    for c in $bulk_cases; do
-        flows=${c%%[a-z]*}
-        dir=${c#"$flows"}
-        gbs=() res=()
-        for ((r = 1; r <= bulk_runs; r++)); do
-            for rps in $bulk_rps_list; do
-                row=$name$(rps_sfx "$rps")
-                rps_set "$rps"
-                local perf_pid=""
-                if [[ -n ${BENCH_PERF_DIR:-} && $c == 1up && $r == 1 ]]; then
-                    perf record -a -g -e cpu-clock -o "$BENCH_PERF_DIR/$row.data" -- sleep "$bulk_secs" \
-                        >/dev/null 2>&1 &
-                    perf_pid=$!
-                fi
-                local t0 t1
-                t0=$(cpu_ticks)
-                out=$(in_ns "$NS_CL" timeout $((bulk_secs + 20)) iperf3 -c "$VIP" -p 5201 -t "$bulk_secs" \
-                    -P "$flows" $([[ $dir == down ]] && echo -R) -J 2>&1 | iperf_json)
-                t1=$(cpu_ticks)
-                [[ -n $perf_pid ]] && wait "$perf_pid"
-                read -r gb re <<<"$out"
-                gbs[$row]+="$gb"$'\n'
-                res[$row]+="$re"$'\n'
-                log "$row bulk $c run $r: $gb Gbit/s, $re retransmits, load $(cut -d' ' -f1 /proc/loadavg), idle $(idle_text "$t0" "$t1")"
-                sleep 1
-            done
-        done
-        for rps in $bulk_rps_list; do
-            row=$name$(rps_sfx "$rps")
-            BULK[$row,$c]="$(median <<<"${gbs[$row]%$'\n'}") $(median <<<"${res[$row]%$'\n'}")"
-        done
-    done
-}
 # measure NAME [KINDS="cps udp bulk"] : the requested rows of one director among KINDS, the
 # conn/s and UDP rows under every BENCH_RPS setting, the bulk rows under every BENCH_RPS_BULK
 # one; records the 1-minute load average at the end (LOAD[row]) and the rows' names
@@ -248,25 +150,6 @@ measure() {
     rps_set 0
 }
 
-# The peer ends of the director's veths (cl0, sw-lb) with an XDP_PASS program: a veth takes
-# XDP redirects (the XDP probe's, xvs's fast path) only with NAPI on its peer.
-pass_o=$XE_TMP/xdp_pass.o
-bpf_cc=(clang -O2 -g -target bpf -Wall -Werror -I"/usr/include/$(gcc -print-multiarch)")
-peer_pass() { # on|off
-    local l ns dev
-    if [[ $1 == on && ! -f $pass_o ]]; then
-        "${bpf_cc[@]}" -DPROBE_PASS_ONLY -c "$here/xdp_fnat_probe.bpf.c" -o "$pass_o" ||
-            fail "building the XDP pass program"
-    fi
-    for l in "$NS_CL cl0" "$NS_SW sw-lb"; do
-        read -r ns dev <<<"$l"
-        if [[ $1 == on ]]; then
-            ip -n "$ns" link set dev "$dev" xdpdrv obj "$pass_o" sec xdp || fail "XDP_PASS on $dev"
-        else
-            ip -n "$ns" link set dev "$dev" xdp off
-        fi
-    done
-}
 # (a) xvsd, once per PMD (XE_PMDS, default both), and with BENCH_XDP_OFFLOAD once more on
 # af_xdp with the XDP fast path
 conf=$XE_TMP/xvs.conf
@@ -437,25 +320,7 @@ for n in "${ROWS_CU[@]}"; do
     printf '%-30s %12s %10s %16s %14s %6s\n' "$(label_of "$n")" "${CPS[$n]:-?}" "${ERRS[$n]:-?}" "${PPS[$n]:-?}" "${SENTPPS[$n]:-?}" "${LOAD[$n]:-?}"
 done
 fi
-if want bulk; then
-    echo "bulk TCP: iperf3 -t $bulk_secs, median of $bulk_runs; Gbit/s (sender retransmits); x = / nftables under the same RPS setting; load = 1-min load average at the row's end"
-    printf '%-30s' "path"
-    for c in $bulk_cases; do printf ' %20s' "$c"; done
-    printf ' %6s\n' "load"
-    for n in "${ROWS_BULK[@]}"; do
-        nft=nft
-        [[ $n == *_rps ]] && nft=nft_rps
-        [[ $n == *_rps2 ]] && nft=nft_rps2
-        printf '%-30s' "$(label_of "$n")"
-        for c in $bulk_cases; do
-            read -r gb re <<<"${BULK[$n,$c]:-? ?}"
-            read -r ngb _ <<<"${BULK[$nft,$c]:-? ?}"
-            x=$(awk -v a="$gb" -v b="$ngb" 'BEGIN { if (b + 0 > 0) printf "%.2fx", a / b; else print "" }')
-            printf ' %20s' "$gb ($re) $x"
-        done
-        printf ' %6s\n' "${LOAD[$n]:-?}"
-    done
-fi
+want bulk && print_bulk nft "${ROWS_BULK[@]}"
 for tag in "${!ROW_ARGS[@]}"; do echo "$tag: devargs ${ROW_ARGS[$tag]}"; done
 [[ "$rps_list $bulk_rps_list" == "0 0" ]] || echo "rps: RPS on cl0, sw-lb, sw-rsN, rs0 to CPUs ${BENCH_RPS_CPUS:-0} (mask $rps_mask)"
 [[ " $rps_list $bulk_rps_list " != *" 2 "* ]] || echo "rps2: as rps, and lb-wan, lb-lan to mask $lb_mask"

@@ -184,7 +184,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                 stack::exception_or_drop(w.stack, lp.port, lp.pkt, Counter::drop_not_local);
                 return;
             }
-            c = conn_create(w, lp, *view, 0);
+            c = conn_create(w, lp, *view, 0, ref);
             if (!c) return;  // counted and freed
             created = true;
             ref.dir = ConnDir::In;
@@ -222,7 +222,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                 case SpVerdict::Open:
                     if (const ServiceView* view =
                             vip_service(*w.snap, lp.key, lp.proto, &mark, exact)) {
-                        if ((c = conn_create(w, lp, *view, mark))) synproxy_open(w, sp, c);
+                        if ((c = conn_create(w, lp, *view, mark, ref))) synproxy_open(w, sp, c);
                     } else {
                         drop(w.stack, lp.pkt, Counter::drop_no_service);
                     }
@@ -240,7 +240,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
             drop(w.stack, lp.pkt, Counter::drop_no_service);
             return;
         }
-        c = conn_create(w, lp, *view, mark, refused);
+        c = conn_create(w, lp, *view, mark, ref, refused);
         if (!c) return;  // counted and freed
         created = true;
         ref.dir = ConnDir::In;

@@ -119,9 +119,11 @@ template <class Af>
     return true;
 }
 
+// Everything lb_fast does not take: new flows, handshakes and teardowns, features, ICMP
+// errors, drops. Out of line, so that its many live values (callee-saved registers pushed
+// and popped) cost nothing on the fast path.
 template <class Af>
-void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
-    if (lb_fast(w, lp, ref)) return;
+[[gnu::noinline]] static void lb_slow(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     constexpr uint8_t kHandshakeFlags = net::kTcpSyn | net::kTcpAck | net::kTcpRst | net::kTcpFin;
     const bool is_tcp = lp.proto == net::kIpProtoTcp;
     const bool pure_syn = is_tcp && (lp.tcp_flags & kHandshakeFlags) == net::kTcpSyn;
@@ -320,6 +322,11 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         next.slot[unsigned(stack::NhDir::ToDest)] = c->nh.slot[unsigned(stack::NhDir::ToDest)];
         next.gen = c->nh.gen;
     }
+}
+
+template <class Af>
+void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
+    if (!lb_fast(w, lp, ref)) lb_slow(w, lp, ref);
 }
 
 template void lb_handle<net::Af4>(WorkerCtx&, LbPacket4&, ConnRef);

@@ -98,7 +98,7 @@ const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t
 
 template <class Af>
 Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& service, uint32_t mark,
-                  Dest* refused) {
+                  const ConnRef& miss, Dest* refused) {
     const unsigned wid = w.id;
     const ServiceView* view = &service;
     if (!admit(w, *view, lp.key.saddr, lp.pkt)) return nullptr;  // dropped by admit
@@ -247,7 +247,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& service, ui
         // conn to the dest found (DestWorkerStats::nh, generation-checked like any cache).
         c->nh = dest->stats[wid].nh;
     }
-    if (!w.conns->insert(c)) {
+    if (!w.conns->insert(c, miss)) {
         w.conns->release(c);
         free_lport();
         drop(w.stack, lp.pkt, Counter::drop_conn_table_full);
@@ -304,8 +304,10 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& service, ui
     return c;
 }
 
-template Conn* conn_create<net::Af4>(WorkerCtx&, LbPacket4&, const ServiceView&, uint32_t, Dest*);
-template Conn* conn_create<net::Af6>(WorkerCtx&, LbPacket6&, const ServiceView&, uint32_t, Dest*);
+template Conn* conn_create<net::Af4>(WorkerCtx&, LbPacket4&, const ServiceView&, uint32_t,
+                                     const ConnRef&, Dest*);
+template Conn* conn_create<net::Af6>(WorkerCtx&, LbPacket6&, const ServiceView&, uint32_t,
+                                     const ConnRef&, Dest*);
 
 bool conn_reschedulable(const WorkerCtx& w, const Conn& c) {
     if (!w.snap->reschedule_refused || c.resched != ConnResched::None || (c.flags & kConnSynProxy) ||

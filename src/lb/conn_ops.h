@@ -12,6 +12,7 @@ struct rte_mbuf;
 namespace xvs::lb {
 
 struct WorkerCtx;
+struct ConnRef;
 template <class Af>
 struct LbPacket;
 struct ServiceView;
@@ -56,10 +57,12 @@ const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t
 // needs one, the conn and its tuples in the table. nullptr when refused: the packet is then
 // freed and counted. `refused`: the dest that refused this client's previous SYN
 // (reschedule_refused): the scheduler passes it over when it can (a persistence template
-// still names it), and the new conn is marked ConnResched::Again.
+// still names it), and the new conn is marked ConnResched::Again. `miss`: the packet's ref
+// from the burst's lookup_bulk (a miss: the table inserts the inbound tuple with the hash that
+// call kept), or any other ref (the tuple is hashed again).
 template <class Af>
 Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& view, uint32_t mark,
-                  Dest* refused = nullptr);
+                  const ConnRef& miss, Dest* refused = nullptr);
 // Whether the RS's RST answering conn c's SYN may be held back for a reschedule
 // (Snapshot::reschedule_refused): FULLNAT or NAT, no SYN proxy, not rescheduled already, and
 // its service, not persistent, has another dest with a weight. Called only on that rare RST.

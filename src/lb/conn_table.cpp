@@ -174,7 +174,11 @@ void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* ref
         ConnRef r{};
         if (cand[i] != kEmpty) r = find_in(buckets_[h[i].b1], h[i].sig, *keys[i]);
         if (!r.conn) r = find_in(buckets_[h[i].b2], h[i].sig, *keys[i]);
-        if (!r.conn) r.sig = h[i].sig | ConnRef::kSigTag;
+        if (!r.conn) {
+            miss_hash_[i] = h[i];
+            r.bulk_index = static_cast<uint8_t>(i);
+            r.sig = h[i].sig | ConnRef::kSigTag;
+        }
         refs[i] = r;
     }
 }
@@ -191,9 +195,8 @@ void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* ref
 // First free slot of the first bucket, else of the second (most lookups then end in the
 // first bucket, which lookup_bulk prefetches); both full: displace(). Inlined into insert,
 // which adds two tuples per conn.
-[[gnu::always_inline]] inline bool ConnTable::add(const ConnKey& key, uint32_t ref) {
+[[gnu::always_inline]] inline bool ConnTable::add(const Hash& h, uint32_t ref) {
     ++adds_;
-    const Hash h = hash(key);
     recent_[recent_word(h.sig)] |= recent_bit(h.sig);
     if (place(buckets_[h.b1], h.sig, ref) || place(buckets_[h.b2], h.sig, ref)) return true;
     return displace(h, ref);
@@ -233,16 +236,26 @@ void ConnTable::erase(const ConnKey& key, uint32_t ref) {
     }
 }
 
-bool ConnTable::insert(Conn* conn) {
+bool ConnTable::insert(Conn* conn, const ConnRef& in_miss) {
     const uint32_t idx = static_cast<uint32_t>(conn - pool_);
     const uint32_t in_ref = idx << 1 | uint32_t(ConnDir::In);
     const uint32_t out_ref = idx << 1 | uint32_t(ConnDir::Out);
-    const ConnKey in = in_key(*conn);
-    if (!add(in, in_ref)) return false;
+    // The miss's hash, unless the ref is no miss of the last lookup_bulk (a later call keeps
+    // another key's hash at that place; the signatures then differ but for one chance in 2^31,
+    // and a ref is used within its burst anyway).
+    Hash in_hash;
+    const Hash& kept = miss_hash_[in_miss.bulk_index % kMaxBulk];
+    if (!in_miss.conn && in_miss.sig != ConnRef::kNoSig &&
+        (kept.sig | ConnRef::kSigTag) == in_miss.sig) {
+        in_hash = kept;
+    } else {
+        in_hash = hash(in_key(*conn));
+    }
+    if (!add(in_hash, in_ref)) return false;
     // A persistence template has only its one key.
     const bool out = xmit_traits(conn->mode).inserts_out_tuple && !conn_is_template(*conn);
-    if (out && !add(out_key(*conn), out_ref)) {
-        erase(in, in_ref);
+    if (out && !add(hash(out_key(*conn)), out_ref)) {
+        erase(in_key(*conn), in_ref);
         return false;
     }
     return true;

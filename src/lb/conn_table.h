@@ -25,13 +25,16 @@ namespace xvs::lb {
 struct ConnRef {
     Conn* conn = nullptr;
     ConnDir dir = ConnDir::In;
-    // A miss of ConnTable::lookup_bulk: the key's signature with kSigTag set, for
+    // A miss of ConnTable::lookup_bulk: its key's place in that call (ConnTable::insert takes
+    // the key's hash from there), and the key's signature with kSigTag set, for
     // ConnTable::maybe_added (kNoSig: not from lookup_bulk). In ConnDir's padding: the ref
-    // stays 16 bytes, and all zero by default (a burst's array of them is cleared, not filled).
+    // stays 16 bytes, and all zero by default.
+    uint8_t bulk_index = 0;
     uint32_t sig = kNoSig;
     static constexpr uint32_t kNoSig = 0;
     static constexpr uint32_t kSigTag = 1u << 31;  // maybe_added reads the low 9 bits only
 };
+static_assert(sizeof(ConnRef) == 16);
 
 class ConnTable {
 public:
@@ -48,8 +51,10 @@ public:
 
     // Inserts the inbound tuple of conn and, when its mode has one (XmitTraits::inserts_out_tuple),
     // the outbound tuple (from its address/port fields). False if a bucket pair is
-    // full; then nothing stays inserted.
-    bool insert(Conn* conn);
+    // full; then nothing stays inserted. `in_miss`: the last lookup_bulk's miss of the conn's
+    // inbound tuple (a new flow's first packet), whose hash that call kept, so the tuple is
+    // not hashed again; any other ref (default: none) and the tuple is hashed here.
+    bool insert(Conn* conn, const ConnRef& in_miss = ConnRef{});
     void remove(Conn* conn);
 
     ConnRef lookup(const ConnKey& key) const;
@@ -110,7 +115,7 @@ private:
     static uint32_t slot_bits(const uint32_t (&words)[kSlotsPerBucket], uint32_t v);
     ConnRef find_in(const Bucket& b, uint32_t sig, const ConnKey& key) const;
     static bool place(Bucket& b, uint32_t sig, uint32_t ref);
-    bool add(const ConnKey& key, uint32_t ref);
+    bool add(const Hash& h, uint32_t ref);
     bool displace(const Hash& h, uint32_t ref);
     void erase(const ConnKey& key, uint32_t ref);
 
@@ -131,6 +136,9 @@ private:
     static uint64_t recent_bit(uint32_t sig) { return uint64_t{1} << (sig & 63); }
     uint64_t recent_[kRecentWords] = {};
     uint64_t adds_at_bulk_ = 0;  // adds_ at the last lookup_bulk
+    // The hashes of the last lookup_bulk's misses, by their place in it (ConnRef::bulk_index);
+    // other places hold older hashes, which insert tells apart by the signature.
+    Hash miss_hash_[kMaxBulk] = {};
 };
 
 }  // namespace xvs::lb

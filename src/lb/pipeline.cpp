@@ -119,9 +119,11 @@ template <class Af>
     return true;
 }
 
+// Everything lb_fast does not take: new flows, handshakes and teardowns, features, ICMP
+// errors, drops. Out of line, so that its many live values (callee-saved registers pushed
+// and popped) cost nothing on the fast path.
 template <class Af>
-void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
-    if (lb_fast(w, lp, ref)) return;
+[[gnu::noinline]] static void lb_slow(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     constexpr uint8_t kHandshakeFlags = net::kTcpSyn | net::kTcpAck | net::kTcpRst | net::kTcpFin;
     const bool is_tcp = lp.proto == net::kIpProtoTcp;
     const bool pure_syn = is_tcp && (lp.tcp_flags & kHandshakeFlags) == net::kTcpSyn;
@@ -184,7 +186,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                 stack::exception_or_drop(w.stack, lp.port, lp.pkt, Counter::drop_not_local);
                 return;
             }
-            c = conn_create(w, lp, *view, 0);
+            c = conn_create(w, lp, *view, 0, ref);
             if (!c) return;  // counted and freed
             created = true;
             ref.dir = ConnDir::In;
@@ -222,7 +224,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                 case SpVerdict::Open:
                     if (const ServiceView* view =
                             vip_service(*w.snap, lp.key, lp.proto, &mark, exact)) {
-                        if ((c = conn_create(w, lp, *view, mark))) synproxy_open(w, sp, c);
+                        if ((c = conn_create(w, lp, *view, mark, ref))) synproxy_open(w, sp, c);
                     } else {
                         drop(w.stack, lp.pkt, Counter::drop_no_service);
                     }
@@ -240,7 +242,7 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
             drop(w.stack, lp.pkt, Counter::drop_no_service);
             return;
         }
-        c = conn_create(w, lp, *view, mark, refused);
+        c = conn_create(w, lp, *view, mark, ref, refused);
         if (!c) return;  // counted and freed
         created = true;
         ref.dir = ConnDir::In;
@@ -320,6 +322,11 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         next.slot[unsigned(stack::NhDir::ToDest)] = c->nh.slot[unsigned(stack::NhDir::ToDest)];
         next.gen = c->nh.gen;
     }
+}
+
+template <class Af>
+void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
+    if (!lb_fast(w, lp, ref)) lb_slow(w, lp, ref);
 }
 
 template void lb_handle<net::Af4>(WorkerCtx&, LbPacket4&, ConnRef);

@@ -448,7 +448,7 @@ unsigned Worker::owner_of(const LbPacket<Af>& lp) const {
 template <class Af>
 void Worker::handle_all(LbPacket<Af>* lbp, unsigned n) {
     const ConnKey* keys[kMaxBurst];
-    ConnRef refs[kMaxBurst];
+    ConnRef* refs = refs_;
     if (n == 0 || n > kMaxBurst) return;  // (never: tells GCC keys[0..n) is written)
     for (unsigned i = 0; i < n; ++i) keys[i] = &lbp[i].key;
     ctx_.conns->lookup_bulk(keys, n, refs);

@@ -165,6 +165,8 @@ private:
     static constexpr unsigned kMaxBurst = 64;
     LbPacket4 burst_[kMaxBurst];
     LbPacket6 burst6_[kMaxBurst];
+    // Their lookup results, here for the same reason (lookup_bulk writes all n of them).
+    ConnRef refs_[kMaxBurst];
     std::atomic<bool> polling_{false};  // a Polling scope is open (seq_cst: command handshake)
     bool redirected_ = false;            // the burst being handled came from another worker
     uint16_t rd_count_[kMaxWorkers] = {};

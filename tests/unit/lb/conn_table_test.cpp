@@ -115,6 +115,55 @@ TEST(ConnTable, MaybeAddedTracksInsertionsSinceBulkLookup) {
     EXPECT_FALSE(tab.maybe_added(ConnRef{}));
 }
 
+// insert with the inbound tuple's miss from lookup_bulk takes that call's hash of it (a new
+// flow's key is not hashed twice); a ref of an earlier lookup_bulk whose place now holds
+// another key's hash is hashed again. Either way the conn is found in both directions.
+TEST(ConnTable, InsertWithBulkMissFindsTheConn) {
+    auto t = ConnTable::create("t7", 4096);
+    ASSERT_TRUE(t.ok()) << t.error();
+    ConnTable& tab = **t;
+    Conn* c[4];
+    ConnKey in[4];
+    for (unsigned i = 0; i < 4; ++i) {
+        c[i] = make(tab, 0x0201010a + (i << 24), static_cast<uint16_t>(1000 + i),
+                    static_cast<uint16_t>(5000 + i));
+        in[i] = key_in(*c[i]);
+    }
+    const ConnKey* k3[3] = {&in[0], &in[1], &in[2]};
+    ConnRef r[3];
+    tab.lookup_bulk(k3, 3, r);
+    for (const ConnRef& ref : r) ASSERT_EQ(ref.conn, nullptr);
+    EXPECT_EQ(r[1].bulk_index, 1);
+    ASSERT_TRUE(tab.insert(c[1], r[1]));
+    // A later lookup_bulk keeps c[3]'s hash where c[0]'s was: c[0]'s ref is stale now (its
+    // tuple must be hashed again, not put in c[3]'s buckets); c[2]'s place is untouched.
+    const ConnKey* k1[1] = {&in[3]};
+    ConnRef r3;
+    tab.lookup_bulk(k1, 1, &r3);
+    ASSERT_EQ(r3.conn, nullptr);
+    ASSERT_EQ(r3.bulk_index, r[0].bulk_index);
+    ASSERT_NE(r3.sig, r[0].sig);
+    ASSERT_TRUE(tab.insert(c[0], r[0]));
+    ASSERT_TRUE(tab.insert(c[2], r[2]));
+    ASSERT_TRUE(tab.insert(c[3], r3));
+    const ConnKey* all[8];
+    ConnKey out[4];
+    for (unsigned i = 0; i < 4; ++i) {
+        out[i] = key_out(*c[i]);
+        all[i] = &in[i];
+        all[4 + i] = &out[i];
+    }
+    ConnRef found[8];
+    tab.lookup_bulk(all, 8, found);
+    for (unsigned i = 0; i < 4; ++i) {
+        EXPECT_EQ(found[i].conn, c[i]) << i;
+        EXPECT_EQ(found[i].dir, ConnDir::In) << i;
+        EXPECT_EQ(found[4 + i].conn, c[i]) << i;
+        EXPECT_EQ(found[4 + i].dir, ConnDir::Out) << i;
+        EXPECT_EQ(tab.lookup(in[i]).conn, c[i]) << i;
+    }
+}
+
 // The xmit decides the tuples: a mode without an outbound tuple (DR, TUN: the director never
 // sees RS -> client) puts only the inbound one in the table, and remove() takes out just that.
 TEST(ConnTable, ModeWithoutOutTupleInsertsInboundOnly) {

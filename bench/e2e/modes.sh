@@ -93,7 +93,7 @@ measure() {
         run_bulk "$row"
         for rps in $bulk_rps_list; do
             LOAD[$row$(rps_sfx "$rps")]=$(cut -d' ' -f1 /proc/loadavg)
-            LABEL[$row$(rps_sfx "$rps")]="$(label_of "$row")$( ((rps)) && echo " rps$( ((rps == 2)) && echo 2)")"
+            LABEL[$row$(rps_sfx "$rps")]="$(label_of "$row")$(rps_sfx "$rps" | tr _ ' ')"
             ROWS_BULK+=("$row$(rps_sfx "$rps")")
         done
         rps_set 0

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "lb/dest.h"
 #include "lb/service.h"
@@ -19,19 +20,25 @@ namespace {
 
 constexpr uint64_t kPollMs = 1000;
 
-port::XdpFlows* flows_at(const WorkerCtx& w, uint8_t port) {
+// The DPDK port id of port index `port`, when the fast path runs there (OffloadState's
+// vectors are by port id).
+std::optional<uint16_t> fast_port_id(const WorkerCtx& w, uint8_t port) {
     const auto& ports = w.snap->stack.ports;
-    if (port >= ports.size()) return nullptr;
+    if (port >= ports.size()) return std::nullopt;
     const uint16_t id = ports[port].port_id;
-    return id < w.offload->ports.size() ? w.offload->ports[id] : nullptr;
+    if (id >= w.offload->ports.size() || !w.offload->ports[id]) return std::nullopt;
+    return id;
+}
+
+port::XdpFlows* flows_at(const WorkerCtx& w, uint8_t port) {
+    const auto id = fast_port_id(w, port);
+    return id ? w.offload->ports[*id] : nullptr;
 }
 
 // Whether port index `port` takes the program's frames (bpf_redirect, XDP_TX).
 bool xmit_at(const WorkerCtx& w, uint8_t port) {
-    const auto& ports = w.snap->stack.ports;
-    if (port >= ports.size()) return false;
-    const uint16_t id = ports[port].port_id;
-    return id < w.offload->xmit.size() && w.offload->xmit[id];
+    const auto id = fast_port_id(w, port);
+    return id && w.offload->xmit[*id];
 }
 
 // Whether every port e's directions leave by still takes XDP frames.

@@ -179,7 +179,9 @@ Result<void> Daemon::start() {
             pd.loc.file + ":" + std::to_string(pd.loc.line) + ": port " + pd.name + ": ";
         auto rx_frame = port::port_rx_frame(pd.dev);
         if (!rx_frame) return make_error(where + rx_frame.error());
-        auto pool = port::mbuf_pool_create("xvs_mbufs_" + pd.name, nmbufs, 256, rx_frame->data_room);
+        auto pool = pd.is_af_xdp()
+                        ? port::umem_pool_create("xvs_mbufs_" + pd.name, nmbufs, 256)
+                        : port::mbuf_pool_create("xvs_mbufs_" + pd.name, nmbufs, 256, rx_frame->data_room);
         if (!pool) return make_error(pool.error());
         log_info("port " + pd.name + ": mbufs per port " + std::to_string(nmbufs) + " = " +
                  mib_text(port::mempool_memory_bytes(*pool)));

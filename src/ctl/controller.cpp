@@ -551,7 +551,8 @@ json Controller::dispatch(const json& req) {
                                  {"stats", {{"ipackets", st.ipackets}, {"opackets", st.opackets},
                                             {"ibytes", st.ibytes}, {"obytes", st.obytes},
                                             {"imissed", st.imissed}, {"ierrors", st.ierrors},
-                                            {"oerrors", st.oerrors}, {"rx_nombuf", st.rx_nombuf}}}});
+                                            {"oerrors", st.oerrors}, {"rx_nombuf", st.rx_nombuf},
+                                            {"tx_refused", st.tx_refused}}}});
             }
             return json{{"ok", true}, {"links", links}};
         }

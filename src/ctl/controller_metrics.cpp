@@ -201,6 +201,11 @@ std::string Controller::metrics() const {
     p.family("xvs_port_rx_nombuf_total", "counter",
              "Receive failures for want of an mbuf (rx_nombuf).");
     for (size_t i = 0; i < ports_.size(); ++i) p.sample({{"port", ports_[i].name}}, st[i].rx_nombuf);
+    p.family("xvs_port_tx_refused_total", "counter",
+             "net_af_xdp: frames the kernel refused from the port's AF_XDP sockets as invalid "
+             "descriptors and sent nowhere (XDP_STATISTICS tx_invalid_descs); counted in "
+             "xvs_port_packets_total too.");
+    for (size_t i = 0; i < ports_.size(); ++i) p.sample({{"port", ports_[i].name}}, st[i].tx_refused);
     std::string out = p.take();
     if (metrics_extra_) out += metrics_extra_();
     if (sync_metrics_) out += sync_metrics_();

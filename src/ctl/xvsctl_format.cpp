@@ -113,7 +113,8 @@ Result<std::vector<LinkEntry>> decode_links(const json& reply) {
             e.stats = LinkStats{get_uint(s, "ipackets"), get_uint(s, "opackets"),
                                 get_uint(s, "ibytes"),   get_uint(s, "obytes"),
                                 get_uint(s, "imissed"),  get_uint(s, "ierrors"),
-                                get_uint(s, "oerrors"),  get_uint(s, "rx_nombuf")};
+                                get_uint(s, "oerrors"),  get_uint(s, "rx_nombuf"),
+                                get_uint(s, "tx_refused")};
             out.push_back(std::move(e));
         }
         return out;
@@ -206,8 +207,8 @@ std::string format_links(std::vector<LinkEntry> links, bool with_stats) {
         const LinkStats& s = l.stats;
         out += counter_block("RX", {"bytes", "packets", "errors", "missed", "nombuf"},
                              {s.ibytes, s.ipackets, s.ierrors, s.imissed, s.rx_nombuf});
-        out += counter_block("TX", {"bytes", "packets", "errors"},
-                             {s.obytes, s.opackets, s.oerrors});
+        out += counter_block("TX", {"bytes", "packets", "errors", "refused"},
+                             {s.obytes, s.opackets, s.oerrors, s.tx_refused});
     }
     return out;
 }

@@ -19,6 +19,7 @@ namespace xvs::ctl {
 struct LinkStats {
     uint64_t ipackets = 0, opackets = 0, ibytes = 0, obytes = 0;
     uint64_t imissed = 0, ierrors = 0, oerrors = 0, rx_nombuf = 0;
+    uint64_t tx_refused = 0;  // AF_XDP frames the kernel refused (port::PortStats)
 };
 
 struct LinkEntry {

@@ -6,12 +6,19 @@
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <array>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <linux/if_xdp.h>
 #include <vector>
 
 namespace xvs::port {
@@ -19,6 +26,10 @@ namespace xvs::port {
 namespace {
 
 std::string errtext(int rc) { return rte_strerror(rc < 0 ? -rc : rc); }
+
+// Each port's AF_XDP sockets (net_af_xdp: one per queue), set once by port_open_vdev on the
+// control thread before any reader starts.
+std::array<std::vector<int>, RTE_MAX_ETHPORTS> g_port_xsks;
 
 Result<PortInfo> port_setup(uint16_t id, const std::string& name, const PortParams& params,
                             rte_mempool* pool) {
@@ -100,7 +111,47 @@ Result<PortInfo> port_open_vdev(const std::string& devargs, const PortParams& pa
             return make_error("device '" + name + "' created but no ethdev port found");
         }
     }
-    return port_setup(id, name, params, pool);
+    const std::vector<int> before = xsk_sockets();
+    auto info = port_setup(id, name, params, pool);
+    if (info && id < g_port_xsks.size()) {
+        const std::vector<int> after = xsk_sockets();
+        g_port_xsks[id].clear();
+        std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
+                            std::back_inserter(g_port_xsks[id]));
+    }
+    return info;
+}
+
+Result<XskStatistics> xsk_statistics(int fd) {
+    xdp_statistics st{};
+    socklen_t len = sizeof st;
+    if (getsockopt(fd, SOL_XDP, XDP_STATISTICS, &st, &len) != 0)
+        return make_error("fd " + std::to_string(fd) + ": XDP_STATISTICS: " + std::strerror(errno));
+    XskStatistics out;
+    out.rx_dropped = st.rx_dropped;
+    out.rx_invalid_descs = st.rx_invalid_descs;
+    out.tx_invalid_descs = st.tx_invalid_descs;
+    out.rx_ring_full = st.rx_ring_full;
+    out.rx_fill_ring_empty_descs = st.rx_fill_ring_empty_descs;
+    out.tx_ring_empty_descs = st.tx_ring_empty_descs;
+    return out;
+}
+
+std::vector<int> xsk_sockets() {
+    std::vector<int> out;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+        const std::string name = entry.path().filename().string();
+        int fd = -1;
+        auto [p, err] = std::from_chars(name.data(), name.data() + name.size(), fd);
+        if (err != std::errc() || p != name.data() + name.size()) continue;
+        std::error_code lec;
+        if (std::filesystem::read_symlink(entry.path(), lec).string().rfind("socket:", 0) != 0)
+            continue;
+        if (xsk_statistics(fd)) out.push_back(fd);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 std::string devarg_value(const std::string& devargs, const std::string& key) {
@@ -195,8 +246,12 @@ uint16_t port_tx_burst(uint16_t port_id, uint16_t queue, rte_mbuf** pkts, uint16
 PortStats port_stats(uint16_t port_id) {
     rte_eth_stats s{};
     rte_eth_stats_get(port_id, &s);
-    return PortStats{s.ipackets, s.opackets, s.ibytes,  s.obytes,
-                     s.imissed,  s.ierrors,  s.oerrors, s.rx_nombuf};
+    PortStats out{s.ipackets, s.opackets, s.ibytes,  s.obytes,
+                  s.imissed,  s.ierrors,  s.oerrors, s.rx_nombuf};
+    if (port_id < g_port_xsks.size())
+        for (int fd : g_port_xsks[port_id])
+            if (auto x = xsk_statistics(fd)) out.tx_refused += x->tx_invalid_descs;
+    return out;
 }
 
 bool port_link_up(uint16_t port_id) {

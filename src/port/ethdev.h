@@ -84,8 +84,22 @@ uint16_t port_tx_burst(uint16_t port_id, uint16_t queue, rte_mbuf** pkts, uint16
 struct PortStats {
     uint64_t ipackets = 0, opackets = 0, ibytes = 0, obytes = 0;
     uint64_t imissed = 0, ierrors = 0, oerrors = 0, rx_nombuf = 0;
+    // net_af_xdp: frames the PMD handed to its AF_XDP sockets (and counted in opackets) that
+    // the kernel refused as invalid descriptors and sent nowhere (XDP_STATISTICS
+    // tx_invalid_descs, summed over the port's sockets). 0 for other devices.
+    uint64_t tx_refused = 0;
 };
 PortStats port_stats(uint16_t port_id);
+
+// The AF_XDP sockets of this process (file descriptors whose XDP_STATISTICS can be read),
+// ascending. port_open_vdev tells a port's own by the ones its setup added.
+std::vector<int> xsk_sockets();
+// The kernel's counters of one AF_XDP socket (getsockopt XDP_STATISTICS).
+struct XskStatistics {
+    uint64_t rx_dropped = 0, rx_invalid_descs = 0, tx_invalid_descs = 0;
+    uint64_t rx_ring_full = 0, rx_fill_ring_empty_descs = 0, tx_ring_empty_descs = 0;
+};
+Result<XskStatistics> xsk_statistics(int fd);
 bool port_link_up(uint16_t port_id);
 void port_stats_reset(uint16_t port_id);
 

@@ -307,11 +307,11 @@ const char* kLinks = R"({"ok":true,"links":[
   {"name":"lan0","dev":"net_af_xdp1,iface=lb-lan","mac":"02:00:00:00:00:02","mtu":9000,
    "port_id":1,"up":false,
    "stats":{"ipackets":5,"opackets":0,"ibytes":300,"obytes":0,"imissed":0,"ierrors":0,
-            "oerrors":0,"rx_nombuf":0}},
+            "oerrors":0,"rx_nombuf":0,"tx_refused":0}},
   {"name":"wan0","dev":"net_af_xdp0,iface=lb-wan","mac":"02:00:00:00:00:01","mtu":1500,
    "port_id":0,"up":true,
    "stats":{"ipackets":1234567,"opackets":1200000,"ibytes":98765432100,"obytes":87654321,
-            "imissed":12,"ierrors":3,"oerrors":1,"rx_nombuf":7}}]})";
+            "imissed":12,"ierrors":3,"oerrors":1,"rx_nombuf":7,"tx_refused":2}}]})";
 
 TEST(Xvsctl, LinkShow) {
     RunResult r = run_expecting({"link", "show"}, R"({"cmd":"link_show"})", kLinks);
@@ -329,14 +329,14 @@ TEST(Xvsctl, LinkShowStats) {
               "    link/ether 02:00:00:00:00:01\n"
               "    RX:       bytes packets errors missed nombuf\n"
               "        98765432100 1234567      3     12      7\n"
-              "    TX:    bytes packets errors\n"
-              "        87654321 1200000      1\n"
+              "    TX:    bytes packets errors refused\n"
+              "        87654321 1200000      1       2\n"
               "1: lan0: <NO-CARRIER> mtu 9000 dev net_af_xdp1,iface=lb-lan\n"
               "    link/ether 02:00:00:00:00:02\n"
               "    RX: bytes packets errors missed nombuf\n"
               "          300       5      0      0      0\n"
-              "    TX: bytes packets errors\n"
-              "            0       0      0\n");
+              "    TX: bytes packets errors refused\n"
+              "            0       0      0       0\n");
 }
 
 TEST(Xvsctl, AddrShow) {

@@ -37,8 +37,7 @@ bool source_own(const StackView& view, const net::InetAddr& saddr);
 // frees pkt if it is still set). A fragment goes to reassembly: pkt becomes the reassembled
 // datagram, or nullptr (held or dropped). Inline (it runs for every received IPv4 packet): as
 // a call, its register saves cost ~17 instructions a packet.
-[[gnu::always_inline]] inline bool ipv4_validate(StackContext& ctx, rte_mbuf*& pkt,
-                                                 Ipv4View& out) {
+[[gnu::always_inline]] inline bool ipv4_validate(StackContext& ctx, rte_mbuf*& pkt, Ipv4View& out) {
     const uint32_t frame = rte_pktmbuf_data_len(pkt);
     if (frame < sizeof(net::EtherHdr) + sizeof(net::Ipv4Hdr)) {
         drop(ctx, pkt, Counter::drop_frame_truncated);

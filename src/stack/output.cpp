@@ -124,9 +124,8 @@ void ip_output_slow(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr
             const uint16_t table_gen = ctx.neigh->generation();
             const uint16_t slot = ref.cache->slot[static_cast<unsigned>(ref.dir)];
             NeighLink link;
-            if (ref.cache->gen == nh_cache_gen(table_gen, ctx.nh_epoch) &&
-                slot != NhCache::kNone && ctx.neigh->read(slot, table_gen, link) &&
-                link.sendable()) {
+            if (ref.cache->gen == nh_cache_gen(table_gen, ctx.nh_epoch) && slot != NhCache::kNone &&
+                ctx.neigh->read(slot, table_gen, link) && link.sendable()) {
                 ctx.neigh->touch(slot, ctx.now_ms);
                 ctx.counters.inc(Counter::nh_cache_hits);
                 ether_send_resolved(ctx, pkt, link.port, link.mac);

@@ -329,8 +329,16 @@ void lb_handle(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     if (!lb_fast(w, lp, ref)) lb_slow(w, lp, ref);
 }
 
+template <class Af>
+void lb_handle_burst(WorkerCtx& w, LbPacket<Af>* lbp, const ConnRef* refs, unsigned n) {
+    for (unsigned i = 0; i < n; ++i)
+        if (!lb_fast(w, lbp[i], refs[i])) lb_slow(w, lbp[i], refs[i]);
+}
+
 template void lb_handle<net::Af4>(WorkerCtx&, LbPacket4&, ConnRef);
 template void lb_handle<net::Af6>(WorkerCtx&, LbPacket6&, ConnRef);
+template void lb_handle_burst<net::Af4>(WorkerCtx&, LbPacket4*, const ConnRef*, unsigned);
+template void lb_handle_burst<net::Af6>(WorkerCtx&, LbPacket6*, const ConnRef*, unsigned);
 
 // A saved client packet (the SYN proxy keeps its TCP offset in l2_len + l3_len) goes through
 // lb_handle again, in the client's family.

@@ -452,9 +452,12 @@ void Worker::handle_all(LbPacket<Af>* lbp, unsigned n) {
     if (n == 0 || n > kMaxBurst) return;  // (never: tells GCC keys[0..n) is written)
     for (unsigned i = 0; i < n; ++i) keys[i] = &lbp[i].key;
     ctx_.conns->lookup_bulk(keys, n, refs);
-    const bool hand_over = ctx_.redirect && !redirected_;
+    if (!ctx_.redirect || redirected_) {
+        lb_handle_burst(ctx_, lbp, refs, n);
+        return;
+    }
     for (unsigned i = 0; i < n; ++i) {
-        if (hand_over && !refs[i].conn) {
+        if (!refs[i].conn) {
             const unsigned owner = owner_of(lbp[i]);
             if (owner != ctx_.id) {
                 redirect_stage(owner, lbp[i].port, lbp[i].pkt, lbp[i].tunneled);

@@ -23,8 +23,8 @@ namespace {
 // TCP/UDP/ICMP-echo header bounds; the drop reason when they do not hold. icmp_proto is the
 // family's ICMP (echo request/reply are the types lb maps, for SNAT ping).
 template <class Af>
-bool l4_valid(uint8_t proto, const uint8_t* l4, uint16_t l4_len, uint8_t& tcp_flags,
-              Counter& reason) {
+[[gnu::always_inline]] inline bool l4_valid(uint8_t proto, const uint8_t* l4, uint16_t l4_len,
+                                            uint8_t& tcp_flags, Counter& reason) {
     switch (proto) {
         case net::kIpProtoTcp: {
             const auto* tcp = reinterpret_cast<const net::TcpHdr*>(l4);
@@ -112,8 +112,13 @@ void tunnel_strip(rte_mbuf* m, size_t outer) {
     m->ol_flags &= ~(RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
 }
 
-bool ip4_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af4>& meta,
-               bool tunneled = false) {
+bool ip4_tunnel_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af4>& meta,
+                      size_t outer);
+
+// Inlined into eth_input (and with it into the worker's burst loop): no call and register
+// saves per packet here. The tunnel's inner packet comes back through ip4_tunnel_input.
+[[gnu::always_inline]] inline bool ip4_input(StackContext& ctx, uint8_t port, rte_mbuf* m,
+                                             PktMeta<net::Af4>& meta, bool tunneled) {
     Ipv4View v;
     if (!ipv4_validate(ctx, m, v)) {
         if (m) rte_pktmbuf_free(m);  // nullptr: a fragment, held or dropped by reassembly
@@ -125,11 +130,8 @@ bool ip4_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af4>& 
     const auto l3_len = static_cast<size_t>(v.l4 - reinterpret_cast<uint8_t*>(v.ip));
     if (const size_t outer = tunneled ? 0
                                       : tunnel_outer_len<net::Af4>(*ctx.view, own, v.ip->protocol,
-                                                                   v.l4, v.l4_len, l3_len)) {
-        ctx.counters.inc(Counter::tunnel_decap);
-        tunnel_strip(m, outer);
-        return ip4_input(ctx, port, m, meta, true);
-    }
+                                                                   v.l4, v.l4_len, l3_len))
+        return ip4_tunnel_input(ctx, port, m, meta, outer);
     // ICMP errors (destination unreachable, time exceeded) may concern a conn whatever their
     // destination: to a VIP or LIP from either side, or to a client behind us (NAT). lb
     // matches them by the packet they quote; an echo for an own address is answered here.
@@ -159,6 +161,15 @@ bool ip4_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af4>& 
     // of inside hosts' connections there; without a conn lb drops it (drop_to_director).
     fill(meta, m, v.ip, v.l4, v.l4_len, port, v.ip->protocol, flags, own, related, tunneled);
     return true;
+}
+
+// A NatTun tunnel packet: its outer header goes, and the inner packet is classified as having
+// come in the tunnel. Out of line: rare, and it keeps ip4_input from calling itself.
+[[gnu::noinline]] bool ip4_tunnel_input(StackContext& ctx, uint8_t port, rte_mbuf* m,
+                                        PktMeta<net::Af4>& meta, size_t outer) {
+    ctx.counters.inc(Counter::tunnel_decap);
+    tunnel_strip(m, outer);
+    return ip4_input(ctx, port, m, meta, true);
 }
 
 // The same classification for IPv6, plus neighbour discovery.

@@ -73,13 +73,6 @@ void ether_send(StackContext& ctx, rte_mbuf* pkt, uint8_t port, const net::MacAd
 
 namespace {
 
-// The generation a conn's next-hop cache is compared with: the table's, plus this worker's
-// snapshot epoch. Never 0 (an empty cache).
-uint16_t cache_gen(uint16_t table_gen, uint16_t epoch) {
-    const auto g = static_cast<uint16_t>(table_gen + epoch);
-    return g ? g : 1;
-}
-
 void nh_remember(NhRef ref, uint16_t gen, uint16_t slot) {
     if (!ref.cache) return;
     NhCache& c = *ref.cache;
@@ -99,7 +92,7 @@ void reader_output(StackContext& ctx, rte_mbuf* pkt, const NextHop& nh, NhRef re
     uint16_t slot = 0, gen = 0;
     if (ctx.neigh->lookup(nh.addr, link, slot, gen) && link.sendable() && link.port == nh.port) {
         ctx.neigh->touch(slot, ctx.now_ms);
-        if (gen) nh_remember(ref, cache_gen(gen, ctx.nh_epoch), slot);
+        if (gen) nh_remember(ref, nh_cache_gen(gen, ctx.nh_epoch), slot);
         ether_send(ctx, pkt, nh.port, link.mac);
         return;
     }
@@ -123,27 +116,20 @@ void reader_output(StackContext& ctx, rte_mbuf* pkt, const NextHop& nh, NhRef re
 }  // namespace
 
 template <class Af>
-void ip_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhRef ref) {
+void ip_output_slow(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhRef ref) {
     if (ref.cache) {
-        const uint16_t table_gen = ctx.neigh->generation();
-        const uint16_t slot = ref.cache->slot[static_cast<unsigned>(ref.dir)];
-        if (ref.cache->gen == cache_gen(table_gen, ctx.nh_epoch) && slot != NhCache::kNone) {
-            if (ctx.neigh_owner) {
-                NeighEntry& e = ctx.neigh->slot(slot);
-                if (e.state == NeighState::Reachable || e.state == NeighState::Static) {
-                    e.used_ms = ctx.now_ms;
-                    ctx.counters.inc(Counter::nh_cache_hits);
-                    ether_send(ctx, pkt, e.port, e.mac);
-                    return;
-                }
-            } else {
-                NeighLink link;
-                if (ctx.neigh->read(slot, table_gen, link) && link.sendable()) {
-                    ctx.neigh->touch(slot, ctx.now_ms);
-                    ctx.counters.inc(Counter::nh_cache_hits);
-                    ether_send(ctx, pkt, link.port, link.mac);
-                    return;
-                }
+        if (ctx.neigh_owner) {
+            if (nh_owner_send(ctx, pkt, ref)) return;
+        } else {
+            const uint16_t table_gen = ctx.neigh->generation();
+            const uint16_t slot = ref.cache->slot[static_cast<unsigned>(ref.dir)];
+            NeighLink link;
+            if (ref.cache->gen == nh_cache_gen(table_gen, ctx.nh_epoch) && slot != NhCache::kNone &&
+                ctx.neigh->read(slot, table_gen, link) && link.sendable()) {
+                ctx.neigh->touch(slot, ctx.now_ms);
+                ctx.counters.inc(Counter::nh_cache_hits);
+                ether_send_resolved(ctx, pkt, link.port, link.mac);
+                return;
             }
         }
     }
@@ -154,7 +140,7 @@ bool nh_cached(StackContext& ctx, const NhCache& cache, NhDir dir, uint8_t* port
                net::MacAddr* mac) {
     const uint16_t table_gen = ctx.neigh->generation();
     const uint16_t slot = cache.slot[static_cast<unsigned>(dir)];
-    if (cache.gen != cache_gen(table_gen, ctx.nh_epoch) || slot == NhCache::kNone) return false;
+    if (cache.gen != nh_cache_gen(table_gen, ctx.nh_epoch) || slot == NhCache::kNone) return false;
     if (ctx.neigh_owner) {
         NeighEntry& e = ctx.neigh->slot(slot);
         if (e.state != NeighState::Reachable && e.state != NeighState::Static) return false;
@@ -190,7 +176,7 @@ void neigh_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& addr, u
             case NeighState::Reachable:
             case NeighState::Static:
                 e->used_ms = ctx.now_ms;
-                nh_remember(ref, cache_gen(neigh.generation(), ctx.nh_epoch), neigh.index_of(e));
+                nh_remember(ref, nh_cache_gen(neigh.generation(), ctx.nh_epoch), neigh.index_of(e));
                 ether_send(ctx, pkt, port, e->mac);
                 return;
             case NeighState::Stale:
@@ -235,8 +221,8 @@ void neigh_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& addr, u
     }
 }
 
-template void ip_output<net::Af4>(StackContext&, rte_mbuf*, const net::InetAddr&, NhRef);
-template void ip_output<net::Af6>(StackContext&, rte_mbuf*, const net::InetAddr&, NhRef);
+template void ip_output_slow<net::Af4>(StackContext&, rte_mbuf*, const net::InetAddr&, NhRef);
+template void ip_output_slow<net::Af6>(StackContext&, rte_mbuf*, const net::InetAddr&, NhRef);
 
 void neigh_drop_all_pending(StackContext& ctx) {
     if (!ctx.neigh_owner || !ctx.neigh) return;  // only the owner queues

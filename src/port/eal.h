@@ -47,7 +47,8 @@ Result<rte_mempool*> mbuf_pool_create(const std::string& name, unsigned n_mbufs,
 // as invalid TX descriptors (and their fill-ring entries), and a TCP flow whose mbufs came
 // from there stopped for good. So these objects are exactly kUmemObjectBytes, a divisor of
 // every page size, with no spreading pad: they lie end to end and never cross a page.
-// Error: the pool's memory came in pieces, so some mbufs are still outside the span (counted).
+// Error: this DPDK cannot make such objects, the EAL has not the memory, or (checked at the
+// end) some mbuf still lies outside the span (counted).
 inline constexpr uint32_t kUmemObjectBytes = 4096;
 Result<rte_mempool*> umem_pool_create(const std::string& name, unsigned n_mbufs,
                                       unsigned cache_size = 256);

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <array>
 #include <charconv>
 #include <cstdio>
@@ -18,7 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <linux/if_xdp.h>
 #include <vector>
 
 namespace xvs::port {
@@ -122,19 +120,12 @@ Result<PortInfo> port_open_vdev(const std::string& devargs, const PortParams& pa
     return info;
 }
 
-Result<XskStatistics> xsk_statistics(int fd) {
+Result<xdp_statistics> xsk_statistics(int fd) {
     xdp_statistics st{};
     socklen_t len = sizeof st;
     if (getsockopt(fd, SOL_XDP, XDP_STATISTICS, &st, &len) != 0)
         return make_error("fd " + std::to_string(fd) + ": XDP_STATISTICS: " + std::strerror(errno));
-    XskStatistics out;
-    out.rx_dropped = st.rx_dropped;
-    out.rx_invalid_descs = st.rx_invalid_descs;
-    out.tx_invalid_descs = st.tx_invalid_descs;
-    out.rx_ring_full = st.rx_ring_full;
-    out.rx_fill_ring_empty_descs = st.rx_fill_ring_empty_descs;
-    out.tx_ring_empty_descs = st.tx_ring_empty_descs;
-    return out;
+    return st;
 }
 
 std::vector<int> xsk_sockets() {

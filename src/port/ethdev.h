@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <linux/if_xdp.h>
+
 #include "common/result.h"
 #include "net/headers.h"
 
@@ -94,12 +96,9 @@ PortStats port_stats(uint16_t port_id);
 // The AF_XDP sockets of this process (file descriptors whose XDP_STATISTICS can be read),
 // ascending. port_open_vdev tells a port's own by the ones its setup added.
 std::vector<int> xsk_sockets();
-// The kernel's counters of one AF_XDP socket (getsockopt XDP_STATISTICS).
-struct XskStatistics {
-    uint64_t rx_dropped = 0, rx_invalid_descs = 0, tx_invalid_descs = 0;
-    uint64_t rx_ring_full = 0, rx_fill_ring_empty_descs = 0, tx_ring_empty_descs = 0;
-};
-Result<XskStatistics> xsk_statistics(int fd);
+// The kernel's counters of one AF_XDP socket (getsockopt XDP_STATISTICS), as the uapi
+// struct gives them.
+Result<xdp_statistics> xsk_statistics(int fd);
 bool port_link_up(uint16_t port_id);
 void port_stats_reset(uint16_t port_id);
 

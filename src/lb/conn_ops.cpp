@@ -206,6 +206,27 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& service, ui
     auto free_lport = [&] {
         if (laddr && mode != FwdMode::NatTun) laddr->workers[wid].pool->free(lport);
     };
+    // The outbound tuple daddr:dport -> laddr:lport (Conn's fields, in network order).
+    net::InetAddr out_laddr = lp.key.saddr;
+    uint16_t out_lport = lp.key.sport;
+    if (laddr && mode != FwdMode::NatTun) {
+        out_laddr = laddr->addr;
+        out_lport = net::hton16(lport);
+    }  // else no local address (or NatTun's, outer only): the tuple ends at the client itself
+    net::InetAddr out_daddr = dest->addr;
+    // Port 0: the packet's own (firewall-mark and port-0 services, as IPVS).
+    uint16_t out_dport = dest->port ? net::hton16(dest->port) : lp.key.dport;
+    if (mode == FwdMode::Snat) {
+        // The flow goes on to where the inside host sent it; the dest is the WAN address.
+        // ICMP echo: the reply carries the mapped identifier in both key positions.
+        out_daddr = lp.key.daddr;
+        out_dport = lp.proto == Af::icmp_proto ? out_lport : lp.key.dport;
+    }
+    // Its buckets are a cache miss in a large table: fetched from here, while the conn is
+    // filled in and its inbound tuple inserted (whose buckets lookup_bulk fetched).
+    ConnTable::Hash out_hash{};
+    if (traits.inserts_out_tuple)
+        out_hash = w.conns->hash_prefetch(conn_key(lp.proto, out_daddr, out_laddr, out_dport, out_lport));
     Conn* c = w.conns->alloc();
     if (!c) {
         free_lport();
@@ -221,33 +242,20 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& service, ui
     c->vaddr = lp.key.daddr;
     c->cport = lp.key.sport;
     c->vport = lp.key.dport;
-    if (laddr && mode != FwdMode::NatTun) {
-        c->laddr_ip = laddr->addr;
-        c->lport = net::hton16(lport);
-    } else {
-        // No local address (or NatTun's, outer only): the outbound tuple (NAT's; DR and TUN
-        // insert none) ends at the client itself.
-        c->laddr_ip = lp.key.saddr;
-        c->lport = lp.key.sport;
-    }
-    c->daddr = dest->addr;
-    // Port 0: the packet's own (firewall-mark and port-0 services, as IPVS).
-    c->dport = dest->port ? net::hton16(dest->port) : lp.key.dport;
+    c->laddr_ip = out_laddr;
+    c->lport = out_lport;
+    c->daddr = out_daddr;
+    c->dport = out_dport;
     if ((mode == FwdMode::Tun || mode == FwdMode::NatTun) &&
         dest->tun_type.load(std::memory_order_relaxed) == TunType::Gue)
         c->flags |= kConnTunGue;  // the GUE port is the dest's, read per packet as IPVS does
     if (mode == FwdMode::NatTun) w.feat_of(c).nattun_mtu = 0;  // no path MTU learnt yet
-    if (mode == FwdMode::Snat) {
-        // The flow goes on to where the inside host sent it; the dest is the WAN address.
-        // ICMP echo: the reply carries the mapped identifier in both key positions.
-        c->daddr = lp.key.daddr;
-        c->dport = lp.proto == Af::icmp_proto ? c->lport : lp.key.dport;
-    } else {
+    if (mode != FwdMode::Snat) {
         // daddr is the dest's address, so its route and neighbour are those the previous
         // conn to the dest found (DestWorkerStats::nh, generation-checked like any cache).
         c->nh = dest->stats[wid].nh;
     }
-    if (!w.conns->insert(c, miss)) {
+    if (!w.conns->insert(c, miss, traits.inserts_out_tuple ? &out_hash : nullptr)) {
         w.conns->release(c);
         free_lport();
         drop(w.stack, lp.pkt, Counter::drop_conn_table_full);

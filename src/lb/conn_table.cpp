@@ -161,6 +161,10 @@ void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* ref
             const char* c = reinterpret_cast<const char*>(&pool_[cand[i] >> 1]);
             rte_prefetch0(c);  // a Conn may straddle two cache lines
             rte_prefetch0(c + sizeof(Conn) - 1);
+        } else {
+            // No candidate in the first bucket: stage 3 searches the second (a new flow's
+            // first packet, or an entry placed there when the first was full).
+            rte_prefetch0(&buckets_[h[i].b2]);
         }
     }
     // Stage 3: verify. Without a signature match in the first bucket (a miss, or an entry in
@@ -236,7 +240,14 @@ void ConnTable::erase(const ConnKey& key, uint32_t ref) {
     }
 }
 
-bool ConnTable::insert(Conn* conn, const ConnRef& in_miss) {
+ConnTable::Hash ConnTable::hash_prefetch(const ConnKey& key) const {
+    const Hash h = hash(key);
+    rte_prefetch0(&buckets_[h.b1]);
+    rte_prefetch0(&buckets_[h.b2]);
+    return h;
+}
+
+bool ConnTable::insert(Conn* conn, const ConnRef& in_miss, const Hash* out_hash) {
     const uint32_t idx = static_cast<uint32_t>(conn - pool_);
     const uint32_t in_ref = idx << 1 | uint32_t(ConnDir::In);
     const uint32_t out_ref = idx << 1 | uint32_t(ConnDir::Out);
@@ -254,7 +265,7 @@ bool ConnTable::insert(Conn* conn, const ConnRef& in_miss) {
     if (!add(in_hash, in_ref)) return false;
     // A persistence template has only its one key.
     const bool out = xmit_traits(conn->mode).inserts_out_tuple && !conn_is_template(*conn);
-    if (out && !add(hash(out_key(*conn)), out_ref)) {
+    if (out && !add(out_hash ? *out_hash : hash(out_key(*conn)), out_ref)) {
         erase(in_key(*conn), in_ref);
         return false;
     }

@@ -49,12 +49,22 @@ public:
     Conn* alloc();             // nullptr when the pool is exhausted
     void release(Conn* conn);  // back to the pool (remove() it first)
 
+    // A tuple's two candidate buckets and its signature.
+    struct Hash {
+        uint32_t b1, b2, sig;
+    };
+    // Hashes a tuple about to be inserted and starts fetching its buckets: for insert's
+    // `out_hash`, taken early enough that they arrive while the caller does other work.
+    Hash hash_prefetch(const ConnKey& key) const;
+
     // Inserts the inbound tuple of conn and, when its mode has one (XmitTraits::inserts_out_tuple),
     // the outbound tuple (from its address/port fields). False if a bucket pair is
     // full; then nothing stays inserted. `in_miss`: the last lookup_bulk's miss of the conn's
     // inbound tuple (a new flow's first packet), whose hash that call kept, so the tuple is
     // not hashed again; any other ref (default: none) and the tuple is hashed here.
-    bool insert(Conn* conn, const ConnRef& in_miss = ConnRef{});
+    // `out_hash`: the outbound tuple's hash_prefetch (conn_create takes it before it fills the
+    // conn in); null: the tuple is hashed here.
+    bool insert(Conn* conn, const ConnRef& in_miss = ConnRef{}, const Hash* out_hash = nullptr);
     void remove(Conn* conn);
 
     ConnRef lookup(const ConnKey& key) const;
@@ -102,9 +112,6 @@ private:
     static_assert(sizeof(Bucket) == 64);
     static constexpr uint32_t kEmpty = UINT32_MAX;
 
-    struct Hash {
-        uint32_t b1, b2, sig;
-    };
     Hash hash(const ConnKey& key) const;
     bool matches(uint32_t ref, const ConnKey& key) const;
     ConnRef to_ref(uint32_t ref) const {

@@ -376,6 +376,15 @@ void conn_timer(WorkerCtx& w, TimerNode* node, uint64_t now) {
     }
 }
 
+void conn_settle(WorkerCtx& w) {
+    Conn* failed[ConnTable::kMaxUnsettled];
+    const unsigned n = w.conns->settle(failed);
+    for (unsigned i = 0; i < n; ++i) {
+        w.stack.counters.inc(Counter::conn_out_tuple_full);
+        conn_expire(w, failed[i]);
+    }
+}
+
 void conn_expire(WorkerCtx& w, Conn* c) {
     if (conn_is_template(*c)) return persist_expire(w, c);
     const unsigned wid = w.id;

@@ -59,10 +59,16 @@ const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t
 // (reschedule_refused): the scheduler passes it over when it can (a persistence template
 // still names it), and the new conn is marked ConnResched::Again. `miss`: the packet's ref
 // from the burst's lookup_bulk (a miss: the table inserts the inbound tuple with the hash that
-// call kept), or any other ref (the tuple is hashed again).
+// call kept), or any other ref (the tuple is hashed again). The outbound tuple is queued
+// (ConnTable::insert's out_hash): the caller runs conn_settle before any packet of the burst
+// leaves the worker.
 template <class Af>
 Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& view, uint32_t mark,
                   const ConnRef& miss, Dest* refused = nullptr);
+// Adds the outbound tuples conn_create queued (ConnTable::settle). A conn whose tuple found
+// both buckets full is ended at once (counted in conn_out_tuple_full; its first packet has gone,
+// so the RS's answer finds no conn and is dropped as such).
+void conn_settle(WorkerCtx& w);
 // Whether the RS's RST answering conn c's SYN may be held back for a reschedule
 // (Snapshot::reschedule_refused): FULLNAT or NAT, no SYN proxy, not rescheduled already, and
 // its service, not persistent, has another dest with a weight. Called only on that rare RST.

@@ -265,19 +265,39 @@ bool ConnTable::insert(Conn* conn, const ConnRef& in_miss, const Hash* out_hash)
     if (!add(in_hash, in_ref)) return false;
     // A persistence template has only its one key.
     const bool out = xmit_traits(conn->mode).inserts_out_tuple && !conn_is_template(*conn);
-    if (out && !add(out_hash ? *out_hash : hash(out_key(*conn)), out_ref)) {
+    if (!out) return true;
+    if (out_hash && n_unsettled_ < kMaxUnsettled) {
+        unsettled_[n_unsettled_++] = Unsettled{out_ref, *out_hash};
+        return true;
+    }
+    if (!add(out_hash ? *out_hash : hash(out_key(*conn)), out_ref)) {
         erase(in_key(*conn), in_ref);
         return false;
     }
     return true;
 }
 
+unsigned ConnTable::settle(Conn** failed) {
+    unsigned n = 0;
+    for (unsigned i = 0; i < n_unsettled_; ++i)
+        if (!add(unsettled_[i].h, unsettled_[i].ref)) failed[n++] = &pool_[unsettled_[i].ref >> 1];
+    n_unsettled_ = 0;
+    return n;
+}
+
 void ConnTable::remove(Conn* conn) {
     const uint32_t idx = static_cast<uint32_t>(conn - pool_);
     erase(in_key(*conn), idx << 1 | uint32_t(ConnDir::In));
     // mode is fixed for the conn's life
-    if (xmit_traits(conn->mode).inserts_out_tuple && !conn_is_template(*conn))
-        erase(out_key(*conn), idx << 1 | uint32_t(ConnDir::Out));
+    if (!xmit_traits(conn->mode).inserts_out_tuple || conn_is_template(*conn)) return;
+    const uint32_t out_ref = idx << 1 | uint32_t(ConnDir::Out);
+    for (unsigned i = 0; i < n_unsettled_; ++i) {
+        if (unsettled_[i].ref == out_ref) {  // still queued: it never reached a bucket
+            unsettled_[i] = unsettled_[--n_unsettled_];
+            return;
+        }
+    }
+    erase(out_key(*conn), out_ref);
 }
 
 }  // namespace xvs::lb

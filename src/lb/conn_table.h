@@ -62,10 +62,22 @@ public:
     // full; then nothing stays inserted. `in_miss`: the last lookup_bulk's miss of the conn's
     // inbound tuple (a new flow's first packet), whose hash that call kept, so the tuple is
     // not hashed again; any other ref (default: none) and the tuple is hashed here.
-    // `out_hash`: the outbound tuple's hash_prefetch (conn_create takes it before it fills the
-    // conn in); null: the tuple is hashed here.
+    // `out_hash`: the outbound tuple's hash_prefetch, and the tuple is queued rather than
+    // added: settle() adds it once the burst's other packets are handled, by when its buckets
+    // have arrived (a new conn's out-tuple insert is otherwise a cache miss in a large table).
+    // Only a conn whose first packet has not left yet may defer: no reply can come before
+    // settle(). Added at once when the queue is full. Null: the tuple is hashed and added here.
     bool insert(Conn* conn, const ConnRef& in_miss = ConnRef{}, const Hash* out_hash = nullptr);
+    // Removes both tuples (or cancels a queued one).
     void remove(Conn* conn);
+
+    static constexpr unsigned kMaxUnsettled = kMaxBulk;
+    // Whether insert queued outbound tuples that settle() has not added yet.
+    bool unsettled() const { return n_unsettled_ != 0; }
+    // Adds the queued outbound tuples. Returns how many found both buckets full; those conns
+    // are written to failed[0..n) (room for kMaxUnsettled) and have their inbound tuple only:
+    // the caller ends them.
+    unsigned settle(Conn** failed);
 
     ConnRef lookup(const ConnKey& key) const;
     // Looks up n (<= kMaxBulk) keys in stages (hash+prefetch buckets, match signatures and
@@ -143,6 +155,14 @@ private:
     static uint64_t recent_bit(uint32_t sig) { return uint64_t{1} << (sig & 63); }
     uint64_t recent_[kRecentWords] = {};
     uint64_t adds_at_bulk_ = 0;  // adds_ at the last lookup_bulk
+    // Outbound tuples queued by insert for settle(): the ref to add (conn index << 1 | Out)
+    // and the tuple's hash.
+    struct Unsettled {
+        uint32_t ref;
+        Hash h;
+    };
+    Unsettled unsettled_[kMaxUnsettled];
+    unsigned n_unsettled_ = 0;
     // The hashes of the last lookup_bulk's misses, by their place in it (ConnRef::bulk_index);
     // other places hold older hashes, which insert tells apart by the signature.
     Hash miss_hash_[kMaxBulk] = {};

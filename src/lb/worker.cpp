@@ -454,18 +454,21 @@ void Worker::handle_all(LbPacket<Af>* lbp, unsigned n) {
     ctx_.conns->lookup_bulk(keys, n, refs);
     if (!ctx_.redirect || redirected_) {
         lb_handle_burst(ctx_, lbp, refs, n);
-        return;
-    }
-    for (unsigned i = 0; i < n; ++i) {
-        if (!refs[i].conn) {
-            const unsigned owner = owner_of(lbp[i]);
-            if (owner != ctx_.id) {
-                redirect_stage(owner, lbp[i].port, lbp[i].pkt, lbp[i].tunneled);
-                continue;
+    } else {
+        for (unsigned i = 0; i < n; ++i) {
+            if (!refs[i].conn) {
+                const unsigned owner = owner_of(lbp[i]);
+                if (owner != ctx_.id) {
+                    redirect_stage(owner, lbp[i].port, lbp[i].pkt, lbp[i].tunneled);
+                    continue;
+                }
             }
+            lb_handle(ctx_, lbp[i], refs[i]);
         }
-        lb_handle(ctx_, lbp[i], refs[i]);
     }
+    // New conns' outbound tuples, queued by conn_create: their buckets were fetched meanwhile.
+    // A reply to a packet of this burst can only be received after this function returns.
+    if (ctx_.conns->unsettled()) conn_settle(ctx_);
 }
 
 void Worker::process_burst(uint8_t port, rte_mbuf** pkts, uint16_t count) {

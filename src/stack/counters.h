@@ -38,6 +38,8 @@ namespace xvs::stack {
     X(nat64_mss_clamped, false, "FNAT64: real server SYN-ACK MSS lowered by 20 for IPv6")          \
     X(conns_created, false, "connections created")                                                 \
     X(conns_expired, false, "connections expired")                                                 \
+    X(conn_out_tuple_full, false,                                                                  \
+      "conns ended after their first packet: the reply tuple found both hash buckets full")         \
     X(xdp_offloaded, false, "conns handed to the XDP fast path (lb/offload.h)")                    \
     X(xdp_taken_back, false, "conns taken back from the XDP fast path (state, expiry, next hop)")  \
     X(xdp_offload_failed, false, "hand-overs to the XDP fast path refused (map full, bpf error)")   \

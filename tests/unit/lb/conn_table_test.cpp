@@ -8,6 +8,7 @@
 #include <set>
 #include <random>
 #include <tuple>
+#include <vector>
 
 #include "lb/xmit/xmit.h"
 
@@ -185,6 +186,56 @@ TEST(ConnTable, ModeWithoutOutTupleInsertsInboundOnly) {
     ASSERT_TRUE((*t)->insert(f));
     EXPECT_EQ((*t)->lookup(key_out(*f)).conn, f);
     EXPECT_EQ((*t)->lookup(key_out(*f)).dir, ConnDir::Out);
+}
+
+// An outbound tuple inserted with its hash_prefetch is queued: found only after settle(); a
+// conn removed before settle() takes its queued tuple with it.
+TEST(ConnTable, DeferredOutTupleAppearsAtSettle) {
+    auto t = ConnTable::create("t6", 16);
+    ASSERT_TRUE(t.ok()) << t.error();
+    ConnTable& tab = **t;
+    Conn* a = make(tab, 0x0201010a, 1234, 5000);
+    Conn* b = make(tab, 0x0301010a, 1234, 5001);
+    const ConnTable::Hash ha = tab.hash_prefetch(key_out(*a));
+    const ConnTable::Hash hb = tab.hash_prefetch(key_out(*b));
+    ASSERT_TRUE(tab.insert(a, ConnRef{}, &ha));
+    ASSERT_TRUE(tab.insert(b, ConnRef{}, &hb));
+    EXPECT_TRUE(tab.unsettled());
+    EXPECT_EQ(tab.lookup(key_in(*a)).conn, a);  // the inbound tuple is in at once
+    EXPECT_EQ(tab.lookup(key_out(*a)).conn, nullptr);
+    const ConnKey b_out = key_out(*b);
+    tab.remove(b);
+    tab.release(b);
+    Conn* failed[ConnTable::kMaxUnsettled];
+    EXPECT_EQ(tab.settle(failed), 0u);
+    EXPECT_FALSE(tab.unsettled());
+    const ConnRef out = tab.lookup(key_out(*a));
+    EXPECT_EQ(out.conn, a);
+    EXPECT_EQ(out.dir, ConnDir::Out);
+    EXPECT_EQ(tab.lookup(b_out).conn, nullptr);
+    // Removed after settle(): both tuples go, as for an immediate insert.
+    tab.remove(a);
+    EXPECT_EQ(tab.lookup(key_out(*a)).conn, nullptr);
+    EXPECT_EQ(tab.lookup(key_in(*a)).conn, nullptr);
+}
+
+// More new conns than the queue holds: the tuples past it are added at once.
+TEST(ConnTable, DeferredOutTupleQueueFullAddsAtOnce) {
+    auto t = ConnTable::create("t7", 256);
+    ASSERT_TRUE(t.ok()) << t.error();
+    ConnTable& tab = **t;
+    std::vector<Conn*> conns;
+    for (uint32_t i = 0; i < ConnTable::kMaxUnsettled + 3; ++i) {
+        Conn* c = make(tab, 0x0a000000u + i, 1000, static_cast<uint16_t>(2000 + i));
+        const ConnTable::Hash h = tab.hash_prefetch(key_out(*c));
+        ASSERT_TRUE(tab.insert(c, ConnRef{}, &h));
+        conns.push_back(c);
+    }
+    for (uint32_t i = 0; i < conns.size(); ++i)
+        EXPECT_EQ(tab.lookup(key_out(*conns[i])).conn != nullptr, i >= ConnTable::kMaxUnsettled) << i;
+    Conn* failed[ConnTable::kMaxUnsettled];
+    EXPECT_EQ(tab.settle(failed), 0u);
+    for (Conn* c : conns) EXPECT_EQ(tab.lookup(key_out(*c)).conn, c);
 }
 
 TEST(ConnTable, RemoveAndReuse) {

@@ -238,6 +238,29 @@ TEST(ConnTable, DeferredOutTupleQueueFullAddsAtOnce) {
     for (Conn* c : conns) EXPECT_EQ(tab.lookup(key_out(*c)).conn, c);
 }
 
+// settle() reports a queued outbound tuple whose two buckets are full; the conn keeps its
+// inbound tuple for the caller to end it.
+TEST(ConnTable, DeferredOutTupleIntoFullBucketsFails) {
+    auto t = ConnTable::create("t8", 64);
+    ASSERT_TRUE(t.ok()) << t.error();
+    ConnTable& tab = **t;
+    // One conn inserted again and again fills its tuples' bucket pairs (every entry in them
+    // is its own, whose other bucket is in the same pair: no displacement helps).
+    Conn* a = make(tab, 0x0201010a, 1234, 5000);
+    int inserts = 0;
+    while (tab.insert(a) && inserts < 1000) ++inserts;
+    ASSERT_LT(inserts, 1000);
+    // Another client (its inbound tuple elsewhere) whose outbound tuple is a's.
+    Conn* b = make(tab, 0x0901010a, 4321, 5000);
+    const ConnTable::Hash hb = tab.hash_prefetch(key_out(*b));
+    ASSERT_TRUE(tab.insert(b, ConnRef{}, &hb));
+    Conn* failed[ConnTable::kMaxUnsettled];
+    ASSERT_EQ(tab.settle(failed), 1u);
+    EXPECT_EQ(failed[0], b);
+    EXPECT_EQ(tab.lookup(key_in(*b)).conn, b);
+    EXPECT_FALSE(tab.unsettled());
+}
+
 TEST(ConnTable, RemoveAndReuse) {
     auto t = ConnTable::create("t2", 4);
     ASSERT_TRUE(t.ok());

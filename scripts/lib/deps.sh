@@ -1,7 +1,7 @@
 # Debian packages each part of xvs needs; deps_install GROUP... installs the missing ones.
 # Sourced by scripts/test.sh, scripts/demo.sh and bench scripts.
 declare -A XVS_DEPS=(
-    [build]="build-essential cmake ninja-build pkg-config libdpdk-dev libpcap-dev libbpf-dev libxdp-dev linux-libc-dev libmnl-dev clang nlohmann-json3-dev libgtest-dev libgmock-dev googletest libbenchmark-dev libsodium-dev libssl-dev libsystemd-dev ccache mandoc"
+    [build]="build-essential cmake ninja-build pkg-config libdpdk-dev libpcap-dev libbpf-dev libxdp-dev linux-libc-dev libmnl-dev clang lld nlohmann-json3-dev libgtest-dev libgmock-dev googletest libbenchmark-dev libsodium-dev libssl-dev libsystemd-dev ccache mandoc"
     [test]="iproute2 iputils-ping ethtool curl socat nginx-light python3 python3-scapy tcpdump procps nftables hping3 prometheus systemd mmdebstrap chromium fonts-dejavu-core bird2"
     [lint]="clang-tidy"
     [fuzz]="clang libclang-rt-14-dev"

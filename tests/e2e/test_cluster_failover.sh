@@ -89,7 +89,11 @@ owned_downloads() {
 # Every download conn is on both directors: its owner's, synced to the other.
 wait_until 10 bash -c "(( \$(XVS_SOCKET=$(director_sock 1) $BUILD/xvsadm -L -n -c | grep -c 'ESTABLISHED.*10\.10\.9\.1[0-7]:') >= 8 &&
     \$(XVS_SOCKET=$(director_sock 2) $BUILD/xvsadm -L -n -c | grep -c 'ESTABLISHED.*10\.10\.9\.1[0-7]:') >= 8 ))" ||
-    fail "the download conns are not on both directors: $(xvsadm_d 1 -L -n -c) $(xvsadm_d 2 -L -n -c)"
+    fail "the download conns are not on both directors: $(xvsadm_d 1 -L -n -c) $(xvsadm_d 2 -L -n -c)
+downloads ended (HTTP code, bytes): $(grep -H . "$XE_TMP"/dl?.out)
+route: $(ip -n "$NS_RT" route show "$VIP")
+$(tail -n 5 "$XE_TMP"/rs?/error.log 2>/dev/null)
+$(xvsctl_d 1 stats -a 2>&1 | grep -iE "drop|sync" | head -40)"
 own1=$(owned_downloads 1)
 own2=$(owned_downloads 2)
 log "downloads created by director 1: $own1, by director 2: $own2"

@@ -2,6 +2,7 @@
 // port/xdp_features.h.
 #include "port/xdp_features.h"
 
+#include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
 #include <sys/socket.h>
 
@@ -59,6 +60,8 @@ Result<void> exchange(mnl_socket* nl, nlmsghdr* req, F&& cb) {
 }
 
 }  // namespace
+
+void XdpFeatures::Close::operator()(mnl_socket* s) const { mnl_socket_close(s); }
 
 Result<XdpFeatures> XdpFeatures::open() {
     std::unique_ptr<mnl_socket, Close> nl(mnl_socket_open(NETLINK_GENERIC));

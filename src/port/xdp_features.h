@@ -6,12 +6,14 @@
 // conn to the program and takes conns back from a port that lost the feature.
 #pragma once
 
-#include <libmnl/libmnl.h>
-
 #include <cstdint>
 #include <memory>
 
 #include "common/result.h"
+
+// libmnl's socket, opaque here: its header stays out of the many files that include this one
+// through lb/offload.h and lb/worker_ctx.h.
+struct mnl_socket;
 
 namespace xvs::port {
 
@@ -31,7 +33,7 @@ class XdpFeatures {
 
   private:
     struct Close {
-        void operator()(mnl_socket* s) const { mnl_socket_close(s); }
+        void operator()(mnl_socket* s) const;  // mnl_socket_close
     };
     XdpFeatures(std::unique_ptr<mnl_socket, Close> nl, uint16_t family)
         : nl_(std::move(nl)), family_(family) {}

@@ -73,6 +73,7 @@ TEST(XdpFeatures, VethTakesFramesOnlyWhileItsPeerRunsNapi) {
     VethResult r;
     std::thread([&] { r = veth_features(); }).join();
     ASSERT_TRUE(r.error.empty()) << r.error;
+    EXPECT_TRUE(r.before & kXdpActBasic) << std::hex << r.before;  // veth runs XDP programs
     EXPECT_TRUE(r.before & kXdpActRedirect);
     EXPECT_FALSE(r.before & kXdpActNdoXmit) << std::hex << r.before;
     EXPECT_TRUE(r.after & kXdpActNdoXmit) << std::hex << r.after;

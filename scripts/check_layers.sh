@@ -19,15 +19,18 @@ done
 { grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"[^/"]+/' "${dirs[@]}" \
     --include='*.h' --include='*.hpp' --include='*.cpp' --include='*.c' || true; } |
     awk -v src="$src/" -v layers="$layers" '
-        BEGIN { n = split(layers, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
+        BEGIN {
+            n = split(layers, l, " ")
+            for (i = 1; i <= n; i++) { rank[l[i]] = i; chain = chain (i > 1 ? " <- " : "") l[i] }
+        }
         {
             file = $0; sub(/:.*/, "", file)
             rest = substr($0, length(file) + 2); line = rest; sub(/:.*/, "", line)
             own = substr(file, length(src) + 1); sub(/\/.*/, "", own)
             target = rest; sub(/^[^"]*"/, "", target); sub(/\/.*/, "", target)
             if ((target in rank) && rank[target] > rank[own]) {
-                printf "%s:%s: error: layer '\''%s'\'' includes '\''%s'\'' (above it: common <- net <- port <- stack <- lb <- ctl <- tools)\n",
-                    file, line, own, target > "/dev/stderr"
+                printf "%s:%s: error: layer '\''%s'\'' includes '\''%s'\'' (above it: %s)\n",
+                    file, line, own, target, chain > "/dev/stderr"
                 bad = 1
             }
         }

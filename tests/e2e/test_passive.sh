@@ -67,20 +67,35 @@ http_loop 20 "$XE_TMP/before.txt" "http://$VIP/" 30
 assert_eq 10 "$(count_lines rs1 "$XE_TMP/before.txt")" "rs1 answers VIP:80 before the failure"
 pass "both real servers up in VIP:80 and VIP:81 (TCP_CHECK every $DELAY s)"
 
+# requests N MAX_TIME LIMIT : N requests to VIP:80 from the client, one started every 0.04 s (about
+# 25 new connections/s), each in the background with curl's --max-time MAX_TIME; a line per
+# request, "START BODY" or "START ERR<rc>", stamped when its curl starts: a request to rs1
+# just before its removal fails up to MAX_TIME later (and on a loaded machine later still),
+# so only the start says whether it could have known of the removal. All of it within LIMIT s.
+requests() {
+    # shellcheck disable=SC2016
+    in_ns "$NS_CL" timeout "$3" bash -c '
+        for ((k = 0; k < $1; k++)); do
+            {
+                start=$(date +%s.%N)
+                body=$(curl -s --max-time "$2" -H "Connection: close" "$3"); rc=$?
+                if ((rc == 0)) && [[ -n $body ]]; then echo "$start $body"; else echo "$start ERR$rc"; fi
+            } &
+            sleep 0.04
+        done
+        wait' _ "$1" "$2" "http://$VIP/"
+}
+# failed_after T FILE / failed_before T FILE : failed requests of FILE started after (not
+# after) T + 0.2 s; the 0.2 s covers the listing showing the removal a moment before the
+# worker applied it.
+failed_after() { awk -v t="$1" '$1 > t + 0.2 && $2 ~ /^ERR/' "$2" | wc -l; }
+failed_before() { awk -v t="$1" '$1 <= t + 0.2 && $2 ~ /^ERR/' "$2" | wc -l; }
+
 # Client traffic to VIP:80 at about 25 new connections/s, each in the background, bounded
 # (300 requests, 60 s). One at a time would not do: a refusal by rs1 is held back
 # (reschedule_refused) and its client retries on rs2 a second later, so a lone client would
 # meet rs1 about once a second, too seldom for 3 failures within the 2 s window.
-in_ns "$NS_CL" timeout 60 bash -c '
-    for ((k = 0; k < 300; k++)); do
-        {
-            start=$(date +%s.%N)
-            body=$(curl -s --max-time 3 -H "Connection: close" "$1"); rc=$?
-            if ((rc == 0)) && [[ -n $body ]]; then echo "$start $body"; else echo "$start ERR$rc"; fi
-        } &
-        sleep 0.04
-    done
-    wait' _ "http://$VIP/" >"$XE_TMP/during.txt" &
+requests 300 3 60 >"$XE_TMP/during.txt" &
 loop=$!
 XE_PIDS+=("$loop")
 sleep 1
@@ -102,12 +117,9 @@ t2=$(date +%s.%N)
 active_s=$(awk -v a="$t0" -v b="$t2" 'BEGIN { printf "%.2f", b - a }')
 log "rs1 left VIP:81 ${active_s} s after nginx stopped (active TCP_CHECK, delay_loop $DELAY)"
 wait "$loop"
-# No request that starts once rs1 left VIP:80 fails (each line is stamped when its curl
-# starts: one to rs1 just before the removal ends in failure up to curl's --max-time later, and
-# on a loaded machine later still). The grace covers the listing showing the removal a moment
-# before the worker applied it.
-late_err=$(awk -v t="$t1" '$1 > t + 0.2 && $2 ~ /^ERR/' "$XE_TMP/during.txt" | wc -l)
-early_err=$(awk -v t="$t1" '$1 <= t + 0.2 && $2 ~ /^ERR/' "$XE_TMP/during.txt" | wc -l)
+# No request that starts once rs1 left VIP:80 fails.
+late_err=$(failed_after "$t1" "$XE_TMP/during.txt")
+early_err=$(failed_before "$t1" "$XE_TMP/during.txt")
 log "requests during the failure: $(wc -l <"$XE_TMP/during.txt"), failed before removal $early_err, after $late_err; refusals held back and rescheduled: $(counter drop_rs_refused_held)"
 assert_eq 0 "$late_err" "requests failed after rs1 left VIP:80"
 assert_eq 300 "$(wc -l <"$XE_TMP/during.txt")" "requests made during the failure"
@@ -152,16 +164,7 @@ for how in reject drop; do
     t0=$(date +%s.%N)
     # 25 new connections/s, each in the background: a dropped SYN holds its curl for 2 s, and
     # one at a time would leave no 3 failures within the 2 s window.
-    in_ns "$NS_CL" timeout 30 bash -c '
-        for ((k = 0; k < 100; k++)); do
-            {
-                start=$(date +%s.%N)
-                body=$(curl -s --max-time 2 -H "Connection: close" "$1"); rc=$?
-                if ((rc == 0)) && [[ -n $body ]]; then echo "$start $body"; else echo "$start ERR$rc"; fi
-            } &
-            sleep 0.04
-        done
-        wait' _ "http://$VIP/" >"$XE_TMP/$how.txt" &
+    requests 100 2 30 >"$XE_TMP/$how.txt" &
     loop=$!
     XE_PIDS+=("$loop")
     wait_until 10 weight_is 80 "$rs1" "" ||
@@ -173,9 +176,8 @@ for how in reject drop; do
     line=$(xvsctl_ns check show 2>&1 | awk -v rs="$rs1" '$1 == "TCP" && $2 == "'"$VIP"':80" && $3 == rs')
     assert_contains "$line" "passive: " "$how: rs1's VIP:80 verdict is passive"
     wait "$loop"
-    # Stamped at their start, as above.
-    late_err=$(awk -v t="$t1" '$1 > t + 0.2 && $2 ~ /^ERR/' "$XE_TMP/$how.txt" | wc -l)
-    early_err=$(awk -v t="$t1" '$1 <= t + 0.2 && $2 ~ /^ERR/' "$XE_TMP/$how.txt" | wc -l)
+    late_err=$(failed_after "$t1" "$XE_TMP/$how.txt")
+    early_err=$(failed_before "$t1" "$XE_TMP/$how.txt")
     log "$how: requests $(wc -l <"$XE_TMP/$how.txt"), failed by the removal $early_err, after $late_err"
     assert_eq 0 "$late_err" "$how: requests failed after rs1 left VIP:80"
     assert_ge "$early_err" 1 "$how: requests rs1 failed before its removal"

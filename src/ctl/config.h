@@ -172,7 +172,8 @@ struct IpvsDefs {
     bool synproxy_set = false;
     lb::SynProxyConf synproxy;  // synproxy { ... }: DPVS defaults unless set
     // `expire_nodest_conn on|off` (IPVS's sysctl, default off): when a real server is removed,
-    // expire its conns at once instead of dropping their packets until they time out.
+    // expire its conns at once instead of dropping their packets until they time out (a
+    // client's SYN on one is scheduled anew either way: lb/pipeline.cpp).
     bool expire_nodest_conn = false;
     // `expire_quiescent_template on|off` (IPVS's sysctl, default off): a persistence template
     // to a real server of weight 0 is expired when its client comes back, so the client is

@@ -151,13 +151,23 @@ template <class Af>
         conn_expire(w, c);
         c = nullptr;
     }
-    // IPVS: a client packet of a conn whose dest was removed is dropped; with
-    // expire_nodest_conn the conn also goes at once (its port and refs freed) instead of
-    // lingering until its timeout.
+    // A client packet of a conn whose dest was removed (IPVS): dropped, the conn kept until its
+    // timeout or the dest's return (IPVS's dest trash); with expire_nodest_conn the conn goes
+    // at once (its port and refs freed) and, as IPVS since Linux 5.9, a datagram is scheduled
+    // anew. A pure SYN is a new connection on a reused client port (the client cannot have
+    // two of one tuple): it ends the old conn and is scheduled anew in either setting, where
+    // IPVS without the setting drops it, and with it every retransmission, until the old
+    // conn times out (SYN_RECV 30 s): a client port reused soon after a failed attempt to
+    // the removed server would fail.
     if (c && ref.dir == ConnDir::In && c->dest->removed.load(std::memory_order_relaxed)) {
-        if (w.snap->expire_nodest_conn) conn_expire(w, c);
-        drop(w.stack, lp.pkt, Counter::drop_dest_unavailable);
-        return;
+        const bool anew = pure_syn || (!is_tcp && w.snap->expire_nodest_conn);
+        if (!anew) {
+            if (w.snap->expire_nodest_conn) conn_expire(w, c);
+            drop(w.stack, lp.pkt, Counter::drop_dest_unavailable);
+            return;
+        }
+        conn_expire(w, c);
+        c = nullptr;
     }
     if (!c) {
         // Not addressed to the director and no conn of ours: the first packet of an inside

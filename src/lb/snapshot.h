@@ -30,8 +30,9 @@ struct Snapshot {
     Timeouts timeouts;
     uint8_t uoa_max_trail = net::kUoaDefaultMaxTrail;  // 0 = UOA services send none
     SynProxyConf synproxy;  // ipvs_defs synproxy: global SYN proxy settings
-    // IPVS's sysctl: a packet of a conn whose dest was removed is dropped either way; when set
-    // the conn is also expired at once (and the control thread flushes the dest's conns).
+    // IPVS's sysctl: a client packet of a conn whose dest was removed is dropped; when set the
+    // conn is also expired at once (and the control thread flushes the dest's conns) and a
+    // datagram scheduled anew. A pure SYN is scheduled anew either way (lb/pipeline.cpp).
     bool expire_nodest_conn = false;
     // IPVS's sysctl: a persistence template to a quiesced dest (weight 0) is expired when a new
     // conn looks it up, so that client is scheduled anew; off (the default): the quiesced dest

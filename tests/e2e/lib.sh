@@ -46,7 +46,8 @@ log() { printf '[%s %s] %s\n' "$(date +%T)" "${XE_TEST:-e2e}" "$*" >&2; }
 # namespaces), deletes the namespaces and the temp dir. Safe to call more than once.
 cleanup() {
     local rc=$?
-    trap - EXIT INT TERM
+    trap - EXIT
+    trap "" INT TERM  # a second signal must not cut the cleanup short (namespaces left)
     local pid ns
     for pid in "${XE_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
     [[ -n $XVSD_PID ]] && kill -TERM "$XVSD_PID" 2>/dev/null

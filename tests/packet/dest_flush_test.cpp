@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <thread>
 
 #include "ctl/controller.h"
@@ -74,6 +75,22 @@ class DestFlushTest : public PipelineTest {
     }
 
     size_t free_lports() const { return laddr->workers[0].pool->available(); }
+
+    // The IPv4 destination of an Ethernet frame, dotted.
+    static std::string ip_dst(const Bytes& frame) {
+        if (frame.size() < 34) return "short frame";
+        return std::to_string(frame[30]) + "." + std::to_string(frame[31]) + "." +
+               std::to_string(frame[32]) + "." + std::to_string(frame[33]);
+    }
+
+    Bytes client_udp(uint16_t sport) const {
+        return PacketBuilder()
+            .eth(kClientMac, wan_mac())
+            .ipv4("10.10.1.2", "10.10.1.100")
+            .udp(sport, 53)
+            .payload("query")
+            .build();
+    }
 
     // Handles `request` on a second thread (the control thread) while this one polls the
     // worker, so a flush_dest it posts is served by poll_once. Returns the reply.
@@ -218,6 +235,81 @@ TEST_F(DestFlushTest, OnAPacketOfAConnTheFlushHasNotReachedExpiresItAtOnce) {
     EXPECT_TRUE(roundtrip(kWan, client(40000, net::kTcpAck), kLan).empty());
     EXPECT_EQ(counter(Counter::drop_tcp_no_conn), 1u);
     EXPECT_EQ(counter(Counter::drop_dest_unavailable), 1u);
+}
+
+
+// A client port reused soon after a failed attempt: the client's new SYN meets the old conn,
+// still in SYN_RECV toward the removed RS1. It is a new connection, not a packet of that one:
+// the old conn ends (its port and refs freed) and the SYN goes to RS2, in either setting.
+// IPVS without expire_nodest_conn drops it and every retransmission until SYN_RECV's 30 s.
+TEST_F(DestFlushTest, OffASynOnAReusedPortOfARemovedDestsConnIsScheduledAnew) {
+    ASSERT_FALSE(director->expire_nodest_conn());
+    const size_t lports = free_lports();
+    open(40000, 2);  // 40000 -> RS1 (SYN_RECV: RS1 never answered), 40001 -> RS2
+    json r = handle_polled(kDelRs1);
+    ASSERT_TRUE(r.value("ok", false)) << r.dump();
+    std::weak_ptr<lb::Dest> gone = rs1;
+    rs1.reset();
+
+    auto out = roundtrip(kWan, client(40000, net::kTcpSyn), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(ip_dst(out[0]), "10.10.2.3");
+    EXPECT_EQ(counter(Counter::drop_dest_unavailable), 0u);
+    EXPECT_EQ(worker->conns().in_use(), 2u);  // the old one ended, the new one made
+    EXPECT_EQ(free_lports(), lports - 2);
+    EXPECT_EQ(rs2->sum_refs(), 2u);
+    director->reclaim();
+    EXPECT_TRUE(gone.expired());  // RS1's last conn went: the director freed it
+    // The new conn carries the client's next packets to RS2; what is not a SYN on a removed
+    // dest's conn is still dropped (no case here: RS1 has none left).
+    EXPECT_EQ(roundtrip(kWan, client(40000, net::kTcpAck), kLan).size(), 1u);
+    EXPECT_EQ(counter(Counter::drop_dest_unavailable), 0u);
+}
+
+// A non-SYN on the removed dest's conn is dropped and the conn kept (off, IPVS's rule); a SYN
+// on the same client port, later, still starts anew.
+TEST_F(DestFlushTest, OffAnAckIsDroppedButALaterSynStartsAnew) {
+    open(40000, 2);
+    json r = handle_polled(kDelRs1);
+    ASSERT_TRUE(r.value("ok", false)) << r.dump();
+    EXPECT_TRUE(roundtrip(kWan, client(40000, net::kTcpAck), kLan).empty());
+    EXPECT_EQ(counter(Counter::drop_dest_unavailable), 1u);
+    EXPECT_EQ(worker->conns().in_use(), 2u);
+    EXPECT_EQ(rs1->sum_refs(), 1u);
+    auto out = roundtrip(kWan, client(40000, net::kTcpSyn), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(ip_dst(out[0]), "10.10.2.3");
+    EXPECT_EQ(rs1->sum_refs(), 0u);
+    EXPECT_EQ(counter(Counter::drop_dest_unavailable), 1u);
+}
+
+// A datagram of a removed dest's UDP conn: dropped and the conn kept (off); with
+// expire_nodest_conn the conn ends and the datagram goes to another RS (IPVS since 5.9).
+TEST_F(DestFlushTest, UdpDatagramDroppedWhenOffScheduledAnewWhenOn) {
+    const auto udp_key = lb::make_service_key(17, ip_of("10.10.1.100"), 53);
+    auto rs1_of = [&] {
+        for (const auto& d : director->service_find(udp_key)->dests)
+            if (d->addr == ip_of("10.10.2.2")) return d;
+        return std::shared_ptr<lb::Dest>{};
+    };
+    std::shared_ptr<lb::Dest> u1 = rs1_of();
+    ASSERT_TRUE(u1);
+    auto out = roundtrip(kWan, client_udp(5000), kLan);  // rr: the first goes to RS1
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(ip_dst(out[0]), "10.10.2.2");
+    ASSERT_TRUE(director->dest_del(udp_key, ip_of("10.10.2.2"), 5353).ok());
+    director->commit();
+    EXPECT_TRUE(roundtrip(kWan, client_udp(5000), kLan).empty());
+    EXPECT_EQ(counter(Counter::drop_dest_unavailable), 1u);
+    EXPECT_EQ(u1->sum_refs(), 1u);
+
+    director->expire_nodest_conn_set(true);
+    director->commit();
+    out = roundtrip(kWan, client_udp(5000), kLan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(ip_dst(out[0]), "10.10.2.3");
+    EXPECT_EQ(counter(Counter::drop_dest_unavailable), 1u);
+    EXPECT_EQ(u1->sum_refs(), 0u);
 }
 
 }  // namespace

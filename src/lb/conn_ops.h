@@ -74,6 +74,14 @@ void conn_settle(WorkerCtx& w);
 // its service, not persistent, has another dest with a weight. Called only on that rare RST.
 bool conn_reschedulable(const WorkerCtx& w, const Conn& c);
 void conn_expire(WorkerCtx& w, Conn* conn);
+// The next hop toward the RS that conn c's first packet to it found (c->nh, filled by
+// ip_output) becomes its dest's on worker `wid`, where conn_create seeds the dest's next new
+// conn from: the next conn to that RS skips the route scan and the neighbour lookup.
+inline void conn_seed_dest_nh(Conn& c, unsigned wid) {
+    stack::NhCache& next = c.dest->stats[wid].nh;
+    next.slot[unsigned(stack::NhDir::ToDest)] = c.nh.slot[unsigned(stack::NhDir::ToDest)];
+    next.gen = c.nh.gen;
+}
 // A change of state is reported to session sync (lb/sync.h) unless report is false (a synced
 // conn being installed: the peer has it already).
 void conn_set_state(WorkerCtx& w, Conn* conn, TcpState state, bool report = true);

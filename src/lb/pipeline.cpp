@@ -327,11 +327,7 @@ template <class Af>
     // found on to the dest's next new conn (conn_create seeds it from there).
     const bool seed = created && c->mode != FwdMode::Snat && !(c->flags & kConnOps);
     lb_transmit(w, lp, c, inbound, pp_header_segment);
-    if (seed) {
-        stack::NhCache& next = c->dest->stats[wid].nh;
-        next.slot[unsigned(stack::NhDir::ToDest)] = c->nh.slot[unsigned(stack::NhDir::ToDest)];
-        next.gen = c->nh.gen;
-    }
+    if (seed) conn_seed_dest_nh(*c, wid);
 }
 
 template <class Af>

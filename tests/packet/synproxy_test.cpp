@@ -6,6 +6,9 @@
 // retransmission and give-up; RS RST relayed; defer_rs_syn; ack storm; bad cookie; SYN flood.
 #include "lb/synproxy/synproxy.h"
 
+#include <string>
+#include <vector>
+
 #include "fixture/pipeline.h"
 #include "lb/service.h"
 #include "net/checksum.h"
@@ -232,6 +235,34 @@ TEST_F(SynProxyTest, ValidAckOpensConnAndSendsRsSynWithClientOptions) {
     EXPECT_EQ(worker->conns().in_use(), 1u);
     EXPECT_EQ(counter(Counter::synproxy_ack_valid), 1u);
     EXPECT_EQ(counter(Counter::synproxy_rs_syn_sent), 1u);
+}
+
+// A conn's first packet to its RS is the proxy's SYN: the next hop it found is passed on to
+// the dest's next new conn (as lb_slow does with a client's SYN), so the RS SYN of the third
+// conn (rr: RS1, RS2, RS1) skips the route scan and the neighbour lookup.
+TEST_F(SynProxyTest, RsSynPassesItsNextHopToTheDestsNextConn) {
+    start();
+    std::vector<std::string> rs_of;
+    for (uint16_t cport = 41000; cport < 41003; ++cport) {
+        auto out = roundtrip(
+            kWan, client(kIsn, 0, net::kTcpSyn, syn_opts(100), "", 64240, "10.10.1.2", cport),
+            kWan);
+        ASSERT_EQ(out.size(), 1u);
+        const uint32_t cookie = net::ntoh32(tcp_of(out[0])->seq);
+        out = roundtrip(kWan,
+                        client(kIsn + 1, cookie + 1, net::kTcpAck, ts(101, kNow), "", 502,
+                               "10.10.1.2", cport),
+                        kLan);
+        ASSERT_EQ(out.size(), 1u);
+        const auto* ip4 = reinterpret_cast<const net::Ipv4Hdr*>(out[0].data() + 14);
+        rs_of.push_back(ip4->daddr == ip("10.10.2.2") ? "RS1" : "RS2");
+        EXPECT_EQ(tcp_of(out[0])->flags, net::kTcpSyn);
+        const auto* eth = reinterpret_cast<const net::EtherHdr*>(out[0].data());
+        EXPECT_EQ(eth->dst, rs_of.back() == "RS1" ? kRs1Mac : kRs2Mac);
+    }
+    EXPECT_EQ(rs_of, (std::vector<std::string>{"RS1", "RS2", "RS1"}));
+    EXPECT_EQ(counter(Counter::synproxy_rs_syn_sent), 3u);
+    EXPECT_EQ(counter(Counter::nh_cache_hits), 1u);
 }
 
 TEST_F(SynProxyTest, RsSynAckIsConsumedAckReplayedAndClientToldTheWindow) {

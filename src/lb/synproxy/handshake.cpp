@@ -323,6 +323,8 @@ void synproxy_send_rs_syn(WorkerCtx& w, Conn* c) {
     }
     w.stack.counters.inc(Counter::synproxy_rs_syn_sent);
     sp_output_rs(w, m, c);
+    // The conn's first packet to the RS is this SYN, not the client's (lb_slow seeds there).
+    conn_seed_dest_nh(*c, w.id);
 }
 
 bool synproxy_rs_syn_timer(WorkerCtx& w, Conn* c) {

@@ -76,6 +76,13 @@ class DestFlushTest : public PipelineTest {
 
     size_t free_lports() const { return laddr->workers[0].pool->available(); }
 
+    // Opens two conns (40000 -> RS1, 40001 -> RS2) and removes RS1 through the controller.
+    void open_and_remove_rs1() {
+        open(40000, 2);
+        json r = handle_polled(kDelRs1);
+        ASSERT_TRUE(r.value("ok", false)) << r.dump();
+    }
+
     // The IPv4 destination of an Ethernet frame, dotted.
     static std::string ip_dst(const Bytes& frame) {
         if (frame.size() < 34) return "short frame";
@@ -157,12 +164,10 @@ TEST_F(DestFlushTest, OffByDefaultTheConnStaysAndItsClientPacketsAreDropped) {
 // IPVS's dest trash: the real server added back (a health check flapping) is the same dest,
 // and the conns it still had flow again.
 TEST_F(DestFlushTest, OffADestAddedBackTakesItsConnsBack) {
-    open(40000, 2);
-    json r = handle_polled(kDelRs1);
-    ASSERT_TRUE(r.value("ok", false)) << r.dump();
+    ASSERT_NO_FATAL_FAILURE(open_and_remove_rs1());
     EXPECT_TRUE(roundtrip(kWan, client(40000, net::kTcpAck), kLan).empty());
     EXPECT_EQ(counter(Counter::drop_dest_unavailable), 1u);
-    r = handle_polled(
+    json r = handle_polled(
         R"({"cmd":"add_dest","service":{"proto":"tcp","vip":"10.10.1.100","port":80},)"
         R"("dest":{"addr":"10.10.2.2","port":8080,"weight":3}})");
     ASSERT_TRUE(r.value("ok", false)) << r.dump();
@@ -245,9 +250,8 @@ TEST_F(DestFlushTest, OnAPacketOfAConnTheFlushHasNotReachedExpiresItAtOnce) {
 TEST_F(DestFlushTest, OffASynOnAReusedPortOfARemovedDestsConnIsScheduledAnew) {
     ASSERT_FALSE(director->expire_nodest_conn());
     const size_t lports = free_lports();
-    open(40000, 2);  // 40000 -> RS1 (SYN_RECV: RS1 never answered), 40001 -> RS2
-    json r = handle_polled(kDelRs1);
-    ASSERT_TRUE(r.value("ok", false)) << r.dump();
+    // 40000's conn is in SYN_RECV toward RS1: RS1 never answered.
+    ASSERT_NO_FATAL_FAILURE(open_and_remove_rs1());
     std::weak_ptr<lb::Dest> gone = rs1;
     rs1.reset();
 
@@ -269,9 +273,7 @@ TEST_F(DestFlushTest, OffASynOnAReusedPortOfARemovedDestsConnIsScheduledAnew) {
 // A non-SYN on the removed dest's conn is dropped and the conn kept (off, IPVS's rule); a SYN
 // on the same client port, later, still starts anew.
 TEST_F(DestFlushTest, OffAnAckIsDroppedButALaterSynStartsAnew) {
-    open(40000, 2);
-    json r = handle_polled(kDelRs1);
-    ASSERT_TRUE(r.value("ok", false)) << r.dump();
+    ASSERT_NO_FATAL_FAILURE(open_and_remove_rs1());
     EXPECT_TRUE(roundtrip(kWan, client(40000, net::kTcpAck), kLan).empty());
     EXPECT_EQ(counter(Counter::drop_dest_unavailable), 1u);
     EXPECT_EQ(worker->conns().in_use(), 2u);

@@ -125,6 +125,16 @@ wait_until 15 conn_live_d 1 "$held" ||
 $(sync_dump_d 1)
 $(sync_dump_d 2)
 == curl: $(cat "$XE_TMP/dl2.out" 2>&1) $(stat -c %s "$XE_TMP/dl2" 2>&1)"
+# A conn update of director 2's can bring the held conn before its first heartbeat does: the
+# heartbeat (every second) is what tells director 1 its peer's role and state, and what makes
+# it ask for the full resync.
+rejoined() {
+    local s
+    s=$(xvsctl_d 1 sync)
+    [[ $s == *"10.10.2.22 alive, role backup, active"* ]] &&
+        awk '$1 == "resyncs_requested" { ok = $2 >= 1 } END { exit !ok }' <<<"$s"
+}
+wait_until 10 rejoined || fail "director 1 did not hear director 2's heartbeat and ask for a resync: $(sync_dump_d 1)"
 pass "restarted director 1 lists director 2's live conns (full resync)"
 xvsadm_d 1 -L -n -c >&2
 assert_ge "$(xvsctl_d 2 sync | awk '$1 == "resyncs_served" { print $2 }')" 1 "resyncs served by director 2"

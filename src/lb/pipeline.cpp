@@ -161,12 +161,11 @@ template <class Af>
     // the removed server would fail.
     if (c && ref.dir == ConnDir::In && c->dest->removed.load(std::memory_order_relaxed)) {
         const bool anew = pure_syn || (!is_tcp && w.snap->expire_nodest_conn);
+        if (anew || w.snap->expire_nodest_conn) conn_expire(w, c);
         if (!anew) {
-            if (w.snap->expire_nodest_conn) conn_expire(w, c);
             drop(w.stack, lp.pkt, Counter::drop_dest_unavailable);
             return;
         }
-        conn_expire(w, c);
         c = nullptr;
     }
     if (!c) {

@@ -42,10 +42,10 @@ class DestFlushTest : public PipelineTest {
             std::vector<ctl::PortInfoForCtl>{{"wan", "", 0, 1500, {}, false},
                                              {"lan", "", 1, 1500, {}, false}},
             [] { return Result<void>{}; });
-        auto svc = director->service_find(lb::make_service_key(6, ip_of("10.10.1.100"), 80));
-        ASSERT_NE(svc, nullptr);
-        for (const auto& d : svc->dests) (d->addr == ip_of("10.10.2.2") ? rs1 : rs2) = d;
+        rs1 = dest_of(6, 80, "10.10.2.2");
+        rs2 = dest_of(6, 80, "10.10.2.3");
         ASSERT_TRUE(rs1 && rs2);
+        auto svc = director->service_find(lb::make_service_key(6, ip_of("10.10.1.100"), 80));
         laddr = svc->laddrs.at(0).get();
     }
     void TearDown() override {
@@ -54,6 +54,15 @@ class DestFlushTest : public PipelineTest {
     }
 
     static net::Ipv4 ip_of(const char* s) { return *net::parse_ipv4(s); }
+
+    // The dest ADDR of the (proto, 10.10.1.100, port) service, or null.
+    std::shared_ptr<lb::Dest> dest_of(uint8_t proto, uint16_t port, const char* addr) const {
+        auto svc = director->service_find(lb::make_service_key(proto, ip_of("10.10.1.100"), port));
+        if (svc)
+            for (const auto& d : svc->dests)
+                if (d->addr == ip_of(addr)) return d;
+        return nullptr;
+    }
 
     Bytes client(uint16_t sport, uint8_t flags) const {
         return PacketBuilder()
@@ -242,7 +251,6 @@ TEST_F(DestFlushTest, OnAPacketOfAConnTheFlushHasNotReachedExpiresItAtOnce) {
     EXPECT_EQ(counter(Counter::drop_dest_unavailable), 1u);
 }
 
-
 // A client port reused soon after a failed attempt: the client's new SYN meets the old conn,
 // still in SYN_RECV toward the removed RS1. It is a new connection, not a packet of that one:
 // the old conn ends (its port and refs freed) and the SYN goes to RS2, in either setting.
@@ -289,12 +297,7 @@ TEST_F(DestFlushTest, OffAnAckIsDroppedButALaterSynStartsAnew) {
 // expire_nodest_conn the conn ends and the datagram goes to another RS (IPVS since 5.9).
 TEST_F(DestFlushTest, UdpDatagramDroppedWhenOffScheduledAnewWhenOn) {
     const auto udp_key = lb::make_service_key(17, ip_of("10.10.1.100"), 53);
-    auto rs1_of = [&] {
-        for (const auto& d : director->service_find(udp_key)->dests)
-            if (d->addr == ip_of("10.10.2.2")) return d;
-        return std::shared_ptr<lb::Dest>{};
-    };
-    std::shared_ptr<lb::Dest> u1 = rs1_of();
+    std::shared_ptr<lb::Dest> u1 = dest_of(17, 53, "10.10.2.2");
     ASSERT_TRUE(u1);
     auto out = roundtrip(kWan, client_udp(5000), kLan);  // rr: the first goes to RS1
     ASSERT_EQ(out.size(), 1u);

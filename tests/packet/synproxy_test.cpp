@@ -6,6 +6,7 @@
 // retransmission and give-up; RS RST relayed; defer_rs_syn; ack storm; bad cookie; SYN flood.
 #include "lb/synproxy/synproxy.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -254,11 +255,13 @@ TEST_F(SynProxyTest, RsSynPassesItsNextHopToTheDestsNextConn) {
                                "10.10.1.2", cport),
                         kLan);
         ASSERT_EQ(out.size(), 1u);
-        const auto* ip4 = reinterpret_cast<const net::Ipv4Hdr*>(out[0].data() + 14);
-        rs_of.push_back(ip4->daddr == ip("10.10.2.2") ? "RS1" : "RS2");
+        net::Ipv4Hdr ip4;
+        std::memcpy(&ip4, out[0].data() + sizeof(net::EtherHdr), sizeof ip4);
+        rs_of.push_back(ip4.daddr == ip("10.10.2.2") ? "RS1" : "RS2");
         EXPECT_EQ(tcp_of(out[0])->flags, net::kTcpSyn);
-        const auto* eth = reinterpret_cast<const net::EtherHdr*>(out[0].data());
-        EXPECT_EQ(eth->dst, rs_of.back() == "RS1" ? kRs1Mac : kRs2Mac);
+        net::MacAddr dst;
+        std::memcpy(&dst, out[0].data(), sizeof dst);  // the Ethernet destination
+        EXPECT_EQ(dst, rs_of.back() == "RS1" ? kRs1Mac : kRs2Mac);
     }
     EXPECT_EQ(rs_of, (std::vector<std::string>{"RS1", "RS2", "RS1"}));
     EXPECT_EQ(counter(Counter::synproxy_rs_syn_sent), 3u);

@@ -319,12 +319,17 @@ Result<std::string> format_sync(const nlohmann::json& s) {
         for (const auto& p : s.at("peers")) {
             std::string laddrs;
             for (const auto& a : p.at("laddrs")) laddrs += " " + a.get<std::string>();
+            // A peer heard only by its conn updates has not said its role or whether it is
+            // active yet (an xvsd before "announced" always had).
+            const std::string role =
+                p.value("announced", true)
+                    ? ", role " + p.at("role").get<std::string>() +
+                          (p.at("active").get<bool>() ? ", active" : ", backup")
+                    : ", role not announced yet";
             out += "  " + p.at("addr").get<std::string>() + " " + p.at("state").get<std::string>() +
-                   ", role " + p.at("role").get<std::string>() +
-                   (p.at("active").get<bool>() ? ", active" : ", backup") + ", last heard " +
-                   std::to_string(p.at("last_seen_ms").get<uint64_t>()) + " ms ago, " +
-                   std::to_string(p.at("conns_received").get<uint64_t>()) + " conns received" +
-                   (laddrs.empty() ? "" : ", local addresses" + laddrs) + "\n";
+                   role + ", last heard " + std::to_string(p.at("last_seen_ms").get<uint64_t>()) +
+                   " ms ago, " + std::to_string(p.at("conns_received").get<uint64_t>()) +
+                   " conns received" + (laddrs.empty() ? "" : ", local addresses" + laddrs) + "\n";
         }
         out += "counters:\n";
         for (const auto& [k, v] : s.at("stats").items())

@@ -297,6 +297,7 @@ void SyncDaemon::handle(std::span<const uint8_t> d, const net::InetAddr& from, u
             p.node_id = c.node_id;
             p.resync_asked = false;
         }
+        p.announced = true;
         p.role = c.role;
         p.active = c.flags & net::kSyncControlActive;
         p.laddrs = c.laddrs;
@@ -513,8 +514,9 @@ nlohmann::json SyncDaemon::show(uint64_t now_ms) const {
         for (const auto& a : p.laddrs) la.push_back(addr_text(a));
         peers.push_back({{"addr", addr_text(p.addr)},
                          {"node_id", p.node_id},
-                         {"role", role_name(p.role)},
-                         {"active", p.active},
+                         {"announced", p.announced},
+                         {"role", p.announced ? role_name(p.role) : "unknown"},
+                         {"active", p.announced && p.active},
                          {"state", p.failed ? "failed" : "alive"},
                          {"last_seen_ms", now_ms - p.last_seen_ms},
                          {"conns_received", p.conns_received},

@@ -65,6 +65,9 @@ private:
     struct Peer {
         net::InetAddr addr;  // where its datagrams come from (its kernel address)
         uint32_t node_id = 0;
+        // role and active as its last control message said; until one came (a conn update
+        // may come first), announced is false and they are unknown.
+        bool announced = false;
         net::SyncRole role = net::SyncRole::both;
         bool active = false;
         uint64_t last_seen_ms = 0;

@@ -427,6 +427,26 @@ TEST(Xvsctl, StatsWithNothingToShow) {
     EXPECT_EQ(r.out, "Counters (sum of 1 worker): none\nDrops: none\n");
 }
 
+// `sync show`: a peer heard only by its conn updates has not said its role yet; it must not
+// read as the defaults ("role both, backup") until its first heartbeat.
+TEST(Xvsctl, SyncShowPeerRoleOnlyOnceAnnounced) {
+    const char* reply = R"({"ok":true,"sync":{"syncid":7,"role":"both","active":true,"node_id":1,
+        "port":8848,"claim_dev":0,"claimed":[],"stats":{"messages_sent":3},"peers":[
+        {"addr":"10.0.0.2","node_id":0,"announced":false,"role":"unknown","active":false,
+         "state":"alive","last_seen_ms":20,"conns_received":4,"laddrs":[]},
+        {"addr":"10.0.0.3","node_id":9,"announced":true,"role":"backup","active":true,
+         "state":"alive","last_seen_ms":500,"conns_received":0,"laddrs":["10.0.1.3"]}]}})";
+    RunResult r = run_expecting({"sync"}, R"({"cmd":"sync","action":"show"})", reply);
+    EXPECT_NE(r.out.find("  10.0.0.2 alive, role not announced yet, last heard 20 ms ago, 4 conns "
+                         "received\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("  10.0.0.3 alive, role backup, active, last heard 500 ms ago, 0 conns "
+                         "received, local addresses 10.0.1.3\n"),
+              std::string::npos)
+        << r.out;
+}
+
 // `stats --workers`: the total next to each worker's own counter, so a test (or an operator)
 // sees that both workers carry traffic; counters without per_worker (an older xvsd) get "-".
 TEST(Xvsctl, StatsPerWorkerColumns) {

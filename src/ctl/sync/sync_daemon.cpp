@@ -512,15 +512,16 @@ nlohmann::json SyncDaemon::show(uint64_t now_ms) const {
     for (const auto& p : peers_) {
         nlohmann::json la = nlohmann::json::array();
         for (const auto& a : p.laddrs) la.push_back(addr_text(a));
-        peers.push_back({{"addr", addr_text(p.addr)},
-                         {"node_id", p.node_id},
-                         {"announced", p.announced},
-                         {"role", p.announced ? role_name(p.role) : "unknown"},
-                         {"active", p.announced && p.active},
-                         {"state", p.failed ? "failed" : "alive"},
-                         {"last_seen_ms", now_ms - p.last_seen_ms},
-                         {"conns_received", p.conns_received},
-                         {"laddrs", la}});
+        peers.push_back(
+            {{"addr", addr_text(p.addr)},
+             {"node_id", p.node_id},
+             {"announced", p.announced},
+             {"role", p.announced ? role_name(p.role) : "unknown"},
+             {"active", p.active},  // false until announced: only control messages set it
+             {"state", p.failed ? "failed" : "alive"},
+             {"last_seen_ms", now_ms - p.last_seen_ms},
+             {"conns_received", p.conns_received},
+             {"laddrs", la}});
     }
     nlohmann::json claimed = nlohmann::json::array();
     for (const auto& a : claimed_) claimed.push_back(addr_text(a));

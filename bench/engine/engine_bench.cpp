@@ -471,7 +471,7 @@ private:
             }
             const lb::Conn& c = *ref.conn;
             synacks.push_back(make_tcp_frame(net::MacAddr{{2, 0, 0, 0, 0x0a, 0}}, env_.lan.mac,
-                                             c.daddr.v4_be(), c.laddr_ip.v4_be(),
+                                             c.daddr().v4_be(), c.laddr_ip().v4_be(),
                                              net::ntoh16(c.dport), net::ntoh16(c.lport),
                                              net::kTcpSyn | net::kTcpAck, 0, 1, 0));
         }

@@ -312,7 +312,7 @@ int main(int argc, char** argv) {
             lb.workers[w]->conns().for_each([&](const lb::Conn& c) {
                 std::array<uint8_t, 64> f;
                 make_tcp(f.data(), net::MacAddr{{2, 0, 0, 0, 0x0a, 0}}, ports.lan.mac,
-                         c.daddr.v4_be(), c.laddr_ip.v4_be(), net::ntoh16(c.dport),
+                         c.daddr().v4_be(), c.laddr_ip().v4_be(), net::ntoh16(c.dport),
                          net::ntoh16(c.lport), net::kTcpAck);
                 own[w].push_back(f);
             });

@@ -28,8 +28,8 @@ bool command_serve_chunk(Command& cmd, const ConnTable& conns, const stack::Neig
             if (!c.proto) continue;
             const uint64_t expires = c.expires(now_ms);
             const uint64_t left = expires > now_ms ? (expires - now_ms + 999) / 1000 : 0;
-            ConnDumpEntry e{c.caddr, c.vaddr, c.laddr_ip, c.daddr, c.cport, c.vport,
-                            c.lport, c.dport, c.proto,    c.state, left};
+            ConnDumpEntry e{c.caddr(), c.vaddr(), c.laddr_ip(), c.daddr(), c.cport, c.vport,
+                            c.lport,   c.dport,   c.proto,      c.state,   left};
             if (conn_is_template(c)) {
                 e.proto = c.tpl_proto;
                 e.tpl = true;

@@ -42,7 +42,9 @@ struct Conn {
     // only: WorkerCtx::laddr_of, a per-slot side array.
     // All addresses and ports in network order. The outbound tuple is daddr:dport ->
     // laddr_ip:lport: the local address for FULLNAT; NAT sets the client's, SNAT the WAN's.
-    net::InetAddr caddr, vaddr, laddr_ip, daddr;
+    // The addresses are read through caddr() .. daddr() and written by set_addrs() only, so
+    // that how a conn holds them can change (an IPv4 conn needs 16 of these 64 bytes).
+    net::InetAddr caddr_, vaddr_, laddr_, daddr_;
     uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
     FwdMode mode = FwdMode::FullNat;  // bound at creation from the dest (kXmit[mode])
     // One byte, two users that never meet on one conn (each writes it at creation):
@@ -54,6 +56,19 @@ struct Conn {
         ConnResched resched;
     };
     stack::NhCache nh;  // next hop of each direction (stack/nh_cache.h)
+
+    net::InetAddr caddr() const { return caddr_; }
+    net::InetAddr vaddr() const { return vaddr_; }
+    net::InetAddr laddr_ip() const { return laddr_; }
+    net::InetAddr daddr() const { return daddr_; }
+    // All four at once (creation, a synced conn, a persistence template).
+    void set_addrs(const net::InetAddr& c, const net::InetAddr& v, const net::InetAddr& l,
+                   const net::InetAddr& d) {
+        caddr_ = c;
+        vaddr_ = v;
+        laddr_ = l;
+        daddr_ = d;
+    }
 
     // The deadline is exact from kDeadlinePastMs before now (a timer running late) to about
     // 48.9 days after it, which covers the longest timeout (kMaxTimeoutS).

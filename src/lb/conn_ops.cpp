@@ -34,7 +34,7 @@ bool conn_owner_recorded(const Conn& c) {
     return c.mode == FwdMode::Nat || c.mode == FwdMode::NatTun;
 }
 ConnKey conn_out_key(const Conn& c) {
-    return conn_key(c.proto, c.daddr, c.laddr_ip, c.dport, c.lport);
+    return conn_key(c.proto, c.daddr(), c.laddr_ip(), c.dport, c.lport);
 }
 // A UDP datagram's payload as far as the first mbuf segment holds it (what the per-flow
 // payload readers look at: QUIC connection ID, SIP Call-ID); empty when the segment ends
@@ -238,13 +238,10 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& service, ui
     w.laddr_of(c) = laddr;
     c->mode = mode;
     c->proto = lp.proto;
-    c->caddr = lp.key.saddr;
-    c->vaddr = lp.key.daddr;
+    c->set_addrs(lp.key.saddr, lp.key.daddr, out_laddr, out_daddr);
     c->cport = lp.key.sport;
     c->vport = lp.key.dport;
-    c->laddr_ip = out_laddr;
     c->lport = out_lport;
-    c->daddr = out_daddr;
     c->dport = out_dport;
     if ((mode == FwdMode::Tun || mode == FwdMode::NatTun) &&
         dest->tun_type.load(std::memory_order_relaxed) == TunType::Gue)
@@ -322,7 +319,7 @@ bool conn_reschedulable(const WorkerCtx& w, const Conn& c) {
         (c.mode != FwdMode::FullNat && c.mode != FwdMode::Nat))
         return false;
     // The conn's service as the current snapshot has it (the RST is rare: one lookup).
-    const ConnKey key = conn_key(c.proto, c.caddr, c.vaddr, c.cport, c.vport);
+    const ConnKey key = conn_key(c.proto, c.caddr(), c.vaddr(), c.cport, c.vport);
     uint32_t mark = 0;
     const ServiceView* view = vip_service(*w.snap, key, c.proto, &mark);
     if (!view || view->svc != c.svc || view->persist_s) return false;

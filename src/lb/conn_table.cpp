@@ -34,8 +34,12 @@ void table_free(void* p) {
         std::free(p);
 }
 
-ConnKey in_key(const Conn& c) { return conn_key(c.proto, c.caddr, c.vaddr, c.cport, c.vport); }
-ConnKey out_key(const Conn& c) { return conn_key(c.proto, c.daddr, c.laddr_ip, c.dport, c.lport); }
+ConnKey in_key(const Conn& c) {
+    return conn_key(c.proto, c.caddr(), c.vaddr(), c.cport, c.vport);
+}
+ConnKey out_key(const Conn& c) {
+    return conn_key(c.proto, c.daddr(), c.laddr_ip(), c.dport, c.lport);
+}
 
 }  // namespace
 
@@ -109,8 +113,10 @@ void ConnTable::release(Conn* conn) {
     const Conn& c = pool_[ref >> 1];
     if (c.proto != k.proto) return false;
     if ((ref & 1) == uint32_t(ConnDir::In))
-        return c.caddr == k.saddr && c.vaddr == k.daddr && c.cport == k.sport && c.vport == k.dport;
-    return c.daddr == k.saddr && c.laddr_ip == k.daddr && c.dport == k.sport && c.lport == k.dport;
+        return c.caddr() == k.saddr && c.vaddr() == k.daddr && c.cport == k.sport &&
+               c.vport == k.dport;
+    return c.daddr() == k.saddr && c.laddr_ip() == k.daddr && c.dport == k.sport &&
+           c.lport == k.dport;
 }
 
 [[gnu::always_inline]] inline uint32_t ConnTable::slot_bits(const uint32_t (&words)[kSlotsPerBucket],

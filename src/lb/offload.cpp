@@ -104,7 +104,7 @@ bool next_hops_current(WorkerCtx& w, const OffloadEntry& e) {
 void hand_over(WorkerCtx& w, Conn* c, uint8_t port, bool inbound) {
     OffloadState& o = *w.offload;
     if (c->mode != FwdMode::FullNat && c->mode != FwdMode::Nat && c->mode != FwdMode::Dr) return;
-    if (c->caddr.is_v4() != c->daddr.is_v4()) return;  // NAT64: translated by xvs
+    if (c->caddr().is_v4() != c->daddr().is_v4()) return;  // NAT64: translated by xvs
     if (c->flags & kConnUoa) return;  // datagrams still to carry UOA: xvs inserts it
     const bool two_way = c->mode != FwdMode::Dr;
     // Both ways: the RS's answer seen (its passive check done). DR's replies never pass here.
@@ -139,16 +139,16 @@ void hand_over(WorkerCtx& w, Conn* c, uint8_t port, bool inbound) {
     e.client_mac = client_mac;
     const uint32_t slot = o.slot_base + 2 * index;
     const bool ttl = c->mode == FwdMode::Nat;  // the director routes: TTL decremented
-    e.key_in = port::xdp_flow_key(c->caddr, c->vaddr, c->cport, c->vport, c->proto);
-    const xvs_xdp_flow in =
-        c->mode == FwdMode::Dr
-            ? flow_value(w, c->caddr, c->vaddr, c->cport, c->vport, to_dest, dest_mac, slot, false)
-            : flow_value(w, c->laddr_ip, c->daddr, c->lport, c->dport, to_dest, dest_mac, slot,
-                         ttl);
+    e.key_in = port::xdp_flow_key(c->caddr(), c->vaddr(), c->cport, c->vport, c->proto);
+    const xvs_xdp_flow in = c->mode == FwdMode::Dr
+                                ? flow_value(w, c->caddr(), c->vaddr(), c->cport, c->vport, to_dest,
+                                             dest_mac, slot, false)
+                                : flow_value(w, c->laddr_ip(), c->daddr(), c->lport, c->dport,
+                                             to_dest, dest_mac, slot, ttl);
     if (two_way) {
-        e.key_out = port::xdp_flow_key(c->daddr, c->laddr_ip, c->dport, c->lport, c->proto);
-        const xvs_xdp_flow out = flow_value(w, c->vaddr, c->caddr, c->vport, c->cport, to_client,
-                                            client_mac, slot + 1, ttl);
+        e.key_out = port::xdp_flow_key(c->daddr(), c->laddr_ip(), c->dport, c->lport, c->proto);
+        const xvs_xdp_flow out = flow_value(w, c->vaddr(), c->caddr(), c->vport, c->cport,
+                                            to_client, client_mac, slot + 1, ttl);
         if (!flows_at(w, to_dest)->install(e.key_out, out)) {
             w.stack.counters.inc(Counter::xdp_offload_failed);
             return;

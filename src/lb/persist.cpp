@@ -74,11 +74,9 @@ Conn* persist_create(WorkerCtx& w, const ServiceView& view, const ConnKey& key, 
     t->svc = view.svc;
     t->dest = dest;
     t->mode = dest->fwd.load(std::memory_order_relaxed);
-    t->caddr = key.saddr;
-    t->vaddr = key.daddr;
+    t->set_addrs(key.saddr, key.daddr, net::InetAddr{}, dest->addr);  // no local address
     t->cport = 0;
     t->vport = key.dport;
-    t->daddr = dest->addr;
     t->dport = net::hton16(dest->port);
     t->state = TcpState::None;
     w.laddr_of(t) = nullptr;

@@ -56,10 +56,10 @@ bool sync_wanted(const Conn& c) {
 
 SyncRecord sync_record_of(WorkerCtx& w, const Conn& c) {
     SyncRecord r;
-    r.caddr = c.caddr;
-    r.vaddr = c.vaddr;
-    r.laddr_ip = c.laddr_ip;
-    r.daddr = c.daddr;
+    r.caddr = c.caddr();
+    r.vaddr = c.vaddr();
+    r.laddr_ip = c.laddr_ip();
+    r.daddr = c.daddr();
     r.cport = c.cport;
     r.vport = c.vport;
     r.lport = c.lport;
@@ -113,7 +113,7 @@ bool sync_import(WorkerCtx& w, const SyncRecord& r) {
     if (const ConnRef ref = w.conns->lookup(in); ref.conn) {
         Conn* c = ref.conn;
         // The tuple is taken by another conn (another dest): the local one stands.
-        if (conn_is_template(*c) || ref.dir != ConnDir::In || c->daddr != r.daddr ||
+        if (conn_is_template(*c) || ref.dir != ConnDir::In || c->daddr() != r.daddr ||
             c->dport != r.dport)
             return fail();
         const bool new_state = c->proto == net::kIpProtoTcp && c->state != r.state;
@@ -143,13 +143,10 @@ bool sync_import(WorkerCtx& w, const SyncRecord& r) {
     w.laddr_of(c) = nullptr;  // the peer's local port: not from a pool of ours
     c->mode = r.mode;
     c->proto = r.proto;
-    c->caddr = r.caddr;
-    c->vaddr = r.vaddr;
+    c->set_addrs(r.caddr, r.vaddr, r.laddr_ip, r.daddr);
     c->cport = r.cport;
     c->vport = r.vport;
-    c->laddr_ip = r.laddr_ip;
     c->lport = r.lport;
-    c->daddr = r.daddr;
     c->dport = r.dport;
     c->flags = r.flags & kSyncConnFlags;
     c->state = TcpState::None;
@@ -159,8 +156,8 @@ bool sync_import(WorkerCtx& w, const SyncRecord& r) {
         return fail();
     }
     if (w.redirect && (c->mode == FwdMode::Nat) &&
-        !w.redirect->owners().insert(conn_key(c->proto, c->daddr, c->laddr_ip, c->dport, c->lport),
-                                     wid)) {
+        !w.redirect->owners().insert(
+            conn_key(c->proto, c->daddr(), c->laddr_ip(), c->dport, c->lport), wid)) {
         w.conns->remove(c);
         w.conns->release(c);
         return fail();

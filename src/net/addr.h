@@ -54,6 +54,9 @@ struct InetAddr {
     alignas(8) uint8_t b[16] = {};
 
     InetAddr() = default;
+    InetAddr(const InetAddr&) = default;
+    // Assignable as an lvalue only: `conn.caddr() = x` (a temporary) does not compile.
+    InetAddr& operator=(const InetAddr&) & = default;
     // A typed IPv4 address is an InetAddr (the control plane's parsers yield net::Ipv4).
     InetAddr(Ipv4 a) { *this = v4(a.be); }  // NOLINT(google-explicit-constructor)
 

@@ -164,8 +164,8 @@ TEST_F(WorkerCommandTest, ManyConnsAreCopiedAcrossChunks) {
     const uint64_t now = worker->now_ms();
     std::vector<lb::ConnDumpEntry> live;
     worker->conns().for_each([&](const lb::Conn& c) {
-        live.push_back({c.caddr, c.vaddr, c.laddr_ip, c.daddr, c.cport, c.vport, c.lport, c.dport,
-                        c.proto, c.state, (c.expires(now) - now + 999) / 1000});
+        live.push_back({c.caddr(), c.vaddr(), c.laddr_ip(), c.daddr(), c.cport, c.vport, c.lport,
+                        c.dport, c.proto, c.state, (c.expires(now) - now + 999) / 1000});
     });
     ASSERT_EQ(dump.size(), size_t(kConns));
     ASSERT_EQ(live.size(), dump.size());

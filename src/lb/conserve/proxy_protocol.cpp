@@ -28,8 +28,8 @@ constexpr uint8_t kPpHeaderMaxRexmits = 5;
 // 0x21-0x22 follows from it.
 size_t pp_build(const Conn* c, uint8_t* out, size_t cap) {
     if (c->flags & kConnPpV1)
-        return net::pp_v1_build(out, cap, c->caddr, c->vaddr, c->cport, c->vport);
-    return net::pp_v2_build(out, cap, c->proto, c->caddr, c->vaddr, c->cport, c->vport);
+        return net::pp_v1_build(out, cap, c->caddr(), c->vaddr(), c->cport, c->vport);
+    return net::pp_v2_build(out, cap, c->proto, c->caddr(), c->vaddr(), c->cport, c->vport);
 }
 }  // namespace
 
@@ -47,9 +47,9 @@ bool pp_insert(WorkerCtx& w, LbPacket<Af>& lp, Conn* c, size_t l4_hdr_len) {
     const size_t ihl = lp.l4_off - lp.l3_off;  // with IPv4 options or IPv6 extension headers
     const size_t ip_len = ihl + lp.l4_len;
     const size_t new_len = ip_len + hlen;
-    const size_t egress_ihl = Af::family == 6 && c->daddr.is_v4() ? sizeof(net::Ipv4Hdr) : ihl;
+    const size_t egress_ihl = Af::family == 6 && c->daddr().is_v4() ? sizeof(net::Ipv4Hdr) : ihl;
     const stack::PortView& out_port =
-        w.stack.view->ports[w.stack.view->route_lookup(c->daddr).port];
+        w.stack.view->ports[w.stack.view->route_lookup(c->daddr()).port];
     if (egress_ihl + lp.l4_len + hlen > out_port.mtu) {
         w.stack.counters.inc(Counter::pp_fail_mtu);
         return false;
@@ -189,8 +189,8 @@ static bool pp_header_segment_build(WorkerCtx& w, Conn* c, uint32_t ack_be) {
     }
     std::memset(eth, 0, sizeof(net::EtherHdr));
     auto* ip = reinterpret_cast<typename Af::Hdr*>(eth + 1);
-    Af::write_header(*ip, c->laddr_ip, c->daddr, net::kIpProtoTcp, static_cast<uint16_t>(l4_len),
-                     64);
+    Af::write_header(*ip, c->laddr_ip(), c->daddr(), net::kIpProtoTcp,
+                     static_cast<uint16_t>(l4_len), 64);
     auto* tcp = reinterpret_cast<net::TcpHdr*>(ip + 1);
     *tcp = net::TcpHdr{};
     tcp->sport = c->lport;
@@ -202,13 +202,13 @@ static bool pp_header_segment_build(WorkerCtx& w, Conn* c, uint32_t ack_be) {
     tcp->window = w.feat_of(c).pp_window;
     std::memcpy(tcp + 1, hdr, hlen);
     tcp->checksum = Af::l4_checksum(*ip, net::kIpProtoTcp, tcp, static_cast<uint16_t>(l4_len));
-    stack::ip_output<Af>(w.stack, m, c->daddr, {&c->nh, stack::NhDir::ToDest});
+    stack::ip_output<Af>(w.stack, m, c->daddr(), {&c->nh, stack::NhDir::ToDest});
     return true;
 }
 
 static bool pp_header_segment_emit(WorkerCtx& w, Conn* c, uint32_t ack_be) {
-    return c->daddr.is_v4() ? pp_header_segment_build<net::Af4>(w, c, ack_be)
-                            : pp_header_segment_build<net::Af6>(w, c, ack_be);
+    return c->daddr().is_v4() ? pp_header_segment_build<net::Af4>(w, c, ack_be)
+                              : pp_header_segment_build<net::Af6>(w, c, ack_be);
 }
 
 // The client sent no data, so nothing it does would resend a lost header segment: xvs does,

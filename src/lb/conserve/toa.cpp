@@ -21,7 +21,7 @@ void toa_synack(WorkerCtx& w, LbPacket<Af>& lp, Conn* c) {
     auto* tcp = reinterpret_cast<net::TcpHdr*>(lp.l4);
     w.feat_of(c).rs_isn = net::ntoh32(tcp->seq);
     c->flags |= kConnSynAckSeen;
-    if (net::toa_clamp_mss(net::tcp_options_span(tcp), &tcp->checksum, net::toa_len(c->caddr)))
+    if (net::toa_clamp_mss(net::tcp_options_span(tcp), &tcp->checksum, net::toa_len(c->caddr())))
         w.stack.counters.inc(Counter::toa_mss_clamped);
 }
 
@@ -42,19 +42,19 @@ void toa_inbound(WorkerCtx& w, LbPacket<Af>& lp, Conn* c) {
     }
     const size_t ip_len = Af::packet_len(*lp.ip);
     const stack::PortView& out_port =
-        w.stack.view->ports[w.stack.view->route_lookup(c->daddr).port];
+        w.stack.view->ports[w.stack.view->route_lookup(c->daddr()).port];
     // Room to grow: the mbuf's tailroom, but never past the egress MTU (a full-size segment
     // whose SYN-ACK MSS was not clamped is forwarded without TOA, counted). FNAT64's IPv4
     // packet will be 20 bytes shorter than this IPv6 one.
-    const size_t mtu = out_port.mtu + (Af::family == 6 && c->daddr.is_v4() ? 20 : 0);
+    const size_t mtu = out_port.mtu + (Af::family == 6 && c->daddr().is_v4() ? 20 : 0);
     const size_t capacity = std::min<size_t>(ip_len + rte_pktmbuf_tailroom(lp.pkt), mtu);
     auto* ip = reinterpret_cast<uint8_t*>(lp.ip);
     // The 8-byte form for an IPv4 client, the 20-byte one for an IPv6 client.
     net::ToaResult r;
     if constexpr (Af::family == 4)
-        r = net::toa_insert_ipv4(ip, ip_len, capacity, c->caddr, c->cport, true);
+        r = net::toa_insert_ipv4(ip, ip_len, capacity, c->caddr(), c->cport, true);
     else
-        r = net::toa_insert_ipv6(ip, ip_len, capacity, c->caddr, c->cport, true);
+        r = net::toa_insert_ipv6(ip, ip_len, capacity, c->caddr(), c->cport, true);
     if (r.forged_removed) w.stack.counters.inc(Counter::toa_forged_removed, r.forged_removed);
     switch (r.outcome) {
         case net::ToaOutcome::Inserted:

@@ -32,12 +32,12 @@ static void uoa_send_empty(WorkerCtx& w, const Conn* c);
 void uoa_inbound(WorkerCtx& w, rte_mbuf* m, uint8_t* ip_hdr, Conn* c) {
     if (--w.feat_of(c).uoa_left == 0) c->flags &= static_cast<uint16_t>(~kConnUoa);
     const net::UoaMode mode = uoa_mode_of(c);
-    const size_t grow = net::uoa_insert_len(mode, c->caddr);
+    const size_t grow = net::uoa_insert_len(mode, c->caddr());
     uint16_t len_be;
-    std::memcpy(&len_be, ip_hdr + (c->daddr.is_v4() ? 2 : 4), sizeof(len_be));
-    const size_t ip_len = net::ntoh16(len_be) + (c->daddr.is_v4() ? 0 : sizeof(net::Ipv6Hdr));
+    std::memcpy(&len_be, ip_hdr + (c->daddr().is_v4() ? 2 : 4), sizeof(len_be));
+    const size_t ip_len = net::ntoh16(len_be) + (c->daddr().is_v4() ? 0 : sizeof(net::Ipv6Hdr));
     const stack::PortView& out_port =
-        w.stack.view->ports[w.stack.view->route_lookup(c->daddr).port];
+        w.stack.view->ports[w.stack.view->route_lookup(c->daddr()).port];
     Counter failure = Counter::uoa_fail_mtu;
     if (ip_len + grow <= out_port.mtu) {
         // Ethernet padding past the IP length goes: the datagram grows from its real end.
@@ -49,7 +49,7 @@ void uoa_inbound(WorkerCtx& w, rte_mbuf* m, uint8_t* ip_hdr, Conn* c) {
             // With MTU and room checked, only a full IPv4 option space (ipo) or IPv6 extension
             // headers (opp) refuse it.
             failure = Counter::uoa_fail_ip_options;
-            if (net::uoa_insert(mode, ip_hdr, ip_len, ip_len + grow, c->caddr, c->cport)) {
+            if (net::uoa_insert(mode, ip_hdr, ip_len, ip_len + grow, c->caddr(), c->cport)) {
                 rte_pktmbuf_append(m, static_cast<uint16_t>(grow));
                 w.stack.counters.inc(Counter::uoa_inserted);
                 return;
@@ -68,16 +68,16 @@ static void uoa_send_empty(WorkerCtx& w, const Conn* c) {
         w.stack.counters.inc(Counter::uoa_fail_alloc);
         return;
     }
-    const size_t ip_len = (c->daddr.is_v4() ? sizeof(net::Ipv4Hdr) : sizeof(net::Ipv6Hdr)) +
-                          sizeof(net::UdpHdr) + net::uoa_insert_len(uoa_mode_of(c), c->caddr);
+    const size_t ip_len = (c->daddr().is_v4() ? sizeof(net::Ipv4Hdr) : sizeof(net::Ipv6Hdr)) +
+                          sizeof(net::UdpHdr) + net::uoa_insert_len(uoa_mode_of(c), c->caddr());
     auto* eth = reinterpret_cast<net::EtherHdr*>(
         rte_pktmbuf_append(m, static_cast<uint16_t>(sizeof(net::EtherHdr) + ip_len)));
     net::UoaFlowInet flow;
-    flow.saddr = c->laddr_ip;
-    flow.daddr = c->daddr;
+    flow.saddr = c->laddr_ip();
+    flow.daddr = c->daddr();
     flow.sport_be = c->lport;
     flow.dport_be = c->dport;
-    flow.client = c->caddr;
+    flow.client = c->caddr();
     flow.cport_be = c->cport;
     if (!eth || net::uoa_empty_datagram_build(reinterpret_cast<uint8_t*>(eth + 1), ip_len,
                                               uoa_mode_of(c), flow) != ip_len) {
@@ -86,10 +86,10 @@ static void uoa_send_empty(WorkerCtx& w, const Conn* c) {
         return;
     }
     w.stack.counters.inc(Counter::uoa_empty_sent);
-    if (c->daddr.is_v4())
-        stack::ip_output<net::Af4>(w.stack, m, c->daddr);
+    if (c->daddr().is_v4())
+        stack::ip_output<net::Af4>(w.stack, m, c->daddr());
     else
-        stack::ip_output<net::Af6>(w.stack, m, c->daddr);
+        stack::ip_output<net::Af6>(w.stack, m, c->daddr());
 }
 
 }  // namespace xvs::lb

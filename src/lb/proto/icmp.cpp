@@ -60,11 +60,11 @@ void icmp_related_nat64(WorkerCtx& w, LbPacket<Af>& lp, const net::IcmpQuote& q,
     if (out) {
         uint8_t* l3 = out + sizeof(net::EtherHdr);
         if constexpr (Af::family == 4)
-            n = net::icmp_error_4to6(l3, kMax, lp.l4, q, c.vaddr,
-                                     {c.caddr, c.vaddr, c.cport, c.vport});
+            n = net::icmp_error_4to6(l3, kMax, lp.l4, q, c.vaddr(),
+                                     {c.caddr(), c.vaddr(), c.cport, c.vport});
         else
-            n = net::icmp_error_6to4(l3, kMax, lp.l4, q, c.laddr_ip,
-                                     {c.daddr, c.laddr_ip, c.dport, c.lport},
+            n = net::icmp_error_6to4(l3, kMax, lp.l4, q, c.laddr_ip(),
+                                     {c.daddr(), c.laddr_ip(), c.dport, c.lport},
                                      net::hton16(w.ip_id++));
     }
     if (n == 0) {
@@ -76,9 +76,9 @@ void icmp_related_nat64(WorkerCtx& w, LbPacket<Af>& lp, const net::IcmpQuote& q,
     stack::drop(w.stack, lp.pkt, Counter::icmp_nat64_translated);
     w.stack.counters.inc(Counter::icmp_related_forwarded);
     if constexpr (Af::family == 4)
-        stack::ip_output<Out>(w.stack, m, c.caddr, {&c.nh, stack::NhDir::ToClient});
+        stack::ip_output<Out>(w.stack, m, c.caddr(), {&c.nh, stack::NhDir::ToClient});
     else
-        stack::ip_output<Out>(w.stack, m, c.daddr, {&c.nh, stack::NhDir::ToDest});
+        stack::ip_output<Out>(w.stack, m, c.daddr(), {&c.nh, stack::NhDir::ToDest});
 }
 
 }  // namespace
@@ -116,7 +116,7 @@ void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
     // MTU) or from the RS itself: the conn remembers it; the client hears it below.
     if (ref.dir == ConnDir::Out && c.mode == FwdMode::NatTun && q.next_hop_mtu)
         nat_tunnel_pmtu_lower(w, c, q.next_hop_mtu);
-    if (c.caddr.is_v4() != c.daddr.is_v4()) return icmp_related_nat64(w, lp, q, c, ref.dir);
+    if (c.caddr().is_v4() != c.daddr().is_v4()) return icmp_related_nat64(w, lp, q, c, ref.dir);
     // NAT and SNAT forward as a router, their conns' errors included (counted and freed if
     // expired); FULLNAT, DR and TUN leave TTL alone, as for their own packets.
     if ((c.mode == FwdMode::Snat || c.mode == FwdMode::Nat) && !ttl_decrement(w, lp)) return;
@@ -130,11 +130,11 @@ void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
         } else {
             const net::IcmpTranslation t{
                 // FULLNAT and SNAT hide the sender behind the local / WAN address.
-                c.mode == FwdMode::FullNat || c.mode == FwdMode::Snat ? c.laddr_ip
+                c.mode == FwdMode::FullNat || c.mode == FwdMode::Snat ? c.laddr_ip()
                                                                       : Af::src(*lp.ip),
-                c.daddr,
-                c.daddr,
-                c.laddr_ip,
+                c.daddr(),
+                c.daddr(),
+                c.laddr_ip(),
                 c.dport,
                 c.lport};
             if (!translate_error(lp, q, t)) return drop(Counter::drop_icmp_malformed);
@@ -143,22 +143,22 @@ void icmp_related(WorkerCtx& w, LbPacket<Af>& lp, ConnRef ref) {
                 return;
         }
         w.stack.counters.inc(Counter::icmp_related_forwarded);
-        stack::ip_output<Af>(w.stack, lp.pkt, c.daddr, {&c.nh, stack::NhDir::ToDest});
+        stack::ip_output<Af>(w.stack, lp.pkt, c.daddr(), {&c.nh, stack::NhDir::ToDest});
         return;
     }
     // The quote is a packet to the RS (LIP:lport or client:cport -> RS:rport); the error goes
     // to the client, about the packet it sent to the VIP.
     // SNAT: the error comes from the outside (the host or a router on the way) and keeps
     // its source; the other modes answer for the VIP.
-    const net::IcmpTranslation t{c.mode == FwdMode::Snat ? Af::src(*lp.ip) : c.vaddr,
-                                 c.caddr,
-                                 c.caddr,
-                                 c.vaddr,
+    const net::IcmpTranslation t{c.mode == FwdMode::Snat ? Af::src(*lp.ip) : c.vaddr(),
+                                 c.caddr(),
+                                 c.caddr(),
+                                 c.vaddr(),
                                  c.cport,
                                  c.vport};
     if (!translate_error(lp, q, t)) return drop(Counter::drop_icmp_malformed);
     w.stack.counters.inc(Counter::icmp_related_forwarded);
-    stack::ip_output<Af>(w.stack, lp.pkt, c.caddr, {&c.nh, stack::NhDir::ToClient});
+    stack::ip_output<Af>(w.stack, lp.pkt, c.caddr(), {&c.nh, stack::NhDir::ToClient});
 }
 
 template bool icmp_related_key<net::Af4>(const LbPacket4&, ConnKey&);

@@ -108,11 +108,11 @@ void sp_output_rs_af(WorkerCtx& w, rte_mbuf* m, Conn* c) {
         lp.ip = rte_pktmbuf_mtod_offset(m, typename Af::Hdr*, sizeof(net::EtherHdr));
         if (nat_tunnel_wrap(w, lp, *c) != stack::Verdict::Accept) return;  // freed, counted
     }
-    stack::ip_output<Af>(w.stack, m, c->daddr, {&c->nh, stack::NhDir::ToDest});
+    stack::ip_output<Af>(w.stack, m, c->daddr(), {&c->nh, stack::NhDir::ToDest});
 }
 
 void sp_output_rs(WorkerCtx& w, rte_mbuf* m, Conn* c) {
-    if (c->daddr.is_v4())
+    if (c->daddr().is_v4())
         sp_output_rs_af<net::Af4>(w, m, c);
     else
         sp_output_rs_af<net::Af6>(w, m, c);
@@ -302,12 +302,12 @@ void synproxy_send_rs_syn(WorkerCtx& w, Conn* c) {
     // FNAT64: the RS's segments grow by 20 bytes on their way to the IPv6 client; NatTun's by
     // the tunnel's outer headers on their way to us (what clamp_mss takes off a SYN).
     const uint16_t mss_less = static_cast<uint16_t>(
-        c->mode == FwdMode::NatTun ? tunnel_overhead(c->daddr.is_v4(), c->flags & kConnTunGue)
-        : c->caddr.is_v4() == c->daddr.is_v4() ? 0
-                                               : 20);
+        c->mode == FwdMode::NatTun ? tunnel_overhead(c->daddr().is_v4(), c->flags & kConnTunGue)
+        : c->caddr().is_v4() == c->daddr().is_v4() ? 0
+                                                   : 20);
     const size_t opts_len = synproxy_write_rs_syn_options(opts, o, p.client_tsval, mss_less);
-    const TcpSpec spec{c->laddr_ip,
-                       c->daddr,
+    const TcpSpec spec{c->laddr_ip(),
+                       c->daddr(),
                        c->lport,
                        c->dport,
                        w.feat_of(c).client_isn,
@@ -360,13 +360,13 @@ void synproxy_reset_client(WorkerCtx& w, rte_mbuf* m, Conn* c) {
     if (!m) {
         if (!(m = stack::frame_alloc(w.stack))) return;  // counted
     }
-    const TcpSpec spec{c->vaddr, c->caddr, c->vport, c->cport, p.cookie + 1, 0, net::kTcpRst,
-                       0,        64,       nullptr,  0};
+    const TcpSpec spec{c->vaddr(), c->caddr(), c->vport, c->cport, p.cookie + 1, 0, net::kTcpRst,
+                       0,          64,         nullptr,  0};
     if (!tcp_write(m, spec)) {
         drop(w.stack, m, Counter::drop_mbuf_alloc);
         return;
     }
-    sp_output(w, m, c->caddr, {&c->nh, stack::NhDir::ToClient});
+    sp_output(w, m, c->caddr(), {&c->nh, stack::NhDir::ToClient});
 }
 
 bool synproxy_conn(WorkerCtx& w, const SpPacket& sp, Conn* c, bool inbound) {
@@ -390,8 +390,8 @@ bool synproxy_conn(WorkerCtx& w, const SpPacket& sp, Conn* c, bool inbound) {
             // The RS retransmits its SYN-ACK: our replayed ACK was lost. Ack it again (the
             // client never sees an RS SYN-ACK). The client's real window reaches the RS with
             // its next segment; until then a small one (kReAckWindow) cannot overrun it.
-            const TcpSpec spec{c->laddr_ip,
-                               c->daddr,
+            const TcpSpec spec{c->laddr_ip(),
+                               c->daddr(),
                                c->lport,
                                c->dport,
                                w.feat_of(c).client_isn + 1,
@@ -522,8 +522,8 @@ void synproxy_handover(WorkerCtx& w, const SpPacket& sp, Conn* c) {
     std::memcpy(opts + 8, &tsecr_be, 4);
     const uint16_t window =
         static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, rs_window >> slot.our_wscale));
-    const TcpSpec spec{c->vaddr,
-                       c->caddr,
+    const TcpSpec spec{c->vaddr(),
+                       c->caddr(),
                        c->vport,
                        c->cport,
                        cookie + 1,
@@ -538,7 +538,7 @@ void synproxy_handover(WorkerCtx& w, const SpPacket& sp, Conn* c) {
         return;
     }
     w.stack.counters.inc(Counter::synproxy_window_update);
-    sp_output(w, sp.pkt, c->caddr, {&c->nh, stack::NhDir::ToClient});
+    sp_output(w, sp.pkt, c->caddr(), {&c->nh, stack::NhDir::ToClient});
 }
 
 }  // namespace xvs::lb

@@ -36,16 +36,16 @@ stack::Verdict fnat64_in(WorkerCtx& w, LbPacket<net::Af6>& lp, Conn& c) {
     const net::IpCarried in{static_cast<uint8_t>(net::ntoh32(lp.ip->vtc_flow) >> 20),
                             lp.ip->hop_limit, lp.proto, net::Af6::src(*lp.ip),
                             net::Af6::dst(*lp.ip)};
-    if (const uint16_t mtu = too_big_for(w, c.daddr, 20u + lp.l4_len)) {
+    if (const uint16_t mtu = too_big_for(w, c.daddr(), 20u + lp.l4_len)) {
         // The client may send up to the IPv4 MTU plus the 20 bytes the IPv6 header is longer.
-        send_too_big(w, lp, c.vaddr, c.caddr, static_cast<uint16_t>(mtu + 20));
+        send_too_big(w, lp, c.vaddr(), c.caddr(), static_cast<uint16_t>(mtu + 20));
         stack::drop(w.stack, lp.pkt, Counter::drop_nat64_too_big);
         return stack::Verdict::Drop;
     }
     const uint16_t cut = static_cast<uint16_t>(lp.l4_off - sizeof(net::EtherHdr) - 20);
     rte_pktmbuf_adj(lp.pkt, cut);
     uint8_t* ip4 = rte_pktmbuf_mtod_offset(lp.pkt, uint8_t*, sizeof(net::EtherHdr));
-    net::nat64_to_v4(ip4, in, lp.l4_len, c.laddr_ip, c.daddr, c.lport, c.dport,
+    net::nat64_to_v4(ip4, in, lp.l4_len, c.laddr_ip(), c.daddr(), c.lport, c.dport,
                      net::hton16(w.ip_id++));
     lp.l4 = ip4 + 20;
     lp.l4_off = static_cast<uint16_t>(sizeof(net::EtherHdr) + 20);
@@ -60,9 +60,9 @@ stack::Verdict fnat64_in(WorkerCtx& w, LbPacket<net::Af6>& lp, Conn& c) {
 stack::Verdict fnat46_out(WorkerCtx& w, LbPacket<net::Af4>& lp, Conn& c) {
     const net::IpCarried in{lp.ip->tos, lp.ip->ttl, lp.proto, net::Af4::src(*lp.ip),
                             net::Af4::dst(*lp.ip)};
-    if (const uint16_t mtu = too_big_for(w, c.caddr, 40u + lp.l4_len)) {
+    if (const uint16_t mtu = too_big_for(w, c.caddr(), 40u + lp.l4_len)) {
         if (net::ntoh16(lp.ip->frag_off) & net::kIpv4DontFragment)
-            send_too_big(w, lp, c.laddr_ip, c.daddr, static_cast<uint16_t>(mtu - 20));
+            send_too_big(w, lp, c.laddr_ip(), c.daddr(), static_cast<uint16_t>(mtu - 20));
         stack::drop(w.stack, lp.pkt, Counter::drop_nat64_too_big);
         return stack::Verdict::Drop;
     }
@@ -73,7 +73,7 @@ stack::Verdict fnat46_out(WorkerCtx& w, LbPacket<net::Af4>& lp, Conn& c) {
         return stack::Verdict::Drop;
     }
     uint8_t* ip6 = rte_pktmbuf_mtod_offset(lp.pkt, uint8_t*, sizeof(net::EtherHdr));
-    net::nat46_to_v6(ip6, in, lp.l4_len, c.vaddr, c.caddr, c.vport, c.cport);
+    net::nat46_to_v6(ip6, in, lp.l4_len, c.vaddr(), c.caddr(), c.vport, c.cport);
     lp.l4 = ip6 + 40;
     lp.l4_off = static_cast<uint16_t>(sizeof(net::EtherHdr) + 40);
     if (lp.proto == net::kIpProtoTcp && (lp.tcp_flags & net::kTcpSyn)) {
@@ -93,9 +93,9 @@ stack::Verdict fnat46_out(WorkerCtx& w, LbPacket<net::Af4>& lp, Conn& c) {
 template <class Af>
 stack::Verdict fullnat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if constexpr (Af::family == 6) {
-        if (c.daddr.is_v4()) return fnat64_in(w, lp, c);
+        if (c.daddr().is_v4()) return fnat64_in(w, lp, c);
     }
-    net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.laddr_ip, c.daddr, c.lport, c.dport);
+    net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.laddr_ip(), c.daddr(), c.lport, c.dport);
     // UOA after the rewrite: rewrite_both finds the ports at lp.l4, which an insert moves.
     // kConnUoa (UDP only) keeps the side slot out of the way of every other packet.
     if (c.flags & kConnUoa) uoa_inbound(w, lp.pkt, reinterpret_cast<uint8_t*>(lp.ip), &c);
@@ -105,12 +105,12 @@ stack::Verdict fullnat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
 template <class Af>
 stack::Verdict fullnat_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if constexpr (Af::family == 4) {
-        if (!c.caddr.is_v4()) [[unlikely]]
+        if (!c.caddr().is_v4()) [[unlikely]]
             return fnat46_out(w, lp, c);
     } else {
         (void)w;
     }
-    net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.vaddr, c.caddr, c.vport, c.cport);
+    net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.vaddr(), c.caddr(), c.vport, c.cport);
     return stack::Verdict::Accept;
 }
 

@@ -62,7 +62,7 @@ stack::Verdict nat_tunnel_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     const size_t outer_len = Af::packet_len(*lp.ip) + overhead;
     if (!tunnel_mtu_admit(w, lp, c, overhead, path_mtu_of<Af>(w, c, outer_len)))
         return stack::Verdict::Drop;
-    net::rewrite_daddr_dport<Af>(lp.ip, lp.l4, lp.proto, c.daddr, c.dport);
+    net::rewrite_daddr_dport<Af>(lp.ip, lp.l4, lp.proto, c.daddr(), c.dport);
     clamp_mss(w, lp, overhead);
     return tunnel_push(w, lp, c, w.laddr_of(&c)->addr, overhead, gue);
 }
@@ -75,7 +75,7 @@ stack::Verdict nat_tunnel_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
         stack::drop(w.stack, lp.pkt, Counter::drop_nattun_bare_reply);
         return stack::Verdict::Drop;
     }
-    net::rewrite_saddr_sport<Af>(lp.ip, lp.l4, lp.proto, c.vaddr, c.vport);
+    net::rewrite_saddr_sport<Af>(lp.ip, lp.l4, lp.proto, c.vaddr(), c.vport);
     clamp_mss(w, lp, tunnel_overhead<Af>(gue_of(c)));
     return stack::Verdict::Accept;
 }
@@ -130,9 +130,9 @@ void nat_tunnel_icmp_unwrap(WorkerCtx& w, LbPacket<Af>& lp) {
 }
 
 void nat_tunnel_pmtu_lower(WorkerCtx& w, Conn& c, uint16_t inner_mtu) {
-    const size_t overhead = tunnel_overhead(c.daddr.is_v4(), gue_of(c));
+    const size_t overhead = tunnel_overhead(c.daddr().is_v4(), gue_of(c));
     const size_t outer = std::min<size_t>(inner_mtu + overhead, 0xffff);
-    if (outer < (c.daddr.is_v4() ? kMinPmtu4 : net::kIpv6MinMtu)) return;
+    if (outer < (c.daddr().is_v4() ? kMinPmtu4 : net::kIpv6MinMtu)) return;
     uint16_t& mtu = w.feat_of(&c).nattun_mtu;
     if (mtu != 0 && mtu <= outer) return;
     mtu = static_cast<uint16_t>(outer);

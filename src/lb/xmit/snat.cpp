@@ -17,9 +17,9 @@ template <class Af>
 stack::Verdict snat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if (!ttl_decrement(w, lp)) return stack::Verdict::Drop;
     if (lp.proto == Af::icmp_proto)
-        net::rewrite_icmp_echo<Af>(lp.ip, lp.l4, net::IcmpEchoSide::Source, c.laddr_ip, c.lport);
+        net::rewrite_icmp_echo<Af>(lp.ip, lp.l4, net::IcmpEchoSide::Source, c.laddr_ip(), c.lport);
     else
-        net::rewrite_saddr_sport<Af>(lp.ip, lp.l4, lp.proto, c.laddr_ip, c.lport);
+        net::rewrite_saddr_sport<Af>(lp.ip, lp.l4, lp.proto, c.laddr_ip(), c.lport);
     return stack::Verdict::Accept;
 }
 
@@ -27,9 +27,10 @@ template <class Af>
 stack::Verdict snat_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if (!ttl_decrement(w, lp)) return stack::Verdict::Drop;
     if (lp.proto == Af::icmp_proto)
-        net::rewrite_icmp_echo<Af>(lp.ip, lp.l4, net::IcmpEchoSide::Destination, c.caddr, c.cport);
+        net::rewrite_icmp_echo<Af>(lp.ip, lp.l4, net::IcmpEchoSide::Destination, c.caddr(),
+                                   c.cport);
     else
-        net::rewrite_daddr_dport<Af>(lp.ip, lp.l4, lp.proto, c.caddr, c.cport);
+        net::rewrite_daddr_dport<Af>(lp.ip, lp.l4, lp.proto, c.caddr(), c.cport);
     return stack::Verdict::Accept;
 }
 

@@ -20,7 +20,7 @@ using stack::Counter;
 template <class Af>
 std::optional<uint8_t> tunnel_mtu_admit(WorkerCtx& w, LbPacket<Af>& lp, Conn& c, size_t overhead,
                                         size_t path_mtu) {
-    const stack::NextHop nh = w.stack.view->route_lookup(c.daddr);
+    const stack::NextHop nh = w.stack.view->route_lookup(c.daddr());
     if (!nh.found) {
         stack::drop(w.stack, lp.pkt, Counter::drop_no_route);
         return std::nullopt;
@@ -31,7 +31,7 @@ std::optional<uint8_t> tunnel_mtu_admit(WorkerCtx& w, LbPacket<Af>& lp, Conn& c,
     const auto mtu = net::tunnel_mtu_check(*lp.ip, inner_len, overhead, link_mtu);
     if (mtu.action != net::TunnelMtuAction::Fits) {
         if (mtu.action == net::TunnelMtuAction::FragNeeded)
-            send_too_big(w, lp, c.vaddr, c.caddr, mtu.next_hop_mtu);
+            send_too_big(w, lp, c.vaddr(), c.caddr(), mtu.next_hop_mtu);
         stack::drop(w.stack, lp.pkt, Counter::drop_tunnel_too_big);
         return std::nullopt;
     }
@@ -60,22 +60,22 @@ stack::Verdict tunnel_push(WorkerCtx& w, LbPacket<Af>& lp, Conn& c, const net::I
     // The flow's hash: the GUE source port (ECMP/RSS at the RS spread flows, one flow keeps
     // one path) and the IPv6 flow label.
     const uint32_t h = static_cast<uint32_t>(
-        mix64(c.caddr.word(1) ^ mix64(c.vaddr.word(1) ^ c.caddr.word(0) ^ c.vaddr.word(0)) ^
+        mix64(c.caddr().word(1) ^ mix64(c.vaddr().word(1) ^ c.caddr().word(0) ^ c.vaddr().word(0)) ^
               uint64_t(c.cport) << 16 ^ c.vport));
     const uint16_t gue_port =
         gue ? net::hton16(c.dest->tun_port.load(std::memory_order_relaxed)) : 0;
     if constexpr (v4) {
         const uint16_t id = net::hton16(w.ip_id++);
         if (gue)
-            net::gue_outer(outer, src, c.daddr, inner, id, net::tunnel_flow_port(h), gue_port);
+            net::gue_outer(outer, src, c.daddr(), inner, id, net::tunnel_flow_port(h), gue_port);
         else
-            net::ipip_outer(outer, src, c.daddr, inner, id);
+            net::ipip_outer(outer, src, c.daddr(), inner, id);
     } else {
         if (gue)
-            net::gue6_outer(outer, src, c.daddr, inner, inner_len, h, net::tunnel_flow_port(h),
+            net::gue6_outer(outer, src, c.daddr(), inner, inner_len, h, net::tunnel_flow_port(h),
                             gue_port);
         else
-            net::ip6ip6_outer(outer, src, c.daddr, inner, inner_len, h);
+            net::ip6ip6_outer(outer, src, c.daddr(), inner, inner_len, h);
     }
     lp.ip = reinterpret_cast<typename Af::Hdr*>(outer);
     return stack::Verdict::Accept;

@@ -27,13 +27,11 @@ class CommandTest : public ::testing::Test {
             Conn* c = table->alloc();
             ASSERT_NE(c, nullptr);
             c->proto = 6;
-            c->caddr = net::InetAddr::v4(0x0201010a + (i << 8));
+            c->set_addrs(net::InetAddr::v4(0x0201010a + (i << 8)), net::InetAddr::v4(0x6401010a),
+                         net::InetAddr::v4(0x6402020a), net::InetAddr::v4(0x0202020a));
             c->cport = static_cast<uint16_t>(i);
-            c->vaddr = net::InetAddr::v4(0x6401010a);
             c->vport = 0x5000;
-            c->daddr = net::InetAddr::v4(0x0202020a);
             c->dport = 0x901f;
-            c->laddr_ip = net::InetAddr::v4(0x6402020a);
             c->lport = static_cast<uint16_t>(i);
             c->dest = (i % 2) ? b.get() : a.get();
             ASSERT_TRUE(table->insert(c));

@@ -19,19 +19,22 @@ Conn* make(ConnTable& t, uint32_t client, uint16_t cport, uint16_t lport, uint8_
     Conn* c = t.alloc();
     if (!c) return nullptr;
     c->proto = proto;
-    c->caddr = net::InetAddr::v4(client);
-    c->vaddr = net::InetAddr::v4(0x6401010a);  // 10.1.1.100
+    // 10.1.1.100 the VIP, 10.2.2.100 the local address, 10.2.2.2 the RS.
+    c->set_addrs(net::InetAddr::v4(client), net::InetAddr::v4(0x6401010a),
+                 net::InetAddr::v4(0x6402020a), net::InetAddr::v4(0x0202020a));
     c->cport = cport;
     c->vport = 0x5000;
-    c->daddr = net::InetAddr::v4(0x0202020a);
     c->dport = 0x901f;
-    c->laddr_ip = net::InetAddr::v4(0x6402020a);
     c->lport = lport;
     return c;
 }
 
-ConnKey key_in(const Conn& c) { return conn_key(c.proto, c.caddr, c.vaddr, c.cport, c.vport); }
-ConnKey key_out(const Conn& c) { return conn_key(c.proto, c.daddr, c.laddr_ip, c.dport, c.lport); }
+ConnKey key_in(const Conn& c) {
+    return conn_key(c.proto, c.caddr(), c.vaddr(), c.cport, c.vport);
+}
+ConnKey key_out(const Conn& c) {
+    return conn_key(c.proto, c.daddr(), c.laddr_ip(), c.dport, c.lport);
+}
 
 TEST(ConnTable, FindsBothDirections) {
     auto t = ConnTable::create("t1", 16);
@@ -49,7 +52,7 @@ TEST(ConnTable, FindsBothDirections) {
     udp.proto = 17;
     EXPECT_EQ((*t)->lookup(udp).conn, nullptr);
     // Reversed tuple is not the outbound key.
-    ConnKey rev = conn_key(6, c->vaddr, c->caddr, c->vport, c->cport);
+    ConnKey rev = conn_key(6, c->vaddr(), c->caddr(), c->vport, c->cport);
     EXPECT_EQ((*t)->lookup(rev).conn, nullptr);
 }
 
@@ -89,7 +92,7 @@ TEST(ConnTable, MaybeAddedTracksInsertionsSinceBulkLookup) {
     ConnKey b_in{};
     ConnRef rb{};
     for (uint32_t client = 0x0301010a; client < 0x0301010a + 1000; client += 0x100) {
-        b_in = conn_key(6, net::InetAddr::v4(client), a->vaddr, 999, a->vport);
+        b_in = conn_key(6, net::InetAddr::v4(client), a->vaddr(), 999, a->vport);
         const ConnKey* kb[1] = {&b_in};
         tab.lookup_bulk(kb, 1, &rb);
         if (bit(rb.sig) != bit(ra[0].sig) && bit(rb.sig) != bit(ra[1].sig)) break;
@@ -300,7 +303,8 @@ TEST(ConnTable, ChurnAtFullCapacityMatchesReference) {
             Conn* c = make(**t, client, cport, 0);
             ASSERT_NE(c, nullptr);
             // Outbound tuples must be unique too (as FULLNAT's local port allocation makes them).
-            c->laddr_ip = net::InetAddr::v4(0x0a000000u + serial / 60000);
+            c->set_addrs(c->caddr(), c->vaddr(), net::InetAddr::v4(0x0a000000u + serial / 60000),
+                         c->daddr());
             c->lport = static_cast<uint16_t>(1025 + serial % 60000);
             ++serial;
             if (!(*t)->insert(c)) {
@@ -313,7 +317,7 @@ TEST(ConnTable, ChurnAtFullCapacityMatchesReference) {
         } else {
             size_t i = rng() % live_vec.size();
             Conn* c = live_vec[i];
-            clients.erase({c->caddr.v4_be(), c->cport});
+            clients.erase({c->caddr().v4_be(), c->cport});
             (*t)->remove(c);
             (*t)->release(c);
             live_vec[i] = live_vec.back();
@@ -323,7 +327,7 @@ TEST(ConnTable, ChurnAtFullCapacityMatchesReference) {
     EXPECT_EQ(failed_inserts, 0u);
     ASSERT_GT(live_vec.size(), cap / 2);
     std::map<std::tuple<uint32_t, uint16_t>, Conn*> live;
-    for (Conn* c : live_vec) live[{c->caddr.v4_be(), c->cport}] = c;
+    for (Conn* c : live_vec) live[{c->caddr().v4_be(), c->cport}] = c;
     // Every live conn is found both ways, through single and bulk lookups.
     std::vector<ConnKey> keys;
     std::vector<Conn*> expect;

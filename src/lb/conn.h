@@ -27,8 +27,8 @@ enum class ConnResched : uint8_t {
 
 // The hot part only: what every packet of every mode reads. Feature state lives in per-slot
 // side arrays (ConnFeatSlot below, the SYN proxy's SpSlot) indexed by ConnTable::index_of.
-// 128 bytes, two cache lines: the four InetAddr take half of it.
-struct Conn {
+// 128 bytes, two cache lines (8 of them padding): the four InetAddr take half of it.
+struct alignas(64) Conn {
     TimerNode timer;  // must stay first: timer callbacks cast back to Conn
     // The idle deadline, lazily re-armed (packets only move this stamp): 32-bit wrapping
     // milliseconds of the worker clock, read and written through expires()/set_expires().
@@ -36,8 +36,7 @@ struct Conn {
     uint16_t flags = 0;  // kConn*
     uint8_t proto = 0;
     TcpState state = TcpState::None;
-    Service* svc = nullptr;  // per packet (service counters): kept here, not read via dest
-    Dest* dest = nullptr;
+    Dest* dest = nullptr;  // never null once created; the conn's service is its dest's
     // The local address (FULLNAT LIP, SNAT WAN pool) is cold, needed at creation and expiry
     // only: WorkerCtx::laddr_of, a per-slot side array.
     // All addresses and ports in network order. The outbound tuple is daddr:dport ->
@@ -57,6 +56,7 @@ struct Conn {
     };
     stack::NhCache nh;  // next hop of each direction (stack/nh_cache.h)
 
+    Service* svc() const { return dest->svc; }
     net::InetAddr caddr() const { return caddr_; }
     net::InetAddr vaddr() const { return vaddr_; }
     net::InetAddr laddr_ip() const { return laddr_; }

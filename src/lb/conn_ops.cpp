@@ -234,7 +234,6 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& service, ui
         return nullptr;
     }
     c->dest = dest;
-    c->svc = svc;
     w.laddr_of(c) = laddr;
     c->mode = mode;
     c->proto = lp.proto;
@@ -322,7 +321,7 @@ bool conn_reschedulable(const WorkerCtx& w, const Conn& c) {
     const ConnKey key = conn_key(c.proto, c.caddr(), c.vaddr(), c.cport, c.vport);
     uint32_t mark = 0;
     const ServiceView* view = vip_service(*w.snap, key, c.proto, &mark);
-    if (!view || view->svc != c.svc || view->persist_s) return false;
+    if (!view || view->svc != c.svc() || view->persist_s) return false;
     // Another dest with a weight (an inhibited or quiesced one takes no new conn).
     const SchedPlan& plan = view->plan;
     for (size_t i = 0; i < plan.dests.size(); ++i)
@@ -396,7 +395,7 @@ void conn_expire(WorkerCtx& w, Conn* c) {
         a.store(a.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     };
     if (laddr) drop_ref(laddr->workers[wid].refs);
-    drop_ref(c->svc->workers[wid].refs);
+    drop_ref(c->svc()->workers[wid].refs);
     DestWorkerStats& ds = c->dest->stats[wid];
     if (c->flags & kConnActive)
         --ds.active;

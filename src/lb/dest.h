@@ -14,6 +14,8 @@
 
 namespace xvs::lb {
 
+struct Service;
+
 inline constexpr unsigned kMaxWorkers = 16;
 
 // Written by one worker only; the counters are also read by the control thread (xvsadm -L,
@@ -54,6 +56,10 @@ struct Dest {
     std::atomic<uint16_t> tun_port{0};             // GUE destination port, host order
     std::atomic<int32_t> weight{1};
     std::atomic<bool> removed{false};  // no longer in any service; awaiting refs == 0
+    // The service it belongs to, set when it is created: a dest never moves to another
+    // service (a dest taken back from the trash is its own service's). A conn reads its
+    // service here (Conn::svc()).
+    Service* svc = nullptr;
     uint32_t upper_threshold = 0;      // -x, 0 = none
     uint32_t lower_threshold = 0;      // -y
     std::array<DestWorkerStats, kMaxWorkers> stats{};

@@ -529,6 +529,7 @@ Result<void> Director::dest_add(const ServiceKey& key, const DestSpec& spec) {
         break;
     }
     if (!dest) dest = std::make_shared<Dest>();
+    dest->svc = svc.get();
     dest->addr = spec.addr;
     dest->port = spec.port;
     dest->fwd = spec.fwd;

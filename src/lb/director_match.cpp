@@ -134,6 +134,7 @@ Result<void> Director::match_dest_add(const MatchKey& key, const DestSpec& spec)
         wans_.push_back(pool);
     }
     auto dest = std::make_shared<Dest>();
+    dest->svc = svc.get();
     dest->addr = spec.addr;
     dest->port = 0;
     dest->fwd = FwdMode::Snat;

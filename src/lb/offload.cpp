@@ -69,7 +69,7 @@ xvs_xdp_flow flow_value(const WorkerCtx& w, const net::InetAddr& saddr, const ne
 void fold(WorkerCtx& w, OffloadEntry& e, uint32_t index) {
     OffloadState& o = *w.offload;
     Conn* c = e.conn;
-    ServiceWorkerState& ss = c->svc->workers[w.id];
+    ServiceWorkerState& ss = c->svc()->workers[w.id];
     DestWorkerStats& ds = c->dest->stats[w.id];
     const uint32_t slot = o.slot_base + 2 * index;
     const port::XdpFlows::Seen in = flows_at(w, e.in_port)->seen(slot);

@@ -18,7 +18,7 @@ void persist_free(WorkerCtx& w, Conn* t) {
     PersistSlot& ps = w.persist_of(t);
     if (!ps.unhashed) w.conns->remove(t);
     w.timers.cancel(&t->timer);
-    refs_bump(t->svc->workers[w.id].refs, -1);
+    refs_bump(t->svc()->workers[w.id].refs, -1);
     DestWorkerStats& ds = t->dest->stats[w.id];
     --ds.persist;
     --ds.refs;
@@ -50,7 +50,7 @@ Conn* persist_lookup(WorkerCtx& w, const ServiceView& view, const ConnKey& key) 
     Conn* t = w.conns->lookup(key).conn;
     if (!t) return nullptr;
     const Dest* d = t->dest;
-    if (t->svc != view.svc || d->removed.load(std::memory_order_relaxed) ||
+    if (t->svc() != view.svc || d->removed.load(std::memory_order_relaxed) ||
         (w.snap->expire_quiescent_template && d->weight.load(std::memory_order_relaxed) == 0)) {
         persist_expire(w, t);
         return nullptr;
@@ -71,7 +71,6 @@ Conn* persist_create(WorkerCtx& w, const ServiceView& view, const ConnKey& key, 
     }
     t->proto = kProtoTemplate;
     t->tpl_proto = view.svc->key.proto;
-    t->svc = view.svc;
     t->dest = dest;
     t->mode = dest->fwd.load(std::memory_order_relaxed);
     t->set_addrs(key.saddr, key.daddr, net::InetAddr{}, dest->addr);  // no local address

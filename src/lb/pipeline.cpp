@@ -52,7 +52,7 @@ template <class Af>
                                                bool inbound, PpHeaderSegment pp_header_segment) {
     const unsigned wid = w.id;
     const uint32_t bytes = Af::packet_len(*lp.ip);
-    ServiceWorkerState& ss = c->svc->workers[wid];
+    ServiceWorkerState& ss = c->svc()->workers[wid];
     DestWorkerStats& ds = c->dest->stats[wid];
     const XmitOps<Af>& ops = xmit_of<Af>(c->mode);
     if (inbound) {

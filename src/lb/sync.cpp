@@ -139,7 +139,6 @@ bool sync_import(WorkerCtx& w, const SyncRecord& r) {
     if (!c) return fail();
     const unsigned wid = w.id;
     c->dest = dest;
-    c->svc = view->svc;
     w.laddr_of(c) = nullptr;  // the peer's local port: not from a pool of ours
     c->mode = r.mode;
     c->proto = r.proto;
@@ -165,7 +164,7 @@ bool sync_import(WorkerCtx& w, const SyncRecord& r) {
     auto bump = [](std::atomic<uint32_t>& a) {  // single writer: no locked RMW needed
         a.store(a.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     };
-    bump(c->svc->workers[wid].refs);
+    bump(c->svc()->workers[wid].refs);
     DestWorkerStats& ds = dest->stats[wid];
     ++ds.refs;
     ++ds.inactive;  // NONE is inactive; conn_set_state moves it

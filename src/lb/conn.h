@@ -27,7 +27,7 @@ enum class ConnResched : uint8_t {
 
 // The hot part only: what every packet of every mode reads. Feature state lives in per-slot
 // side arrays (ConnFeatSlot below, the SYN proxy's SpSlot) indexed by ConnTable::index_of.
-// 128 bytes, two cache lines (8 of them padding): the four InetAddr take half of it.
+// 128 bytes, two cache lines (20 of them padding): the four InetAddr take half of it.
 struct alignas(64) Conn {
     TimerNode timer;  // must stay first: timer callbacks cast back to Conn
     // The idle deadline, lazily re-armed (packets only move this stamp): 32-bit wrapping

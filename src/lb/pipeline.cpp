@@ -42,7 +42,7 @@ SpPacket sp_packet(const LbPacket<Af>& lp) {
 [[gnu::always_inline]] inline void conn_touch(WorkerCtx& w, Conn* c, uint32_t timeout_s) {
     const uint64_t expires = w.stack.now_ms + uint64_t(timeout_s) * 1000;
     c->set_expires(expires);
-    if (expires < c->timer.expires_tick * w.timers.tick_ms()) w.timers.arm(&c->timer, expires);
+    if (c->timer.armed() && expires < w.timers.fires_ms(c->timer)) w.timers.arm(&c->timer, expires);
 }
 
 // What every forwarded packet ends with: its service's and dest's counters, the mode's rewrite

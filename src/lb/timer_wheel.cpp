@@ -1,66 +1,84 @@
 // Hashed timer wheel: slot = expires_tick mod slots; circular doubly linked lists with
-// sentinel heads so unlink needs no branch on list ends.
+// head nodes so unlink needs no branch on list ends.
 #include "lb/timer_wheel.h"
 
 #include <bit>
+#include <cassert>
 
 namespace xvs::lb {
 
 TimerWheel::TimerWheel(size_t slots, uint64_t tick_ms, uint64_t now_ms)
-    : slots_(std::bit_ceil(slots < 2 ? size_t(2) : slots)),
-      mask_(slots_.size() - 1),
+    : heads_(std::bit_ceil(slots < 2 ? size_t(2) : slots) + 1),
+      mask_(static_cast<uint32_t>(heads_.size() - 2)),
+      pending_(kHead | static_cast<uint32_t>(heads_.size() - 1)),
       tick_ms_(tick_ms ? tick_ms : 1),
       current_tick_(now_ms / tick_ms_) {
-    for (auto& head : slots_) head.next = head.prev = &head;
+    assert(heads_.size() - 1 < kHead);
+    for (uint32_t i = 0; i < heads_.size(); ++i) heads_[i].next = heads_[i].prev = kHead | i;
 }
 
-void TimerWheel::link(TimerNode* node) {
-    TimerNode* head = &slots_[node->expires_tick & mask_];
-    node->next = head;
-    node->prev = head->prev;
-    head->prev->next = node;
-    head->prev = node;
+void TimerWheel::attach(void* base, size_t stride, uint32_t count) {
+    assert(std::has_single_bit(stride) && count < kHead && count_ == 0);
+    (void)count;
+    base_ = static_cast<std::byte*>(base);
+    shift_ = static_cast<unsigned>(std::countr_zero(stride));
+}
+
+void TimerWheel::link(uint32_t id, TimerNode& node) {
+    const uint32_t head = kHead | (node.expires_tick & mask_);
+    TimerNode& h = at(head);
+    node.next = head;
+    node.prev = h.prev;
+    at(h.prev).next = id;
+    h.prev = id;
     ++count_;
 }
 
-void TimerWheel::unlink(TimerNode* node) {
-    node->prev->next = node->next;
-    node->next->prev = node->prev;
-    node->next = node->prev = nullptr;
+void TimerWheel::unlink(TimerNode& node) {
+    at(node.prev).next = node.next;
+    at(node.next).prev = node.prev;
+    node.next = node.prev = TimerNode::kNone;
     --count_;
 }
 
-void TimerWheel::move_to_tail(TimerNode* node, TimerNode* head) {
-    node->prev->next = node->next;
-    node->next->prev = node->prev;
-    node->next = head;
-    node->prev = head->prev;
-    head->prev->next = node;
-    head->prev = node;
+void TimerWheel::move_to_tail(uint32_t id, TimerNode& node, uint32_t head) {
+    at(node.prev).next = node.next;
+    at(node.next).prev = node.prev;
+    TimerNode& h = at(head);
+    node.next = head;
+    node.prev = h.prev;
+    at(h.prev).next = id;
+    h.prev = id;
 }
 
-void TimerWheel::splice_all(TimerNode* from, TimerNode* to) {
-    if (from->next == from) return;
-    TimerNode* first = from->next;
-    TimerNode* last = from->prev;
-    first->prev = to->prev;
-    to->prev->next = first;
-    last->next = to;
-    to->prev = last;
-    from->next = from->prev = from;
+void TimerWheel::splice_all(uint32_t from, uint32_t to) {
+    TimerNode& f = at(from);
+    if (f.next == from) return;
+    const uint32_t first = f.next;
+    const uint32_t last = f.prev;
+    TimerNode& t = at(to);
+    at(first).prev = t.prev;
+    at(t.prev).next = first;
+    at(last).next = to;
+    t.prev = last;
+    f.next = f.prev = from;
 }
 
 void TimerWheel::arm(TimerNode* node, uint64_t expires_ms) {
-    if (node->armed()) unlink(node);
+    if (node->armed()) unlink(*node);
     uint64_t tick = (expires_ms + tick_ms_ - 1) / tick_ms_;
     // A timer in the past fires at the next tick processed, not in a slot already passed
     // (which it would wait a whole revolution for).
-    node->expires_tick = tick < current_tick_ ? current_tick_ : tick;
-    link(node);
+    if (tick < current_tick_) tick = current_tick_;
+    // Ticks are kept in 32 bits and compared as differences: at most 2^31 - 1 ahead.
+    constexpr uint64_t kMaxAhead = (uint64_t{1} << 31) - 1;
+    if (tick - current_tick_ > kMaxAhead) tick = current_tick_ + kMaxAhead;
+    node->expires_tick = static_cast<uint32_t>(tick);
+    link(id_of(node), *node);
 }
 
 void TimerWheel::cancel(TimerNode* node) {
-    if (node->armed()) unlink(node);
+    if (node->armed()) unlink(*node);
 }
 
 }  // namespace xvs::lb

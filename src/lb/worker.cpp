@@ -138,7 +138,7 @@ Result<std::unique_ptr<Worker>> Worker::create(Director& director, const WorkerC
     auto table = ConnTable::create(
         "xvs_conn_" + std::to_string(cfg.id) + "_" + std::to_string(g_table_seq++), cfg.max_conns);
     if (!table) return make_error(table.error());
-    w->ctx_.conns = std::move(*table);
+    w->ctx_.set_conns(std::move(*table));
     // Per-slot side arrays and the SYN proxy's handshake pool: allocated here, once.
     w->ctx_.feat.resize(cfg.max_conns);
     w->ctx_.laddr.assign(cfg.max_conns, nullptr);

@@ -60,6 +60,13 @@ struct WorkerCtx {
     WorkerCtx(Director& d, const WorkerConfig& c, uint64_t now_ms)
         : director(&d), cfg(c), id(c.id), timers(c.timer_slots, c.timer_tick_ms, now_ms) {}
 
+    // The worker's conn table, and its timers linked by pool slot (TimerNode is Conn's first
+    // member): before any conn is made.
+    void set_conns(std::unique_ptr<ConnTable> table) {
+        conns = std::move(table);
+        timers.attach(&conns->slot(0), sizeof(Conn), conns->capacity());
+    }
+
     Director* director;
     WorkerConfig cfg;
     unsigned id;

@@ -48,7 +48,7 @@ class PersistTest : public ::testing::Test {
         w->snap = director.snapshot();
         auto table = ConnTable::create("persist_test", kSlots);
         ASSERT_TRUE(table.ok());
-        w->conns = std::move(*table);
+        w->set_conns(std::move(*table));
         w->feat.resize(kSlots);
         w->laddr.assign(kSlots, nullptr);
         w->persist.assign(kSlots, PersistSlot{});

@@ -10,8 +10,9 @@
 namespace xvs::lb {
 namespace {
 
-// A node that remembers when (in the test's clock) it fired.
-struct TestTimer {
+// A node that remembers when (in the test's clock) it fired. A wheel holds the nodes of one
+// array (power-of-two stride): the fixture's pool_.
+struct alignas(64) TestTimer {
     explicit TestTimer(int timer_id = 0) : id(timer_id) {}
     TimerNode node;  // first member: the callback casts back from TimerNode*
     int id;
@@ -22,22 +23,34 @@ TestTimer* owner(TimerNode* node) { return reinterpret_cast<TestTimer*>(node); }
 
 class TimerWheelTest : public ::testing::Test {
 protected:
-    // 8 slots of 10 ms: one revolution is 80 ms, short enough to cross it in tests.
-    TimerWheel wheel_{8, 10, 0};
-    uint64_t now_ = 0;
-    std::vector<int> order_;
+  TimerWheelTest() { attach(wheel_); }
+  void attach(TimerWheel& wheel) { wheel.attach(pool_, sizeof(TestTimer), kPool); }
+  // The next unused node of the pool, with this id.
+  TestTimer& make(int id = 0) {
+      EXPECT_LT(used_, kPool);
+      pool_[used_].id = id;
+      return pool_[used_++];
+  }
 
-    size_t advance_to(uint64_t now_ms, size_t budget = SIZE_MAX) {
-        now_ = now_ms;
-        return wheel_.advance(
-            now_ms,
-            [this](TimerNode* node) {
-                TestTimer* timer = owner(node);
-                timer->fired_at.push_back(now_);
-                order_.push_back(timer->id);
-                EXPECT_FALSE(node->armed());
-            },
-            budget);
+  static constexpr unsigned kPool = 64;
+  TestTimer pool_[kPool];
+  unsigned used_ = 0;
+  // 8 slots of 10 ms: one revolution is 80 ms, short enough to cross it in tests.
+  TimerWheel wheel_{8, 10, 0};
+  uint64_t now_ = 0;
+  std::vector<int> order_;
+
+  size_t advance_to(uint64_t now_ms, size_t budget = SIZE_MAX) {
+      now_ = now_ms;
+      return wheel_.advance(
+          now_ms,
+          [this](TimerNode* node) {
+              TestTimer* timer = owner(node);
+              timer->fired_at.push_back(now_);
+              order_.push_back(timer->id);
+              EXPECT_FALSE(node->armed());
+          },
+          budget);
     }
 
     // Advances one millisecond at a time and returns the first time t fired (0 = never).
@@ -54,7 +67,8 @@ TEST_F(TimerWheelTest, SlotsRoundUpToPowerOfTwo) {
     // 5 slots become 8: a timer 8 ticks ahead lands in the slot of tick 0 and must wait a full
     // revolution rather than fire at tick 0 or tick 5.
     TimerWheel wheel(5, 1, 0);
-    TestTimer t;
+    attach(wheel);
+    TestTimer& t = make();
     wheel.arm(&t.node, 8);
     size_t fired = 0;
     for (uint64_t ms = 0; ms < 8; ++ms) fired += wheel.advance(ms, [](TimerNode*) {});
@@ -63,7 +77,7 @@ TEST_F(TimerWheelTest, SlotsRoundUpToPowerOfTwo) {
 }
 
 TEST_F(TimerWheelTest, ArmAndAdvanceFiresOnceAtExpiry) {
-    TestTimer t;
+    TestTimer& t = make();
     wheel_.arm(&t.node, 30);
     EXPECT_TRUE(t.node.armed());
     EXPECT_EQ(wheel_.size(), 1u);
@@ -75,7 +89,7 @@ TEST_F(TimerWheelTest, ArmAndAdvanceFiresOnceAtExpiry) {
 }
 
 TEST_F(TimerWheelTest, ExpiryInsideATickRoundsUpNeverEarly) {
-    TestTimer t;
+    TestTimer& t = make();
     wheel_.arm(&t.node, 25);  // tick 2 starts at 20 ms, before 25: must wait for tick 3
     EXPECT_EQ(step_until_fired(t, 200), 30u);
 }
@@ -83,7 +97,8 @@ TEST_F(TimerWheelTest, ExpiryInsideATickRoundsUpNeverEarly) {
 TEST_F(TimerWheelTest, NotEarlyForAnyExpiry) {
     for (uint64_t expires = 1; expires < 200; expires += 7) {
         TimerWheel wheel(8, 10, 0);
-        TestTimer t;
+        attach(wheel);
+        TestTimer& t = make();
         wheel.arm(&t.node, expires);
         uint64_t fired_at = 0;
         for (uint64_t ms = 0; ms <= 300 && fired_at == 0; ++ms) {
@@ -95,7 +110,7 @@ TEST_F(TimerWheelTest, NotEarlyForAnyExpiry) {
 }
 
 TEST_F(TimerWheelTest, CoarseAdvanceFiresEverythingDue) {
-    TestTimer a{1}, b{2}, c{3};
+    TestTimer &a = make(1), &b = make(2), &c = make(3);
     wheel_.arm(&a.node, 50);
     wheel_.arm(&b.node, 10);
     wheel_.arm(&c.node, 500);
@@ -105,13 +120,13 @@ TEST_F(TimerWheelTest, CoarseAdvanceFiresEverythingDue) {
 }
 
 TEST_F(TimerWheelTest, LongerThanOneRevolutionFiresOnTime) {
-    TestTimer t;
+    TestTimer& t = make();
     wheel_.arm(&t.node, 250);  // > 3 revolutions of 80 ms; shares a slot with 10, 90, 170
     EXPECT_EQ(step_until_fired(t, 400), 250u);
 }
 
 TEST_F(TimerWheelTest, SameSlotDifferentRevolutions) {
-    TestTimer soon{1}, later{2};
+    TestTimer &soon = make(1), &later = make(2);
     wheel_.arm(&later.node, 90);  // tick 9, slot 1
     wheel_.arm(&soon.node, 10);   // tick 1, slot 1
     advance_to(10);
@@ -124,7 +139,7 @@ TEST_F(TimerWheelTest, SameSlotDifferentRevolutions) {
 }
 
 TEST_F(TimerWheelTest, SameTickFiresInArmOrder) {
-    TestTimer a{1}, b{2}, c{3};
+    TestTimer &a = make(1), &b = make(2), &c = make(3);
     wheel_.arm(&b.node, 40);
     wheel_.arm(&a.node, 40);
     wheel_.arm(&c.node, 35);
@@ -133,7 +148,7 @@ TEST_F(TimerWheelTest, SameTickFiresInArmOrder) {
 }
 
 TEST_F(TimerWheelTest, CancelPreventsFiring) {
-    TestTimer a{1}, b{2};
+    TestTimer &a = make(1), &b = make(2);
     wheel_.arm(&a.node, 20);
     wheel_.arm(&b.node, 20);
     wheel_.cancel(&a.node);
@@ -147,14 +162,14 @@ TEST_F(TimerWheelTest, CancelPreventsFiring) {
 }
 
 TEST_F(TimerWheelTest, RearmMovesTheTimer) {
-    TestTimer t;
+    TestTimer& t = make();
     wheel_.arm(&t.node, 20);
     wheel_.arm(&t.node, 70);  // re-arm while armed: moves, does not duplicate
     EXPECT_EQ(wheel_.size(), 1u);
     EXPECT_EQ(step_until_fired(t, 200), 70u);
     EXPECT_EQ(t.fired_at.size(), 1u);
 
-    TestTimer u;
+    TestTimer& u = make();
     wheel_.arm(&u.node, 190);
     wheel_.arm(&u.node, 100);  // earlier than before
     EXPECT_EQ(step_until_fired(u, 300), 100u);
@@ -162,7 +177,7 @@ TEST_F(TimerWheelTest, RearmMovesTheTimer) {
 
 TEST_F(TimerWheelTest, PastExpiryFiresAtTheNextTickNotARevolutionLate) {
     advance_to(100);  // ticks up to 10 are processed
-    TestTimer t;
+    TestTimer& t = make();
     wheel_.arm(&t.node, 20);  // already in the past: its slot was passed long ago
     EXPECT_EQ(advance_to(109), 0u);
     EXPECT_EQ(advance_to(110), 1u);
@@ -171,14 +186,15 @@ TEST_F(TimerWheelTest, PastExpiryFiresAtTheNextTickNotARevolutionLate) {
 
 TEST_F(TimerWheelTest, NonZeroStartTime) {
     TimerWheel wheel(8, 10, 1'000'000);
-    TestTimer t;
+    attach(wheel);
+    TestTimer& t = make();
     wheel.arm(&t.node, 1'000'050);
     EXPECT_EQ(wheel.advance(1'000'049, [](TimerNode*) {}), 0u);
     EXPECT_EQ(wheel.advance(1'000'050, [](TimerNode*) {}), 1u);
 }
 
 TEST_F(TimerWheelTest, ClockGoingBackwardsFiresNothing) {
-    TestTimer t;
+    TestTimer& t = make();
     wheel_.arm(&t.node, 50);
     advance_to(40);
     EXPECT_EQ(advance_to(10), 0u);
@@ -187,7 +203,7 @@ TEST_F(TimerWheelTest, ClockGoingBackwardsFiresNothing) {
 }
 
 TEST_F(TimerWheelTest, RearmFromCallbackFiresAgainLater) {
-    TestTimer t;
+    TestTimer& t = make();
     wheel_.arm(&t.node, 30);
     int fires = 0;
     for (uint64_t ms = 1; ms <= 200; ++ms) {
@@ -203,16 +219,59 @@ TEST_F(TimerWheelTest, RearmFromCallbackFiresAgainLater) {
     EXPECT_EQ(wheel_.size(), 0u);
 }
 
-TEST_F(TimerWheelTest, FreeFromCallbackIsAllowed) {
-    auto* t = new TestTimer;
-    wheel_.arm(&t->node, 10);
-    size_t fired = wheel_.advance(10, [](TimerNode* node) { delete owner(node); });
-    EXPECT_EQ(fired, 1u);
+TEST_F(TimerWheelTest, ReuseFromCallbackIsAllowed) {
+    // An expired conn's slot goes back to the pool and may be taken (overwritten) at once.
+    TestTimer& t = make(1);
+    TestTimer& u = make(2);
+    wheel_.arm(&t.node, 10);
+    wheel_.arm(&u.node, 10);
+    size_t fired = wheel_.advance(10, [](TimerNode* node) { *owner(node) = TestTimer{9}; });
+    EXPECT_EQ(fired, 2u);
     EXPECT_EQ(wheel_.size(), 0u);
+    EXPECT_EQ(t.id, 9);
+    EXPECT_FALSE(t.node.armed());
+    EXPECT_EQ(advance_to(200), 0u);
+}
+
+TEST_F(TimerWheelTest, FiresMsIsTheStartOfTheNodesTick) {
+    TestTimer& t = make();
+    wheel_.arm(&t.node, 25);
+    EXPECT_EQ(wheel_.fires_ms(t.node), 30u);
+    advance_to(400);
+    wheel_.arm(&t.node, 1000);
+    EXPECT_EQ(wheel_.fires_ms(t.node), 1000u);
+}
+
+TEST_F(TimerWheelTest, TicksPastTwoToTheThirtyTwo) {
+    // Ticks are 32 bits in a node: a wheel whose clock crosses 2^32 ticks (1 ms ticks: 49.7
+    // days of uptime) still fires on time, and a timer armed before the wrap fires after it.
+    const uint64_t start = (uint64_t{1} << 32) - 5;
+    TimerWheel wheel(8, 1, start);
+    attach(wheel);
+    TestTimer& a = make(1);
+    TestTimer& b = make(2);
+    wheel.arm(&a.node, start + 3);   // before the wrap
+    wheel.arm(&b.node, start + 12);  // after it, another revolution
+    EXPECT_EQ(wheel.fires_ms(b.node), start + 12);
+    std::vector<std::pair<int, uint64_t>> fired;
+    for (uint64_t ms = start; ms <= start + 20; ++ms)
+        wheel.advance(ms, [&](TimerNode* n) { fired.emplace_back(owner(n)->id, ms); });
+    EXPECT_EQ(fired, (std::vector<std::pair<int, uint64_t>>{{1, start + 3}, {2, start + 12}}));
+}
+
+TEST_F(TimerWheelTest, FarFutureFiresEarlyAtTheLimit) {
+    // More than 2^31 ticks ahead does not fit a node's 32-bit difference: it fires at the
+    // limit (the lazy callers re-arm), never wrapped into the past.
+    TimerWheel wheel(8, 1, 0);
+    attach(wheel);
+    TestTimer& t = make();
+    wheel.arm(&t.node, uint64_t{1} << 40);
+    EXPECT_EQ(wheel.fires_ms(t.node), (uint64_t{1} << 31) - 1);
+    EXPECT_EQ(wheel.advance(1000, [](TimerNode*) {}), 0u);
 }
 
 TEST_F(TimerWheelTest, BudgetStopsAndResumesAtTheSameTick) {
-    TestTimer a{1}, b{2}, c{3}, d{4};
+    TestTimer &a = make(1), &b = make(2), &c = make(3), &d = make(4);
     wheel_.arm(&a.node, 20);
     wheel_.arm(&b.node, 20);
     wheel_.arm(&c.node, 20);
@@ -228,7 +287,7 @@ TEST_F(TimerWheelTest, BudgetStopsAndResumesAtTheSameTick) {
 }
 
 TEST_F(TimerWheelTest, ZeroBudgetFiresNothing) {
-    TestTimer t;
+    TestTimer& t = make();
     wheel_.arm(&t.node, 10);
     EXPECT_EQ(advance_to(50, 0), 0u);
     EXPECT_TRUE(t.node.armed());
@@ -236,7 +295,7 @@ TEST_F(TimerWheelTest, ZeroBudgetFiresNothing) {
 }
 
 TEST_F(TimerWheelTest, BudgetLeavesFutureRevolutionsAlone) {
-    TestTimer due{1}, due2{2}, later{3};
+    TestTimer &due = make(1), &due2 = make(2), &later = make(3);
     wheel_.arm(&later.node, 90);  // slot 1, next revolution
     wheel_.arm(&due.node, 10);    // slot 1
     wheel_.arm(&due2.node, 10);   // slot 1
@@ -248,7 +307,8 @@ TEST_F(TimerWheelTest, BudgetLeavesFutureRevolutionsAlone) {
 }
 
 TEST_F(TimerWheelTest, SizeCountsArmedTimers) {
-    TestTimer timers[5];
+    TestTimer* timers = &make();
+    for (int i = 1; i < 5; ++i) make();
     for (int i = 0; i < 5; ++i) wheel_.arm(&timers[i].node, 10 * (i + 1));
     EXPECT_EQ(wheel_.size(), 5u);
     wheel_.cancel(&timers[4].node);
@@ -262,7 +322,7 @@ TEST_F(TimerWheelTest, SizeCountsArmedTimers) {
 TEST_F(TimerWheelTest, CancelAnotherDueTimerFromCallback) {
     // An expiry that tears down a related object (say a conn and its template) cancels that
     // object's timer, which may be the very next node in the slot being walked.
-    TestTimer a{1}, b{2}, c{3};
+    TestTimer &a = make(1), &b = make(2), &c = make(3);
     wheel_.arm(&a.node, 20);
     wheel_.arm(&b.node, 20);
     wheel_.arm(&c.node, 20);
@@ -277,7 +337,7 @@ TEST_F(TimerWheelTest, CancelAnotherDueTimerFromCallback) {
 }
 
 TEST_F(TimerWheelTest, RearmAnotherDueTimerFromCallback) {
-    TestTimer a{1}, b{2}, c{3};
+    TestTimer &a = make(1), &b = make(2), &c = make(3);
     wheel_.arm(&a.node, 20);
     wheel_.arm(&b.node, 20);
     wheel_.arm(&c.node, 20);
@@ -295,7 +355,7 @@ TEST_F(TimerWheelTest, RearmAnotherDueTimerFromCallback) {
 TEST_F(TimerWheelTest, RearmToNowFromCallbackWaitsForTheNextTick) {
     // Re-arming at (or before) the time being processed must not fire again within the same
     // advance(): with an unlimited budget that would spin forever.
-    TestTimer t;
+    TestTimer& t = make();
     wheel_.arm(&t.node, 20);
     size_t calls = 0;
     size_t fired = wheel_.advance(

@@ -42,7 +42,9 @@ struct alignas(64) Conn {
     // All addresses and ports in network order. The outbound tuple is daddr:dport ->
     // laddr_ip:lport: the local address for FULLNAT; NAT sets the client's, SNAT the WAN's.
     // The addresses are read through caddr() .. daddr() and written by set_addrs() only, so
-    // that how a conn holds them can change (an IPv4 conn needs 16 of these 64 bytes).
+    // that how a conn holds them can change (an IPv4 conn needs 16 of these 64 bytes). The
+    // readers return references while the layout holds InetAddr: a value would be copied to
+    // the stack for every callee taking a reference (+16 instructions an established packet).
     net::InetAddr caddr_, vaddr_, laddr_, daddr_;
     uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
     FwdMode mode = FwdMode::FullNat;  // bound at creation from the dest (kXmit[mode])
@@ -57,10 +59,10 @@ struct alignas(64) Conn {
     stack::NhCache nh;  // next hop of each direction (stack/nh_cache.h)
 
     Service* svc() const { return dest->svc; }
-    net::InetAddr caddr() const { return caddr_; }
-    net::InetAddr vaddr() const { return vaddr_; }
-    net::InetAddr laddr_ip() const { return laddr_; }
-    net::InetAddr daddr() const { return daddr_; }
+    const net::InetAddr& caddr() const { return caddr_; }
+    const net::InetAddr& vaddr() const { return vaddr_; }
+    const net::InetAddr& laddr_ip() const { return laddr_; }
+    const net::InetAddr& daddr() const { return daddr_; }
     // All four at once (creation, a synced conn, a persistence template).
     void set_addrs(const net::InetAddr& c, const net::InetAddr& v, const net::InetAddr& l,
                    const net::InetAddr& d) {

@@ -424,7 +424,7 @@ void Harness::check_invariants() {
     worker->conns().for_each([&](const lb::Conn& c) {
         ++nconns;
         ++dests[c.dest];
-        ++svcs[c.svc];
+        ++svcs[c.svc()];
         ++laddrs[worker->conn_laddr(c)];
     });
     CHECK_EQ(nconns, worker->conns().in_use());

@@ -43,8 +43,8 @@ struct alignas(64) Conn {
     // laddr_ip:lport: the local address for FULLNAT; NAT sets the client's, SNAT the WAN's.
     // The addresses are read through caddr() .. daddr() and written by set_addrs() only, so
     // that how a conn holds them can change (an IPv4 conn needs 16 of these 64 bytes). The
-    // readers return references while the layout holds InetAddr: a value would be copied to
-    // the stack for every callee taking a reference (+16 instructions an established packet).
+    // readers return references while the layout holds InetAddr, so callees taking one read
+    // the field itself.
     net::InetAddr caddr_, vaddr_, laddr_, daddr_;
     uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
     FwdMode mode = FwdMode::FullNat;  // bound at creation from the dest (kXmit[mode])

@@ -24,31 +24,33 @@ void TimerWheel::attach(void* base, size_t stride, uint32_t count) {
     shift_ = static_cast<unsigned>(std::countr_zero(stride));
 }
 
-void TimerWheel::link(uint32_t id, TimerNode& node) {
-    const uint32_t head = kHead | (node.expires_tick & mask_);
+void TimerWheel::insert_tail(uint32_t id, TimerNode& node, uint32_t head) {
     TimerNode& h = at(head);
     node.next = head;
     node.prev = h.prev;
     at(h.prev).next = id;
     h.prev = id;
+}
+
+void TimerWheel::detach(TimerNode& node) {
+    at(node.prev).next = node.next;
+    at(node.next).prev = node.prev;
+}
+
+void TimerWheel::link(uint32_t id, TimerNode& node) {
+    insert_tail(id, node, kHead | (node.expires_tick & mask_));
     ++count_;
 }
 
 void TimerWheel::unlink(TimerNode& node) {
-    at(node.prev).next = node.next;
-    at(node.next).prev = node.prev;
+    detach(node);
     node.next = node.prev = TimerNode::kNone;
     --count_;
 }
 
 void TimerWheel::move_to_tail(uint32_t id, TimerNode& node, uint32_t head) {
-    at(node.prev).next = node.next;
-    at(node.next).prev = node.prev;
-    TimerNode& h = at(head);
-    node.next = head;
-    node.prev = h.prev;
-    at(h.prev).next = id;
-    h.prev = id;
+    detach(node);
+    insert_tail(id, node, head);
 }
 
 void TimerWheel::splice_all(uint32_t from, uint32_t to) {

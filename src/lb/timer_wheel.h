@@ -61,30 +61,33 @@ public:
     uint64_t tick_ms() const { return tick_ms_; }
 
 private:
-  // Ids with this bit name a slot head (heads_[id & ~kHead]); the others a node.
-  static constexpr uint32_t kHead = 1u << 31;
+    // Ids with this bit name a slot head (heads_[id & ~kHead]); the others a node.
+    static constexpr uint32_t kHead = 1u << 31;
 
-  TimerNode& at(uint32_t id) {
-      if (id & kHead) return heads_[id & ~kHead];
-      return *std::launder(reinterpret_cast<TimerNode*>(base_ + (size_t{id} << shift_)));
-  }
-  uint32_t id_of(const TimerNode* node) const {
-      return static_cast<uint32_t>((reinterpret_cast<const std::byte*>(node) - base_) >> shift_);
-  }
-  void link(uint32_t id, TimerNode& node);
-  void unlink(TimerNode& node);
-  // List moves between heads; the nodes stay armed and count_ is unchanged.
-  void move_to_tail(uint32_t id, TimerNode& node, uint32_t head);
-  void splice_all(uint32_t from, uint32_t to);
+    TimerNode& at(uint32_t id) {
+        if (id & kHead) return heads_[id & ~kHead];
+        return *std::launder(reinterpret_cast<TimerNode*>(base_ + (size_t{id} << shift_)));
+    }
+    uint32_t id_of(const TimerNode* node) const {
+        return static_cast<uint32_t>((reinterpret_cast<const std::byte*>(node) - base_) >> shift_);
+    }
+    // The list steps under the others: node `id` put last before `head`, or taken out.
+    void insert_tail(uint32_t id, TimerNode& node, uint32_t head);
+    void detach(TimerNode& node);
+    void link(uint32_t id, TimerNode& node);
+    void unlink(TimerNode& node);
+    // List moves between heads; the nodes stay armed and count_ is unchanged.
+    void move_to_tail(uint32_t id, TimerNode& node, uint32_t head);
+    void splice_all(uint32_t from, uint32_t to);
 
-  std::vector<TimerNode> heads_;  // the slots' circular lists, then advance()'s pending one
-  uint32_t mask_;
-  uint32_t pending_;  // the id of advance()'s list
-  std::byte* base_ = nullptr;
-  unsigned shift_ = 0;
-  uint64_t tick_ms_;
-  uint64_t current_tick_;  // next tick to process (the one after, while its callbacks run)
-  size_t count_ = 0;
+    std::vector<TimerNode> heads_;  // the slots' circular lists, then advance()'s pending one
+    uint32_t mask_;
+    uint32_t pending_;  // the id of advance()'s list
+    std::byte* base_ = nullptr;
+    unsigned shift_ = 0;
+    uint64_t tick_ms_;
+    uint64_t current_tick_;  // next tick to process (the one after, while its callbacks run)
+    size_t count_ = 0;
 };
 
 template <typename F>

@@ -55,7 +55,8 @@ struct InetAddr {
 
     InetAddr() = default;
     InetAddr(const InetAddr&) = default;
-    // Assignable as an lvalue only: `conn.caddr() = x` (a temporary) does not compile.
+    // Assignable as an lvalue only: an assignment to a temporary (`f() = x` where f returns
+    // an InetAddr by value) does not compile instead of doing nothing.
     InetAddr& operator=(const InetAddr&) & = default;
     // A typed IPv4 address is an InetAddr (the control plane's parsers yield net::Ipv4).
     InetAddr(Ipv4 a) { *this = v4(a.be); }  // NOLINT(google-explicit-constructor)

@@ -23,34 +23,34 @@ TestTimer* owner(TimerNode* node) { return reinterpret_cast<TestTimer*>(node); }
 
 class TimerWheelTest : public ::testing::Test {
 protected:
-  TimerWheelTest() { attach(wheel_); }
-  void attach(TimerWheel& wheel) { wheel.attach(pool_, sizeof(TestTimer), kPool); }
-  // The next unused node of the pool, with this id.
-  TestTimer& make(int id = 0) {
-      EXPECT_LT(used_, kPool);
-      pool_[used_].id = id;
-      return pool_[used_++];
-  }
+    TimerWheelTest() { attach(wheel_); }
+    void attach(TimerWheel& wheel) { wheel.attach(pool_, sizeof(TestTimer), kPool); }
+    // The next unused node of the pool, with this id.
+    TestTimer& make(int id = 0) {
+        EXPECT_LT(used_, kPool);
+        pool_[used_].id = id;
+        return pool_[used_++];
+    }
 
-  static constexpr unsigned kPool = 64;
-  TestTimer pool_[kPool];
-  unsigned used_ = 0;
-  // 8 slots of 10 ms: one revolution is 80 ms, short enough to cross it in tests.
-  TimerWheel wheel_{8, 10, 0};
-  uint64_t now_ = 0;
-  std::vector<int> order_;
+    static constexpr unsigned kPool = 64;
+    TestTimer pool_[kPool];
+    unsigned used_ = 0;
+    // 8 slots of 10 ms: one revolution is 80 ms, short enough to cross it in tests.
+    TimerWheel wheel_{8, 10, 0};
+    uint64_t now_ = 0;
+    std::vector<int> order_;
 
-  size_t advance_to(uint64_t now_ms, size_t budget = SIZE_MAX) {
-      now_ = now_ms;
-      return wheel_.advance(
-          now_ms,
-          [this](TimerNode* node) {
-              TestTimer* timer = owner(node);
-              timer->fired_at.push_back(now_);
-              order_.push_back(timer->id);
-              EXPECT_FALSE(node->armed());
-          },
-          budget);
+    size_t advance_to(uint64_t now_ms, size_t budget = SIZE_MAX) {
+        now_ = now_ms;
+        return wheel_.advance(
+            now_ms,
+            [this](TimerNode* node) {
+                TestTimer* timer = owner(node);
+                timer->fired_at.push_back(now_);
+                order_.push_back(timer->id);
+                EXPECT_FALSE(node->armed());
+            },
+            budget);
     }
 
     // Advances one millisecond at a time and returns the first time t fired (0 = never).

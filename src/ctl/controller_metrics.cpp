@@ -46,13 +46,14 @@ std::string Controller::metrics() const {
         }
     }
 
-    p.family("xvs_conn_table_capacity", "gauge", "Connection table entries, per worker.");
+    p.family("xvs_conn_table_capacity", "gauge",
+             "Connection table slots, per worker (an IPv4 conn takes one, an IPv6 or NAT64 conn two).");
     for (size_t i = 0; i < workers_.size(); ++i)
         p.sample({{"worker", worker_ids[i]}}, uint64_t{workers_[i]->conns().capacity()});
     p.family("xvs_conn_table_used", "gauge",
-             "Connection table entries in use (conns and persistence templates), per worker.");
+             "Connection table slots in use (conns and persistence templates), per worker.");
     for (size_t i = 0; i < workers_.size(); ++i)
-        p.sample({{"worker", worker_ids[i]}}, uint64_t{workers_[i]->conns().in_use()});
+        p.sample({{"worker", worker_ids[i]}}, uint64_t{workers_[i]->conns().slots_in_use()});
 
     // Poll loop iterations: idle / (idle + busy) is how much headroom a worker has; a sum
     // that stops moving is a stuck worker (the systemd watchdog goes unfed, ctl/worker_watch.h).

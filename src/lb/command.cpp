@@ -24,8 +24,9 @@ bool command_serve_chunk(Command& cmd, const ConnTable& conns, const stack::Neig
     const size_t end = std::min<size_t>(total, size_t(cmd.cursor) + kCommandChunk);
     for (size_t i = cmd.cursor; i < end; ++i) {
         if (cmd.kind == Command::dump_conns) {
-            const Conn& c = conns.slot(static_cast<uint32_t>(i));
-            if (!c.proto) continue;
+            const Conn* cp = conns.live(static_cast<uint32_t>(i));
+            if (!cp) continue;
+            const Conn& c = *cp;
             const uint64_t expires = c.expires(now_ms);
             const uint64_t left = expires > now_ms ? (expires - now_ms + 999) / 1000 : 0;
             ConnDumpEntry e{c.caddr(), c.vaddr(), c.laddr_ip(), c.daddr(), c.cport, c.vport,
@@ -52,9 +53,9 @@ bool command_flush_chunk(Command& cmd, ConnTable& conns, ConnExpireFn expire, vo
         static_cast<uint32_t>(std::min<uint64_t>(total, uint64_t(cmd.cursor) + kCommandChunk));
     const Dest* dest = cmd.dest.get();
     for (uint32_t i = cmd.cursor; i < end; ++i) {
-        Conn& c = conns.slot(i);
-        if (!c.proto || c.dest != dest) continue;
-        expire(ctx, &c);
+        Conn* c = conns.live(i);
+        if (!c || c->dest != dest) continue;
+        expire(ctx, c);
         ++cmd.flushed;
     }
     cmd.cursor = end;

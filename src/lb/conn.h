@@ -25,28 +25,25 @@ enum class ConnResched : uint8_t {
     Again,     // scheduled again after such a refusal: a refusal now reaches the client
 };
 
+// An IPv6 or NAT64 conn's four addresses: the second slot of its pair (Conn::wide).
+struct ConnAddr6 {
+    net::InetAddr c, v, l, d;  // client, VIP, local, dest
+};
+static_assert(sizeof(ConnAddr6) == 64);
+
 // The hot part only: what every packet of every mode reads. Feature state lives in per-slot
 // side arrays (ConnFeatSlot below, the SYN proxy's SpSlot) indexed by ConnTable::index_of.
-// 128 bytes, two cache lines (20 of them padding): the four InetAddr take half of it.
+// One 64-byte slot, one cache line, for an IPv4 conn: its addresses are 4 bytes each. A conn
+// with any other address (IPv6, NAT64) is wide: it takes an aligned pair of slots, and the
+// second holds its four addresses (ConnAddr6). ConnTable hands out both (alloc).
 struct alignas(64) Conn {
     TimerNode timer;  // must stay first: timer callbacks cast back to Conn
     // The idle deadline, lazily re-armed (packets only move this stamp): 32-bit wrapping
     // milliseconds of the worker clock, read and written through expires()/set_expires().
     uint32_t expires_lo = 0;
     uint16_t flags = 0;  // kConn*
-    uint8_t proto = 0;
+    uint8_t proto = 0;   // 0: a free slot
     TcpState state = TcpState::None;
-    Dest* dest = nullptr;  // never null once created; the conn's service is its dest's
-    // The local address (FULLNAT LIP, SNAT WAN pool) is cold, needed at creation and expiry
-    // only: WorkerCtx::laddr_of, a per-slot side array.
-    // All addresses and ports in network order. The outbound tuple is daddr:dport ->
-    // laddr_ip:lport: the local address for FULLNAT; NAT sets the client's, SNAT the WAN's.
-    // The addresses are read through caddr() .. daddr() and written by set_addrs() only, so
-    // that how a conn holds them can change (an IPv4 conn needs 16 of these 64 bytes). The
-    // readers return references while the layout holds InetAddr, so callees taking one read
-    // the field itself.
-    net::InetAddr caddr_, vaddr_, laddr_, daddr_;
-    uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
     FwdMode mode = FwdMode::FullNat;  // bound at creation from the dest (kXmit[mode])
     // One byte, two users that never meet on one conn (each writes it at creation):
     union {
@@ -57,19 +54,49 @@ struct alignas(64) Conn {
         ConnResched resched;
     };
     stack::NhCache nh;  // next hop of each direction (stack/nh_cache.h)
+    // Set by ConnTable::alloc for its whole life: the next slot holds the addresses.
+    bool wide = false;
+    // ConnTable's: the slot is handed out (alloc to release), whether or not proto is set yet.
+    bool taken = false;
+    uint8_t pad_[2] = {};
+    Dest* dest = nullptr;  // never null once created; the conn's service is its dest's
+    // All addresses and ports in network order. The outbound tuple is daddr:dport ->
+    // laddr_ip:lport: the local address for FULLNAT; NAT sets the client's, SNAT the WAN's.
+    // The local address (FULLNAT LIP, SNAT WAN pool) object is cold, needed at creation and
+    // expiry only: WorkerCtx::laddr_of, a per-slot side array.
+    uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
+    // The addresses of a narrow conn, read through caddr() .. daddr() and written by
+    // set_addrs() only. In a free slot, ConnTable's free-list links.
+    uint32_t caddr4 = 0, vaddr4 = 0, laddr4 = 0, daddr4 = 0;
+
+    Conn() = default;
+    // A wide conn's addresses are in the slot after it: a copy would lose them.
+    Conn(const Conn&) = delete;
+    Conn& operator=(const Conn&) = delete;
 
     Service* svc() const { return dest->svc; }
-    const net::InetAddr& caddr() const { return caddr_; }
-    const net::InetAddr& vaddr() const { return vaddr_; }
-    const net::InetAddr& laddr_ip() const { return laddr_; }
-    const net::InetAddr& daddr() const { return daddr_; }
-    // All four at once (creation, a synced conn, a persistence template).
+    net::InetAddr caddr() const { return wide ? addr6().c : net::InetAddr::v4(caddr4); }
+    net::InetAddr vaddr() const { return wide ? addr6().v : net::InetAddr::v4(vaddr4); }
+    net::InetAddr laddr_ip() const { return wide ? addr6().l : net::InetAddr::v4(laddr4); }
+    net::InetAddr daddr() const { return wide ? addr6().d : net::InetAddr::v4(daddr4); }
+    // All four at once (creation, a synced conn, a persistence template). A narrow conn takes
+    // IPv4 addresses only (needs_wide), and the unspecified address as 0.0.0.0.
     void set_addrs(const net::InetAddr& c, const net::InetAddr& v, const net::InetAddr& l,
                    const net::InetAddr& d) {
-        caddr_ = c;
-        vaddr_ = v;
-        laddr_ = l;
-        daddr_ = d;
+        if (wide) {
+            addr6() = ConnAddr6{c, v, l, d};
+            return;
+        }
+        caddr4 = c.v4_be();
+        vaddr4 = v.v4_be();
+        laddr4 = l.v4_be();
+        daddr4 = d.v4_be();
+    }
+    // Whether a conn with these addresses takes a pair of slots (any is not IPv4; the
+    // unspecified address, a template's local one, fits either).
+    static bool needs_wide(const net::InetAddr& c, const net::InetAddr& v, const net::InetAddr& l,
+                           const net::InetAddr& d) {
+        return !(c.is_v4() && v.is_v4() && (l.is_v4() || l.is_unspecified()) && d.is_v4());
     }
 
     // The deadline is exact from kDeadlinePastMs before now (a timer running late) to about
@@ -81,7 +108,26 @@ struct alignas(64) Conn {
     }
     void set_expires(uint64_t ms) { expires_lo = static_cast<uint32_t>(ms); }
     static constexpr uint32_t kDeadlinePastMs = 1u << 26;  // 18.6 hours
+
+private:
+    // The second slot of a wide conn's pair (ConnSlot below; defined after it).
+    inline const ConnAddr6& addr6() const;
+    inline ConnAddr6& addr6();
 };
+
+// One slot of ConnTable's pool: a conn (or a free slot), or the second of a wide conn's pair.
+// Conn is the first member, so a Conn in the pool and its slot are pointer-interconvertible.
+union ConnSlot {
+    Conn conn;
+    ConnAddr6 addr6;
+    ConnSlot() : conn() {}
+};
+static_assert(sizeof(ConnSlot) == 64);
+
+inline const ConnAddr6& Conn::addr6() const {
+    return (reinterpret_cast<const ConnSlot*>(this) + 1)->addr6;
+}
+inline ConnAddr6& Conn::addr6() { return (reinterpret_cast<ConnSlot*>(this) + 1)->addr6; }
 
 // The longest timeout a conn carries (seconds): ipvsadm's 31 days, the config's limit too.
 inline constexpr uint32_t kMaxTimeoutS = 2'678'400;
@@ -129,8 +175,8 @@ inline constexpr uint16_t kConnTunGue = 1u << 11;    // TUN: GUE outer header (e
 inline constexpr uint16_t kConnOps = 1u << 12;       // one-packet scheduling: gone once sent
 inline constexpr uint16_t kConnPersist = 1u << 13;   // has a persistence template (lb/persist.h)
 static_assert(offsetof(Conn, timer) == 0);
-// The hot part fits two cache lines.
-static_assert(sizeof(Conn) == 128);
+// The hot part of an IPv4 conn is one cache line.
+static_assert(sizeof(Conn) == 64);
 
 // The 5-tuple exactly as it appears in a packet (network order), 40 bytes (five 64-bit words).
 struct ConnKey {

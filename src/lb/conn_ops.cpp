@@ -227,7 +227,7 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& service, ui
     ConnTable::Hash out_hash{};
     if (traits.inserts_out_tuple)
         out_hash = w.conns->hash_prefetch(conn_key(lp.proto, out_daddr, out_laddr, out_dport, out_lport));
-    Conn* c = w.conns->alloc();
+    Conn* c = w.conns->alloc(Conn::needs_wide(lp.key.saddr, lp.key.daddr, out_laddr, out_daddr));
     if (!c) {
         free_lport();
         drop(w.stack, lp.pkt, Counter::drop_conn_pool_full);

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "common/flat_map.h"
 #include "lb/persist.h"
@@ -51,21 +52,23 @@ Result<std::unique_ptr<ConnTable>> ConnTable::create(const std::string& name, ui
     const uint64_t want = std::bit_ceil(uint64_t(max_conns) * 2 * 2 / kSlotsPerBucket);
     const uint64_t nbuckets = std::max<uint64_t>(want, 2);
     t->buckets_ = static_cast<Bucket*>(table_alloc(name + "_buckets", nbuckets * sizeof(Bucket)));
-    t->pool_ = static_cast<Conn*>(table_alloc(name + "_pool", sizeof(Conn) * size_t(max_conns)));
+    t->pool_ = static_cast<ConnSlot*>(table_alloc(name + "_pool", sizeof(ConnSlot) * size_t(max_conns)));
     if (!t->buckets_ || !t->pool_) {
         return make_error("cannot allocate a connection table for " + std::to_string(max_conns) +
                           " connections (" +
-                          std::to_string((nbuckets * sizeof(Bucket) + sizeof(Conn) * size_t(max_conns)) >> 20) +
+                          std::to_string((nbuckets * sizeof(Bucket) + sizeof(ConnSlot) * size_t(max_conns)) >> 20) +
                           " MiB): raise the EAL memory (-m)");
     }
     std::memset(static_cast<void*>(t->buckets_), 0xff, nbuckets * sizeof(Bucket));
     t->bucket_mask_ = static_cast<uint32_t>(nbuckets - 1);
     t->capacity_ = max_conns;
-    for (uint32_t i = 0; i < max_conns; ++i) new (&t->pool_[i]) Conn{};
-    t->free_.reserve(max_conns);
-    for (uint32_t i = max_conns; i-- > 0;) t->free_.push_back(i);
-    t->memory_bytes_ = nbuckets * sizeof(Bucket) + size_t(max_conns) * sizeof(Conn) +
-                       t->free_.capacity() * sizeof(uint32_t);
+    for (uint32_t i = 0; i < max_conns; ++i) new (&t->pool_[i]) ConnSlot();
+    // Pushed last to first, so that slots are handed out from the first (dumps list conns in
+    // the order they came while nothing has ended). An odd last slot is a single, handed out
+    // once the pairs are all used (alloc).
+    t->odd_tail_ = max_conns & 1;
+    for (uint32_t i = max_conns & ~1u; i > 0; i -= 2) t->push_free(kPairs, i - 2);
+    t->memory_bytes_ = nbuckets * sizeof(Bucket) + size_t(max_conns) * sizeof(ConnSlot);
     return t;
 }
 
@@ -74,17 +77,72 @@ ConnTable::~ConnTable() {
     table_free(pool_);
 }
 
-Conn* ConnTable::alloc() {
-    if (free_.empty()) return nullptr;
-    Conn* c = &pool_[free_.back()];
-    free_.pop_back();
-    *c = Conn{};
+void ConnTable::push_free(FreeList l, uint32_t i) {
+    Conn& c = pool_[i].conn;
+    c.taken = false;
+    c.proto = 0;
+    c.caddr4 = free_head_[l];  // next
+    c.vaddr4 = kNil;           // previous
+    if (free_head_[l] != kNil) pool_[free_head_[l]].conn.vaddr4 = i;
+    free_head_[l] = i;
+}
+
+void ConnTable::unlink_free(FreeList l, uint32_t i) {
+    const Conn& c = pool_[i].conn;
+    if (c.vaddr4 != kNil)
+        pool_[c.vaddr4].conn.caddr4 = c.caddr4;
+    else
+        free_head_[l] = c.caddr4;
+    if (c.caddr4 != kNil) pool_[c.caddr4].conn.vaddr4 = c.vaddr4;
+}
+
+uint32_t ConnTable::pop_free(FreeList l) {
+    const uint32_t i = free_head_[l];
+    if (i != kNil) unlink_free(l, i);
+    return i;
+}
+
+Conn* ConnTable::alloc(bool wide) {
+    uint32_t i = kNil;
+    if (wide) {
+        i = pop_free(kPairs);
+    } else if ((i = pop_free(kSingles)) == kNil) {
+        if ((i = pop_free(kPairs)) != kNil) {
+            push_free(kSingles, i + 1);  // split: its buddy stays free
+        } else if (odd_tail_) {
+            odd_tail_ = false;
+            i = capacity_ - 1;
+        }
+    }
+    if (i == kNil) return nullptr;
+    Conn* c = std::construct_at(&pool_[i].conn);
+    c->taken = true;
+    c->wide = wide;
+    if (wide) std::construct_at(&pool_[i + 1].addr6);
+    ++live_;
+    slots_used_ += 1 + wide;
     return c;
 }
 
 void ConnTable::release(Conn* conn) {
-    conn->proto = 0;
-    free_.push_back(static_cast<uint32_t>(conn - pool_));
+    const uint32_t i = index_of(conn);
+    const bool wide = conn->wide;
+    --live_;
+    slots_used_ -= 1 + wide;
+    if (wide) {
+        std::construct_at(&pool_[i + 1].conn);  // reads as a free slot again
+        push_free(kPairs, i);
+        return;
+    }
+    const uint32_t buddy = i ^ 1;
+    if (buddy < capacity_ && !pool_[buddy].conn.taken) {  // merge: a free pair again
+        unlink_free(kSingles, buddy);
+        pool_[i].conn.taken = false;
+        pool_[i].conn.proto = 0;
+        push_free(kPairs, i & ~1u);
+        return;
+    }
+    push_free(kSingles, i);
 }
 
 // Bucket indexes come from a multiplicative mix (CRC is linear: two CRCs of one key differ by
@@ -110,7 +168,7 @@ void ConnTable::release(Conn* conn) {
 }
 
 [[gnu::always_inline]] inline bool ConnTable::matches(uint32_t ref, const ConnKey& k) const {
-    const Conn& c = pool_[ref >> 1];
+    const Conn& c = pool_[ref >> 1].conn;
     if (c.proto != k.proto) return false;
     if ((ref & 1) == uint32_t(ConnDir::In))
         return c.caddr() == k.saddr && c.vaddr() == k.daddr && c.cport == k.sport &&
@@ -164,9 +222,9 @@ void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* ref
         const Bucket& b = buckets_[h[i].b1];
         if (const uint32_t m = slot_bits(b.sig, h[i].sig)) {
             cand[i] = b.ref[std::countr_zero(m)];
-            const char* c = reinterpret_cast<const char*>(&pool_[cand[i] >> 1]);
-            rte_prefetch0(c);  // a Conn may straddle two cache lines
-            rte_prefetch0(c + sizeof(Conn) - 1);
+            // An IPv4 conn is this one line; a wide one's addresses are the next, which the
+            // adjacent-line prefetcher usually brings along.
+            rte_prefetch0(&pool_[cand[i] >> 1]);
         } else {
             // No candidate in the first bucket: stage 3 searches the second (a new flow's
             // first packet, or an entry placed there when the first was full).
@@ -219,7 +277,7 @@ void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* ref
     for (uint32_t bi : {h.b1, h.b2}) {
         Bucket& b = buckets_[bi];
         for (unsigned i = 0; i < kSlotsPerBucket; ++i) {
-            const Conn& c = pool_[b.ref[i] >> 1];
+            const Conn& c = pool_[b.ref[i] >> 1].conn;
             const ConnKey other = (b.ref[i] & 1) == uint32_t(ConnDir::In) ? in_key(c) : out_key(c);
             const Hash oh = hash(other);
             const uint32_t alt = oh.b1 == bi ? oh.b2 : oh.b1;
@@ -254,7 +312,7 @@ ConnTable::Hash ConnTable::hash_prefetch(const ConnKey& key) const {
 }
 
 bool ConnTable::insert(Conn* conn, const ConnRef& in_miss, const Hash* out_hash) {
-    const uint32_t idx = static_cast<uint32_t>(conn - pool_);
+    const uint32_t idx = index_of(conn);
     const uint32_t in_ref = idx << 1 | uint32_t(ConnDir::In);
     const uint32_t out_ref = idx << 1 | uint32_t(ConnDir::Out);
     // The miss's hash, unless the ref is no miss of the last lookup_bulk (a later call keeps
@@ -286,13 +344,14 @@ bool ConnTable::insert(Conn* conn, const ConnRef& in_miss, const Hash* out_hash)
 unsigned ConnTable::settle(Conn** failed) {
     unsigned n = 0;
     for (unsigned i = 0; i < n_unsettled_; ++i)
-        if (!add(unsettled_[i].h, unsettled_[i].ref)) failed[n++] = &pool_[unsettled_[i].ref >> 1];
+        if (!add(unsettled_[i].h, unsettled_[i].ref))
+            failed[n++] = &pool_[unsettled_[i].ref >> 1].conn;
     n_unsettled_ = 0;
     return n;
 }
 
 void ConnTable::remove(Conn* conn) {
-    const uint32_t idx = static_cast<uint32_t>(conn - pool_);
+    const uint32_t idx = index_of(conn);
     erase(in_key(*conn), idx << 1 | uint32_t(ConnDir::In));
     // mode is fixed for the conn's life
     if (!xmit_traits(conn->mode).inserts_out_tuple || conn_is_template(*conn)) return;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -46,7 +47,11 @@ public:
     ConnTable(const ConnTable&) = delete;
     ConnTable& operator=(const ConnTable&) = delete;
 
-    Conn* alloc();             // nullptr when the pool is exhausted
+    // A conn in one slot, or (wide: Conn::needs_wide of its addresses) an aligned pair of
+    // slots; nullptr when the pool has none. Pairs are split for single slots only when no
+    // single is free, and a freed slot whose buddy is free makes a pair again (a buddy
+    // allocator of two sizes), so pairs run out only when every pair is half used.
+    Conn* alloc(bool wide);
     void release(Conn* conn);  // back to the pool (remove() it first)
 
     // A tuple's two candidate buckets and its signature.
@@ -97,21 +102,37 @@ public:
     // Tuple insertions so far.
     uint64_t adds() const { return adds_; }
 
+    // 64-byte slots: an IPv4 conn takes one, an IPv6 or NAT64 conn two.
     uint32_t capacity() const { return capacity_; }
-    // The conn's pool slot (0..capacity-1): indexes per-conn side arrays kept elsewhere.
-    uint32_t index_of(const Conn* conn) const { return static_cast<uint32_t>(conn - pool_); }
-    uint32_t in_use() const { return capacity_ - static_cast<uint32_t>(free_.size()); }
-    // Bytes held by buckets, Conn pool and free list (bench's bytes-per-connection figure).
+    // The conn's (first) pool slot (0..capacity-1): indexes per-conn side arrays kept elsewhere.
+    uint32_t index_of(const Conn* conn) const {
+        return static_cast<uint32_t>(reinterpret_cast<const ConnSlot*>(conn) - pool_);
+    }
+    uint32_t in_use() const { return live_; }              // conns
+    uint32_t slots_in_use() const { return slots_used_; }  // slots they take
+    // Bytes held by buckets and the pool (bench's bytes-per-connection figure).
     size_t memory_bytes() const { return memory_bytes_; }
+    // The first slot, for TimerWheel::attach (a conn's timer is its first member).
+    Conn* base() { return &pool_[0].conn; }
 
-    // Pool slot i (0..capacity-1), live when proto != 0: the worker's own dumps (lb/command.h).
-    const Conn& slot(uint32_t i) const { return pool_[i]; }
-    Conn& slot(uint32_t i) { return pool_[i]; }  // flush_dest expires conns found this way
+    // The conn starting at pool slot i (0..capacity-1), nullptr when none does (a free slot,
+    // or the second of a pair): the worker's own dumps (lb/command.h) walk the pool with it.
+    const Conn* live(uint32_t i) const {
+        if ((i & 1) && pool_[i - 1].conn.proto && pool_[i - 1].conn.wide) return nullptr;
+        return pool_[i].conn.proto ? &pool_[i].conn : nullptr;
+    }
+    Conn* live(uint32_t i) {  // flush_dest expires conns found this way
+        return const_cast<Conn*>(std::as_const(*this).live(i));
+    }
 
     template <typename F>
     void for_each(F&& f) const {
-        for (uint32_t i = 0; i < capacity_; ++i)
-            if (pool_[i].proto) f(pool_[i]);
+        for (uint32_t i = 0; i < capacity_; ++i) {
+            const Conn& c = pool_[i].conn;
+            if (!c.proto) continue;
+            f(c);
+            i += c.wide;  // its second slot
+        }
     }
 
 private:
@@ -127,7 +148,7 @@ private:
     Hash hash(const ConnKey& key) const;
     bool matches(uint32_t ref, const ConnKey& key) const;
     ConnRef to_ref(uint32_t ref) const {
-        return ConnRef{&pool_[ref >> 1], static_cast<ConnDir>(ref & 1)};
+        return ConnRef{&pool_[ref >> 1].conn, static_cast<ConnDir>(ref & 1)};
     }
     // Bit i set when words[i] == v, for a bucket's eight signatures or refs: two SSE2
     // compares, not a slot loop whose exit the branch predictor cannot learn.
@@ -140,11 +161,24 @@ private:
 
     ConnTable() = default;
 
-    Conn* pool_ = nullptr;  // rte_malloc'd: hugepages when the EAL has them
+    // Free slots (proto 0) form two doubly linked lists, of single slots and of aligned
+    // pairs (by their first slot), linked through the slot's own address words: Conn::caddr4
+    // is the next, vaddr4 the previous, kNil ends. The second slot of a free pair is a
+    // Conn{} (proto 0), so that pool walkers read it as free.
+    enum FreeList : unsigned { kSingles = 0, kPairs = 1 };
+    static constexpr uint32_t kNil = UINT32_MAX;
+    void push_free(FreeList l, uint32_t i);
+    uint32_t pop_free(FreeList l);
+    void unlink_free(FreeList l, uint32_t i);
+
+    ConnSlot* pool_ = nullptr;  // rte_malloc'd: hugepages when the EAL has them
     uint32_t capacity_ = 0;
     Bucket* buckets_ = nullptr;
     uint32_t bucket_mask_ = 0;
-    std::vector<uint32_t> free_;  // stack of free pool indices
+    uint32_t free_head_[2] = {kNil, kNil};  // by FreeList
+    bool odd_tail_ = false;  // an odd capacity's last slot, not yet handed out (then a single)
+    uint32_t live_ = 0;
+    uint32_t slots_used_ = 0;
     size_t memory_bytes_ = 0;
     uint64_t adds_ = 0;  // add() calls, see adds()
     // Signatures inserted since the last lookup_bulk (bit sig % 512), for maybe_added;

@@ -64,7 +64,7 @@ Conn* persist_lookup(WorkerCtx& w, const ServiceView& view, const ConnKey& key) 
 
 Conn* persist_create(WorkerCtx& w, const ServiceView& view, const ConnKey& key, Dest* dest,
                      stack::Counter* why) {
-    Conn* t = w.conns->alloc();
+    Conn* t = w.conns->alloc(Conn::needs_wide(key.saddr, key.daddr, net::InetAddr{}, dest->addr));
     if (!t) {
         *why = stack::Counter::drop_conn_pool_full;
         return nullptr;
@@ -102,7 +102,7 @@ void persist_attach(WorkerCtx& w, Conn* conn, Conn* tpl) {
 
 void persist_detach(WorkerCtx& w, Conn* conn) {
     PersistSlot& cs = w.persist_of(conn);
-    Conn* t = &w.conns->slot(cs.tpl - 1);
+    Conn* t = w.conns->live(cs.tpl - 1);  // a template outlives its controlled conns
     cs.tpl = 0;
     PersistSlot& ts = w.persist_of(t);
     if (--ts.n_control != 0) return;

@@ -135,7 +135,7 @@ bool sync_import(WorkerCtx& w, const SyncRecord& r) {
     for (Dest* d : view->plan.dests)
         if (d->addr == r.daddr && (d->port == 0 || net::hton16(d->port) == r.dport)) dest = d;
     if (!dest) return fail();
-    Conn* c = w.conns->alloc();
+    Conn* c = w.conns->alloc(Conn::needs_wide(r.caddr, r.vaddr, r.laddr_ip, r.daddr));
     if (!c) return fail();
     const unsigned wid = w.id;
     c->dest = dest;

@@ -68,8 +68,9 @@ bool serve_chunk(Command& cmd, WorkerCtx& ctx) {
         const uint32_t end = static_cast<uint32_t>(
             std::min<uint64_t>(total, uint64_t(cmd.cursor) + kCommandChunk));
         for (uint32_t i = cmd.cursor; i < end; ++i) {
-            const Conn& c = ctx.conns->slot(i);
-            if (!c.proto || !sync_wanted(c)) continue;
+            const Conn* cp = ctx.conns->live(i);
+            if (!cp || !sync_wanted(*cp)) continue;
+            const Conn& c = *cp;
             if (cmd.records.size() == cmd.records.capacity()) {
                 cmd.truncated = true;  // never grow: the worker does not allocate
                 continue;

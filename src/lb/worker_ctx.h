@@ -64,7 +64,7 @@ struct WorkerCtx {
     // member): before any conn is made.
     void set_conns(std::unique_ptr<ConnTable> table) {
         conns = std::move(table);
-        timers.attach(&conns->slot(0), sizeof(Conn), conns->capacity());
+        timers.attach(conns->base(), sizeof(Conn), conns->capacity());
     }
 
     Director* director;

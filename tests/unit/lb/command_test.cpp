@@ -24,7 +24,7 @@ class CommandTest : public ::testing::Test {
         ASSERT_GE(table->capacity(), kSlots);
         // Every slot live: conns alternate between dests a and b.
         for (uint32_t i = 0; i < table->capacity(); ++i) {
-            Conn* c = table->alloc();
+            Conn* c = table->alloc(false);
             ASSERT_NE(c, nullptr);
             c->proto = 6;
             c->set_addrs(net::InetAddr::v4(0x0201010a + (i << 8)), net::InetAddr::v4(0x6401010a),

@@ -72,7 +72,7 @@ class PersistTest : public ::testing::Test {
     }
     // A conn the template controls (not in the table: only its link matters here).
     Conn* controlled(Conn* tpl) {
-        Conn* c = w->conns->alloc();
+        Conn* c = w->conns->alloc(false);
         c->proto = 6;
         persist_attach(*w, c, tpl);
         return c;

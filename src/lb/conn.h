@@ -79,6 +79,12 @@ struct alignas(64) Conn {
     net::InetAddr vaddr() const { return wide ? addr6().v : net::InetAddr::v4(vaddr4); }
     net::InetAddr laddr_ip() const { return wide ? addr6().l : net::InetAddr::v4(laddr4); }
     net::InetAddr daddr() const { return wide ? addr6().d : net::InetAddr::v4(daddr4); }
+    // An address the caller knows is IPv4 (one an IPv4 header takes), in network order: no
+    // InetAddr is built, and a narrow conn reads its own 4 bytes.
+    uint32_t caddr_v4() const { return wide ? addr6().c.v4_be() : caddr4; }
+    uint32_t vaddr_v4() const { return wide ? addr6().v.v4_be() : vaddr4; }
+    uint32_t laddr_v4() const { return wide ? addr6().l.v4_be() : laddr4; }
+    uint32_t daddr_v4() const { return wide ? addr6().d.v4_be() : daddr4; }
     // All four at once (creation, a synced conn, a persistence template). A narrow conn takes
     // IPv4 addresses only (needs_wide), and the unspecified address as 0.0.0.0.
     void set_addrs(const net::InetAddr& c, const net::InetAddr& v, const net::InetAddr& l,

@@ -170,7 +170,16 @@ void ConnTable::release(Conn* conn) {
 [[gnu::always_inline]] inline bool ConnTable::matches(uint32_t ref, const ConnKey& k) const {
     const Conn& c = pool_[ref >> 1].conn;
     if (c.proto != k.proto) return false;
-    if ((ref & 1) == uint32_t(ConnDir::In))
+    const bool in = (ref & 1) == uint32_t(ConnDir::In);
+    if (!c.wide) [[likely]] {
+        // A narrow conn's 4-byte fields against the key's IPv4-mapped words, one test.
+        const uint64_t s = net::InetAddr::v4(in ? c.caddr4 : c.daddr4).word(1);
+        const uint64_t d = net::InetAddr::v4(in ? c.vaddr4 : c.laddr4).word(1);
+        const uint32_t ports = in ? uint32_t{c.vport} << 16 | c.cport : uint32_t{c.lport} << 16 | c.dport;
+        return (k.saddr.word(0) | k.daddr.word(0) | (k.saddr.word(1) ^ s) | (k.daddr.word(1) ^ d) |
+                ((uint32_t{k.dport} << 16 | k.sport) ^ ports)) == 0;
+    }
+    if (in)
         return c.caddr() == k.saddr && c.vaddr() == k.daddr && c.cport == k.sport &&
                c.vport == k.dport;
     return c.daddr() == k.saddr && c.laddr_ip() == k.daddr && c.dport == k.sport &&

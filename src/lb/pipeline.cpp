@@ -71,7 +71,8 @@ template <class Af>
         if (pp_header_segment == PpHeaderSegment::Before)
             pp_send_header_segment(w, c, ack_be, window_be);
         w.stack.counters.inc(Counter::lb_forwarded);
-        stack::ip_output<Af>(w.stack, lp.pkt, c->daddr(), {&c->nh, stack::NhDir::ToDest});
+        stack::ip_output_lazy<Af>(w.stack, lp.pkt, [c] { return c->daddr(); },
+                                  {&c->nh, stack::NhDir::ToDest});
         if (pp_header_segment == PpHeaderSegment::After)
             pp_send_header_segment(w, c, ack_be, window_be);
         if (c->flags & kConnOps) conn_expire(w, c);  // the next datagram is scheduled anew
@@ -83,7 +84,8 @@ template <class Af>
         // Only modes with an outbound tuple see this direction, and they all have out.
         if (ops.out(w, lp, *c) != stack::Verdict::Accept) return;
         w.stack.counters.inc(Counter::lb_forwarded);
-        stack::ip_output<Af>(w.stack, lp.pkt, c->caddr(), {&c->nh, stack::NhDir::ToClient});
+        stack::ip_output_lazy<Af>(w.stack, lp.pkt, [c] { return c->caddr(); },
+                                  {&c->nh, stack::NhDir::ToClient});
     }
 }
 

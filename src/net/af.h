@@ -52,9 +52,12 @@ struct Af4 {
     }
     // Both at once, one header checksum update (FULLNAT).
     static uint32_t set_src_dst(Hdr& h, const InetAddr& s, const InetAddr& d) {
-        const uint32_t delta = csum_delta32(h.saddr, s.v4_be()) + csum_delta32(h.daddr, d.v4_be());
-        h.saddr = s.v4_be();
-        h.daddr = d.v4_be();
+        return set_src_dst(h, s.v4_be(), d.v4_be());
+    }
+    static uint32_t set_src_dst(Hdr& h, uint32_t s_be, uint32_t d_be) {
+        const uint32_t delta = csum_delta32(h.saddr, s_be) + csum_delta32(h.daddr, d_be);
+        h.saddr = s_be;
+        h.daddr = d_be;
         h.checksum = csum_fold(static_cast<uint16_t>(~h.checksum) + delta);
         return delta;
     }

@@ -61,10 +61,11 @@ inline void rewrite_saddr_sport(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto
     nat_detail::l4_csum_apply(l4, proto, l4_delta);
 }
 
-// FULLNAT: both addresses and both ports, one delta for the IP header and one for L4.
-template <class Af>
-inline void rewrite_both(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto, const InetAddr& saddr,
-                         const InetAddr& daddr, uint16_t sport, uint16_t dport) {
+// FULLNAT: both addresses and both ports, one delta for the IP header and one for L4. The
+// addresses are InetAddr, or for IPv4 the 4 bytes in network order (Af4::set_src_dst).
+template <class Af, class Addr>
+inline void rewrite_both(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto, const Addr& saddr,
+                         const Addr& daddr, uint16_t sport, uint16_t dport) {
     const uint32_t addr_delta = Af::set_src_dst(*ip, saddr, daddr);
     // sport, dport lead both TCP and UDP.
     const uint32_t l4_delta = addr_delta + csum_delta16(load_wire16(l4), sport) +

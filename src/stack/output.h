@@ -82,6 +82,14 @@ template <class Af>
     if (nh.cache && ctx.neigh_owner && nh_owner_send(ctx, pkt, nh)) return;
     ip_output_slow<Af>(ctx, pkt, daddr, nh);
 }
+// The same with the destination from daddr_of() (an InetAddr), asked only without the cache
+// hit: a conn's address is built from its 4 bytes, work the hit does not need.
+template <class Af, class F>
+[[gnu::always_inline]] inline void ip_output_lazy(StackContext& ctx, rte_mbuf* pkt, F&& daddr_of,
+                                                  NhRef nh) {
+    if (nh.cache && ctx.neigh_owner && nh_owner_send(ctx, pkt, nh)) return;
+    ip_output_slow<Af>(ctx, pkt, daddr_of(), nh);
+}
 // The next hop a conn's cache holds for `dir`, when ip_output would send through it now
 // (current generation, a reachable or static entry; a reader also takes a stale one): its
 // port index and MAC, and the entry is marked used. False otherwise. For handing a flow to

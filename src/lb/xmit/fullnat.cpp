@@ -95,7 +95,10 @@ stack::Verdict fullnat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if constexpr (Af::family == 6) {
         if (c.daddr().is_v4()) return fnat64_in(w, lp, c);
     }
-    net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.laddr_ip(), c.daddr(), c.lport, c.dport);
+    if constexpr (Af::family == 4)
+        net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.laddr_v4(), c.daddr_v4(), c.lport, c.dport);
+    else
+        net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.laddr_ip(), c.daddr(), c.lport, c.dport);
     // UOA after the rewrite: rewrite_both finds the ports at lp.l4, which an insert moves.
     // kConnUoa (UDP only) keeps the side slot out of the way of every other packet.
     if (c.flags & kConnUoa) uoa_inbound(w, lp.pkt, reinterpret_cast<uint8_t*>(lp.ip), &c);
@@ -110,7 +113,10 @@ stack::Verdict fullnat_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     } else {
         (void)w;
     }
-    net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.vaddr(), c.caddr(), c.vport, c.cport);
+    if constexpr (Af::family == 4)
+        net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.vaddr_v4(), c.caddr_v4(), c.vport, c.cport);
+    else
+        net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.vaddr(), c.caddr(), c.vport, c.cport);
     return stack::Verdict::Accept;
 }
 

@@ -5,6 +5,7 @@
 // ICMPv6 packet too big of a conn translated; FNAT64 (exact IPv4 both ways, packet too big,
 // TOA-v6, ICMP errors changing family); and the family rules the director enforces.
 #include <cstring>
+#include <set>
 
 #include "fixture/pipeline.h"
 #include "net/checksum.h"
@@ -90,13 +91,16 @@ class Ipv6Test : public PipelineTest {
             if (fwd == lb::FwdMode::FullNat) ok(director->laddr_add(key, ip6(kLip), "lan"));
         }
         director->commit();
-        start_worker();
+        lb::WorkerConfig cfg;
+        if (max_conns) cfg.max_conns = max_conns;
+        start_worker(cfg);
         if (neighbours) {
             worker->neighbours().add_static(ip6(kClient), kClientMac, kWan);
             worker->neighbours().add_static(ip6(kRs), kRs1Mac, kLan);
         }
     }
     static void ok(const Result<void>& r) { ASSERT_TRUE(r.ok()) << r.error(); }
+    uint32_t max_conns = 0;  // configure's table size in slots (0: the fixture's)
 
     Bytes client_tcp(uint8_t flags, const std::string& data = "", uint8_t hop = 64) {
         return PacketBuilder()
@@ -322,6 +326,38 @@ TEST_F(Ipv6Test, Fnat66Udp) {
                                 .payload("answer")
                                 .build(),
                             out[0]));
+}
+
+// An IPv6 conn takes two of the table's 64-byte slots (its addresses in the second): a table
+// of 16 slots holds 8, the 9th datagram of a new flow is dropped as a full pool, and the
+// walkers see each conn once with its addresses whole.
+TEST_F(Ipv6Test, Ipv6ConnsTakeTwoSlotsOfTheTable) {
+    max_conns = 16;
+    configure(lb::FwdMode::FullNat);
+    auto query = [&](uint16_t cport) {
+        return PacketBuilder()
+            .eth(kClientMac, wan_mac())
+            .ipv6(kClient, kVip)
+            .udp(cport, 53)
+            .payload("query")
+            .build();
+    };
+    for (uint16_t i = 0; i < 8; ++i) ASSERT_EQ(roundtrip(kWan, query(4000 + i), kLan).size(), 1u) << i;
+    EXPECT_EQ(worker->conns().in_use(), 8u);
+    EXPECT_EQ(worker->conns().slots_in_use(), 16u);
+    EXPECT_TRUE(roundtrip(kWan, query(5000), kLan).empty());
+    EXPECT_EQ(counter(Counter::drop_conn_pool_full), 1u);
+    std::set<uint16_t> ports;
+    worker->conns().for_each([&](const lb::Conn& c) {
+        EXPECT_EQ(c.caddr(), ip6(kClient));
+        EXPECT_EQ(c.vaddr(), ip6(kVip));
+        EXPECT_EQ(c.laddr_ip(), ip6(kLip));
+        EXPECT_EQ(c.daddr(), ip6(kRs));
+        ports.insert(net::ntoh16(c.cport));
+    });
+    EXPECT_EQ(ports, (std::set<uint16_t>{4000, 4001, 4002, 4003, 4004, 4005, 4006, 4007}));
+    // A known flow still passes.
+    EXPECT_EQ(roundtrip(kWan, query(4003), kLan).size(), 1u);
 }
 
 TEST_F(Ipv6Test, PacketTooBigOfAConnReachesTheClientTranslated) {

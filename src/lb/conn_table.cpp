@@ -231,8 +231,8 @@ void ConnTable::lookup_bulk(const ConnKey* const* keys, unsigned n, ConnRef* ref
         const Bucket& b = buckets_[h[i].b1];
         if (const uint32_t m = slot_bits(b.sig, h[i].sig)) {
             cand[i] = b.ref[std::countr_zero(m)];
-            // An IPv4 conn is this one line; a wide one's addresses are the next, which the
-            // adjacent-line prefetcher usually brings along.
+            // An IPv4 conn is this one line. A wide one's addresses are in the next, which
+            // stage 3 then reads cold (IPv6 and NAT64 packets only; not measured to matter).
             rte_prefetch0(&pool_[cand[i] >> 1]);
         } else {
             // No candidate in the first bucket: stage 3 searches the second (a new flow's

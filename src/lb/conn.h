@@ -10,6 +10,7 @@
 #include "lb/proto/tcp.h"
 #include "lb/timer_wheel.h"
 #include "net/addr.h"
+#include "net/af.h"
 #include "stack/nh_cache.h"
 
 namespace xvs::lb {
@@ -65,8 +66,9 @@ struct alignas(64) Conn {
     // The local address (FULLNAT LIP, SNAT WAN pool) object is cold, needed at creation and
     // expiry only: WorkerCtx::laddr_of, a per-slot side array.
     uint16_t cport = 0, vport = 0, lport = 0, dport = 0;
-    // The addresses of a narrow conn, read through caddr() .. daddr() and written by
-    // set_addrs() only. In a free slot, ConnTable's free-list links.
+    // The addresses of a narrow conn (a wide one's IPv4 addresses too), read through caddr()
+    // .. daddr() or caddr_as() .. daddr_as() and written by set_addrs() only. In a free
+    // slot, ConnTable's free-list links.
     uint32_t caddr4 = 0, vaddr4 = 0, laddr4 = 0, daddr4 = 0;
 
     Conn() = default;
@@ -79,20 +81,32 @@ struct alignas(64) Conn {
     net::InetAddr vaddr() const { return wide ? addr6().v : net::InetAddr::v4(vaddr4); }
     net::InetAddr laddr_ip() const { return wide ? addr6().l : net::InetAddr::v4(laddr4); }
     net::InetAddr daddr() const { return wide ? addr6().d : net::InetAddr::v4(daddr4); }
-    // An address the caller knows is IPv4 (one an IPv4 header takes), in network order: no
-    // InetAddr is built, and a narrow conn reads its own 4 bytes.
-    uint32_t caddr_v4() const { return wide ? addr6().c.v4_be() : caddr4; }
-    uint32_t vaddr_v4() const { return wide ? addr6().v.v4_be() : vaddr4; }
-    uint32_t laddr_v4() const { return wide ? addr6().l.v4_be() : laddr4; }
-    uint32_t daddr_v4() const { return wide ? addr6().d.v4_be() : daddr4; }
+    // An address as an Af header holds it (Af::Addr), without a branch: for IPv4 the 4 bytes
+    // (the caller knows the address is IPv4; a wide conn fills them too, set_addrs), for IPv6
+    // the InetAddr of a wide conn (every conn an IPv6 packet finds is wide).
+    template <class Af>
+    const typename Af::Addr& caddr_as() const {
+        return pick<Af>(caddr4, &ConnAddr6::c);
+    }
+    template <class Af>
+    const typename Af::Addr& vaddr_as() const {
+        return pick<Af>(vaddr4, &ConnAddr6::v);
+    }
+    template <class Af>
+    const typename Af::Addr& laddr_as() const {
+        return pick<Af>(laddr4, &ConnAddr6::l);
+    }
+    template <class Af>
+    const typename Af::Addr& daddr_as() const {
+        return pick<Af>(daddr4, &ConnAddr6::d);
+    }
     // All four at once (creation, a synced conn, a persistence template). A narrow conn takes
-    // IPv4 addresses only (needs_wide), and the unspecified address as 0.0.0.0.
+    // IPv4 addresses only (needs_wide), and the unspecified address as 0.0.0.0. A wide conn
+    // also keeps the 4-byte fields, which for its IPv4 addresses (NAT64's IPv4 side) hold
+    // them as caddr_as<Af4>() .. daddr_as<Af4>() read them.
     void set_addrs(const net::InetAddr& c, const net::InetAddr& v, const net::InetAddr& l,
                    const net::InetAddr& d) {
-        if (wide) {
-            addr6() = ConnAddr6{c, v, l, d};
-            return;
-        }
+        if (wide) addr6() = ConnAddr6{c, v, l, d};
         caddr4 = c.v4_be();
         vaddr4 = v.v4_be();
         laddr4 = l.v4_be();
@@ -119,6 +133,13 @@ private:
     // The second slot of a wide conn's pair (ConnSlot below; defined after it).
     inline const ConnAddr6& addr6() const;
     inline ConnAddr6& addr6();
+    template <class Af>
+    const typename Af::Addr& pick(const uint32_t& narrow, net::InetAddr ConnAddr6::*in6) const {
+        if constexpr (Af::family == 4)
+            return narrow;
+        else
+            return addr6().*in6;
+    }
 };
 
 // One slot of ConnTable's pool: a conn (or a free slot), or the second of a wide conn's pair.

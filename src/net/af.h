@@ -18,6 +18,9 @@ namespace xvs::net {
 
 struct Af4 {
     using Hdr = Ipv4Hdr;
+    // An address as the header holds it: 4 bytes in network order (set_src_dst and friends
+    // take it as well as an InetAddr, so a caller that has the 4 bytes builds no InetAddr).
+    using Addr = uint32_t;
     static constexpr uint8_t family = 4;
     static constexpr uint16_t ether_type = kEtherTypeIpv4;
     static constexpr uint8_t icmp_proto = kIpProtoIcmp;
@@ -38,15 +41,17 @@ struct Af4 {
     }
     // Replace an address and keep the IPv4 header checksum right; return the delta the L4
     // checksum needs for its pseudo-header.
-    static uint32_t set_src(Hdr& h, const InetAddr& a) {
-        const uint32_t d = csum_delta32(h.saddr, a.v4_be());
-        h.saddr = a.v4_be();
+    static uint32_t set_src(Hdr& h, const InetAddr& a) { return set_src(h, a.v4_be()); }
+    static uint32_t set_src(Hdr& h, uint32_t a_be) {
+        const uint32_t d = csum_delta32(h.saddr, a_be);
+        h.saddr = a_be;
         h.checksum = csum_fold(static_cast<uint16_t>(~h.checksum) + d);
         return d;
     }
-    static uint32_t set_dst(Hdr& h, const InetAddr& a) {
-        const uint32_t d = csum_delta32(h.daddr, a.v4_be());
-        h.daddr = a.v4_be();
+    static uint32_t set_dst(Hdr& h, const InetAddr& a) { return set_dst(h, a.v4_be()); }
+    static uint32_t set_dst(Hdr& h, uint32_t a_be) {
+        const uint32_t d = csum_delta32(h.daddr, a_be);
+        h.daddr = a_be;
         h.checksum = csum_fold(static_cast<uint16_t>(~h.checksum) + d);
         return d;
     }
@@ -106,6 +111,7 @@ struct Af4 {
 // input, sit between it and the L4 header (PktMeta::l4_off says where that is).
 struct Af6 {
     using Hdr = Ipv6Hdr;
+    using Addr = InetAddr;  // an address as the header holds it (Af4::Addr)
     static constexpr uint8_t family = 6;
     static constexpr uint16_t ether_type = kEtherTypeIpv6;
     static constexpr uint8_t icmp_proto = kIpProtoIcmp6;

@@ -42,9 +42,10 @@ inline void l4_csum_apply(uint8_t* l4, uint8_t proto, uint32_t delta) {
 }  // namespace nat_detail
 
 // NAT inbound: VIP:vport -> RS:rport. l4 points at the TCP (proto 6) or UDP (17) header.
-template <class Af>
-inline void rewrite_daddr_dport(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto,
-                                const InetAddr& daddr, uint16_t dport) {
+// Addresses here and below are InetAddr or Af::Addr (Af4: the 4 bytes in network order).
+template <class Af, class Addr>
+inline void rewrite_daddr_dport(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto, const Addr& daddr,
+                                uint16_t dport) {
     const uint32_t addr_delta = Af::set_dst(*ip, daddr);
     const uint32_t l4_delta = addr_delta + csum_delta16(load_wire16(l4 + 2), dport);
     store_wire16(l4 + 2, dport);
@@ -52,17 +53,16 @@ inline void rewrite_daddr_dport(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto
 }
 
 // NAT outbound RS:rport -> VIP:vport, SNAT inbound inside:port -> WAN:port (TCP or UDP).
-template <class Af>
-inline void rewrite_saddr_sport(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto,
-                                const InetAddr& saddr, uint16_t sport) {
+template <class Af, class Addr>
+inline void rewrite_saddr_sport(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto, const Addr& saddr,
+                                uint16_t sport) {
     const uint32_t addr_delta = Af::set_src(*ip, saddr);
     const uint32_t l4_delta = addr_delta + csum_delta16(load_wire16(l4), sport);
     store_wire16(l4, sport);
     nat_detail::l4_csum_apply(l4, proto, l4_delta);
 }
 
-// FULLNAT: both addresses and both ports, one delta for the IP header and one for L4. The
-// addresses are InetAddr, or for IPv4 the 4 bytes in network order (Af4::set_src_dst).
+// FULLNAT: both addresses and both ports, one delta for the IP header and one for L4.
 template <class Af, class Addr>
 inline void rewrite_both(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto, const Addr& saddr,
                          const Addr& daddr, uint16_t sport, uint16_t dport) {

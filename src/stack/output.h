@@ -72,23 +72,24 @@ inline uint16_t nh_cache_gen(uint16_t table_gen, uint16_t epoch) {
 template <class Af>
 void ip_output_slow(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr, NhRef ref);
 
-// Sends an IP packet of family Af to daddr; consumes pkt. nh: the conn's next-hop cache for
-// this direction, used when valid and refilled when the packet leaves through a usable
-// neighbour entry (NhRef{} for frames without a conn). The owner's cache hit (every forwarded
-// packet with one worker) is inline: as a call, with ether_send's, it cost ~25 instructions.
-template <class Af>
-[[gnu::always_inline]] inline void ip_output(StackContext& ctx, rte_mbuf* pkt,
-                                             const net::InetAddr& daddr, NhRef nh = {}) {
-    if (nh.cache && ctx.neigh_owner && nh_owner_send(ctx, pkt, nh)) return;
-    ip_output_slow<Af>(ctx, pkt, daddr, nh);
-}
-// The same with the destination from daddr_of() (an InetAddr), asked only without the cache
-// hit: a conn's address is built from its 4 bytes, work the hit does not need.
+// Sends an IP packet of family Af to the destination daddr_of() gives (an InetAddr); consumes
+// pkt. nh: the conn's next-hop cache for this direction, used when valid and refilled when the
+// packet leaves through a usable neighbour entry (NhRef{} for frames without a conn).
+// daddr_of is asked only without the cache hit: a conn's address is built from its 4 bytes,
+// work the hit does not need. The owner's cache hit (every forwarded packet with one worker)
+// is inline: as a call, with ether_send's, it cost ~25 instructions.
 template <class Af, class F>
 [[gnu::always_inline]] inline void ip_output_lazy(StackContext& ctx, rte_mbuf* pkt, F&& daddr_of,
                                                   NhRef nh) {
     if (nh.cache && ctx.neigh_owner && nh_owner_send(ctx, pkt, nh)) return;
     ip_output_slow<Af>(ctx, pkt, daddr_of(), nh);
+}
+// The same to an address at hand.
+template <class Af>
+[[gnu::always_inline]] inline void ip_output(StackContext& ctx, rte_mbuf* pkt,
+                                             const net::InetAddr& daddr, NhRef nh = {}) {
+    const auto daddr_of = [&]() -> const net::InetAddr& { return daddr; };
+    ip_output_lazy<Af>(ctx, pkt, daddr_of, nh);
 }
 // The next hop a conn's cache holds for `dir`, when ip_output would send through it now
 // (current generation, a reachable or static entry; a reader also takes a stale one): its

@@ -93,12 +93,10 @@ stack::Verdict fnat46_out(WorkerCtx& w, LbPacket<net::Af4>& lp, Conn& c) {
 template <class Af>
 stack::Verdict fullnat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if constexpr (Af::family == 6) {
-        if (c.daddr().is_v4()) return fnat64_in(w, lp, c);
+        if (c.daddr_as<Af>().is_v4()) return fnat64_in(w, lp, c);
     }
-    if constexpr (Af::family == 4)
-        net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.laddr_v4(), c.daddr_v4(), c.lport, c.dport);
-    else
-        net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.laddr_ip(), c.daddr(), c.lport, c.dport);
+    net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.laddr_as<Af>(), c.daddr_as<Af>(), c.lport,
+                          c.dport);
     // UOA after the rewrite: rewrite_both finds the ports at lp.l4, which an insert moves.
     // kConnUoa (UDP only) keeps the side slot out of the way of every other packet.
     if (c.flags & kConnUoa) uoa_inbound(w, lp.pkt, reinterpret_cast<uint8_t*>(lp.ip), &c);
@@ -108,15 +106,14 @@ stack::Verdict fullnat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
 template <class Af>
 stack::Verdict fullnat_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if constexpr (Af::family == 4) {
-        if (!c.caddr().is_v4()) [[unlikely]]
+        // An IPv4 reply's conn is wide only for an IPv6 client (NAT64).
+        if (c.wide) [[unlikely]]
             return fnat46_out(w, lp, c);
     } else {
         (void)w;
     }
-    if constexpr (Af::family == 4)
-        net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.vaddr_v4(), c.caddr_v4(), c.vport, c.cport);
-    else
-        net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.vaddr(), c.caddr(), c.vport, c.cport);
+    net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.vaddr_as<Af>(), c.caddr_as<Af>(), c.vport,
+                          c.cport);
     return stack::Verdict::Accept;
 }
 

@@ -10,14 +10,14 @@ namespace xvs::lb {
 template <class Af>
 stack::Verdict nat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if (!ttl_decrement(w, lp)) return stack::Verdict::Drop;
-    net::rewrite_daddr_dport<Af>(lp.ip, lp.l4, lp.proto, c.daddr(), c.dport);
+    net::rewrite_daddr_dport<Af>(lp.ip, lp.l4, lp.proto, c.daddr_as<Af>(), c.dport);
     return stack::Verdict::Accept;
 }
 
 template <class Af>
 stack::Verdict nat_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if (!ttl_decrement(w, lp)) return stack::Verdict::Drop;
-    net::rewrite_saddr_sport<Af>(lp.ip, lp.l4, lp.proto, c.vaddr(), c.vport);
+    net::rewrite_saddr_sport<Af>(lp.ip, lp.l4, lp.proto, c.vaddr_as<Af>(), c.vport);
     return stack::Verdict::Accept;
 }
 

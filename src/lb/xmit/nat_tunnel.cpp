@@ -62,7 +62,7 @@ stack::Verdict nat_tunnel_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     const size_t outer_len = Af::packet_len(*lp.ip) + overhead;
     if (!tunnel_mtu_admit(w, lp, c, overhead, path_mtu_of<Af>(w, c, outer_len)))
         return stack::Verdict::Drop;
-    net::rewrite_daddr_dport<Af>(lp.ip, lp.l4, lp.proto, c.daddr(), c.dport);
+    net::rewrite_daddr_dport<Af>(lp.ip, lp.l4, lp.proto, c.daddr_as<Af>(), c.dport);
     clamp_mss(w, lp, overhead);
     return tunnel_push(w, lp, c, w.laddr_of(&c)->addr, overhead, gue);
 }
@@ -75,7 +75,7 @@ stack::Verdict nat_tunnel_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
         stack::drop(w.stack, lp.pkt, Counter::drop_nattun_bare_reply);
         return stack::Verdict::Drop;
     }
-    net::rewrite_saddr_sport<Af>(lp.ip, lp.l4, lp.proto, c.vaddr(), c.vport);
+    net::rewrite_saddr_sport<Af>(lp.ip, lp.l4, lp.proto, c.vaddr_as<Af>(), c.vport);
     clamp_mss(w, lp, tunnel_overhead<Af>(gue_of(c)));
     return stack::Verdict::Accept;
 }

@@ -19,7 +19,7 @@ stack::Verdict snat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if (lp.proto == Af::icmp_proto)
         net::rewrite_icmp_echo<Af>(lp.ip, lp.l4, net::IcmpEchoSide::Source, c.laddr_ip(), c.lport);
     else
-        net::rewrite_saddr_sport<Af>(lp.ip, lp.l4, lp.proto, c.laddr_ip(), c.lport);
+        net::rewrite_saddr_sport<Af>(lp.ip, lp.l4, lp.proto, c.laddr_as<Af>(), c.lport);
     return stack::Verdict::Accept;
 }
 
@@ -30,7 +30,7 @@ stack::Verdict snat_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
         net::rewrite_icmp_echo<Af>(lp.ip, lp.l4, net::IcmpEchoSide::Destination, c.caddr(),
                                    c.cport);
     else
-        net::rewrite_daddr_dport<Af>(lp.ip, lp.l4, lp.proto, c.caddr(), c.cport);
+        net::rewrite_daddr_dport<Af>(lp.ip, lp.l4, lp.proto, c.caddr_as<Af>(), c.cport);
     return stack::Verdict::Accept;
 }
 

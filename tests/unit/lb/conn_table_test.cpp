@@ -313,6 +313,13 @@ TEST(ConnTable, WideConnHoldsIpv6AddressesInItsSecondSlot) {
     EXPECT_EQ(wide->vaddr(), v6);
     EXPECT_EQ(wide->laddr_ip(), l4);
     EXPECT_EQ(wide->daddr(), d4);
+    // The packet path's readers: an IPv6 header's addresses from the second slot, an IPv4
+    // header's (NAT64's RS side) from the 4-byte fields the wide conn fills too.
+    EXPECT_EQ(wide->caddr_as<net::Af6>(), c6);
+    EXPECT_EQ(wide->vaddr_as<net::Af6>(), v6);
+    EXPECT_EQ(wide->laddr_as<net::Af4>(), l4.v4_be());
+    EXPECT_EQ(wide->daddr_as<net::Af4>(), d4.v4_be());
+    EXPECT_EQ(narrow->caddr_as<net::Af4>(), 0x0101010au);
     EXPECT_EQ((*t)->lookup(key_in(*wide)).conn, wide);
     EXPECT_EQ((*t)->lookup(key_out(*wide)).conn, wide);
     EXPECT_EQ((*t)->lookup(key_in(*narrow)).conn, narrow);

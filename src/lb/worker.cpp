@@ -487,6 +487,7 @@ void Worker::burst(uint8_t port, rte_mbuf** pkts, uint16_t count, bool redirecte
         count -= kMaxBurst;
     }
     redirected_ = redirected;
+    ctx_.stack.new_burst();
     ctx_.stack.counters.inc(redirected ? Counter::redirect_in : Counter::rx_packets, count);
     const stack::PortView& pv = ctx_.stack.view->ports[port];
     const uint32_t max_frame = pv.max_rx_frame;

@@ -36,6 +36,9 @@ struct StackContext {
     rte_mempool* pool = nullptr;
     SingleWriter<uint64_t> now_ms;  // the worker's clock; the control thread reads it too
     const StackView* view = nullptr;
+    // The burst's last own-address answers (OwnMemo): cleared by new_burst().
+    OwnMemo<uint32_t> own4;
+    OwnMemo<net::InetAddr> own6;
     uint64_t next_neigh_scan_ms = 0;
     // Gratuitous ARP (StackView::garp): the generation announced, and the repeats still due.
     uint32_t garp_done = 0;
@@ -45,6 +48,12 @@ struct StackContext {
     // The armed packet capture (stack/capture.h), set by the worker from its command channel;
     // nullptr (the usual case) makes every capture point one test.
     CaptureTap* capture = nullptr;
+
+    // Before each burst: what the last one learned may not hold for a new view.
+    void new_burst() {
+        own4.valid = false;
+        own6.valid = false;
+    }
 };
 
 }  // namespace xvs::stack

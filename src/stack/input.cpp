@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "net/tunnel.h"
 #include "stack/arp.h"
@@ -103,6 +104,21 @@ size_t tunnel_outer_len(const StackView& view, const OwnAddr* own, uint8_t proto
     return l3_len + 8 + 4;
 }
 
+// StackView::own through the burst's memo (OwnMemo): the map is looked up only when the
+// destination differs from the last one asked about.
+template <class Addr>
+[[gnu::always_inline]] inline const OwnAddr* own_memo(const StackView& view, OwnMemo<Addr>& memo,
+                                                      const Addr& dst) {
+    if (memo.valid && memo.dst == dst) return memo.own;
+    if constexpr (std::is_same_v<Addr, uint32_t>)
+        memo.own = view.own(net::InetAddr::v4(dst));
+    else
+        memo.own = view.own(dst);
+    memo.dst = dst;
+    memo.valid = true;
+    return memo.own;
+}
+
 // Strips `outer` bytes after the Ethernet header; the stale RX checksum flags described the
 // outer header only.
 void tunnel_strip(rte_mbuf* m, size_t outer) {
@@ -126,7 +142,7 @@ bool ip4_tunnel_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net:
     }
     uint8_t flags = 0;
     Counter reason = Counter::drop_ip_proto;
-    const OwnAddr* own = ctx.view->own(net::Af4::dst(*v.ip));
+    const OwnAddr* own = own_memo(*ctx.view, ctx.own4, v.ip->daddr);
     const auto l3_len = static_cast<size_t>(v.l4 - reinterpret_cast<uint8_t*>(v.ip));
     if (const size_t outer = tunneled ? 0
                                       : tunnel_outer_len<net::Af4>(*ctx.view, own, v.ip->protocol,
@@ -181,7 +197,7 @@ bool ip6_input(StackContext& ctx, uint8_t port, rte_mbuf* m, PktMeta<net::Af6>& 
         return false;
     }
     // Multicast destinations are never own addresses: own is nullptr for them.
-    const OwnAddr* own = ctx.view->own(net::Af6::dst(*v.ip));
+    const OwnAddr* own = own_memo(*ctx.view, ctx.own6, net::Af6::dst(*v.ip));
     if (!tunneled && own) {
         const auto l3_len = static_cast<size_t>(v.l4 - reinterpret_cast<uint8_t*>(v.ip));
         if (const size_t outer =

@@ -57,6 +57,18 @@ inline uint64_t flat_hash(const AddrKey& k) {
     return mix64(k.addr.fold());
 }
 
+// The own-address lookup (StackView::own) of the last destination one burst asked about, and
+// its answer (nullptr: not own). A burst's packets mostly go to one VIP or LIP, so the hash
+// lookup is made once for a run of them. Addr is the header's form (net::Af4::Addr: 4 bytes;
+// net::Af6::Addr). Good for one view only: the worker clears it before every burst, and its
+// view changes between bursts only.
+template <class Addr>
+struct OwnMemo {
+    Addr dst{};
+    const OwnAddr* own = nullptr;
+    bool valid = false;
+};
+
 struct RouteEntry {
     net::InetPrefix dst;
     uint8_t port = 0;       // index into ports

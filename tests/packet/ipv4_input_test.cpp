@@ -118,5 +118,45 @@ TEST_F(Ipv4InputTest, GarbageNeverCrashes) {
     EXPECT_GT(drops, 1500u);
 }
 
+// The input looks an own address up once for a run of packets to one destination (OwnMemo):
+// each packet of a mixed burst still gets its own destination's answer, and what a burst
+// learned is gone by the next one, when the address may no longer be ours.
+TEST_F(Ipv4InputTest, OwnAddressAnswersFollowEachPacketAndLastOneBurst) {
+    auto to = [&](const char* dst, uint16_t cport) {
+        return PacketBuilder()
+            .eth(kClientMac, wan_mac())
+            .ipv4("10.10.1.2", dst)
+            .tcp(cport, 80)
+            .flags(net::kTcpSyn)
+            .build();
+    };
+    send(kWan, to("10.10.1.100", 40001));  // the VIP
+    send(kWan, to("10.10.1.100", 40002));
+    send(kWan, to("10.10.2.2", 40003));  // nobody's
+    send(kWan, to("10.10.1.1", 40004));  // the director's own address
+    send(kWan, to("10.10.1.100", 40005));
+    poll();
+    EXPECT_EQ(recv(kLan).size(), 3u);
+    EXPECT_TRUE(recv(kWan).empty());
+    EXPECT_EQ(counter(Counter::conns_created), 3u);
+    EXPECT_EQ(counter(Counter::drop_not_local), 1u);
+    EXPECT_EQ(counter(Counter::drop_to_director), 1u);
+
+    // The VIP's services go, and with them the VIP: the last burst's answer for it must not.
+    for (uint8_t proto : {uint8_t{6}, uint8_t{17}}) {
+        const uint16_t vport = proto == 6 ? 80 : 53;
+        const auto key = lb::make_service_key(proto, *net::parse_ipv4("10.10.1.100"), vport);
+        ASSERT_TRUE(director->service_del(key).ok());
+    }
+    director->commit();
+    poll();
+    director->reclaim();
+    send(kWan, to("10.10.1.100", 40006));
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    EXPECT_EQ(counter(Counter::drop_not_local), 2u);
+    EXPECT_EQ(counter(Counter::drop_no_service), 0u);
+}
+
 }  // namespace
 }  // namespace xvs::test

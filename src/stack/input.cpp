@@ -105,10 +105,11 @@ size_t tunnel_outer_len(const StackView& view, const OwnAddr* own, uint8_t proto
 }
 
 // StackView::own through the burst's memo (OwnMemo): the map is looked up only when the
-// destination differs from the last one asked about.
+// destination differs from the last one asked about. dst by value: a header's field may sit
+// at any address (the headers are packed), where no reference may bind.
 template <class Addr>
 [[gnu::always_inline]] inline const OwnAddr* own_memo(const StackView& view, OwnMemo<Addr>& memo,
-                                                      const Addr& dst) {
+                                                      const Addr dst) {
     if (memo.valid && memo.dst == dst) return memo.own;
     if constexpr (std::is_same_v<Addr, uint32_t>)
         memo.own = view.own(net::InetAddr::v4(dst));

@@ -165,7 +165,7 @@ void Worker::refresh_snapshot() {
     // New routes may send a conn's packets elsewhere: the next hops cached on conns go.
     if (snap != ctx_.snap) ++ctx_.stack.nh_epoch;
     ctx_.snap = snap;
-    ctx_.stack.view = &ctx_.snap->stack;
+    ctx_.stack.set_view(&ctx_.snap->stack);
     for (size_t p = 0; p < ctx_.snap->stack.ports.size(); ++p) {
         const stack::PortView& pv = ctx_.snap->stack.ports[p];
         ctx_.stack.tx.set_port_id(static_cast<uint8_t>(p), pv.port_id);
@@ -487,7 +487,6 @@ void Worker::burst(uint8_t port, rte_mbuf** pkts, uint16_t count, bool redirecte
         count -= kMaxBurst;
     }
     redirected_ = redirected;
-    ctx_.stack.new_burst();
     ctx_.stack.counters.inc(redirected ? Counter::redirect_in : Counter::rx_packets, count);
     const stack::PortView& pv = ctx_.stack.view->ports[port];
     const uint32_t max_frame = pv.max_rx_frame;

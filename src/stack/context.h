@@ -35,8 +35,8 @@ struct StackContext {
     uint16_t nh_epoch = 0;
     rte_mempool* pool = nullptr;
     SingleWriter<uint64_t> now_ms;  // the worker's clock; the control thread reads it too
-    const StackView* view = nullptr;
-    // The burst's last own-address answers (OwnMemo): cleared by new_burst().
+    const StackView* view = nullptr;  // set_view()
+    // The last own-address answers (OwnMemo), of the current view.
     OwnMemo<uint32_t> own4;
     OwnMemo<net::InetAddr> own6;
     uint64_t next_neigh_scan_ms = 0;
@@ -49,8 +49,9 @@ struct StackContext {
     // nullptr (the usual case) makes every capture point one test.
     CaptureTap* capture = nullptr;
 
-    // Before each burst: what the last one learned may not hold for a new view.
-    void new_burst() {
+    // A new view (a new snapshot): the old view's answers, pointers into it, go with it.
+    void set_view(const StackView* v) {
+        view = v;
         own4.valid = false;
         own6.valid = false;
     }

@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
-#include <type_traits>
 
 #include "net/tunnel.h"
 #include "stack/arp.h"
@@ -111,10 +110,7 @@ template <class Addr>
 [[gnu::always_inline]] inline const OwnAddr* own_memo(const StackView& view, OwnMemo<Addr>& memo,
                                                       const Addr dst) {
     if (memo.valid && memo.dst == dst) return memo.own;
-    if constexpr (std::is_same_v<Addr, uint32_t>)
-        memo.own = view.own(net::InetAddr::v4(dst));
-    else
-        memo.own = view.own(dst);
+    memo.own = view.own(dst);
     memo.dst = dst;
     memo.valid = true;
     return memo.own;

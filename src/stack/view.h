@@ -57,11 +57,10 @@ inline uint64_t flat_hash(const AddrKey& k) {
     return mix64(k.addr.fold());
 }
 
-// The own-address lookup (StackView::own) of the last destination one burst asked about, and
+// The own-address lookup (StackView::own) of the last destination the input asked about, and
 // its answer (nullptr: not own). A burst's packets mostly go to one VIP or LIP, so the hash
 // lookup is made once for a run of them. Addr is the header's form (net::Af4::Addr: 4 bytes;
-// net::Af6::Addr). Good for one view only: the worker clears it before every burst, and its
-// view changes between bursts only.
+// net::Af6::Addr). Good for one view only: StackContext::set_view clears it.
 template <class Addr>
 struct OwnMemo {
     Addr dst{};
@@ -116,6 +115,8 @@ struct StackView {
     }
 
     const OwnAddr* own(const net::InetAddr& addr) const { return addrs.find(AddrKey{addr}); }
+    // The same for an IPv4 header's 4 bytes (network order).
+    const OwnAddr* own(uint32_t addr_be) const { return own(net::InetAddr::v4(addr_be)); }
 
     // True when addr is a host we talk to directly on port: a gateway of a route through
     // port, or an address whose best route is a connected one (no gateway) through port. ARP

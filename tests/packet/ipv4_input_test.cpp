@@ -119,9 +119,9 @@ TEST_F(Ipv4InputTest, GarbageNeverCrashes) {
 }
 
 // The input looks an own address up once for a run of packets to one destination (OwnMemo):
-// each packet of a mixed burst still gets its own destination's answer, and what a burst
-// learned is gone by the next one, when the address may no longer be ours.
-TEST_F(Ipv4InputTest, OwnAddressAnswersFollowEachPacketAndLastOneBurst) {
+// each packet of a mixed burst still gets its own destination's answer, and what was learned
+// goes with the configuration it was learned from, when the address may no longer be ours.
+TEST_F(Ipv4InputTest, OwnAddressAnswersFollowEachPacketAndTheConfiguration) {
     auto to = [&](const char* dst, uint16_t cport) {
         return PacketBuilder()
             .eth(kClientMac, wan_mac())
@@ -142,7 +142,7 @@ TEST_F(Ipv4InputTest, OwnAddressAnswersFollowEachPacketAndLastOneBurst) {
     EXPECT_EQ(counter(Counter::drop_not_local), 1u);
     EXPECT_EQ(counter(Counter::drop_to_director), 1u);
 
-    // The VIP's services go, and with them the VIP: the last burst's answer for it must not.
+    // The VIP's services go, and with them the VIP: the answer remembered for it must too.
     for (uint8_t proto : {uint8_t{6}, uint8_t{17}}) {
         const uint16_t vport = proto == 6 ? 80 : 53;
         const auto key = lb::make_service_key(proto, *net::parse_ipv4("10.10.1.100"), vport);

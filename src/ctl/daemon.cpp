@@ -296,6 +296,10 @@ Result<void> Daemon::start() {
     unsigned lcore = rte_get_next_lcore(-1, 1, 0);
     for (auto& w : workers_) {
         const unsigned cpu = placement->worker_cpu[w->id()];
+        uint32_t peers = 0;  // the other workers on this CPU
+        for (unsigned i = 0; i < workers_.size(); ++i)
+            if (i != w->id() && placement->worker_cpu[i] == cpu) peers |= 1u << i;
+        w->set_cpu_peers(peers);
         auto* arg = new LaunchArg{w.get(), &stop_workers_, mode, cpu};
         const std::string on_cpu = "worker " + std::to_string(w->id()) + " on CPU " + std::to_string(cpu);
         if (lcore < RTE_MAX_LCORE && rte_eal_remote_launch(worker_main, arg, lcore) == 0) {

@@ -10,8 +10,10 @@
 //   persistent services, whose templates must be one per client: there the owner is
 //   client-address hash % N.
 //
-// The hand-over is an SPSC rte_ring per ordered worker pair, in bursts; a full ring drops
-// the frame as drop_redirect_full. A redirected frame is never redirected again: the owner
+// The hand-over is an SPSC rte_ring per ordered worker pair, in bursts. A full ring toward a
+// worker pinned to the same CPU (the default placement on a 2-CPU machine) means the owner
+// cannot run while the sender does: the sender yields the CPU once (redirect_yield) and tries
+// again. Whatever still finds the ring full is dropped as drop_redirect_full. A redirected frame is never redirected again: the owner
 // handles it as its own (a miss there is that packet's drop reason).
 #pragma once
 
@@ -57,7 +59,10 @@ private:
 
 class Redirect {
 public:
-    static constexpr unsigned kRingSize = 1024;  // frames in flight per worker pair
+    // Frames in flight per worker pair: ~2 ms of a busy owner's traffic, for an owner
+    // descheduled that long. Half the spare mbufs of a port's default pool for two workers
+    // (ctl/config.h mbufs_per_port_default): a stalled ring must not starve RX.
+    static constexpr unsigned kRingSize = 2048;
     // Rings for every ordered pair of `workers` and an owner table for `conns_per_worker`
     // conns on each; needs the EAL.
     static Result<std::unique_ptr<Redirect>> create(unsigned workers, uint32_t conns_per_worker);

@@ -10,6 +10,7 @@
 #include <rte_pause.h>
 #include <rte_prefetch.h>
 #include <rte_ring.h>
+#include <sched.h>
 
 #include <chrono>
 #include <cstring>
@@ -247,9 +248,17 @@ void Worker::redirect_flush() {
         const uint16_t count = rd_count_[to];
         if (!count) continue;
         rd_count_[to] = 0;
-        const unsigned sent = rte_ring_sp_enqueue_burst(
-            ctx_.redirect->ring(ctx_.id, to), reinterpret_cast<void* const*>(rd_buf_[to]), count,
-            nullptr);
+        rte_ring* ring = ctx_.redirect->ring(ctx_.id, to);
+        unsigned sent = rte_ring_sp_enqueue_burst(
+            ring, reinterpret_cast<void* const*>(rd_buf_[to]), count, nullptr);
+        if (sent < count && (cpu_peers_ >> to & 1u)) {
+            // The owner shares this CPU, so it drains nothing while this worker runs: a
+            // system call on this rare path is cheaper than the drops and TCP's recovery.
+            sched_yield();
+            ctx_.stack.counters.inc(Counter::redirect_yield);
+            sent += rte_ring_sp_enqueue_burst(
+                ring, reinterpret_cast<void* const*>(rd_buf_[to] + sent), count - sent, nullptr);
+        }
         ctx_.stack.counters.inc(Counter::redirect_out, sent);
         for (unsigned i = sent; i < count; ++i)
             stack::drop(ctx_.stack, rd_buf_[to][i], Counter::drop_redirect_full);

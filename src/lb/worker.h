@@ -123,6 +123,9 @@ public:
     // Frames this worker handed the neighbour owner that it has not taken yet (mbuf accounting).
     unsigned neigh_handoff_in_flight() const;
     unsigned id() const { return ctx_.id; }
+    // The other workers pinned to this one's CPU (bit i: worker i); set before run(). A full
+    // redirect ring toward one of them yields the CPU before dropping (lb/redirect.h).
+    void set_cpu_peers(uint32_t workers) { cpu_peers_ = workers; }
 
     // run()'s loop iterations so far, by outcome: busy (received something) or idle. Their
     // sum is the worker's heartbeat: the control thread's watchdog (ctl/worker_watch.h) sees a
@@ -169,6 +172,7 @@ private:
     ConnRef refs_[kMaxBurst];
     std::atomic<bool> polling_{false};  // a Polling scope is open (seq_cst: command handshake)
     bool redirected_ = false;            // the burst being handled came from another worker
+    uint32_t cpu_peers_ = 0;             // set_cpu_peers
     uint16_t rd_count_[kMaxWorkers] = {};
     rte_mbuf* rd_buf_[kMaxWorkers][kMaxBurst] = {};
     static constexpr unsigned kMaxPortIds = 64;  // DPDK port ids mapped back to port indexes

@@ -100,6 +100,8 @@ namespace xvs::stack {
     X(redirect_out, false, "frames handed to the worker owning their conn (several workers)")     \
     X(redirect_in, false, "frames received from another worker: their conn is this one's")       \
     X(drop_redirect_full, true, "frame for another worker's conn: the ring to it was full")       \
+    X(redirect_yield, false,                                                                       \
+      "ring to a worker pinned to this CPU full: gave it the CPU once, then tried again")          \
     X(drop_owner_table_full, true,                                                                 \
       "new NAT conn refused: the owner table has no room for its return tuple (several workers)")  \
     X(drop_frag_timeout, true, "IP fragment of a datagram not complete in time (or at stop)")      \

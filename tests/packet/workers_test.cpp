@@ -115,6 +115,7 @@ protected:
         return n;
     }
     uint64_t counter(unsigned w, Counter c) const { return workers[w]->counters().get(c); }
+    void fill_the_ring_to_the_owner(bool same_cpu);
     uint64_t created() const {
         uint64_t n = 0;
         for (const auto& w : workers) n += w->counters().get(Counter::conns_created);
@@ -375,8 +376,13 @@ TEST_F(TwoWorkerTest, NatTunSynProxyAndRouterFragNeededReachTheOwner) {
     EXPECT_EQ(created(), 1u);
 }
 
-TEST_F(TwoWorkerTest, FullRingIsACountedDropAndTheRestArrive) {
+// Return frames of one conn reach worker 1 while worker 0, its owner, does not poll: the
+// ring between them fills. `same_cpu`: worker 0 is pinned to worker 1's CPU, so worker 1
+// yields the CPU once for every flush that finds the ring full (redirect_yield); in this
+// single thread nobody drains the ring meanwhile, so the drops are the same either way.
+void TwoWorkerTest::fill_the_ring_to_the_owner(bool same_cpu) {
     configure(lb::FwdMode::FullNat);
+    if (same_cpu) workers[1]->set_cpu_peers(1u << 0);
     const uint16_t cport = 40300;
     send(kWan, 0, client(cport, 1000, 0, net::kTcpSyn));
     poll(0);
@@ -385,15 +391,22 @@ TEST_F(TwoWorkerTest, FullRingIsACountedDropAndTheRestArrive) {
     const uint16_t lport = net::ntoh16(tcp_of(syn[0])->sport);
     const bool rs1 = ip4_of(syn[0])->daddr == ip("10.10.2.2");
     const Bytes from_rs = rs_synack(rs1, "10.10.2.100", lport, 5000);
-    // 1200 return frames on worker 1 while worker 0 does not poll: the ring holds 1023.
-    constexpr unsigned kFrames = 1200;
+    // 400 frames at a time (what the test port's ring takes) until 400 more than the ring holds.
     const unsigned capacity = rte_ring_get_capacity(director->redirect()->ring(1, 0));
-    for (unsigned sent = 0; sent < kFrames; sent += 400) {
+    const unsigned frames = (capacity / 400 + 2) * 400;
+    unsigned polls_dropping = 0;
+    for (unsigned sent = 0; sent < frames; sent += 400) {
         for (unsigned i = 0; i < 400; ++i) send(kLan, 1, from_rs);
-        while (rte_ring_count(mq_ports()[kLan].rx[1])) poll(1);
+        while (rte_ring_count(mq_ports()[kLan].rx[1])) {
+            const uint64_t dropped = counter(1, Counter::drop_redirect_full);
+            poll(1);
+            polls_dropping += counter(1, Counter::drop_redirect_full) > dropped;
+        }
     }
     EXPECT_EQ(counter(1, Counter::redirect_out), capacity);
-    EXPECT_EQ(counter(1, Counter::drop_redirect_full), kFrames - capacity);
+    EXPECT_EQ(counter(1, Counter::drop_redirect_full), frames - capacity);
+    EXPECT_GT(polls_dropping, 0u);
+    EXPECT_EQ(counter(1, Counter::redirect_yield), same_cpu ? polls_dropping : 0u);
     EXPECT_EQ(sent_anywhere(), 0u);
     unsigned forwarded = 0;
     while (rte_ring_count(director->redirect()->ring(1, 0))) {
@@ -403,6 +416,14 @@ TEST_F(TwoWorkerTest, FullRingIsACountedDropAndTheRestArrive) {
     EXPECT_EQ(counter(0, Counter::redirect_in), capacity);
     EXPECT_EQ(forwarded, capacity);
     EXPECT_EQ(created(), 1u);
+}
+
+TEST_F(TwoWorkerTest, FullRingIsACountedDropAndTheRestArrive) {
+    fill_the_ring_to_the_owner(false);
+}
+
+TEST_F(TwoWorkerTest, FullRingToAWorkerOnThisCpuYieldsBeforeDropping) {
+    fill_the_ring_to_the_owner(true);
 }
 
 // Persistence: one client's conns meet one template, so they are made on the worker the

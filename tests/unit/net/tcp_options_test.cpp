@@ -271,6 +271,44 @@ TEST(ParseTcpOptionsTest, AgreesWithTheWalkerOnArbitraryBytes) {
     }
 }
 
+// The two Linux layouts parse_tcp_options reads without walking, and every variant of them
+// with one byte changed (most fall back to the walk, some are malformed): the same answer as
+// the walker, so the shortcut is exact.
+TEST(ParseTcpOptionsTest, LinuxLayoutsAndTheirOneByteVariantsAgreeWithTheWalker) {
+    const Bytes data_ts = {0x01, 0x01, 0x08, 0x0a, 0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0x03, 0x04};
+    const uint8_t values[] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x08, 0x09, 0x0a, 0x0b, 0x14, 0xff};
+    unsigned variants = 0;
+    for (const Bytes& layout : {kLinuxSyn, data_ts}) {
+        const ParsedTcpOptions exact = parse_tcp_options(layout);
+        EXPECT_TRUE(exact.timestamp);
+        EXPECT_FALSE(exact.malformed);
+        for (size_t i = 0; i < layout.size(); ++i) {
+            for (uint8_t v : values) {
+                Bytes opts = layout;
+                opts[i] = v;
+                const ParsedTcpOptions got = parse_tcp_options(opts), want = parse_by_walker(opts);
+                ASSERT_EQ(got.mss, want.mss) << "byte " << i << " = " << int(v);
+                ASSERT_EQ(got.wscale, want.wscale) << "byte " << i << " = " << int(v);
+                ASSERT_EQ(got.sack_perm, want.sack_perm) << "byte " << i << " = " << int(v);
+                ASSERT_EQ(got.timestamp, want.timestamp) << "byte " << i << " = " << int(v);
+                ASSERT_EQ(got.sack_blocks, want.sack_blocks) << "byte " << i << " = " << int(v);
+                ASSERT_EQ(got.malformed, want.malformed) << "byte " << i << " = " << int(v);
+                ++variants;
+            }
+        }
+        // One byte shorter or longer is not the layout either.
+        for (Bytes opts : {Bytes(layout.begin(), layout.end() - 1), layout}) {
+            if (opts.size() == layout.size()) opts.push_back(0);
+            const ParsedTcpOptions got = parse_tcp_options(opts), want = parse_by_walker(opts);
+            ASSERT_EQ(got.mss, want.mss);
+            ASSERT_EQ(got.wscale, want.wscale);
+            ASSERT_EQ(got.timestamp, want.timestamp);
+            ASSERT_EQ(got.malformed, want.malformed);
+        }
+    }
+    EXPECT_EQ(variants, (20u + 12u) * std::size(values));
+}
+
 TEST(TcpFindMssTest, FindsOrNot) {
     EXPECT_EQ(tcp_find_mss(kLinuxSyn), 1460);
     EXPECT_EQ(tcp_find_mss(Bytes{0x01, 0x01, 0x02, 0x04, 0xff, 0xff}), 65535);

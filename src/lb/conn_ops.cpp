@@ -98,7 +98,7 @@ const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t
 
 template <class Af>
 Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& service, uint32_t mark,
-                  const ConnRef& miss, Dest* refused) {
+                  const ConnRef& miss, Dest* refused, uint64_t expires_ms) {
     const unsigned wid = w.id;
     const ServiceView* view = &service;
     if (!admit(w, *view, lp.key.saddr, lp.pkt)) return nullptr;  // dropped by admit
@@ -301,7 +301,9 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& service, ui
             if (f.uoa_left) c->flags |= kConnUoa;
         }
     }
-    c->set_expires(w.stack.now_ms + uint64_t(w.snap->timeouts.of(TcpState::None)) * 1000);
+    if (!expires_ms)
+        expires_ms = w.stack.now_ms + uint64_t(w.snap->timeouts.of(TcpState::None)) * 1000;
+    c->set_expires(expires_ms);
     w.timers.arm(&c->timer, c->expires(w.stack.now_ms));
     if (!is_tcp && w.sync_ring) [[unlikely]]
         sync_report(w, *c);  // UDP has no state change to wait for
@@ -309,9 +311,9 @@ Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& service, ui
 }
 
 template Conn* conn_create<net::Af4>(WorkerCtx&, LbPacket4&, const ServiceView&, uint32_t,
-                                     const ConnRef&, Dest*);
+                                     const ConnRef&, Dest*, uint64_t);
 template Conn* conn_create<net::Af6>(WorkerCtx&, LbPacket6&, const ServiceView&, uint32_t,
-                                     const ConnRef&, Dest*);
+                                     const ConnRef&, Dest*, uint64_t);
 
 bool conn_reschedulable(const WorkerCtx& w, const Conn& c) {
     if (!w.snap->reschedule_refused || c.resched != ConnResched::None || (c.flags & kConnSynProxy) ||

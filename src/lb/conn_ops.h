@@ -61,10 +61,11 @@ const ServiceView* vip_service(const Snapshot& snap, const ConnKey& key, uint8_t
 // from the burst's lookup_bulk (a miss: the table inserts the inbound tuple with the hash that
 // call kept), or any other ref (the tuple is hashed again). The outbound tuple is queued
 // (ConnTable::insert's out_hash): the caller runs conn_settle before any packet of the burst
-// leaves the worker.
+// leaves the worker. `expires_ms`: when the conn's timer first fires; 0: after its protocol's
+// initial timeout (the SYN proxy passes its RS SYN retry, so the timer is armed once).
 template <class Af>
 Conn* conn_create(WorkerCtx& w, LbPacket<Af>& lp, const ServiceView& view, uint32_t mark,
-                  const ConnRef& miss, Dest* refused = nullptr);
+                  const ConnRef& miss, Dest* refused = nullptr, uint64_t expires_ms = 0);
 // Adds the outbound tuples conn_create queued (ConnTable::settle). A conn whose tuple found
 // both buckets full is ended at once (counted in conn_out_tuple_full; its first packet has gone,
 // so the RS's answer finds no conn and is dropped as such).

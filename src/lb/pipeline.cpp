@@ -235,7 +235,9 @@ template <class Af>
                 case SpVerdict::Open:
                     if (const ServiceView* view =
                             vip_service(*w.snap, lp.key, lp.proto, &mark, exact)) {
-                        if ((c = conn_create(w, lp, *view, mark, ref))) synproxy_open(w, sp, c);
+                        c = conn_create(w, lp, *view, mark, ref, nullptr,
+                                        w.stack.now_ms + kSynProxyRsSynFirstRetryMs);
+                        if (c) synproxy_open(w, sp, c);
                     } else {
                         drop(w.stack, lp.pkt, Counter::drop_no_service);
                     }

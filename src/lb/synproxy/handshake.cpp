@@ -39,7 +39,6 @@ using stack::drop;
 
 namespace {
 
-constexpr uint32_t kRsSynFirstRetryMs = 1000;
 constexpr uint16_t kReAckWindow = 1024;
 
 struct TcpSpec {
@@ -284,9 +283,7 @@ void synproxy_open(WorkerCtx& w, const SpPacket& sp, Conn* c) {
     c->flags |= kConnSynProxy | kConnSpWaiting;
     w.feat_of(c).client_isn = w.sp.open.isn;
     conn_set_state(w, c, TcpState::SynSent);
-    synproxy_send_rs_syn(w, c);
-    c->set_expires(w.stack.now_ms + kRsSynFirstRetryMs);
-    w.timers.arm(&c->timer, w.stack.now_ms + kRsSynFirstRetryMs);
+    synproxy_send_rs_syn(w, c);  // the retry timer: conn_create armed it
 }
 
 // LIP:lport -> RS:dport (NatTun: client:cport -> RS:dport in the tunnel), seq = the client's
@@ -333,7 +330,7 @@ bool synproxy_rs_syn_timer(WorkerCtx& w, Conn* c) {
         ++p.retries;
         w.stack.counters.inc(Counter::synproxy_rs_syn_retransmit);
         synproxy_send_rs_syn(w, c);
-        const uint64_t retry_ms = w.stack.now_ms + (uint64_t(kRsSynFirstRetryMs) << p.retries);
+        const uint64_t retry_ms = w.stack.now_ms + (uint64_t(kSynProxyRsSynFirstRetryMs) << p.retries);
         c->set_expires(retry_ms);
         w.timers.arm(&c->timer, retry_ms);
         return true;

@@ -96,6 +96,9 @@ enum class SpVerdict : uint8_t { Pass, Consumed, Open };
 // looked it up (Snapshot::service), nullptr when there is none.
 SpVerdict synproxy_no_conn(WorkerCtx& w, const SpPacket& sp, bool pure_syn,
                            const ServiceView* view);
+// The conn just made for a valid cookie ACK: its timer was armed by conn_create for the first
+// RS SYN retry, kSynProxyRsSynFirstRetryMs ahead.
+inline constexpr uint32_t kSynProxyRsSynFirstRetryMs = 1000;
 void synproxy_open(WorkerCtx& w, const SpPacket& sp, Conn* conn);
 // A packet of a SYN-proxied conn. Returns true when consumed (handshake), false after
 // translating it in place for the normal path.

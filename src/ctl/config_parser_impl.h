@@ -28,7 +28,7 @@ using namespace keywords;
 
 constexpr uint32_t kMaxTimeout =
     lb::kMaxTimeoutS;  // 31 days, ipvsadm's -p limit; also for timeouts
-constexpr uint32_t kMaxWorkers = 16;
+using lb::kMaxWorkers;  // `workers N` up to the per-worker arrays' size (lb/dest.h)
 
 inline std::string upper(std::string_view text) {
     std::string out(text);

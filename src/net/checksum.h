@@ -44,15 +44,19 @@ inline uint32_t ipv4_pseudo_sum(uint32_t saddr, uint32_t daddr, uint8_t proto, u
 
 // IPv6 pseudo-header sum (RFC 8200 8.1: saddr, daddr, upper-layer length, next header) in
 // wire order; saddr and daddr are 16 bytes each.
+// Eight 32-bit loads summed in 64 bits and folded to 17 bits, like csum_partial20 (a byte at a
+// time it cost ~80 instructions, paid twice by every NAT64 packet).
 inline uint32_t ipv6_pseudo_sum(const uint8_t* saddr, const uint8_t* daddr, uint8_t proto,
                                 uint32_t len) {
-    uint32_t sum = hton16(proto) + hton16(static_cast<uint16_t>(len)) +
+    uint32_t s[4], d[4];
+    std::memcpy(s, saddr, sizeof s);
+    std::memcpy(d, daddr, sizeof d);
+    uint64_t acc = uint64_t{hton16(proto)} + hton16(static_cast<uint16_t>(len)) +
                    hton16(static_cast<uint16_t>(len >> 16));
-    for (unsigned i = 0; i < 16; i += 2) {
-        sum += uint32_t{saddr[i]} | uint32_t{saddr[i + 1]} << 8;
-        sum += uint32_t{daddr[i]} | uint32_t{daddr[i + 1]} << 8;
-    }
-    return sum;
+    acc += uint64_t{s[0]} + s[1] + s[2] + s[3] + d[0] + d[1] + d[2] + d[3];
+    acc = (acc & 0xffffffff) + (acc >> 32);
+    acc = (acc & 0xffffffff) + (acc >> 32);
+    return static_cast<uint32_t>((acc & 0xffff) + (acc >> 16));
 }
 
 // TCP/UDP/ICMPv6 checksum of an IPv6 L4 segment of len bytes (its checksum field zeroed).

@@ -557,7 +557,13 @@ void enable_synproxy(Lb& lb) {
 // --only SUBSTR: the rows whose name contains SUBSTR (the baselines always run), for profiling
 // one path with perf or callgrind.
 std::string g_only;
-bool want(std::string_view row) { return g_only.empty() || row.find(g_only) != std::string_view::npos; }
+// --only TEXT: the rows whose name contains TEXT; --only =NAME: the row named NAME exactly
+// (bench/engine/profile.sh measures one row at a time that way).
+bool want(std::string_view row) {
+    if (g_only.empty()) return true;
+    if (g_only.front() == '=') return row == std::string_view(g_only).substr(1);
+    return row.find(g_only) != std::string_view::npos;
+}
 
 }  // namespace
 
@@ -741,7 +747,11 @@ int main(int argc, char** argv) {
     // row is the template lookup path in place of the scheduler.
     for (const char* sched : {"wrr", "rr", "wlc", "mh", "persist"}) {
         const bool persist = std::string_view(sched) == "persist";
-        if (!want("new tcp connections")) continue;
+        const std::string name =
+            std::string("new tcp connections (SYN)") + (std::string_view(sched) == "wrr" ? ""
+                                                        : persist ? std::string(", rr persistent")
+                                                                  : ", " + std::string(sched));
+        if (!want(name)) continue;
         Lb lb =
             make_lb(env, uint32_t(big + 1024), unsigned(big / 60000 + 1), 0, lb::FwdMode::FullNat,
                     lb::TunType::Ipip, persist ? "rr" : sched, persist ? 300 : 0);
@@ -753,10 +763,6 @@ int main(int argc, char** argv) {
                              patch_source(f, s.saddr, s.sport);
                          },
                          [&](rte_mbuf** b) { process_into(lb, b); });
-        const std::string name =
-            std::string("new tcp connections (SYN)") + (std::string_view(sched) == "wrr" ? ""
-                                                        : persist ? std::string(", rr persistent")
-                                                                  : ", " + std::string(sched));
         print_row(name.c_str(), lb.worker->counters().get(stack::Counter::conns_created), res,
                   base_big, 0);
     }

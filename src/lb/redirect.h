@@ -13,8 +13,9 @@
 // The hand-over is an SPSC rte_ring per ordered worker pair, in bursts. A full ring toward a
 // worker pinned to the same CPU (the default placement on a 2-CPU machine) means the owner
 // cannot run while the sender does: the sender yields the CPU once (redirect_yield) and tries
-// again. Whatever still finds the ring full is dropped as drop_redirect_full. A redirected frame is never redirected again: the owner
-// handles it as its own (a miss there is that packet's drop reason).
+// again. Whatever still finds the ring full is dropped as drop_redirect_full. A redirected
+// frame is never redirected again: the owner handles it as its own (a miss there is that
+// packet's drop reason).
 #pragma once
 
 #include <atomic>

@@ -44,8 +44,8 @@ inline uint32_t ipv4_pseudo_sum(uint32_t saddr, uint32_t daddr, uint8_t proto, u
 
 // IPv6 pseudo-header sum (RFC 8200 8.1: saddr, daddr, upper-layer length, next header) in
 // wire order; saddr and daddr are 16 bytes each.
-// Eight 32-bit loads summed in 64 bits and folded to 17 bits, like csum_partial20 (a byte at a
-// time it cost ~80 instructions, paid twice by every NAT64 packet).
+// Eight 32-bit loads summed in 64 bits and folded to 17 bits, like csum_partial20 (a byte pair
+// at a time it cost ~80 instructions, and every NAT64 packet pays it).
 inline uint32_t ipv6_pseudo_sum(const uint8_t* saddr, const uint8_t* daddr, uint8_t proto,
                                 uint32_t len) {
     uint32_t s[4], d[4];

@@ -330,7 +330,8 @@ bool synproxy_rs_syn_timer(WorkerCtx& w, Conn* c) {
         ++p.retries;
         w.stack.counters.inc(Counter::synproxy_rs_syn_retransmit);
         synproxy_send_rs_syn(w, c);
-        const uint64_t retry_ms = w.stack.now_ms + (uint64_t(kSynProxyRsSynFirstRetryMs) << p.retries);
+        const uint64_t retry_ms =
+            w.stack.now_ms + (uint64_t(kSynProxyRsSynFirstRetryMs) << p.retries);
         c->set_expires(retry_ms);
         w.timers.arm(&c->timer, retry_ms);
         return true;

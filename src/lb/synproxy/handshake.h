@@ -96,9 +96,11 @@ enum class SpVerdict : uint8_t { Pass, Consumed, Open };
 // looked it up (Snapshot::service), nullptr when there is none.
 SpVerdict synproxy_no_conn(WorkerCtx& w, const SpPacket& sp, bool pure_syn,
                            const ServiceView* view);
-// The conn just made for a valid cookie ACK: its timer was armed by conn_create for the first
-// RS SYN retry, kSynProxyRsSynFirstRetryMs ahead.
+// The first RS SYN retry, this long after the SYN; each further retry waits twice as long.
 inline constexpr uint32_t kSynProxyRsSynFirstRetryMs = 1000;
+// The conn just made for a valid cookie ACK: its handshake state (the ACK saved, SYN_SENT)
+// and the RS SYN. The caller armed the conn's timer for the first retry (conn_create's
+// expires_ms, kSynProxyRsSynFirstRetryMs ahead).
 void synproxy_open(WorkerCtx& w, const SpPacket& sp, Conn* conn);
 // A packet of a SYN-proxied conn. Returns true when consumed (handshake), false after
 // translating it in place for the normal path.

@@ -23,7 +23,7 @@ inline uint16_t csum_fold(uint32_t sum) {
 
 // csum_partial(data, 20, 0) for an IPv4 header without options, unrolled: five 32-bit loads
 // and no loop (the receive path verifies every header this way).
-inline uint32_t csum_partial20(const void* data) {
+[[gnu::always_inline]] inline uint32_t csum_partial20(const void* data) {
     uint32_t w[5];
     std::memcpy(w, data, sizeof w);
     uint64_t acc = uint64_t(w[0]) + w[1] + w[2] + w[3] + w[4];

@@ -156,7 +156,7 @@ size_t build_icmp_error(uint8_t* out, size_t cap, const uint8_t* orig, size_t or
     store_wire16(out + 10, 0);
     store_wire32(out + 12, saddr.v4_be());
     std::memcpy(out + 16, orig + 12, 4);  // to the original source
-    store_wire16(out + 10, csum_fold(csum_partial(out, sizeof(Ipv4Hdr), 0)));
+    store_wire16(out + 10, csum_fold(csum_partial20(out)));
 
     uint8_t* icmp = out + sizeof(Ipv4Hdr);
     icmp[0] = type;

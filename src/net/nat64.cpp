@@ -166,7 +166,7 @@ size_t icmp_error_6to4(uint8_t* out, size_t cap, const uint8_t* icmp, const Icmp
     store_wire16(quoted + 10, 0);
     store_wire32(quoted + 12, orig.saddr.v4_be());
     store_wire32(quoted + 16, orig.daddr.v4_be());
-    store_wire16(quoted + 10, csum_fold(csum_partial(quoted, 20, 0)));
+    store_wire16(quoted + 10, csum_fold(csum_partial20(quoted)));
     std::memcpy(quoted + 20, icmp + q.inner_l4_off, l4_len);
     rewrite_quoted_l4(quoted + 20, l4_len, q.inner_proto, q.inner_l4_csum,
                       ipv6_pseudo_sum(q.inner_saddr.b, q.inner_daddr.b, 0, 0),
@@ -187,7 +187,7 @@ void nat64_to_v4(uint8_t* out, const IpCarried& in, uint16_t l4_len, const InetA
     store_wire16(out + 10, 0);
     store_wire32(out + 12, saddr.v4_be());
     store_wire32(out + 16, daddr.v4_be());
-    store_wire16(out + 10, csum_fold(csum_partial(out, 20, 0)));
+    store_wire16(out + 10, csum_fold(csum_partial20(out)));
     rewrite_l4(
         out + 20, l4_len, in.proto, ipv6_pseudo_sum(in.saddr.b, in.daddr.b, in.proto, l4_len),
         ipv4_pseudo_sum(saddr.v4_be(), daddr.v4_be(), in.proto, l4_len), sport, dport, false);

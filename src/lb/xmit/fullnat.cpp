@@ -6,6 +6,7 @@
 #include "lb/conn.h"
 #include "lb/conserve/uoa.h"
 #include "lb/worker_ctx.h"
+#include "lb/xmit/fullnat_rewrite.h"
 #include "lb/xmit/icmp_error.h"
 #include "net/icmp6.h"
 #include "net/nat64.h"
@@ -95,8 +96,7 @@ stack::Verdict fullnat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if constexpr (Af::family == 6) {
         if (c.daddr_as<Af>().is_v4()) return fnat64_in(w, lp, c);
     }
-    net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.laddr_as<Af>(), c.daddr_as<Af>(), c.lport,
-                          c.dport);
+    fullnat_rewrite_in(lp, c);
     // UOA after the rewrite: rewrite_both finds the ports at lp.l4, which an insert moves.
     // kConnUoa (UDP only) keeps the side slot out of the way of every other packet.
     if (c.flags & kConnUoa) uoa_inbound(w, lp.pkt, reinterpret_cast<uint8_t*>(lp.ip), &c);
@@ -112,8 +112,7 @@ stack::Verdict fullnat_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     } else {
         (void)w;
     }
-    net::rewrite_both<Af>(lp.ip, lp.l4, lp.proto, c.vaddr_as<Af>(), c.caddr_as<Af>(), c.vport,
-                          c.cport);
+    fullnat_rewrite_out(lp, c);
     return stack::Verdict::Accept;
 }
 

@@ -3,7 +3,9 @@
 // address (FULLNAT's LIP:lport; the conn's outbound tuple then ends there) and whether the
 // conn's outbound tuple goes into the table (DR and TUN see only client -> RS traffic), and
 // rewrites a packet of the conn in each direction. Stats, the TCP state machine, conserve
-// stages around the rewrite and the TX step stay shared in lb/pipeline.cpp.
+// stages around the rewrite and the TX step stay shared in lb/pipeline.cpp, which calls
+// FULLNAT's rewrite itself when it is all a packet needs (lb/xmit/fullnat_rewrite.h: no call
+// through the table for the common mode; its entry does the same and NAT64 and UOA besides).
 //
 // A mode without an entry (in == nullptr) is not wired yet: conn_create refuses its dests,
 // counted as drop_fwd_mode_unsupported.

@@ -35,8 +35,7 @@ inline uint16_t csum_fold(uint32_t sum) {
 // csum_partial over `words` 32-bit words (a header whose length is a multiple of 4, such as
 // TCP's with its options), inline: no call and no byte tail. sum: up to 32 bits, as for
 // csum_partial; the result is folded the same way.
-[[gnu::always_inline]] inline uint32_t csum_words32(const void* data, size_t words,
-                                                    uint32_t sum) {
+[[gnu::always_inline]] inline uint32_t csum_words32(const void* data, size_t words, uint32_t sum) {
     const auto* p = static_cast<const uint8_t*>(data);
     uint64_t acc = sum;  // 2^32 words before it could carry out
     auto word = [p](size_t i) {
@@ -57,8 +56,10 @@ inline uint16_t csum_fold(uint32_t sum) {
 // IPv4 header checksum over header_len() bytes (checksum field must be zero or is skipped).
 uint16_t ipv4_header_checksum(const Ipv4Hdr* ip);
 
-// Pseudo-header sum (saddr, daddr, proto, length) in wire order.
-inline uint32_t ipv4_pseudo_sum(uint32_t saddr, uint32_t daddr, uint8_t proto, uint16_t len) {
+// Pseudo-header sum (saddr, daddr, proto, length) in wire order. Always inlined: as a call
+// (GCC stops inlining it once it has enough callers) NAT64 paid 13 instructions a packet more.
+[[gnu::always_inline]] inline uint32_t ipv4_pseudo_sum(uint32_t saddr, uint32_t daddr,
+                                                       uint8_t proto, uint16_t len) {
     uint32_t sum = (saddr & 0xffff) + (saddr >> 16) + (daddr & 0xffff) + (daddr >> 16);
     sum += hton16(proto) + hton16(len);
     return sum;

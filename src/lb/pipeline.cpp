@@ -12,7 +12,6 @@
 #include "lb/snapshot.h"
 #include "lb/synproxy/handshake.h"
 #include "lb/worker_ctx.h"
-#include "lb/xmit/fullnat_rewrite.h"
 #include "lb/xmit/snat.h"
 #include "lb/xmit/xmit.h"
 #include "stack/exception.h"
@@ -55,7 +54,6 @@ template <class Af>
     const uint32_t bytes = Af::packet_len(*lp.ip);
     ServiceWorkerState& ss = c->svc()->workers[wid];
     DestWorkerStats& ds = c->dest->stats[wid];
-    const XmitOps<Af>& ops = xmit_of<Af>(c->mode);
     if (inbound) {
         ++ss.inpkts;
         ss.inbytes += bytes;
@@ -68,11 +66,7 @@ template <class Af>
             ack_be = tcp->ack;
             window_be = tcp->window;
         }
-        // FULLNAT, the common mode, without the entry's call when it is the rewrite alone.
-        if (c->mode == FwdMode::FullNat && fullnat_plain_in<Af>(*c))
-            fullnat_rewrite_in(lp, *c);
-        else if (ops.in(w, lp, *c) != stack::Verdict::Accept)
-            return;  // freed or kept, counted
+        if (xmit_in(w, lp, *c) != stack::Verdict::Accept) return;  // freed or kept, counted
         if (pp_header_segment == PpHeaderSegment::Before)
             pp_send_header_segment(w, c, ack_be, window_be);
         w.stack.counters.inc(Counter::lb_forwarded);
@@ -87,10 +81,7 @@ template <class Af>
         ++ds.outpkts;
         ds.outbytes += bytes;
         // Only modes with an outbound tuple see this direction, and they all have out.
-        if (c->mode == FwdMode::FullNat && fullnat_plain_out<Af>(*c))
-            fullnat_rewrite_out(lp, *c);
-        else if (ops.out(w, lp, *c) != stack::Verdict::Accept)
-            return;
+        if (xmit_out(w, lp, *c) != stack::Verdict::Accept) return;
         w.stack.counters.inc(Counter::lb_forwarded);
         stack::ip_output_lazy<Af>(w.stack, lp.pkt, [c] { return c->caddr(); },
                                   {&c->nh, stack::NhDir::ToClient});

@@ -79,13 +79,10 @@ bool tcp_write_af(rte_mbuf* m, const TcpSpec& s) {
     tcp->flags = s.flags;
     tcp->window = net::hton16(s.window);
     if (s.opts_len) std::memcpy(tcp + 1, s.opts, s.opts_len);
-    // Header and options are whole 32-bit words (opts_len is): summed inline, not by
-    // csum_partial's call.
-    if (l4_len % 4 == 0) [[likely]]
-        tcp->checksum = net::csum_fold(net::csum_words32(
-            tcp, l4_len / 4, Af::pseudo_sum(s.saddr, s.daddr, net::kIpProtoTcp, l4_len)));
-    else
-        tcp->checksum = Af::l4_checksum(*ip, net::kIpProtoTcp, tcp, l4_len);
+    // Header and options are whole 32-bit words (opts_len is, as data_off above needs):
+    // summed inline, not by csum_partial's call.
+    tcp->checksum = net::csum_fold(net::csum_words32(
+        tcp, l4_len / 4, Af::pseudo_sum(s.saddr, s.daddr, net::kIpProtoTcp, l4_len)));
     return true;
 }
 

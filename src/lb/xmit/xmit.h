@@ -3,9 +3,9 @@
 // address (FULLNAT's LIP:lport; the conn's outbound tuple then ends there) and whether the
 // conn's outbound tuple goes into the table (DR and TUN see only client -> RS traffic), and
 // rewrites a packet of the conn in each direction. Stats, the TCP state machine, conserve
-// stages around the rewrite and the TX step stay shared in lb/pipeline.cpp, which calls
-// FULLNAT's rewrite itself when it is all a packet needs (lb/xmit/fullnat_rewrite.h: no call
-// through the table for the common mode; its entry does the same and NAT64 and UOA besides).
+// stages around the rewrite and the TX step stay shared in lb/pipeline.cpp, which reaches the
+// entries through xmit_in / xmit_out (below): they do FULLNAT's rewrite inline when it is all
+// a packet needs (lb/xmit/fullnat_rewrite.h), so the common mode costs no call.
 //
 // A mode without an entry (in == nullptr) is not wired yet: conn_create refuses its dests,
 // counted as drop_fwd_mode_unsupported.
@@ -16,10 +16,11 @@
 #include "lb/fwd_mode.h"
 #include "lb/xmit/dr.h"
 #include "lb/xmit/fullnat.h"
+#include "lb/xmit/fullnat_rewrite.h"
 #include "lb/xmit/nat.h"
 #include "lb/xmit/nat_tunnel.h"
-#include "lb/xmit/tunnel.h"
 #include "lb/xmit/snat.h"
+#include "lb/xmit/tunnel.h"
 #include "stack/pkt.h"
 
 namespace xvs::lb {
@@ -73,6 +74,26 @@ template <class Af>
 constexpr const XmitOps<Af>& xmit_of(FwdMode m) {
     return kXmit<Af>[static_cast<unsigned>(m)];
 }
+// A packet's rewrite by its conn's mode, client -> RS (in) or RS -> client (out; the mode
+// has that direction): its entry's verdict. FULLNAT without NAT64 or UOA is the rewrite
+// alone, done here without the call.
+template <class Af>
+[[gnu::always_inline]] inline stack::Verdict xmit_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
+    if (c.mode == FwdMode::FullNat && fullnat_plain_in<Af>(c)) {
+        fullnat_rewrite_in(lp, c);
+        return stack::Verdict::Accept;
+    }
+    return xmit_of<Af>(c.mode).in(w, lp, c);
+}
+template <class Af>
+[[gnu::always_inline]] inline stack::Verdict xmit_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
+    if (c.mode == FwdMode::FullNat && fullnat_plain_out<Af>(c)) {
+        fullnat_rewrite_out(lp, c);
+        return stack::Verdict::Accept;
+    }
+    return xmit_of<Af>(c.mode).out(w, lp, c);
+}
+
 // Wired for IPv4, the one family the data path takes today.
 constexpr bool xmit_supported(FwdMode m) {
     return xmit_of<net::Af4>(m).in != nullptr;

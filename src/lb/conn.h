@@ -3,7 +3,10 @@
 // tuple client->VIP, and the outbound tuple when the mode has one), each tagged with its direction.
 #pragma once
 
+#include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "lb/dest.h"
 #include "lb/fwd_mode.h"
@@ -216,9 +219,21 @@ struct ConnKey {
 };
 static_assert(sizeof(ConnKey) == 40);
 
+// The ports, proto and padding are stored as one 64-bit word: ConnTable's hash loads them as
+// one, and a load spanning several smaller stores still in flight would wait for them to
+// reach the cache (the key is hashed soon after it is built).
 inline ConnKey conn_key(uint8_t proto, const net::InetAddr& saddr, const net::InetAddr& daddr,
                         uint16_t sport, uint16_t dport) {
-    return ConnKey{saddr, daddr, sport, dport, proto, {0, 0, 0}};
+    static_assert(std::endian::native == std::endian::little);
+    static_assert(offsetof(ConnKey, sport) == 32 && offsetof(ConnKey, dport) == 34 &&
+                  offsetof(ConnKey, proto) == 36);
+    ConnKey k;
+    k.saddr = saddr;
+    k.daddr = daddr;
+    const uint64_t tail = uint64_t{sport} | uint64_t{dport} << 16 | uint64_t{proto} << 32;
+    std::memcpy(reinterpret_cast<unsigned char*>(&k) + offsetof(ConnKey, sport), &tail,
+                sizeof tail);
+    return k;
 }
 
 // Hash entries store the Conn pointer with the direction in bit 0 (Conn is 8-aligned).

@@ -216,23 +216,32 @@ struct ConnKey {
     uint16_t dport;
     uint8_t proto;
     uint8_t pad[3];
+
+    // The last word as one load: sport | dport << 16 | proto << 32, the padding zero (as
+    // conn_key stores it).
+    uint64_t tail_word() const {
+        uint64_t w;
+        std::memcpy(&w, reinterpret_cast<const unsigned char*>(this) + kTailOffset, sizeof w);
+        return w;
+    }
+    static constexpr size_t kTailOffset = 32;
 };
 static_assert(sizeof(ConnKey) == 40);
+static_assert(std::endian::native == std::endian::little);
+static_assert(offsetof(ConnKey, sport) == ConnKey::kTailOffset &&
+              offsetof(ConnKey, dport) == ConnKey::kTailOffset + 2 &&
+              offsetof(ConnKey, proto) == ConnKey::kTailOffset + 4);
 
 // The ports, proto and padding are stored as one 64-bit word: ConnTable's hash loads them as
 // one, and a load spanning several smaller stores still in flight would wait for them to
 // reach the cache (the key is hashed soon after it is built).
 inline ConnKey conn_key(uint8_t proto, const net::InetAddr& saddr, const net::InetAddr& daddr,
                         uint16_t sport, uint16_t dport) {
-    static_assert(std::endian::native == std::endian::little);
-    static_assert(offsetof(ConnKey, sport) == 32 && offsetof(ConnKey, dport) == 34 &&
-                  offsetof(ConnKey, proto) == 36);
     ConnKey k;
     k.saddr = saddr;
     k.daddr = daddr;
     const uint64_t tail = uint64_t{sport} | uint64_t{dport} << 16 | uint64_t{proto} << 32;
-    std::memcpy(reinterpret_cast<unsigned char*>(&k) + offsetof(ConnKey, sport), &tail,
-                sizeof tail);
+    std::memcpy(reinterpret_cast<unsigned char*>(&k) + ConnKey::kTailOffset, &tail, sizeof tail);
     return k;
 }
 

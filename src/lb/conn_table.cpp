@@ -7,7 +7,6 @@
 #include <rte_prefetch.h>
 
 #include <bit>
-#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -150,11 +149,11 @@ void ConnTable::release(Conn* conn) {
 // a constant, which would pair buckets up and break two-choice hashing); the signature is a
 // CRC32C, independent of the bucket bits.
 [[gnu::always_inline]] inline ConnTable::Hash ConnTable::hash(const ConnKey& key) const {
-    static_assert(sizeof(ConnKey) == 40 && offsetof(ConnKey, sport) == 32);
+    static_assert(sizeof(ConnKey) == 40);
     // Word by word, as conn_key stores them: a 16-byte copy of the key would span two of
     // its stores, a wait if they are still in flight.
-    uint64_t k[5] = {key.saddr.word(0), key.saddr.word(1), key.daddr.word(0), key.daddr.word(1), 0};
-    std::memcpy(&k[4], reinterpret_cast<const unsigned char*>(&key) + offsetof(ConnKey, sport), 8);
+    const uint64_t k[5] = {key.saddr.word(0), key.saddr.word(1), key.daddr.word(0),
+                           key.daddr.word(1), key.tail_word()};
     // k[1], k[3]: the low halves of the addresses (all of an IPv4 one, beside the mapped tag):
     // a is one-to-one in (saddr, daddr) for IPv4. b: ports and proto, plus the IPv6 high
     // halves (constant for IPv4). b times an odd constant (one-to-one, and it carries the

@@ -4,11 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <map>
-#include <random>
 #include <set>
+#include <random>
 #include <tuple>
+#include <cstring>
 #include <vector>
 
 #include "lb/xmit/xmit.h"
@@ -132,9 +132,9 @@ TEST(ConnTable, MaybeAddedTracksInsertionsSinceBulkLookup) {
     EXPECT_FALSE(tab.maybe_added(r[1]));
     EXPECT_FALSE(tab.maybe_added(ConnRef{}));
     ASSERT_TRUE(tab.insert(a));
-    EXPECT_TRUE(tab.maybe_added(r[0]));  // a's own: must be looked up again, and is there
+    EXPECT_TRUE(tab.maybe_added(r[0]));   // a's own: must be looked up again, and is there
     EXPECT_EQ(tab.lookup(a_in).conn, a);
-    EXPECT_FALSE(tab.maybe_added(r[1]));      // b's: still a miss, no second search
+    EXPECT_FALSE(tab.maybe_added(r[1]));  // b's: still a miss, no second search
     EXPECT_TRUE(tab.maybe_added(ConnRef{}));  // not from lookup_bulk: any insertion counts
     // The next bulk lookup starts a new window.
     tab.lookup_bulk(kab, 2, r);
@@ -260,8 +260,7 @@ TEST(ConnTable, DeferredOutTupleQueueFullAddsAtOnce) {
         conns.push_back(c);
     }
     for (uint32_t i = 0; i < conns.size(); ++i)
-        EXPECT_EQ(tab.lookup(key_out(*conns[i])).conn != nullptr, i >= ConnTable::kMaxUnsettled)
-            << i;
+        EXPECT_EQ(tab.lookup(key_out(*conns[i])).conn != nullptr, i >= ConnTable::kMaxUnsettled) << i;
     Conn* failed[ConnTable::kMaxUnsettled];
     EXPECT_EQ(tab.settle(failed), 0u);
     for (Conn* c : conns) EXPECT_EQ(tab.lookup(key_out(*c)).conn, c);
@@ -321,7 +320,7 @@ TEST(ConnTable, WideConnHoldsIpv6AddressesInItsSecondSlot) {
     const auto v6 = *net::parse_inet("2001:db8::100");
     const auto l4 = net::InetAddr::v4(0x6402020a);
     const auto d4 = net::InetAddr::v4(0x0202020a);
-    ASSERT_TRUE(Conn::needs_wide(c6, v6, l4, d4));                // NAT64: a pair
+    ASSERT_TRUE(Conn::needs_wide(c6, v6, l4, d4));  // NAT64: a pair
     ASSERT_FALSE(Conn::needs_wide(d4, d4, net::InetAddr{}, d4));  // a template's unset laddr
     Conn* wide = (*t)->alloc(true);
     ASSERT_NE(wide, nullptr);
@@ -453,7 +452,7 @@ TEST(ConnTable, ChurnOfMixedWidthsMatchesReference) {
             live.pop_back();
         }
     }
-    EXPECT_GT(wide_failed, 0u);       // it was full
+    EXPECT_GT(wide_failed, 0u);          // it was full
     EXPECT_GT(live.size(), cap / 2);  // and pairs were found while singles came and went
     std::set<const Conn*> want;
     for (const Want& w : live) {
@@ -478,9 +477,7 @@ TEST(ConnTable, ChurnOfMixedWidthsMatchesReference) {
     EXPECT_EQ((*t)->alloc(false), nullptr);
 }
 
-TEST(ConnTable, RejectsZeroSize) {
-    EXPECT_FALSE(ConnTable::create("t4", 0).ok());
-}
+TEST(ConnTable, RejectsZeroSize) { EXPECT_FALSE(ConnTable::create("t4", 0).ok()); }
 
 TEST(ConnTable, ChurnAtFullCapacityMatchesReference) {
     const uint32_t cap = 50000;
@@ -540,8 +537,7 @@ TEST(ConnTable, ChurnAtFullCapacityMatchesReference) {
         }
     }
     for (size_t base = 0; base < keys.size(); base += ConnTable::kMaxBulk) {
-        unsigned n =
-            static_cast<unsigned>(std::min<size_t>(ConnTable::kMaxBulk, keys.size() - base));
+        unsigned n = static_cast<unsigned>(std::min<size_t>(ConnTable::kMaxBulk, keys.size() - base));
         const ConnKey* ptrs[ConnTable::kMaxBulk];
         ConnRef refs[ConnTable::kMaxBulk];
         for (unsigned i = 0; i < n; ++i) ptrs[i] = &keys[base + i];

@@ -62,7 +62,13 @@ struct alignas(64) Conn {
     bool wide = false;
     // ConnTable's: the slot is handed out (alloc to release), whether or not proto is set yet.
     bool taken = false;
-    uint8_t pad_[2] = {};
+    // FULLNAT's change of this conn's addresses as checksums see it (RFC 1624), summed once
+    // by set_addrs so that no packet reads and sums the old ones: inbound, client -> VIP
+    // becoming local -> dest, the one's complement sum of ~caddr, ~vaddr, laddr and daddr
+    // (folded, not complemented); outbound the reverse change (addr_sum_in/_out below). Of
+    // the addresses the rewrite writes: 4-byte for a narrow conn, 16-byte for an IPv6 one
+    // (a NAT64 conn's translation does not use it).
+    uint16_t addr_sum = 0;
     Dest* dest = nullptr;  // never null once created; the conn's service is its dest's
     // All addresses and ports in network order. The outbound tuple is daddr:dport ->
     // laddr_ip:lport: the local address for FULLNAT; NAT sets the client's, SNAT the WAN's.
@@ -114,7 +120,19 @@ struct alignas(64) Conn {
         vaddr4 = v.v4_be();
         laddr4 = l.v4_be();
         daddr4 = d.v4_be();
+        const uint32_t sum =
+            wide && !d.is_v4()
+                ? net::csum_delta128(c.b, l.b) + net::csum_delta128(v.b, d.b)
+                : net::csum_delta32(caddr4, laddr4) + net::csum_delta32(vaddr4, daddr4);
+        addr_sum = static_cast<uint16_t>(~net::csum_fold(sum));
     }
+    // The address delta of FULLNAT's inbound rewrite (net::rewrite_both_by), the same value
+    // net::Af::src_dst_delta would sum from the packet's header.
+    uint32_t addr_sum_in() const { return addr_sum; }
+    // Outbound: minus addr_sum, as 2 x 0xffff - addr_sum. Congruent to ~addr_sum, but never
+    // 0, as the sum from the header never is, so the checksums come out bit for bit as if
+    // summed from the header (a 0 could turn a checksum of 0xffff into 0x0000).
+    uint32_t addr_sum_out() const { return 0x1fffeu - addr_sum; }
     // Whether a conn with these addresses takes a pair of slots (any is not IPv4; the
     // unspecified address, a template's local one, fits either).
     static bool needs_wide(const net::InetAddr& c, const net::InetAddr& v, const net::InetAddr& l,

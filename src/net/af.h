@@ -18,7 +18,7 @@ namespace xvs::net {
 
 struct Af4 {
     using Hdr = Ipv4Hdr;
-    // An address as the header holds it: 4 bytes in network order (set_src_dst and friends
+    // An address as the header holds it: 4 bytes in network order (put_src_dst and friends
     // take it as well as an InetAddr, so a caller that has the 4 bytes builds no InetAddr).
     using Addr = uint32_t;
     static constexpr uint8_t family = 4;
@@ -55,16 +55,22 @@ struct Af4 {
         h.checksum = csum_fold(static_cast<uint16_t>(~h.checksum) + d);
         return d;
     }
-    // Both at once, one header checksum update (FULLNAT).
-    static uint32_t set_src_dst(Hdr& h, const InetAddr& s, const InetAddr& d) {
-        return set_src_dst(h, s.v4_be(), d.v4_be());
+    // Both at once (FULLNAT), in two steps: the delta of replacing the header's addresses by
+    // s and d, then the replacement with the header checksum following by that delta (which
+    // a caller that knows the old addresses may have summed in advance: Conn::addr_sum).
+    static uint32_t src_dst_delta(const Hdr& h, const InetAddr& s, const InetAddr& d) {
+        return src_dst_delta(h, s.v4_be(), d.v4_be());
     }
-    static uint32_t set_src_dst(Hdr& h, uint32_t s_be, uint32_t d_be) {
-        const uint32_t delta = csum_delta32(h.saddr, s_be) + csum_delta32(h.daddr, d_be);
+    static uint32_t src_dst_delta(const Hdr& h, uint32_t s_be, uint32_t d_be) {
+        return csum_delta32(h.saddr, s_be) + csum_delta32(h.daddr, d_be);
+    }
+    static void put_src_dst(Hdr& h, const InetAddr& s, const InetAddr& d, uint32_t delta) {
+        put_src_dst(h, s.v4_be(), d.v4_be(), delta);
+    }
+    static void put_src_dst(Hdr& h, uint32_t s_be, uint32_t d_be, uint32_t delta) {
         h.saddr = s_be;
         h.daddr = d_be;
         h.checksum = csum_fold(static_cast<uint16_t>(~h.checksum) + delta);
-        return delta;
     }
     // Forwarding as a router: TTL - 1 (RFC 1812 5.3.1) with the header checksum following.
     // False, header unchanged, when the packet must not be forwarded (TTL <= 1).
@@ -139,11 +145,12 @@ struct Af6 {
         __builtin_memcpy(h.daddr, a.b, 16);
         return d;
     }
-    static uint32_t set_src_dst(Hdr& h, const InetAddr& s, const InetAddr& d) {
-        const uint32_t delta = csum_delta128(h.saddr, s.b) + csum_delta128(h.daddr, d.b);
+    static uint32_t src_dst_delta(const Hdr& h, const InetAddr& s, const InetAddr& d) {
+        return csum_delta128(h.saddr, s.b) + csum_delta128(h.daddr, d.b);
+    }
+    static void put_src_dst(Hdr& h, const InetAddr& s, const InetAddr& d, uint32_t /*delta*/) {
         __builtin_memcpy(h.saddr, s.b, 16);
         __builtin_memcpy(h.daddr, d.b, 16);
-        return delta;
     }
     // The hop limit (RFC 8200 3), no checksum to follow.
     static bool ttl_decrement(Hdr& h) {

@@ -63,16 +63,26 @@ inline void rewrite_saddr_sport(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto
 }
 
 // FULLNAT: both addresses and both ports, one delta for the IP header and one for L4.
+// addr_delta: the addresses' part, Af::src_dst_delta of the header and the new addresses,
+// which a caller that knows the old ones can sum once for many packets (Conn::addr_sum);
+// rewrite_both below sums it from the header.
 template <class Af, class Addr>
-inline void rewrite_both(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto, const Addr& saddr,
-                         const Addr& daddr, uint16_t sport, uint16_t dport) {
-    const uint32_t addr_delta = Af::set_src_dst(*ip, saddr, daddr);
+inline void rewrite_both_by(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto, const Addr& saddr,
+                            const Addr& daddr, uint16_t sport, uint16_t dport,
+                            uint32_t addr_delta) {
+    Af::put_src_dst(*ip, saddr, daddr, addr_delta);
     // sport, dport lead both TCP and UDP.
     const uint32_t l4_delta = addr_delta + csum_delta16(load_wire16(l4), sport) +
                               csum_delta16(load_wire16(l4 + 2), dport);
     store_wire16(l4, sport);
     store_wire16(l4 + 2, dport);
     nat_detail::l4_csum_apply(l4, proto, l4_delta);
+}
+template <class Af, class Addr>
+inline void rewrite_both(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto, const Addr& saddr,
+                         const Addr& daddr, uint16_t sport, uint16_t dport) {
+    rewrite_both_by<Af>(ip, l4, proto, saddr, daddr, sport, dport,
+                        Af::src_dst_delta(*ip, saddr, daddr));
 }
 
 // Which address of the IP header rewrite_icmp_echo changes.

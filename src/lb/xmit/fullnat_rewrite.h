@@ -29,14 +29,14 @@ template <class Af>
 
 template <class Af>
 [[gnu::always_inline]] inline void fullnat_rewrite_in(const stack::PktMeta<Af>& p, const Conn& c) {
-    net::rewrite_both<Af>(p.ip, p.l4, p.proto, c.laddr_as<Af>(), c.daddr_as<Af>(), c.lport,
-                          c.dport);
+    net::rewrite_both_by<Af>(p.ip, p.l4, p.proto, c.laddr_as<Af>(), c.daddr_as<Af>(), c.lport,
+                             c.dport, c.addr_sum_in());
 }
 
 template <class Af>
 [[gnu::always_inline]] inline void fullnat_rewrite_out(const stack::PktMeta<Af>& p, const Conn& c) {
-    net::rewrite_both<Af>(p.ip, p.l4, p.proto, c.vaddr_as<Af>(), c.caddr_as<Af>(), c.vport,
-                          c.cport);
+    net::rewrite_both_by<Af>(p.ip, p.l4, p.proto, c.vaddr_as<Af>(), c.caddr_as<Af>(), c.vport,
+                             c.cport, c.addr_sum_out());
 }
 
 }  // namespace xvs::lb

@@ -73,7 +73,8 @@ TEST(Af4Test, AddressReplacementKeepsTheHeaderChecksum) {
     h.saddr = parse_ipv4("10.1.1.2")->be;
     h.daddr = parse_ipv4("10.1.1.100")->be;
     h.checksum = ipv4_header_checksum(&h);
-    const uint32_t d = Af4::set_src_dst(h, a("10.2.2.100"), a("10.2.2.2"));
+    const uint32_t d = Af4::src_dst_delta(h, a("10.2.2.100"), a("10.2.2.2"));
+    Af4::put_src_dst(h, a("10.2.2.100"), a("10.2.2.2"), d);
     EXPECT_EQ(Af4::src(h), a("10.2.2.100"));
     EXPECT_EQ(Af4::dst(h), a("10.2.2.2"));
     EXPECT_EQ(h.checksum, ipv4_header_checksum(&h));

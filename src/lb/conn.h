@@ -62,12 +62,13 @@ struct alignas(64) Conn {
     bool wide = false;
     // ConnTable's: the slot is handed out (alloc to release), whether or not proto is set yet.
     bool taken = false;
-    // FULLNAT's change of this conn's addresses as checksums see it (RFC 1624), summed once
-    // by set_addrs so that no packet reads and sums the old ones: inbound, client -> VIP
+    // The change of this conn's addresses as checksums see it (RFC 1624), summed once by
+    // set_addrs so that no packet reads and sums the old ones: inbound, client -> VIP
     // becoming local -> dest, the one's complement sum of ~caddr, ~vaddr, laddr and daddr
-    // (folded, not complemented); outbound the reverse change (addr_sum_in/_out below). Of
-    // the addresses the rewrite writes: 4-byte for a narrow conn, 16-byte for an IPv6 one
-    // (a NAT64 conn's translation does not use it).
+    // (folded, not complemented); outbound the reverse change (addr_sum_in/_out below).
+    // FULLNAT's rewrite and NAT's (whose local address is the client's: the sum is then the
+    // destination's change alone) add it. Of the addresses the rewrite writes: 4-byte for a
+    // narrow conn, 16-byte for an IPv6 one (a NAT64 conn's translation does not use it).
     uint16_t addr_sum = 0;
     Dest* dest = nullptr;  // never null once created; the conn's service is its dest's
     // All addresses and ports in network order. The outbound tuple is daddr:dport ->
@@ -131,8 +132,9 @@ struct alignas(64) Conn {
             addr_sum = static_cast<uint16_t>(~net::csum_fold(static_cast<uint32_t>(sum)));
         }
     }
-    // The address delta of FULLNAT's inbound rewrite (net::rewrite_both_by), the same value
-    // net::Af::src_dst_delta would sum from the packet's header.
+    // The address delta of an inbound rewrite (net::rewrite_both_by, rewrite_daddr_dport_by):
+    // congruent to the one the header's old addresses give, and like it not 0 (for any
+    // addresses but all-ones ones), so the checksums come out bit for bit the same.
     uint32_t addr_sum_in() const { return addr_sum; }
     // Outbound: minus addr_sum, as 2 x 0xffff - addr_sum. Congruent to ~addr_sum, but never
     // 0, as the sum from the header never is, so the checksums come out bit for bit as if

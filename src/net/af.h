@@ -44,16 +44,23 @@ struct Af4 {
     static uint32_t set_src(Hdr& h, const InetAddr& a) { return set_src(h, a.v4_be()); }
     static uint32_t set_src(Hdr& h, uint32_t a_be) {
         const uint32_t d = csum_delta32(h.saddr, a_be);
-        h.saddr = a_be;
-        h.checksum = csum_fold(static_cast<uint16_t>(~h.checksum) + d);
+        put_src(h, a_be, d);
         return d;
     }
     static uint32_t set_dst(Hdr& h, const InetAddr& a) { return set_dst(h, a.v4_be()); }
     static uint32_t set_dst(Hdr& h, uint32_t a_be) {
         const uint32_t d = csum_delta32(h.daddr, a_be);
-        h.daddr = a_be;
-        h.checksum = csum_fold(static_cast<uint16_t>(~h.checksum) + d);
+        put_dst(h, a_be, d);
         return d;
+    }
+    // The same with the delta known (the caller knows the old address: Conn::addr_sum).
+    static void put_src(Hdr& h, uint32_t a_be, uint32_t delta) {
+        h.saddr = a_be;
+        h.checksum = csum_fold(static_cast<uint16_t>(~h.checksum) + delta);
+    }
+    static void put_dst(Hdr& h, uint32_t a_be, uint32_t delta) {
+        h.daddr = a_be;
+        h.checksum = csum_fold(static_cast<uint16_t>(~h.checksum) + delta);
     }
     // Both at once (FULLNAT), in two steps: the delta of replacing the header's addresses by
     // s and d, then the replacement with the header checksum following by that delta (which
@@ -137,13 +144,19 @@ struct Af6 {
     }
     static uint32_t set_src(Hdr& h, const InetAddr& a) {
         const uint32_t d = csum_delta128(h.saddr, a.b);
-        __builtin_memcpy(h.saddr, a.b, 16);
+        put_src(h, a, d);
         return d;
     }
     static uint32_t set_dst(Hdr& h, const InetAddr& a) {
         const uint32_t d = csum_delta128(h.daddr, a.b);
-        __builtin_memcpy(h.daddr, a.b, 16);
+        put_dst(h, a, d);
         return d;
+    }
+    static void put_src(Hdr& h, const InetAddr& a, uint32_t /*delta*/) {
+        __builtin_memcpy(h.saddr, a.b, 16);
+    }
+    static void put_dst(Hdr& h, const InetAddr& a, uint32_t /*delta*/) {
+        __builtin_memcpy(h.daddr, a.b, 16);
     }
     static uint32_t src_dst_delta(const Hdr& h, const InetAddr& s, const InetAddr& d) {
         return csum_delta128(h.saddr, s.b) + csum_delta128(h.daddr, d.b);

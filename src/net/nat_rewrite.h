@@ -39,6 +39,14 @@ inline void l4_csum_apply(uint8_t* l4, uint8_t proto, uint32_t delta) {
     }
 }
 
+// The port at l4 + at (0: source, 2: destination) becomes port, and the L4 checksum follows
+// it and the address delta (the pseudo-header's).
+inline void port_apply(uint8_t* l4, size_t at, uint8_t proto, uint16_t port, uint32_t addr_delta) {
+    const uint32_t l4_delta = addr_delta + csum_delta16(load_wire16(l4 + at), port);
+    store_wire16(l4 + at, port);
+    l4_csum_apply(l4, proto, l4_delta);
+}
+
 }  // namespace nat_detail
 
 // NAT inbound: VIP:vport -> RS:rport. l4 points at the TCP (proto 6) or UDP (17) header.
@@ -46,20 +54,28 @@ inline void l4_csum_apply(uint8_t* l4, uint8_t proto, uint32_t delta) {
 template <class Af, class Addr>
 inline void rewrite_daddr_dport(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto, const Addr& daddr,
                                 uint16_t dport) {
-    const uint32_t addr_delta = Af::set_dst(*ip, daddr);
-    const uint32_t l4_delta = addr_delta + csum_delta16(load_wire16(l4 + 2), dport);
-    store_wire16(l4 + 2, dport);
-    nat_detail::l4_csum_apply(l4, proto, l4_delta);
+    nat_detail::port_apply(l4, 2, proto, dport, Af::set_dst(*ip, daddr));
+}
+// The same with the address's delta (Af::addr_delta of the old and new address) from a caller
+// that knows the old one (Conn::addr_sum), instead of summed from the header.
+template <class Af, class Addr>
+inline void rewrite_daddr_dport_by(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto,
+                                   const Addr& daddr, uint16_t dport, uint32_t addr_delta) {
+    Af::put_dst(*ip, daddr, addr_delta);
+    nat_detail::port_apply(l4, 2, proto, dport, addr_delta);
 }
 
 // NAT outbound RS:rport -> VIP:vport, SNAT inbound inside:port -> WAN:port (TCP or UDP).
 template <class Af, class Addr>
 inline void rewrite_saddr_sport(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto, const Addr& saddr,
                                 uint16_t sport) {
-    const uint32_t addr_delta = Af::set_src(*ip, saddr);
-    const uint32_t l4_delta = addr_delta + csum_delta16(load_wire16(l4), sport);
-    store_wire16(l4, sport);
-    nat_detail::l4_csum_apply(l4, proto, l4_delta);
+    nat_detail::port_apply(l4, 0, proto, sport, Af::set_src(*ip, saddr));
+}
+template <class Af, class Addr>
+inline void rewrite_saddr_sport_by(typename Af::Hdr* ip, uint8_t* l4, uint8_t proto,
+                                   const Addr& saddr, uint16_t sport, uint32_t addr_delta) {
+    Af::put_src(*ip, saddr, addr_delta);
+    nat_detail::port_apply(l4, 0, proto, sport, addr_delta);
 }
 
 // FULLNAT: both addresses and both ports, one delta for the IP header and one for L4.

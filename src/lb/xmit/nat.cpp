@@ -10,14 +10,16 @@ namespace xvs::lb {
 template <class Af>
 stack::Verdict nat_in(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if (!ttl_decrement(w, lp)) return stack::Verdict::Drop;
-    net::rewrite_daddr_dport<Af>(lp.ip, lp.l4, lp.proto, c.daddr_as<Af>(), c.dport);
+    net::rewrite_daddr_dport_by<Af>(lp.ip, lp.l4, lp.proto, c.daddr_as<Af>(), c.dport,
+                                    c.addr_sum_in());
     return stack::Verdict::Accept;
 }
 
 template <class Af>
 stack::Verdict nat_out(WorkerCtx& w, LbPacket<Af>& lp, Conn& c) {
     if (!ttl_decrement(w, lp)) return stack::Verdict::Drop;
-    net::rewrite_saddr_sport<Af>(lp.ip, lp.l4, lp.proto, c.vaddr_as<Af>(), c.vport);
+    net::rewrite_saddr_sport_by<Af>(lp.ip, lp.l4, lp.proto, c.vaddr_as<Af>(), c.vport,
+                                    c.addr_sum_out());
     return stack::Verdict::Accept;
 }
 

@@ -27,14 +27,13 @@ void time_exceeded(WorkerCtx& w, const LbPacket<Af>& lp) {
 }  // namespace
 
 template <class Af>
-bool ttl_decrement(WorkerCtx& w, LbPacket<Af>& lp) {
-    if (Af::ttl_decrement(*lp.ip)) return true;
+bool ttl_expired(WorkerCtx& w, LbPacket<Af>& lp) {
     time_exceeded(w, lp);
     stack::drop(w.stack, lp.pkt, Counter::drop_ttl_expired);
     return false;
 }
 
-template bool ttl_decrement<net::Af4>(WorkerCtx&, LbPacket4&);
-template bool ttl_decrement<net::Af6>(WorkerCtx&, LbPacket6&);
+template bool ttl_expired<net::Af4>(WorkerCtx&, LbPacket4&);
+template bool ttl_expired<net::Af6>(WorkerCtx&, LbPacket6&);
 
 }  // namespace xvs::lb

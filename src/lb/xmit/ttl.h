@@ -11,8 +11,16 @@ struct WorkerCtx;
 template <class Af>
 struct LbPacket;
 
-// False: lp.pkt was freed and counted.
+// A packet whose TTL would reach 0: time exceeded back, the packet freed and counted. False.
 template <class Af>
-bool ttl_decrement(WorkerCtx& w, LbPacket<Af>& lp);
+bool ttl_expired(WorkerCtx& w, LbPacket<Af>& lp);
+
+// False: lp.pkt was freed and counted. Inline: every packet of these modes takes it.
+template <class Af>
+inline bool ttl_decrement(WorkerCtx& w, LbPacket<Af>& lp) {
+    if (Af::ttl_decrement(*lp.ip)) [[likely]]
+        return true;
+    return ttl_expired(w, lp);
+}
 
 }  // namespace xvs::lb

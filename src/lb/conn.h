@@ -122,7 +122,7 @@ struct alignas(64) Conn {
         laddr4 = l.v4_be();
         daddr4 = d.v4_be();
         if (wide && !d.is_v4()) {
-            const uint32_t sum = net::csum_delta128(c.b, l.b) + net::csum_delta128(v.b, d.b);
+            const uint32_t sum = net::Af6::addr_delta(c, l) + net::Af6::addr_delta(v, d);
             addr_sum = static_cast<uint16_t>(~net::csum_fold(sum));
         } else {
             // The same sum over 32-bit words (2^16 = 1 modulo 0xffff): as 16-bit halves it

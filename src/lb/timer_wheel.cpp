@@ -11,8 +11,8 @@ TimerWheel::TimerWheel(size_t slots, uint64_t tick_ms, uint64_t now_ms)
     : heads_(std::bit_ceil(slots < 2 ? size_t(2) : slots) + 1),
       mask_(static_cast<uint32_t>(heads_.size() - 2)),
       pending_(kHead | static_cast<uint32_t>(heads_.size() - 1)),
-      tick_ms_(tick_ms ? tick_ms : 1),
-      current_tick_(now_ms / tick_ms_) {
+      tick_(tick_ms ? tick_ms : 1),
+      current_tick_(tick_.div(now_ms)) {
     assert(heads_.size() - 1 < kHead);
     for (uint32_t i = 0; i < heads_.size(); ++i) heads_[i].next = heads_[i].prev = kHead | i;
 }
@@ -68,7 +68,7 @@ void TimerWheel::splice_all(uint32_t from, uint32_t to) {
 
 void TimerWheel::arm(TimerNode* node, uint64_t expires_ms) {
     if (node->armed()) unlink(*node);
-    uint64_t tick = (expires_ms + tick_ms_ - 1) / tick_ms_;
+    uint64_t tick = tick_.div(expires_ms + tick_.divisor() - 1);
     // A timer in the past fires at the next tick processed, not in a slot already passed
     // (which it would wait a whole revolution for).
     if (tick < current_tick_) tick = current_tick_;

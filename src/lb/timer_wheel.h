@@ -13,6 +13,8 @@
 #include <new>
 #include <vector>
 
+#include "common/divider.h"
+
 namespace xvs::lb {
 
 struct TimerNode {
@@ -45,7 +47,7 @@ public:
     uint64_t fires_ms(const TimerNode& node) const {
         const auto ahead =
             static_cast<int32_t>(node.expires_tick - static_cast<uint32_t>(current_tick_));
-        return (current_tick_ + static_cast<int64_t>(ahead)) * tick_ms_;
+        return (current_tick_ + static_cast<int64_t>(ahead)) * tick_.divisor();
     }
 
     // Processes every tick up to now_ms; calls on_expire(TimerNode*) for each due node (already
@@ -58,9 +60,9 @@ public:
                    size_t budget = std::numeric_limits<size_t>::max());
 
     size_t size() const { return count_; }
-    uint64_t tick_ms() const { return tick_ms_; }
+    uint64_t tick_ms() const { return tick_.divisor(); }
 
-private:
+  private:
     // Ids with this bit name a slot head (heads_[id & ~kHead]); the others a node.
     static constexpr uint32_t kHead = 1u << 31;
 
@@ -85,14 +87,14 @@ private:
     uint32_t pending_;  // the id of advance()'s list
     std::byte* base_ = nullptr;
     unsigned shift_ = 0;
-    uint64_t tick_ms_;
+    Divider tick_;           // the tick in ms: every conn arms a timer, which divides by it
     uint64_t current_tick_;  // next tick to process (the one after, while its callbacks run)
     size_t count_ = 0;
 };
 
 template <typename F>
 size_t TimerWheel::advance(uint64_t now_ms, F&& on_expire, size_t budget) {
-    const uint64_t target = now_ms / tick_ms_;
+    const uint64_t target = tick_.div(now_ms);
     size_t fired = 0;
     while (current_tick_ <= target) {
         const uint64_t tick = current_tick_;

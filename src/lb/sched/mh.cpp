@@ -32,6 +32,7 @@ void mh_build(SchedPlan& plan) {
     if (!sched_is_prime(size) || size > kMhMaxTableSize)
         size = kMhDefaultTableSize;  // refused earlier
     plan.table.assign(size, kNoDest);
+    plan.table_div = Divider(size);
 
     struct Walker {
         uint32_t index;  // in plan.dests
@@ -78,13 +79,12 @@ void mh_build(SchedPlan& plan) {
 
 Dest* mh_pick(const SchedPlan& plan, SchedCursor& /*cursor*/, unsigned worker,
               const FlowKey& flow) {
-    const size_t size = plan.table.size();
-    if (size == 0) return nullptr;
+    if (plan.table.empty()) return nullptr;
     const uint16_t port = (plan.flags & kSchedFlagPort) != 0 ? flow.sport : 0;
     const uint32_t tries = (plan.flags & kSchedFlagFallback) != 0 ? kFallbackTries : 1;
     for (uint32_t attempt = 0; attempt < tries; ++attempt) {
         const uint32_t index =
-            plan.table[sched_hash(flow.saddr, port, kLookupSeed + attempt) % size];
+            plan.table[plan.table_div.mod(sched_hash(flow.saddr, port, kLookupSeed + attempt))];
         if (index == kNoDest) return nullptr;  // no dest of weight > 0
         if (sched_dest_usable(plan, index, worker)) return plan.dests[index];
     }

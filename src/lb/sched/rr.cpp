@@ -13,7 +13,9 @@ Dest* rr_pick(const SchedPlan& plan, SchedCursor& cursor, unsigned worker,
               const FlowKey& /*flow*/) {
     const size_t count = plan.dests.size();
     if (count == 0) return nullptr;
-    size_t pos = cursor.index % count;
+    // A compare, not a modulo (a division's latency on every new conn); only a cursor left
+    // over from a larger plan is reduced.
+    size_t pos = cursor.index < count ? cursor.index : cursor.index % count;
     // At most one full lap: if no dest is usable (weight > 0, not overloaded) the service takes
     // no new connections.
     for (size_t step = 0; step < count; ++step) {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/divider.h"
 #include "lb/admission.h"
 #include "lb/dest.h"
 #include "net/quic.h"
@@ -55,6 +56,9 @@ struct SchedPlan {
     int32_t max_weight = 0;
     int32_t gcd_weight = 1;
     std::vector<uint32_t> table;  // e.g. an interleaved sequence or a Maglev lookup table
+    // table.size() for the per-connection lookup (mh): a division instruction's latency on
+    // every new conn otherwise.
+    Divider table_div{1};
     // Connection thresholds (-x/-y), same order as dests; empty = none. Each worker enforces
     // its share of them (lb/admission.h), so the plan also carries the worker count.
     std::vector<DestLimit> limits;

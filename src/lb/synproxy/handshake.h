@@ -21,6 +21,8 @@ struct Conn;
 struct ServiceView;
 
 // Handshake state that lives only between the client's ACK and the RS SYN-ACK.
+// synproxy_open writes every field but saved[] (read only below nsaved): a field added here
+// must be written there too.
 struct SpPending {
     rte_mbuf* saved[kSynProxyMaxAckSaved];
     uint32_t cookie;        // our SYN-ACK ISN: the client's view of the RS ISN

@@ -23,6 +23,14 @@ uint64_t next_random(SchedCursor& cursor, unsigned worker) {
     return x;
 }
 
+// A random point in [0, n): the high half of random * n (Lemire's multiply-shift), not
+// random % n, whose 64-bit division costs tens of cycles on every new conn. Both carry a bias
+// below n / 2^64.
+uint64_t random_below(SchedCursor& cursor, unsigned worker, uint64_t n) {
+    return static_cast<uint64_t>(static_cast<unsigned __int128>(next_random(cursor, worker)) * n >>
+                                 64);
+}
+
 // The usable dest where the running weight total first exceeds `point` (< total).
 size_t weighted_index(const SchedPlan& plan, unsigned worker, uint64_t point) {
     uint64_t sum = 0;
@@ -43,8 +51,8 @@ Dest* twos_pick(const SchedPlan& plan, SchedCursor& cursor, unsigned worker,
         if (sched_dest_usable(plan, i, worker)) total += static_cast<uint32_t>(plan.weights[i]);
     }
     if (total == 0) return nullptr;
-    const size_t first = weighted_index(plan, worker, next_random(cursor, worker) % total);
-    const size_t second = weighted_index(plan, worker, next_random(cursor, worker) % total);
+    const size_t first = weighted_index(plan, worker, random_below(cursor, worker, total));
+    const size_t second = weighted_index(plan, worker, random_below(cursor, worker, total));
     const uint64_t first_overhead = sched_overhead(plan.dests[first]->stats[worker]);
     const uint64_t second_overhead = sched_overhead(plan.dests[second]->stats[worker]);
     const bool second_wins = sched_less_loaded(second_overhead, plan.weights[second],

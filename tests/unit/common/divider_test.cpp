@@ -40,7 +40,7 @@ TEST(Divider, QuotientStepsAndExtremes) {
 }
 
 TEST(Divider, RandomPairs) {
-    std::mt19937_64 rng(20261206);
+    std::mt19937_64 rng(20261206);  // NOLINT(cert-msc32-c,cert-msc51-cpp): reproducible
     for (int i = 0; i < 200000; ++i) {
         const uint64_t n = rng();
         // Divisors of every width: shifted down by 0-63 bits.

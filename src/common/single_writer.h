@@ -25,21 +25,27 @@ class SingleWriter {
         return *this;
     }
 
-    T load() const noexcept { return value_.load(std::memory_order_relaxed); }
-    void store(T value) noexcept { value_.store(value, std::memory_order_relaxed); }
+    [[gnu::always_inline]] T load() const noexcept {
+        return value_.load(std::memory_order_relaxed);
+    }
+    [[gnu::always_inline]] void store(T value) noexcept {
+        value_.store(value, std::memory_order_relaxed);
+    }
     operator T() const noexcept { return load(); }  // NOLINT: reads like the plain value
 
-    // Writer side only: not atomic as a whole, which is fine with a single writer.
-    SingleWriter& operator+=(T delta) noexcept {
+    // Writer side only: not atomic as a whole, which is fine with a single writer. Always
+    // inline: it is two moves, and GCC left it a call (with the caller's spills) on the
+    // forwarding path's counters once the calling function grew large.
+    [[gnu::always_inline]] SingleWriter& operator+=(T delta) noexcept {
         store(static_cast<T>(load() + delta));
         return *this;
     }
-    SingleWriter& operator-=(T delta) noexcept {
+    [[gnu::always_inline]] SingleWriter& operator-=(T delta) noexcept {
         store(static_cast<T>(load() - delta));
         return *this;
     }
-    SingleWriter& operator++() noexcept { return *this += T{1}; }
-    SingleWriter& operator--() noexcept { return *this -= T{1}; }
+    [[gnu::always_inline]] SingleWriter& operator++() noexcept { return *this += T{1}; }
+    [[gnu::always_inline]] SingleWriter& operator--() noexcept { return *this -= T{1}; }
 
   private:
     std::atomic<T> value_;

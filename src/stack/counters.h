@@ -215,7 +215,7 @@ inline constexpr std::array<CounterInfo, kCounterCount> kCounterInfo{{
 // The worker increments, the control thread sums (xvsctl stats): SingleWriter cells.
 struct alignas(64) Counters {
     std::array<SingleWriter<uint64_t>, kCounterCount> v{};
-    void inc(Counter c, uint64_t n = 1) { v[static_cast<size_t>(c)] += n; }
+    [[gnu::always_inline]] void inc(Counter c, uint64_t n = 1) { v[static_cast<size_t>(c)] += n; }
     uint64_t get(Counter c) const { return v[static_cast<size_t>(c)]; }
 };
 

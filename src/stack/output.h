@@ -97,6 +97,28 @@ template <class Af>
 // the XDP fast path (lb/offload.h), which then sends without ip_output.
 bool nh_cached(StackContext& ctx, const NhCache& cache, NhDir dir, uint8_t* port,
                net::MacAddr* mac);
+
+// The port a conn's next hop for `dir` leaves through, when the cache is one ip_output would
+// send through now (nh_cached's test): the port the route to the address it was filled for
+// takes, since a route change moves the cache's generation. The tunnel modes' MTU check asks
+// this before it scans the routes (~100 instructions a packet); nothing is marked used (the
+// packet's own output does that). False: not cached, the caller looks the route up.
+[[gnu::always_inline]] inline bool nh_cached_port(StackContext& ctx, const NhCache& cache, NhDir dir,
+                                                  uint8_t* port) {
+    if (!ctx.neigh_owner) {
+        net::MacAddr mac;
+        return nh_cached(ctx, cache, dir, port, &mac);
+    }
+    const uint16_t slot = cache.slot[static_cast<unsigned>(dir)];
+    if (cache.gen != nh_cache_gen(ctx.neigh->generation(), ctx.nh_epoch) ||
+        slot == NhCache::kNone)
+        return false;
+    const NeighEntry& e = ctx.neigh->slot(slot);
+    if (e.state != NeighState::Reachable && e.state != NeighState::Static) return false;
+    *port = e.port;
+    return true;
+}
+
 // The neighbour owner's part of ip_output once the route is known: sends pkt to next hop addr
 // on port, or queues it and probes (also for packets other workers handed over, ref NhRef{}).
 void neigh_output(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& addr, uint8_t port,

@@ -593,5 +593,54 @@ TEST_F(TunTest, TooBigWithDfGetsFragNeededBackToTheClient) {
     EXPECT_EQ(counter(Counter::icmp_frag_needed_sent), 1u);
 }
 
+// The MTU check of an established conn's packet takes the port from the conn's cached next
+// hop instead of scanning the routes: it must be the port the packet then leaves by, and a
+// route change must move the check to the new port with the conn.
+class TunSmallLanMtuTest : public TunTest {
+  protected:
+    void SetUp() override {
+        lan_mtu = 1400;
+        TunTest::SetUp();
+    }
+};
+
+TEST_F(TunSmallLanMtuTest, MtuCheckFollowsThePortOfTheCachedNextHop) {
+    configure(lb::FwdMode::Tun, 80, 53);
+    ASSERT_EQ(roundtrip(kWan, client_tcp(net::kTcpSyn), kLan).size(), 1u);
+    ASSERT_EQ(roundtrip(kWan, client_tcp(net::kTcpAck), kLan).size(), 1u);
+    ASSERT_EQ(counter(Counter::nh_cache_hits), 1u);  // the conn's next hop is cached
+    // 1400 bytes fit lan's MTU alone, not with 20 bytes of IPIP: frag-needed, MTU 1380.
+    const Bytes big = client_tcp(net::kTcpAck, std::string(1400 - 40, 'z'));
+    send(kWan, big);
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    auto back = recv(kWan);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(uint16_t(back[0][14 + 20 + 6] << 8 | back[0][14 + 20 + 7]), 1380);
+    EXPECT_EQ(counter(Counter::drop_tunnel_too_big), 1u);
+    // A host route now takes the RS through a gateway on wan (MTU 1500): the same packet
+    // fits there, and leaves by wan to the gateway.
+    const net::MacAddr gateway_mac{{0x02, 0, 0, 0, 0x1a, 0x09}};
+    worker->neighbours().add_static(ip("10.10.1.9"), gateway_mac, kWan);
+    ASSERT_TRUE(director
+                    ->route_add(*net::parse_ipv4_prefix("10.10.2.2/32"),
+                                *net::parse_ipv4("10.10.1.9"), "wan")
+                    .ok());
+    director->commit();
+    auto out = roundtrip(kWan, big, kWan);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].size(), big.size() + 20);
+    EXPECT_TRUE(std::equal(gateway_mac.b, gateway_mac.b + 6, out[0].begin()));
+    EXPECT_EQ(counter(Counter::drop_tunnel_too_big), 1u);
+    // Back through lan once the route is gone: too big again.
+    ASSERT_TRUE(director->route_del(*net::parse_ipv4_prefix("10.10.2.2/32")).ok());
+    director->commit();
+    send(kWan, big);
+    poll();
+    EXPECT_TRUE(recv(kLan).empty());
+    EXPECT_EQ(recv(kWan).size(), 1u);
+    EXPECT_EQ(counter(Counter::drop_tunnel_too_big), 2u);
+}
+
 }  // namespace
 }  // namespace xvs::test

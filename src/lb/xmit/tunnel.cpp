@@ -20,14 +20,21 @@ using stack::Counter;
 template <class Af>
 std::optional<uint8_t> tunnel_mtu_admit(WorkerCtx& w, LbPacket<Af>& lp, Conn& c, size_t overhead,
                                         size_t path_mtu) {
-    const stack::NextHop nh = w.stack.view->route_lookup(c.daddr());
-    if (!nh.found) {
-        stack::drop(w.stack, lp.pkt, Counter::drop_no_route);
-        return std::nullopt;
+    // The outer packet goes to c.daddr(), which the conn's next hop toward the dest caches
+    // from the conn's first packet on: its port without the route scan.
+    uint8_t port;
+    if (!stack::nh_cached_port(w.stack, c.nh, stack::NhDir::ToDest, &port)) {
+        const stack::NextHop nh = w.stack.view->route_lookup(c.daddr());
+        if (!nh.found) {
+            stack::drop(w.stack, lp.pkt, Counter::drop_no_route);
+            return std::nullopt;
+        }
+        port = nh.port;
     }
     const uint16_t inner_len = Af::packet_len(*lp.ip);
-    size_t link_mtu = w.stack.view->ports[nh.port].mtu;
+    size_t link_mtu = w.stack.view->ports[port].mtu;
     if (path_mtu != 0 && path_mtu < link_mtu) link_mtu = path_mtu;
+    if (net::tunnel_fits(inner_len, overhead, link_mtu)) return port;  // without the call
     const auto mtu = net::tunnel_mtu_check(*lp.ip, inner_len, overhead, link_mtu);
     if (mtu.action != net::TunnelMtuAction::Fits) {
         if (mtu.action == net::TunnelMtuAction::FragNeeded)
@@ -35,7 +42,7 @@ std::optional<uint8_t> tunnel_mtu_admit(WorkerCtx& w, LbPacket<Af>& lp, Conn& c,
         stack::drop(w.stack, lp.pkt, Counter::drop_tunnel_too_big);
         return std::nullopt;
     }
-    return nh.port;
+    return port;
 }
 
 template <class Af>
@@ -58,19 +65,23 @@ stack::Verdict tunnel_push(WorkerCtx& w, LbPacket<Af>& lp, Conn& c, const net::I
     uint8_t* outer = start + sizeof(net::EtherHdr);
     const auto& inner = *reinterpret_cast<const typename Af::Hdr*>(outer + overhead);
     // The flow's hash: the GUE source port (ECMP/RSS at the RS spread flows, one flow keeps
-    // one path) and the IPv6 flow label.
-    const uint32_t h = static_cast<uint32_t>(
-        mix64(c.caddr().word(1) ^ mix64(c.vaddr().word(1) ^ c.caddr().word(0) ^ c.vaddr().word(0)) ^
-              uint64_t(c.cport) << 16 ^ c.vport));
+    // one path) and the IPv6 flow label. IPIP has neither and does not compute it.
+    const auto flow_hash = [&c] {
+        return static_cast<uint32_t>(mix64(
+            c.caddr().word(1) ^ mix64(c.vaddr().word(1) ^ c.caddr().word(0) ^ c.vaddr().word(0)) ^
+            uint64_t(c.cport) << 16 ^ c.vport));
+    };
     const uint16_t gue_port =
         gue ? net::hton16(c.dest->tun_port.load(std::memory_order_relaxed)) : 0;
     if constexpr (v4) {
         const uint16_t id = net::hton16(w.ip_id++);
         if (gue)
-            net::gue_outer(outer, src, c.daddr(), inner, id, net::tunnel_flow_port(h), gue_port);
+            net::gue_outer(outer, src, c.daddr(), inner, id, net::tunnel_flow_port(flow_hash()),
+                           gue_port);
         else
             net::ipip_outer(outer, src, c.daddr(), inner, id);
     } else {
+        const uint32_t h = flow_hash();
         if (gue)
             net::gue6_outer(outer, src, c.daddr(), inner, inner_len, h, net::tunnel_flow_port(h),
                             gue_port);

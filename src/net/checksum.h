@@ -46,10 +46,11 @@ inline uint16_t csum_fold(uint32_t sum) {
 // csum_partial's.
 [[gnu::always_inline]] inline uint32_t csum_words32(const void* data, size_t words, uint64_t sum) {
     uint64_t acc = sum;  // 2^32 more words before it could carry out
-    auto word = [data](size_t i) { return csum_word32(data, i); };
     size_t i = 0;
-    for (; i + 4 <= words; i += 4) acc += word(i) + word(i + 1) + word(i + 2) + word(i + 3);
-    for (; i < words; ++i) acc += word(i);
+    for (; i + 4 <= words; i += 4)
+        acc += csum_word32(data, i) + csum_word32(data, i + 1) + csum_word32(data, i + 2) +
+               csum_word32(data, i + 3);
+    for (; i < words; ++i) acc += csum_word32(data, i);
     acc = (acc & 0xffffffff) + (acc >> 32);
     acc = (acc & 0xffffffff) + (acc >> 32);
     acc = (acc & 0xffff) + (acc >> 16);

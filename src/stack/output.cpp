@@ -138,17 +138,17 @@ void ip_output_slow(StackContext& ctx, rte_mbuf* pkt, const net::InetAddr& daddr
 
 bool nh_cached(StackContext& ctx, const NhCache& cache, NhDir dir, uint8_t* port,
                net::MacAddr* mac) {
+    if (ctx.neigh_owner) {
+        NeighEntry* e = nh_owner_entry(ctx, cache, dir);
+        if (!e) return false;
+        e->used_ms = ctx.now_ms;
+        *port = e->port;
+        *mac = e->mac;
+        return true;
+    }
     const uint16_t table_gen = ctx.neigh->generation();
     const uint16_t slot = cache.slot[static_cast<unsigned>(dir)];
     if (cache.gen != nh_cache_gen(table_gen, ctx.nh_epoch) || slot == NhCache::kNone) return false;
-    if (ctx.neigh_owner) {
-        NeighEntry& e = ctx.neigh->slot(slot);
-        if (e.state != NeighState::Reachable && e.state != NeighState::Static) return false;
-        e.used_ms = ctx.now_ms;
-        *port = e.port;
-        *mac = e.mac;
-        return true;
-    }
     NeighLink link;
     if (!ctx.neigh->read(slot, table_gen, link) || !link.sendable()) return false;
     ctx.neigh->touch(slot, ctx.now_ms);

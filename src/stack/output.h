@@ -51,19 +51,28 @@ inline uint16_t nh_cache_gen(uint16_t table_gen, uint16_t epoch) {
     return g ? g : 1;
 }
 
-// The neighbour owner's cache hit: the conn's cached slot for ref.dir is of the current
-// generation and its entry reachable or static -> sent (counted as nh_cache_hits), true.
-// False: nothing done.
-[[gnu::always_inline]] inline bool nh_owner_send(StackContext& ctx, rte_mbuf* pkt, NhRef ref) {
-    const uint16_t slot = ref.cache->slot[static_cast<unsigned>(ref.dir)];
-    if (ref.cache->gen != nh_cache_gen(ctx.neigh->generation(), ctx.nh_epoch) ||
+// The neighbour owner's test of a conn's cache: the entry cached for `dir` when its slot is
+// of the current generation and the entry reachable or static (what ip_output sends
+// through), else nullptr. Nothing is marked used.
+[[gnu::always_inline]] inline NeighEntry* nh_owner_entry(StackContext& ctx, const NhCache& cache,
+                                                         NhDir dir) {
+    const uint16_t slot = cache.slot[static_cast<unsigned>(dir)];
+    if (cache.gen != nh_cache_gen(ctx.neigh->generation(), ctx.nh_epoch) ||
         slot == NhCache::kNone)
-        return false;
+        return nullptr;
     NeighEntry& e = ctx.neigh->slot(slot);
-    if (e.state != NeighState::Reachable && e.state != NeighState::Static) return false;
-    e.used_ms = ctx.now_ms;
+    if (e.state != NeighState::Reachable && e.state != NeighState::Static) return nullptr;
+    return &e;
+}
+
+// The neighbour owner's cache hit: sent through the conn's cached entry for ref.dir (counted
+// as nh_cache_hits), true. False: nothing done.
+[[gnu::always_inline]] inline bool nh_owner_send(StackContext& ctx, rte_mbuf* pkt, NhRef ref) {
+    NeighEntry* e = nh_owner_entry(ctx, *ref.cache, ref.dir);
+    if (!e) return false;
+    e->used_ms = ctx.now_ms;
     ctx.counters.inc(Counter::nh_cache_hits);
-    ether_send_resolved(ctx, pkt, e.port, e.mac);
+    ether_send_resolved(ctx, pkt, e->port, e->mac);
     return true;
 }
 
@@ -101,21 +110,16 @@ bool nh_cached(StackContext& ctx, const NhCache& cache, NhDir dir, uint8_t* port
 // The port a conn's next hop for `dir` leaves through, when the cache is one ip_output would
 // send through now (nh_cached's test): the port the route to the address it was filled for
 // takes, since a route change moves the cache's generation. The tunnel modes' MTU check asks
-// this before it scans the routes (~100 instructions a packet); nothing is marked used (the
-// packet's own output does that). False: not cached, the caller looks the route up.
-[[gnu::always_inline]] inline bool nh_cached_port(StackContext& ctx, const NhCache& cache, NhDir dir,
-                                                  uint8_t* port) {
+// this before it scans the routes. False: not cached, the caller looks the route up.
+[[gnu::always_inline]] inline bool nh_cached_port(StackContext& ctx, const NhCache& cache,
+                                                  NhDir dir, uint8_t* port) {
     if (!ctx.neigh_owner) {
         net::MacAddr mac;
         return nh_cached(ctx, cache, dir, port, &mac);
     }
-    const uint16_t slot = cache.slot[static_cast<unsigned>(dir)];
-    if (cache.gen != nh_cache_gen(ctx.neigh->generation(), ctx.nh_epoch) ||
-        slot == NhCache::kNone)
-        return false;
-    const NeighEntry& e = ctx.neigh->slot(slot);
-    if (e.state != NeighState::Reachable && e.state != NeighState::Static) return false;
-    *port = e.port;
+    const NeighEntry* e = nh_owner_entry(ctx, cache, dir);
+    if (!e) return false;
+    *port = e->port;
     return true;
 }
 

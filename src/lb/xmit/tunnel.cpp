@@ -34,15 +34,13 @@ std::optional<uint8_t> tunnel_mtu_admit(WorkerCtx& w, LbPacket<Af>& lp, Conn& c,
     const uint16_t inner_len = Af::packet_len(*lp.ip);
     size_t link_mtu = w.stack.view->ports[port].mtu;
     if (path_mtu != 0 && path_mtu < link_mtu) link_mtu = path_mtu;
-    if (net::tunnel_fits(inner_len, overhead, link_mtu)) return port;  // without the call
+    if (net::tunnel_fits(inner_len, overhead, link_mtu)) return port;
+    // Too big: frag-needed / packet-too-big to the client when the packet asks for it.
     const auto mtu = net::tunnel_mtu_check(*lp.ip, inner_len, overhead, link_mtu);
-    if (mtu.action != net::TunnelMtuAction::Fits) {
-        if (mtu.action == net::TunnelMtuAction::FragNeeded)
-            send_too_big(w, lp, c.vaddr(), c.caddr(), mtu.next_hop_mtu);
-        stack::drop(w.stack, lp.pkt, Counter::drop_tunnel_too_big);
-        return std::nullopt;
-    }
-    return port;
+    if (mtu.action == net::TunnelMtuAction::FragNeeded)
+        send_too_big(w, lp, c.vaddr(), c.caddr(), mtu.next_hop_mtu);
+    stack::drop(w.stack, lp.pkt, Counter::drop_tunnel_too_big);
+    return std::nullopt;
 }
 
 template <class Af>

@@ -52,7 +52,7 @@ struct LocalityTable;  // lblc/lblcr per-worker state, lb/sched/locality.h
 struct SchedPlan {
     std::vector<Dest*> dests;
     std::vector<int32_t> weights;  // same order as dests; snapshot of Dest::weight
-    // Scheduler-specific precomputed data (wrr: max weight, gcd).
+    // Scheduler-specific precomputed data (wrr: max weight, gcd, and its cycle in `table`).
     int32_t max_weight = 0;
     int32_t gcd_weight = 1;
     std::vector<uint32_t> table;  // e.g. an interleaved sequence or a Maglev lookup table
@@ -89,6 +89,7 @@ inline bool sched_dest_usable(const SchedPlan& plan, size_t i, unsigned worker) 
 struct alignas(64) SchedCursor {
     uint32_t index = 0;       // rr/wrr position
     int32_t current_weight = 0;  // wrr
+    uint32_t seq = 0;  // wrr: the entry of the plan's cycle table to try next (lb/sched/wrr.cpp)
     uint64_t plan_generation = 0;  // plan this cursor was last used with (reset on change)
     uint64_t random = 0;           // twos: this worker's xorshift state (0 = not seeded)
 };

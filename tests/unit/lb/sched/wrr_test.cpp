@@ -2,6 +2,9 @@
 // exactly weight/gcd picks per cycle, spread out, and never a weight-0 dest.
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 #include "sched_fixture.h"
 
 namespace xvs::lb {
@@ -138,6 +141,84 @@ TEST(SchedWrr, CallerSuppliedWeightsWinOverDestWeight) {
     wrr.sched()->build(plan);
     EXPECT_EQ(plan.max_weight, 2);
     EXPECT_EQ(wrr.picks(3), (std::vector<int>{0, 0, 1}));
+}
+
+// build() keeps the cycle's picks (position, level) in plan.table; pick() takes them from
+// there while the cursor is in step with it.
+TEST(SchedWrr, BuildKeepsTheCycleAsATable) {
+    SchedFixture wrr("wrr");
+    const SchedPlan& plan = wrr.build({5, 0, 3, 2});
+    // Levels 5, 4: A; 3: A B; 2: A B C; 1: A B C (B, C at positions 2, 3). Each entry: its
+    // position and level, then the cursor (index, level) the entry before it leaves.
+    EXPECT_EQ(plan.table, (std::vector<uint32_t>{0, 5, 0, 1,  // after the last entry (3, 1)
+                                                 0, 4, 1, 5,  //
+                                                 0, 3, 1, 4,  //
+                                                 2, 3, 1, 3,  //
+                                                 0, 2, 3, 3,  //
+                                                 2, 2, 1, 2,  //
+                                                 3, 2, 3, 2,  //
+                                                 0, 1, 0, 2,  // position 3 + 1 wraps to 0
+                                                 2, 1, 1, 1,  //
+                                                 3, 1, 3, 1}));
+    EXPECT_EQ(wrr.picks(10), (std::vector<int>{0, 0, 0, 2, 0, 2, 3, 0, 2, 3}));
+    EXPECT_EQ(wrr.cursor().seq, 0u);  // a whole cycle: back at the first entry
+    EXPECT_EQ(wrr.picks(3), (std::vector<int>{0, 0, 0}));
+    EXPECT_EQ(wrr.cursor().seq, 3u);
+}
+
+TEST(SchedWrr, NoTableAboveItsCapAndTheWalkStillPicks) {
+    SchedFixture wrr("wrr");
+    // 8,193 + 1 picks a cycle: more than the table holds.
+    const SchedPlan& plan = wrr.build({8193, 1});
+    EXPECT_TRUE(plan.table.empty());
+    const auto counts = wrr.histogram(2 * 8194);
+    EXPECT_EQ(counts.at(0), 2 * 8193);
+    EXPECT_EQ(counts.at(1), 2);
+}
+
+// The table and the walk give the same picks, whatever the cursor and the dests do: two
+// fixtures with the same dests, one whose plan has its table removed (every pick walks), fed
+// the same random weight sets, passed-over dests (sched_skip) and plan rebuilds.
+TEST(SchedWrr, TableAndWalkPickTheSameUnderPassOversAndRebuilds) {
+    std::mt19937 rng(20261207);
+    unsigned table_picks = 0;
+    for (int round = 0; round < 200; ++round) {
+        SchedFixture fast("wrr"), walk("wrr");
+        const size_t n = 1 + rng() % 6;
+        for (size_t i = 0; i < n; ++i) {
+            const int32_t weight = static_cast<int32_t>(rng() % 4 == 0 ? 0 : 1 + rng() % 12);
+            fast.add(weight);
+            walk.add(weight);
+        }
+        fast.rebuild();
+        walk.rebuild();
+        walk.plan().table.clear();
+        for (int step = 0; step < 300; ++step) {
+            const unsigned r = rng() % 100;
+            if (r < 8) {  // pass a dest over, or stop passing it over
+                const size_t i = rng() % n;
+                const bool skip = !fast.dest(i).stats[0].sched_skip;
+                fast.dest(i).stats[0].sched_skip = skip;
+                walk.dest(i).stats[0].sched_skip = skip;
+            } else if (r < 10) {  // a new weight, and a rebuilt plan under the old cursor
+                const size_t i = rng() % n;
+                const auto weight = static_cast<int32_t>(rng() % 12);
+                fast.dest(i).weight = weight;
+                walk.dest(i).weight = weight;
+                fast.rebuild();
+                walk.rebuild();
+                walk.plan().table.clear();
+            }
+            const uint32_t seq = fast.cursor().seq;
+            const int want = walk.index_of(walk.pick());
+            const int got = fast.index_of(fast.pick());
+            ASSERT_EQ(got, want) << "round " << round << " step " << step;
+            ASSERT_EQ(fast.cursor().index, walk.cursor().index);
+            ASSERT_EQ(fast.cursor().current_weight, walk.cursor().current_weight);
+            table_picks += !fast.plan().table.empty() && fast.cursor().seq != seq;
+        }
+    }
+    EXPECT_GT(table_picks, 20000u);  // most picks came from the table
 }
 
 }  // namespace

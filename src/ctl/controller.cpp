@@ -562,7 +562,7 @@ json Controller::dispatch(const json& req) {
                 addrs.push_back({{"addr", net::to_string(a.addr)}, {"prefix_len", a.prefix_len},
                                  {"ifname", a.port}, {"kind", "director"}});
             const lb::Snapshot* snap = director_.snapshot();
-            snap->stack.addrs.for_each([&](const stack::AddrKey& k, const stack::OwnAddr& o) {
+            snap->stack.own_addrs().for_each([&](const stack::AddrKey& k, const stack::OwnAddr& o) {
                 if (o.kind == stack::AddrKind::Director) return;
                 addrs.push_back({{"addr", net::to_string(k.addr)},
                                  {"prefix_len", net::family_bits(k.addr)},

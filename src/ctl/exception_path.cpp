@@ -115,7 +115,7 @@ void ExceptionPorts::sync(const lb::Director& director) {
     if (maps_.empty()) return;
     std::vector<std::pair<net::InetAddr, port::XdpOwner>> want;
     const lb::Snapshot* snap = director.snapshot();
-    snap->stack.addrs.for_each([&](const stack::AddrKey& k, const stack::OwnAddr&) {
+    snap->stack.own_addrs().for_each([&](const stack::AddrKey& k, const stack::OwnAddr&) {
         want.emplace_back(k.addr, port::XdpOwner::Xvs);
     });
     for (const net::InetAddr& a : port::kernel_addresses()) {

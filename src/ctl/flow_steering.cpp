@@ -46,7 +46,7 @@ void FlowSteering::sync(const lb::Director& director) {
     if (snap->generation == generation_) return;
     generation_ = snap->generation;
     std::vector<std::vector<net::InetAddr>> want(ports_.size());
-    snap->stack.addrs.for_each([&](const stack::AddrKey& k, const stack::OwnAddr& a) {
+    snap->stack.own_addrs().for_each([&](const stack::AddrKey& k, const stack::OwnAddr& a) {
         if (a.kind != stack::AddrKind::Vip && a.port < want.size()) want[a.port].push_back(k.addr);
     });
     for (size_t p = 0; p < ports_.size(); ++p) {

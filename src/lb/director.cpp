@@ -814,7 +814,7 @@ std::unique_ptr<Snapshot> Director::build() {
         sv.ports[i].tunnel_source = src && src->is_v4() ? *src : sv.port_source[i];
         sv.ports[i].tunnel_source6 = src && !src->is_v4() ? *src : sv.port_source6[i];
     }
-    sv.addrs = FlatMap<stack::AddrKey, stack::OwnAddr>(own);
+    sv.set_own(own);
     snap->services = FlatMap<ServiceKey, const ServiceView*>(svc_items);
     views_ = std::move(next_views);  // only the views of services still configured stay candidates
     return snap;

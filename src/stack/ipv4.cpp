@@ -12,10 +12,6 @@
 
 namespace xvs::stack {
 
-bool source_own(const StackView& view, const net::InetAddr& saddr) {
-    return view.own(saddr) != nullptr;
-}
-
 void icmp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv4View& v) {
     if (v.l4_len < sizeof(net::IcmpHdr) || net::csum_fold(net::csum_partial(v.l4, v.l4_len, 0))) {
         drop(ctx, pkt, Counter::drop_icmp_malformed);

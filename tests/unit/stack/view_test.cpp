@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <random>
 #include <set>
 #include <utility>
 #include <vector>
@@ -24,7 +26,7 @@ TEST(StackView, OwnFindsEveryAddressAndNothingElse) {
     for (uint32_t i = 0; i < 1000; ++i)
         items.push_back({AddrKey{v4(0x0a000000u + i)}, OwnAddr{AddrKind::Vip, uint8_t(i % 3)}});
     StackView view;
-    view.addrs = FlatMap<AddrKey, OwnAddr>(items);
+    view.set_own(items);
     for (uint32_t i = 0; i < 1000; ++i) {
         const OwnAddr* own = view.own(v4(0x0a000000u + i));
         ASSERT_NE(own, nullptr) << i;
@@ -43,6 +45,52 @@ TEST(StackView, OwnAddressHashSpreadsLowBits) {
             slots.insert(flat_hash(AddrKey{v4(0x0a0a0301u + i * stride)}) & 255);
         EXPECT_GE(slots.size(), 40u) << "stride " << stride;
     }
+}
+
+// is_own (source_own's test) asks the filter first: it must agree with own() for every
+// address, own or not, of both families, and the filter must turn most strangers away on its
+// own (else it only adds work).
+TEST(StackView, IsOwnAgreesWithOwnAndTheFilterRejectsMostStrangers) {
+    std::mt19937_64 rng(7);
+    std::vector<std::pair<AddrKey, OwnAddr>> items;
+    std::vector<net::InetAddr> owned;
+    for (uint32_t i = 0; i < 16; ++i) owned.push_back(v4(0x0a000001u + i));
+    for (uint32_t i = 0; i < 4; ++i) {
+        net::InetAddr a6{};
+        a6.b[0] = 0x20;
+        a6.b[1] = 0x01;
+        a6.b[15] = static_cast<uint8_t>(i + 1);
+        owned.push_back(a6);
+    }
+    for (const auto& a : owned) items.push_back({AddrKey{a}, OwnAddr{}});
+    StackView view;
+    view.set_own(items);
+    for (const auto& a : owned) EXPECT_TRUE(view.is_own(a)) << net::to_string(a);
+
+    OwnFilter filter;
+    for (const auto& o : owned) filter.add(o);
+    unsigned strangers = 0, rejected = 0;
+    for (int i = 0; i < 20000; ++i) {
+        net::InetAddr a = v4(static_cast<uint32_t>(rng()));
+        if (i % 2) {
+            a = net::InetAddr{};
+            const uint64_t hi = rng(), lo = rng();
+            std::memcpy(a.b, &hi, 8);
+            std::memcpy(a.b + 8, &lo, 8);
+        }
+        if (view.own(a)) continue;
+        ++strangers;
+        ASSERT_FALSE(view.is_own(a)) << net::to_string(a);
+        rejected += !filter.may_hold(a);
+    }
+    // 20 of 256 bits set: ~92% of strangers rejected by the filter alone.
+    EXPECT_GT(rejected, strangers * 85 / 100);
+
+    // A view rebuilt without an address no longer owns it (the filter is rebuilt too).
+    items.erase(items.begin());
+    view.set_own(items);
+    EXPECT_FALSE(view.is_own(owned[0]));
+    EXPECT_TRUE(view.is_own(owned[1]));
 }
 
 }  // namespace

@@ -27,13 +27,8 @@ using stack::drop;
 namespace {
 template <class Af>
 SpPacket sp_packet(const LbPacket<Af>& lp) {
-    return SpPacket{lp.pkt,
-                    reinterpret_cast<const uint8_t*>(lp.ip),
-                    reinterpret_cast<net::TcpHdr*>(lp.l4),
-                    lp.l4_len,
-                    lp.l4_off,
-                    Af::family,
-                    lp.port};
+    return SpPacket{lp.pkt,    &lp.key.saddr, &lp.key.daddr, reinterpret_cast<net::TcpHdr*>(lp.l4),
+                    lp.l4_len, lp.l4_off,     lp.port};
 }
 }  // namespace
 

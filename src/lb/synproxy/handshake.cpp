@@ -143,7 +143,7 @@ void sp_keep(const SpPacket& sp) {
 // headers. The dest (IPIP or GUE) is not chosen before the cookie ACK, so NatTun reserves the
 // larger GUE overhead of the client's family.
 uint16_t mss_reserve(const ServiceView& view, const SpPacket& sp) {
-    const net::InetAddr src = sp.src();
+    const net::InetAddr& src = sp.src();
     if (view.fwd == FwdMode::NatTun)
         return static_cast<uint16_t>(tunnel_overhead(src.is_v4(), true));
     if (view.flags & kSvcFlagToa) return src.is_v4() ? net::kTcpOptLenToaV4 : net::kTcpOptLenToaV6;

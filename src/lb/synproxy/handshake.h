@@ -75,21 +75,17 @@ void synproxy_drop_saved(WorkerCtx& w);
 // remember it in the mbuf (l2_len + l3_len) for the replay.
 struct SpPacket {
     rte_mbuf* pkt;
-    const uint8_t* l3;  // the IP header
+    // The packet's source and destination as its conn key holds them (LbPacket::key, which
+    // outlives this view): read on every SYN and cookie ACK, so not rebuilt from the header.
+    const net::InetAddr* saddr;
+    const net::InetAddr* daddr;
     net::TcpHdr* tcp;
     uint16_t tcp_len;  // TCP header + payload
     uint16_t l4_off;
-    uint8_t family;  // 4 or 6
-    uint8_t port;    // receiving port index
+    uint8_t port;  // receiving port index
 
-    net::InetAddr src() const {
-        return family == 4 ? net::InetAddr::v4(net::load_wire32(l3 + 12))
-                           : net::InetAddr::v6(l3 + 8);
-    }
-    net::InetAddr dst() const {
-        return family == 4 ? net::InetAddr::v4(net::load_wire32(l3 + 16))
-                           : net::InetAddr::v6(l3 + 24);
-    }
+    const net::InetAddr& src() const { return *saddr; }
+    const net::InetAddr& dst() const { return *daddr; }
 };
 enum class SpVerdict : uint8_t { Pass, Consumed, Open };
 // No conn: SYN -> cookie SYN-ACK (Consumed); ACK -> cookie check: Open (the caller creates

@@ -6,6 +6,7 @@
 #include <rte_mbuf.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "net/addr.h"
 #include "net/byteorder.h"
@@ -121,6 +122,19 @@ bool nh_cached(StackContext& ctx, const NhCache& cache, NhDir dir, uint8_t* port
     if (!e) return false;
     *port = e->port;
     return true;
+}
+
+// The port packets to addr leave by: the next-hop cache's (nh_cached_port, when cache is the
+// one ip_output fills for addr in direction dir), else the route's; nullopt without a route.
+// For the MTU checks that must know the egress link before the packet is sent.
+[[gnu::always_inline]] inline std::optional<uint8_t> egress_port(StackContext& ctx,
+                                                                 const NhCache& cache, NhDir dir,
+                                                                 const net::InetAddr& addr) {
+    uint8_t port;
+    if (nh_cached_port(ctx, cache, dir, &port)) return port;
+    const NextHop nh = ctx.view->route_lookup(addr);
+    if (!nh.found) return std::nullopt;
+    return nh.port;
 }
 
 // The neighbour owner's part of ip_output once the route is known: sends pkt to next hop addr

@@ -189,5 +189,41 @@ TEST_F(ToaTest, ServiceWithoutToaLeavesPacketsAlone) {
     EXPECT_EQ(counter(Counter::toa_inserted), 0u);
 }
 
+// TOA's room is capped by the egress link's MTU, which it takes from the conn's cached next
+// hop (stack::egress_port) while no route changed, else from the routes: with lan at 1400, a
+// 1400-byte segment cannot take 8 bytes of TOA; once a host route takes the RS through a
+// gateway on wan (1500), the next one can, and leaves by wan.
+class ToaSmallLanMtuTest : public ToaTest {
+  protected:
+    void SetUp() override {
+        lan_mtu = 1400;
+        ToaTest::SetUp();
+    }
+};
+
+TEST_F(ToaSmallLanMtuTest, MtuFollowsTheRouteOfTheCachedNextHop) {
+    handshake();
+    const std::string data(1400 - 40, 'd');
+    Bytes out = forward(client(1001, 5001, net::kTcpAck, data));
+    EXPECT_EQ(out.size(), 14u + 1400u);  // forwarded without TOA
+    EXPECT_EQ(counter(Counter::toa_fail_mtu), 1u);
+    EXPECT_EQ(counter(Counter::toa_inserted), 0u);
+    EXPECT_GE(counter(Counter::nh_cache_hits), 1u);  // the conn's next hop toward the RS is cached
+
+    const net::MacAddr gateway_mac{{0x02, 0, 0, 0, 0x1a, 0x09}};
+    worker->neighbours().add_static(ip("10.10.1.9"), gateway_mac, kWan);
+    ASSERT_TRUE(director
+                    ->route_add(*net::parse_ipv4_prefix(std::string(rs_) + "/32"),
+                                *net::parse_ipv4("10.10.1.9"), "wan")
+                    .ok());
+    director->commit();
+    auto via_wan = roundtrip(kWan, client(1001 + 1360, 5001, net::kTcpAck, data), kWan);
+    ASSERT_EQ(via_wan.size(), 1u);
+    EXPECT_EQ(via_wan[0].size(), 14u + 1400u + kToa.size());
+    EXPECT_TRUE(std::equal(gateway_mac.b, gateway_mac.b + 6, via_wan[0].begin()));
+    EXPECT_EQ(counter(Counter::toa_inserted), 1u);
+    EXPECT_EQ(counter(Counter::toa_fail_mtu), 1u);
+}
+
 }  // namespace
 }  // namespace xvs::test

@@ -49,7 +49,8 @@ bool pp_insert(WorkerCtx& w, LbPacket<Af>& lp, Conn* c, size_t l4_hdr_len) {
     const size_t new_len = ip_len + hlen;
     const size_t egress_ihl = Af::family == 6 && c->daddr().is_v4() ? sizeof(net::Ipv4Hdr) : ihl;
     const stack::PortView& out_port =
-        w.stack.view->ports[w.stack.view->route_lookup(c->daddr()).port];
+        w.stack.view->ports[stack::egress_port(w.stack, c->nh, stack::NhDir::ToDest, c->daddr())
+                                .value_or(0)];
     if (egress_ihl + lp.l4_len + hlen > out_port.mtu) {
         w.stack.counters.inc(Counter::pp_fail_mtu);
         return false;

@@ -37,7 +37,8 @@ void uoa_inbound(WorkerCtx& w, rte_mbuf* m, uint8_t* ip_hdr, Conn* c) {
     std::memcpy(&len_be, ip_hdr + (c->daddr().is_v4() ? 2 : 4), sizeof(len_be));
     const size_t ip_len = net::ntoh16(len_be) + (c->daddr().is_v4() ? 0 : sizeof(net::Ipv6Hdr));
     const stack::PortView& out_port =
-        w.stack.view->ports[w.stack.view->route_lookup(c->daddr()).port];
+        w.stack.view->ports[stack::egress_port(w.stack, c->nh, stack::NhDir::ToDest, c->daddr())
+                                .value_or(0)];
     Counter failure = Counter::uoa_fail_mtu;
     if (ip_len + grow <= out_port.mtu) {
         // Ethernet padding past the IP length goes: the datagram grows from its real end.

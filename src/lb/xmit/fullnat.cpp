@@ -20,13 +20,15 @@ using stack::Counter;
 
 namespace {
 
-// The MTU of the link towards addr, when a packet of len bytes might not fit it (every link
-// carries 1280 bytes, so shorter packets need no lookup); 0 when it fits.
-uint16_t too_big_for(WorkerCtx& w, const net::InetAddr& addr, uint32_t len) {
+// The MTU of the link the conn's packets in direction dir leave by, when a packet of len bytes
+// might not fit it (every link carries 1280 bytes, so shorter packets need no lookup); 0 when
+// it fits.
+uint16_t too_big_for(WorkerCtx& w, const Conn& c, stack::NhDir dir, uint32_t len) {
     if (len <= net::kIpv6MinMtu) return 0;
-    const stack::NextHop nh = w.stack.view->route_lookup(addr);
-    if (!nh.found) return 0;  // ip_output counts drop_no_route
-    const uint16_t mtu = w.stack.view->ports[nh.port].mtu;
+    const std::optional<uint8_t> port =
+        stack::egress_port(w.stack, c.nh, dir, dir == stack::NhDir::ToDest ? c.daddr() : c.caddr());
+    if (!port) return 0;  // ip_output counts drop_no_route
+    const uint16_t mtu = w.stack.view->ports[*port].mtu;
     return len > mtu ? mtu : 0;
 }
 
@@ -37,7 +39,7 @@ stack::Verdict fnat64_in(WorkerCtx& w, LbPacket<net::Af6>& lp, Conn& c) {
     const net::IpCarried in{static_cast<uint8_t>(net::ntoh32(lp.ip->vtc_flow) >> 20),
                             lp.ip->hop_limit, lp.proto, net::Af6::src(*lp.ip),
                             net::Af6::dst(*lp.ip)};
-    if (const uint16_t mtu = too_big_for(w, c.daddr(), 20u + lp.l4_len)) {
+    if (const uint16_t mtu = too_big_for(w, c, stack::NhDir::ToDest, 20u + lp.l4_len)) {
         // The client may send up to the IPv4 MTU plus the 20 bytes the IPv6 header is longer.
         send_too_big(w, lp, c.vaddr(), c.caddr(), static_cast<uint16_t>(mtu + 20));
         stack::drop(w.stack, lp.pkt, Counter::drop_nat64_too_big);
@@ -61,7 +63,7 @@ stack::Verdict fnat64_in(WorkerCtx& w, LbPacket<net::Af6>& lp, Conn& c) {
 stack::Verdict fnat46_out(WorkerCtx& w, LbPacket<net::Af4>& lp, Conn& c) {
     const net::IpCarried in{lp.ip->tos, lp.ip->ttl, lp.proto, net::Af4::src(*lp.ip),
                             net::Af4::dst(*lp.ip)};
-    if (const uint16_t mtu = too_big_for(w, c.caddr(), 40u + lp.l4_len)) {
+    if (const uint16_t mtu = too_big_for(w, c, stack::NhDir::ToClient, 40u + lp.l4_len)) {
         if (net::ntoh16(lp.ip->frag_off) & net::kIpv4DontFragment)
             send_too_big(w, lp, c.laddr_ip(), c.daddr(), static_cast<uint16_t>(mtu - 20));
         stack::drop(w.stack, lp.pkt, Counter::drop_nat64_too_big);

@@ -22,17 +22,14 @@ std::optional<uint8_t> tunnel_mtu_admit(WorkerCtx& w, LbPacket<Af>& lp, Conn& c,
                                         size_t path_mtu) {
     // The outer packet goes to c.daddr(), which the conn's next hop toward the dest caches
     // from the conn's first packet on: its port without the route scan.
-    uint8_t port;
-    if (!stack::nh_cached_port(w.stack, c.nh, stack::NhDir::ToDest, &port)) {
-        const stack::NextHop nh = w.stack.view->route_lookup(c.daddr());
-        if (!nh.found) {
-            stack::drop(w.stack, lp.pkt, Counter::drop_no_route);
-            return std::nullopt;
-        }
-        port = nh.port;
+    const std::optional<uint8_t> port =
+        stack::egress_port(w.stack, c.nh, stack::NhDir::ToDest, c.daddr());
+    if (!port) {
+        stack::drop(w.stack, lp.pkt, Counter::drop_no_route);
+        return std::nullopt;
     }
     const uint16_t inner_len = Af::packet_len(*lp.ip);
-    size_t link_mtu = w.stack.view->ports[port].mtu;
+    size_t link_mtu = w.stack.view->ports[*port].mtu;
     if (path_mtu != 0 && path_mtu < link_mtu) link_mtu = path_mtu;
     if (net::tunnel_fits(inner_len, overhead, link_mtu)) return port;
     // Too big: frag-needed / packet-too-big to the client when the packet asks for it.

@@ -35,6 +35,12 @@ void capture_drop(StackContext& ctx, const rte_mbuf* m, Counter reason) {
         ctx.capture->offer(CapturePoint::Drop, port, reason, m);
 }
 
+std::optional<uint8_t> route_port(StackContext& ctx, const net::InetAddr& addr) {
+    const NextHop nh = ctx.view->route_lookup(addr);
+    if (!nh.found) return std::nullopt;
+    return nh.port;
+}
+
 rte_mbuf* frame_alloc(StackContext& ctx) {
     ctx.counters.inc(Counter::frames_generated);
     rte_mbuf* m = rte_pktmbuf_alloc(ctx.pool);

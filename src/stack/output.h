@@ -124,6 +124,8 @@ bool nh_cached(StackContext& ctx, const NhCache& cache, NhDir dir, uint8_t* port
     return true;
 }
 
+// The port of the route to addr; nullopt without one. Out of line: egress_port's fallback.
+std::optional<uint8_t> route_port(StackContext& ctx, const net::InetAddr& addr);
 // The port packets to addr leave by: the next-hop cache's (nh_cached_port, when cache is the
 // one ip_output fills for addr in direction dir), else the route's; nullopt without a route.
 // For the MTU checks that must know the egress link before the packet is sent.
@@ -132,9 +134,7 @@ bool nh_cached(StackContext& ctx, const NhCache& cache, NhDir dir, uint8_t* port
                                                                  const net::InetAddr& addr) {
     uint8_t port;
     if (nh_cached_port(ctx, cache, dir, &port)) return port;
-    const NextHop nh = ctx.view->route_lookup(addr);
-    if (!nh.found) return std::nullopt;
-    return nh.port;
+    return route_port(ctx, addr);
 }
 
 // The neighbour owner's part of ip_output once the route is known: sends pkt to next hop addr

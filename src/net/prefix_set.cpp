@@ -65,6 +65,7 @@ PrefixSet::PrefixSet(std::span<const InetPrefix> prefixes) {
     }
     merge_into(r4, lo4_, hi4_);
     merge_into(r6, lo6_, hi6_);
+    empty_ = lo4_.empty() && lo6_.empty();
 }
 
 bool PrefixSet::contains(const InetAddr& addr) const {

@@ -20,7 +20,9 @@ class PrefixSet {
     // Overlapping, nested, duplicate and adjacent prefixes merge into one interval.
     explicit PrefixSet(std::span<const InetPrefix> prefixes);
 
-    bool empty() const { return lo4_.empty() && lo6_.empty(); }
+    // Asked for every new connection (a service's black and white lists, mostly empty): one
+    // flag, not four vector bounds.
+    bool empty() const { return empty_; }
     size_t intervals() const { return lo4_.size() + lo6_.size(); }
     // A v4 address is only in a v4 prefix, a v6 one only in a v6 prefix.
     bool contains(const InetAddr& addr) const;
@@ -34,6 +36,7 @@ class PrefixSet {
     std::vector<uint32_t> hi4_;
     std::vector<U128> lo6_;
     std::vector<U128> hi6_;
+    bool empty_ = true;  // no interval of either family
 };
 
 // "a.b.c.d" (= /32) or "a.b.c.d/len", or an IPv6 address (= /128, optionally in brackets) or

@@ -27,6 +27,22 @@ TEST(PrefixSetTest, EmptyContainsNothing) {
     EXPECT_FALSE(s.contains(be("255.255.255.255")));
 }
 
+// empty() is a flag the constructor sets (the admission path asks it for every new conn): a
+// set of either family only, copied or built from nothing, must say so.
+TEST(PrefixSetTest, EmptyFollowsTheIntervalsOfEitherFamily) {
+    std::vector<InetPrefix> none;
+    EXPECT_TRUE(PrefixSet(none).empty());
+    std::vector<InetPrefix> v4{pfx("192.0.2.0/24")};
+    std::vector<InetPrefix> v6{pfx("2001:db8::/32")};
+    const PrefixSet s4(v4), s6(v6);
+    EXPECT_FALSE(s4.empty());
+    EXPECT_FALSE(s6.empty());
+    PrefixSet copy;
+    copy = s6;
+    EXPECT_FALSE(copy.empty());
+    EXPECT_TRUE(copy.contains(be("2001:db8::1")));
+}
+
 TEST(PrefixSetTest, SlashZeroContainsEverything) {
     std::vector<InetPrefix> v{pfx("0.0.0.0/0")};
     PrefixSet s(v);

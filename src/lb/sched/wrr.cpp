@@ -25,8 +25,9 @@ namespace {
 // gcd_weight, positions ascending within a level): the dest's position and the level it is
 // picked at, and the cursor the walk leaves after the entry before it (the last entry's for
 // the first). A cycle has sum(weight / gcd) entries; above this many the table is not built
-// and every pick walks (128 KiB a service at most).
-constexpr uint64_t kTableMaxEntries = 8192;
+// and every pick walks (64 KiB a service at most: a service's weights are mostly small, and
+// a cycle of many picks only makes the table larger, not the walk longer).
+constexpr uint64_t kTableMaxEntries = 4096;
 constexpr size_t kEntryWords = 4;
 
 struct Entry {

@@ -167,12 +167,14 @@ TEST(SchedWrr, BuildKeepsTheCycleAsATable) {
 }
 
 TEST(SchedWrr, NoTableAboveItsCapAndTheWalkStillPicks) {
+    SchedFixture at_cap("wrr");
+    EXPECT_EQ(at_cap.build({4095, 1}).table.size(), 4u * 4096);  // 4,096 picks: the most it holds
     SchedFixture wrr("wrr");
-    // 8,193 + 1 picks a cycle: more than the table holds.
-    const SchedPlan& plan = wrr.build({8193, 1});
+    // 4,096 + 1 picks a cycle: more than the table holds.
+    const SchedPlan& plan = wrr.build({4096, 1});
     EXPECT_TRUE(plan.table.empty());
-    const auto counts = wrr.histogram(size_t{2} * 8194);
-    EXPECT_EQ(counts.at(0), 2 * 8193);
+    const auto counts = wrr.histogram(size_t{2} * 4097);
+    EXPECT_EQ(counts.at(0), 2 * 4096);
     EXPECT_EQ(counts.at(1), 2);
 }
 

@@ -137,7 +137,7 @@ struct StackView {
     void set_own(const std::vector<std::pair<AddrKey, OwnAddr>>& items) {
         addrs_ = FlatMap<AddrKey, OwnAddr>(items);
         own_filter_ = OwnFilter{};
-        for (const auto& [key, own] : items) own_filter_.add(key.addr);
+        for (const auto& item : items) own_filter_.add(item.first.addr);
     }
     const FlatMap<AddrKey, OwnAddr>& own_addrs() const { return addrs_; }
     const OwnAddr* own(const net::InetAddr& addr) const { return addrs_.find(AddrKey{addr}); }

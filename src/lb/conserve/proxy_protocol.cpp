@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "lb/conn_egress.h"
 #include "lb/worker_ctx.h"
 #include "net/checksum.h"
 #include "net/proxy_protocol.h"
@@ -49,8 +50,7 @@ bool pp_insert(WorkerCtx& w, LbPacket<Af>& lp, Conn* c, size_t l4_hdr_len) {
     const size_t new_len = ip_len + hlen;
     const size_t egress_ihl = Af::family == 6 && c->daddr().is_v4() ? sizeof(net::Ipv4Hdr) : ihl;
     const stack::PortView& out_port =
-        w.stack.view->ports[stack::egress_port(w.stack, c->nh, stack::NhDir::ToDest, c->daddr())
-                                .value_or(0)];
+        w.stack.view->ports[conn_egress_port(w, *c, stack::NhDir::ToDest).value_or(0)];
     if (egress_ihl + lp.l4_len + hlen > out_port.mtu) {
         w.stack.counters.inc(Counter::pp_fail_mtu);
         return false;

@@ -5,10 +5,10 @@
 
 #include <algorithm>
 
+#include "lb/conn_egress.h"
 #include "lb/worker_ctx.h"
 #include "net/tcp_options.h"
 #include "net/toa.h"
-#include "stack/output.h"
 #include "stack/view.h"
 
 namespace xvs::lb {
@@ -43,8 +43,7 @@ void toa_inbound(WorkerCtx& w, LbPacket<Af>& lp, Conn* c) {
     }
     const size_t ip_len = Af::packet_len(*lp.ip);
     const stack::PortView& out_port =
-        w.stack.view->ports[stack::egress_port(w.stack, c->nh, stack::NhDir::ToDest, c->daddr())
-                                .value_or(0)];
+        w.stack.view->ports[conn_egress_port(w, *c, stack::NhDir::ToDest).value_or(0)];
     // Room to grow: the mbuf's tailroom, but never past the egress MTU (a full-size segment
     // whose SYN-ACK MSS was not clamped is forwarded without TOA, counted). FNAT64's IPv4
     // packet will be 20 bytes shorter than this IPv6 one.

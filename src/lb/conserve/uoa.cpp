@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "lb/conn_egress.h"
 #include "lb/worker_ctx.h"
 #include "net/uoa.h"
 #include "stack/output.h"
@@ -37,8 +38,7 @@ void uoa_inbound(WorkerCtx& w, rte_mbuf* m, uint8_t* ip_hdr, Conn* c) {
     std::memcpy(&len_be, ip_hdr + (c->daddr().is_v4() ? 2 : 4), sizeof(len_be));
     const size_t ip_len = net::ntoh16(len_be) + (c->daddr().is_v4() ? 0 : sizeof(net::Ipv6Hdr));
     const stack::PortView& out_port =
-        w.stack.view->ports[stack::egress_port(w.stack, c->nh, stack::NhDir::ToDest, c->daddr())
-                                .value_or(0)];
+        w.stack.view->ports[conn_egress_port(w, *c, stack::NhDir::ToDest).value_or(0)];
     Counter failure = Counter::uoa_fail_mtu;
     if (ip_len + grow <= out_port.mtu) {
         // Ethernet padding past the IP length goes: the datagram grows from its real end.

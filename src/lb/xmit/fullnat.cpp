@@ -4,6 +4,7 @@
 #include <rte_mbuf.h>
 
 #include "lb/conn.h"
+#include "lb/conn_egress.h"
 #include "lb/conserve/uoa.h"
 #include "lb/worker_ctx.h"
 #include "lb/xmit/fullnat_rewrite.h"
@@ -25,8 +26,7 @@ namespace {
 // it fits.
 uint16_t too_big_for(WorkerCtx& w, const Conn& c, stack::NhDir dir, uint32_t len) {
     if (len <= net::kIpv6MinMtu) return 0;
-    const std::optional<uint8_t> port =
-        stack::egress_port(w.stack, c.nh, dir, dir == stack::NhDir::ToDest ? c.daddr() : c.caddr());
+    const std::optional<uint8_t> port = conn_egress_port(w, c, dir);
     if (!port) return 0;  // ip_output counts drop_no_route
     const uint16_t mtu = w.stack.view->ports[*port].mtu;
     return len > mtu ? mtu : 0;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "lb/conn.h"
+#include "lb/conn_egress.h"
 #include "lb/dest.h"
 #include "lb/worker_ctx.h"
 #include "lb/xmit/icmp_error.h"
@@ -22,8 +23,7 @@ std::optional<uint8_t> tunnel_mtu_admit(WorkerCtx& w, LbPacket<Af>& lp, Conn& c,
                                         size_t path_mtu) {
     // The outer packet goes to c.daddr(), which the conn's next hop toward the dest caches
     // from the conn's first packet on: its port without the route scan.
-    const std::optional<uint8_t> port =
-        stack::egress_port(w.stack, c.nh, stack::NhDir::ToDest, c.daddr());
+    const std::optional<uint8_t> port = conn_egress_port(w, c, stack::NhDir::ToDest);
     if (!port) {
         stack::drop(w.stack, lp.pkt, Counter::drop_no_route);
         return std::nullopt;

@@ -25,6 +25,7 @@
 #include "net/syncookie.h"
 #include "port/eal.h"
 #include "port/ethdev.h"
+#include "reference.h"
 #include "stack/fragment.h"
 
 using namespace xvs;
@@ -142,6 +143,18 @@ void print_row(const char* name, uint64_t conns, const Figures& r, const Figures
     std::fflush(stdout);
 }
 
+// The baseline's work on a burst: swap each frame's MACs, send the burst by lan.
+void macswap_tx(Env& env, rte_mbuf** b) {
+    for (unsigned i = 0; i < kBurst; ++i) {
+        auto* eth = rte_pktmbuf_mtod(b[i], net::EtherHdr*);
+        net::MacAddr tmp = eth->src;
+        eth->src = eth->dst;
+        eth->dst = tmp;
+    }
+    uint16_t sent = rte_eth_tx_burst(env.lan.id, 0, b, kBurst);
+    if (sent < kBurst) rte_pktmbuf_free_bulk(b + sent, kBurst - sent);
+}
+
 Figures baseline(Env& env, uint64_t packets, const Template& tpl, const std::vector<FlowSrc>& flows) {
     return run(
         env, packets, tpl,
@@ -149,16 +162,7 @@ Figures baseline(Env& env, uint64_t packets, const Template& tpl, const std::vec
             const FlowSrc& s = flows[i % flows.size()];
             patch_source(f, s.saddr, s.sport);
         },
-        [&](rte_mbuf** b) {
-            for (unsigned i = 0; i < kBurst; ++i) {
-                auto* eth = rte_pktmbuf_mtod(b[i], net::EtherHdr*);
-                net::MacAddr tmp = eth->src;
-                eth->src = eth->dst;
-                eth->dst = tmp;
-            }
-            uint16_t sent = rte_eth_tx_burst(env.lan.id, 0, b, kBurst);
-            if (sent < kBurst) rte_pktmbuf_free_bulk(b + sent, kBurst - sent);
-        });
+        [&](rte_mbuf** b) { macswap_tx(env, b); });
 }
 
 struct Lb {
@@ -640,6 +644,17 @@ int main(int argc, char** argv) {
     print_row("macswap baseline (1k flows)", 0, base, base, 0);
     Figures base_big = baseline(env, packets, ack, big_flows);
     print_row("macswap baseline (big flow set)", 0, base_big, base_big, 0);
+    // The random row's order, (i * 7919) % flows: each packet reads its flow from a new line
+    // of the 8 MB flow array, ~3 ns of the harness's own a packet on the machine of the
+    // issue 17 notes, paid by the baseline too so that it stays out of xvs's share.
+    Figures base_random = run(
+        env, packets, ack,
+        [&](uint64_t i, uint8_t* f) {
+            const FlowSrc& s = big_flows[(i * 7919) % big_flows.size()];
+            patch_source(f, s.saddr, s.sport);
+        },
+        [&](rte_mbuf** b) { macswap_tx(env, b); });
+    print_row("macswap baseline (random order)", 0, base_random, base_random, 0);
 
     if (want("fullnat tcp established")) {
         Lb lb = make_lb(env, 4096, 1);
@@ -737,8 +752,56 @@ int main(int argc, char** argv) {
                              patch_source(f, s.saddr, s.sport);
                          },
                          [&](rte_mbuf** b) { process_into(lb, b); });
-        print_row("fullnat tcp established (random)", created, res, base_big,
+        print_row("fullnat tcp established (random)", created, res, base_random,
                   double(lb.worker->conns().memory_bytes()) / lb.worker->conns().capacity());
+    }
+    // Yardsticks (reference.h): the unavoidable work of an established FULLNAT packet written
+    // plainly on rte_hash, over the same flows in the same orders as the two rows above, and
+    // the memory system's price of the two random lines a lookup in a big table reads.
+    struct BareRow {
+        const char* name;
+        const char* table;  // the rte_hash's name (DPDK allows 31 characters)
+        const std::vector<FlowSrc>& flows;
+        bool random;
+        uint8_t proto;
+        const Template& tpl;
+        const Figures& base;
+    };
+    for (const BareRow& row :
+         {BareRow{"bare fullnat on rte_hash", "bare_tcp", small_flows, false, 6, ack, base},
+          BareRow{"bare fullnat on rte_hash (random)", "bare_random", big_flows, true, 6, ack,
+                  base_random},
+          BareRow{"bare fullnat on rte_hash, udp", "bare_udp", small_flows, false, 17, udp,
+                  base}}) {
+        if (!want(row.name)) continue;
+        bench::BareFullnat bare(row.table, row.flows.size());
+        const uint32_t lip = net::parse_ipv4("10.10.2.1")->host();
+        const uint32_t rip = net::parse_ipv4("10.10.2.10")->host();
+        const uint16_t vport = net::hton16(row.proto == 6 ? 80 : 53);
+        for (size_t i = 0; i < row.flows.size(); ++i)
+            bare.add(row.proto, row.flows[i].saddr, row.flows[i].sport, vip, vport,
+                     net::hton32(lip + uint32_t(i / 60000)),
+                     net::hton16(uint16_t(1024 + i % 60000)), net::hton32(rip + uint32_t(i % 8)),
+                     net::hton16(8080));
+        Figures res = run(
+            env, packets, row.tpl,
+            [&](uint64_t i, uint8_t* f) {
+                const size_t n = row.flows.size();
+                const FlowSrc& s = row.flows[row.random ? (i * 7919) % n : i % n];
+                patch_source(f, s.saddr, s.sport);
+            },
+            [&](rte_mbuf** b) { bare.process(b, kBurst, env.lan.id); });
+        print_row(row.name, row.flows.size(), res, row.base, 0);
+        if (bare.missed() != 0)
+            std::fprintf(stderr, "%s: %llu packets of no flow\n", row.name,
+                         (unsigned long long)bare.missed());
+    }
+    if (want("random-line floor")) {
+        // Not a packet row: ns of memory stalls alone, shown in the +ns column.
+        const double ns = bench::random_line_floor(big, packets);
+        std::printf("%-34s %9zu %8s %8s %8.1f %8s\n", "random-line floor (2 lines/packet)", big,
+                    "-", "-", ns, "-");
+        std::fflush(stdout);
     }
     // New connections: every packet is a SYN of a new flow (table sized to hold them all),
     // scheduled by wrr (the row's historical name), then rr, wlc and mh (Maglev, 65537 slots)

@@ -94,13 +94,14 @@ void BareFullnat::add(uint8_t proto, uint32_t client, uint16_t cport, uint32_t v
         // 0 means none and stays 0).
         const bool tcp = ip->protocol == net::kIpProtoTcp;
         auto* l4sum = reinterpret_cast<uint16_t*>(l4 + (tcp ? 16 : 6));
-        net::csum_replace4(&ip->checksum, ip->saddr, lip);
-        net::csum_replace4(&ip->checksum, ip->daddr, rs.addr);
+        // One delta for the addresses (IP and L4 pseudo-header), one more for the ports.
+        const uint32_t addrs =
+            net::csum_delta32(ip->saddr, lip) + net::csum_delta32(ip->daddr, rs.addr);
+        ip->checksum = net::csum_fold(uint32_t(uint16_t(~ip->checksum)) + addrs);
         if (tcp || *l4sum != 0) {
-            net::csum_replace4(l4sum, ip->saddr, lip);
-            net::csum_replace4(l4sum, ip->daddr, rs.addr);
-            net::csum_replace2(l4sum, net::load_wire16(l4), lport);
-            net::csum_replace2(l4sum, net::load_wire16(l4 + 2), rs.port);
+            const uint32_t ports = net::csum_delta16(net::load_wire16(l4), lport) +
+                                   net::csum_delta16(net::load_wire16(l4 + 2), rs.port);
+            *l4sum = net::csum_fold(uint32_t(uint16_t(~*l4sum)) + addrs + ports);
             if (!tcp && *l4sum == 0) *l4sum = 0xFFFF;
         }
         ip->saddr = lip;

@@ -5,9 +5,9 @@
 // validation, no own-address or state lookup), one rte_hash_lookup_bulk_data per burst (CRC32
 // keys, DPDK's prefetching bulk lookup; the rewrite packed into the 8-byte data word, so a
 // lookup reads two random lines, a bucket and a key slot, as xvs's does), the four addresses
-// and ports rewritten with the IP and TCP/UDP checksums updated field by field, the MACs
-// swapped, one TX burst. No timers, counters, states, next hops or drops. Issue 17 compares
-// xvs's established rows with it.
+// and ports rewritten with the IP and TCP/UDP checksums updated by one summed delta each
+// (RFC 1624), the MACs swapped, one TX burst. No timers, counters, states, next hops or
+// drops. Issue 17 compares xvs's established rows with it.
 //
 // random_line_floor: what the memory system charges for two dependent random cache lines a
 // packet (a bucket, then the entry it names), fetched 32 at a time with prefetches and

@@ -894,6 +894,25 @@ int main(int argc, char** argv) {
                          (unsigned long long)lb.worker->counters().get(stack::Counter::synproxy_syn_cookie_sent),
                          (unsigned long long)n);
     }
+    if (want("bare syn cookie responder")) {
+        // Yardstick (reference.h): the same SYN flood answered by the least code that can.
+        Lb lb = make_lb(env, 4096, 1);  // for its snapshot's cookie secrets only
+        bench::BareSynCookie bare(lb.director->snapshot()->cookie);
+        Template syn = make_linux_syn(env.lan.mac, env.wan.mac, vip);
+        const uint32_t count = net::cookie_count(lb.worker->now_ms());
+        uint64_t n = big / kBurst * kBurst;
+        Figures res = run(
+            env, n, syn,
+            [&](uint64_t i, uint8_t* f) {
+                const FlowSrc& s = big_flows[i];
+                patch_source(f, s.saddr, s.sport);
+            },
+            [&](rte_mbuf** b) { bare.process(b, kBurst, env.wan.id, count); });
+        print_row("bare syn cookie responder", 0, res, base_big, 0);
+        if (bare.missed() != 0)
+            std::fprintf(stderr, "bare syn cookie responder: %llu packets were no SYN\n",
+                         (unsigned long long)bare.missed());
+    }
     if (want("synproxy cookie ACK")) {
         // Valid cookie ACKs: check, conn (schedule + local port), side-pool entry, RS SYN.
         // Timed in chunks of 2048 handshakes; between chunks (untimed) cookies for the next

@@ -14,6 +14,7 @@
 
 #include "net/byteorder.h"
 #include "net/checksum.h"
+#include "net/tcp_options.h"
 
 namespace xvs::bench {
 
@@ -111,6 +112,71 @@ void BareFullnat::add(uint8_t proto, uint32_t client, uint16_t cport, uint32_t v
         const net::MacAddr mac = eth->src;
         eth->src = eth->dst;
         eth->dst = mac;
+        out[nout++] = pkts[i];
+    }
+    const uint16_t sent = rte_eth_tx_burst(port, 0, out, static_cast<uint16_t>(nout));
+    if (sent < nout) rte_pktmbuf_free_bulk(out + sent, nout - sent);
+}
+
+[[gnu::noinline]] void BareSynCookie::process(rte_mbuf** pkts, unsigned n, uint16_t port,
+                                              uint32_t count) {
+    constexpr size_t kOpts = 20;
+    n = std::min(n, kMaxBurst);
+    rte_mbuf* out[kMaxBurst];
+    unsigned nout = 0;
+    for (unsigned i = 0; i < n; ++i) {
+        auto* f = rte_pktmbuf_mtod(pkts[i], uint8_t*);
+        auto* eth = reinterpret_cast<net::EtherHdr*>(f);
+        auto* ip = reinterpret_cast<net::Ipv4Hdr*>(f + kEther);
+        auto* tcp = reinterpret_cast<net::TcpHdr*>(f + kEther + sizeof(net::Ipv4Hdr));
+        if (ip->protocol != net::kIpProtoTcp || tcp->flags != net::kTcpSyn ||
+            tcp->header_len() != sizeof(net::TcpHdr) + kOpts) {
+            ++missed_;
+            rte_pktmbuf_free(pkts[i]);
+            continue;
+        }
+        uint8_t* opts = reinterpret_cast<uint8_t*>(tcp + 1);
+        const net::ParsedTcpOptions p = net::parse_tcp_options({opts, kOpts});
+        const uint32_t isn = net::ntoh32(tcp->seq);
+        const net::CookieOptions co{net::cookie_mss_index(p.mss.value_or(536)),
+                                    p.wscale ? *p.wscale : net::kCookieWscaleNone, p.sack_perm,
+                                    p.timestamp.has_value()};
+        const uint32_t cookie = net::syncookie_make(
+            secrets_, net::CookieTuple{ip->saddr, ip->daddr, tcp->sport, tcp->dport}, isn, count,
+            co);
+        // The SYN-ACK: MSS, SACK permitted, timestamps (ours, the client's echoed), NOP,
+        // window scale: 20 bytes, as Linux's.
+        net::store_be32(
+            opts, uint32_t(net::kTcpOptMss) << 24 | 4u << 16 | net::kCookieMssTable[co.mss_index]);
+        net::store_be32(opts + 4,
+                        uint32_t(co.sack_permitted ? net::kTcpOptSackPerm : net::kTcpOptNop) << 24 |
+                            uint32_t(co.sack_permitted ? 2 : net::kTcpOptNop) << 16 |
+                            uint32_t(net::kTcpOptTimestamp) << 8 | 10u);
+        net::store_be32(opts + 8, count);
+        net::store_be32(opts + 12, p.timestamp ? p.timestamp->first : 0);
+        net::store_be32(opts + 16, uint32_t(net::kTcpOptNop) << 24 |
+                                       uint32_t(net::kTcpOptWscale) << 16 | 3u << 8 | 7u);
+        const net::MacAddr mac = eth->src;
+        eth->src = eth->dst;
+        eth->dst = mac;
+        const uint32_t client = ip->saddr;
+        ip->saddr = ip->daddr;
+        ip->daddr = client;
+        ip->ttl = 64;
+        ip->id = 0;
+        ip->checksum = 0;
+        ip->checksum = net::csum_fold(net::csum_partial20(ip));
+        const uint16_t cport = tcp->sport;
+        tcp->sport = tcp->dport;
+        tcp->dport = cport;
+        tcp->seq = net::hton32(cookie);
+        tcp->ack = net::hton32(isn + 1);
+        tcp->flags = net::kTcpSyn | net::kTcpAck;
+        tcp->window = net::hton16(65535);
+        tcp->urg_ptr = 0;
+        tcp->checksum = 0;
+        tcp->checksum = net::ipv4_l4_checksum(ip->saddr, ip->daddr, net::kIpProtoTcp, tcp,
+                                              sizeof(net::TcpHdr) + kOpts);
         out[nout++] = pkts[i];
     }
     const uint16_t sent = rte_eth_tx_burst(port, 0, out, static_cast<uint16_t>(nout));

@@ -9,6 +9,12 @@
 // (RFC 1624), the MACs swapped, one TX burst. No timers, counters, states, next hops or
 // drops. Issue 17 compares xvs's established rows with it.
 //
+// BareSynCookie: a SYN answered with a cookie SYN-ACK built in place and nothing else: the
+// SYN's options parsed (net::parse_tcp_options), one cookie (net::syncookie_make, one
+// SipHash-2-4, as xvs's), the SYN-ACK's MSS, SACK-permitted, timestamps and window scale
+// written over the SYN's 20 option bytes, addresses, ports and MACs swapped, both checksums
+// computed anew, one TX burst. No validation, conn or service lookup, lists or counters.
+//
 // random_line_floor: what the memory system charges for two dependent random cache lines a
 // packet (a bucket, then the entry it names), fetched 32 at a time with prefetches and
 // nothing else to do; a conn table of a bucket and a conn line per lookup cannot be cheaper.
@@ -22,6 +28,7 @@
 #include <vector>
 
 #include "net/headers.h"
+#include "net/syncookie.h"
 
 namespace xvs::bench {
 
@@ -58,6 +65,19 @@ class BareFullnat {
     rte_hash* hash_ = nullptr;
     uint64_t missed_ = 0;
     std::vector<Rs> rs_;  // at most 65,536: a data word holds lip, lport and an index here
+};
+
+class BareSynCookie {
+  public:
+    explicit BareSynCookie(const net::CookieSecrets& secrets) : secrets_(secrets) {}
+    // Answers the burst's SYNs (each with 20 option bytes, as bench/engine's Linux SYN) by
+    // `port`, cookies of counter `count`; frees anything else.
+    void process(rte_mbuf** pkts, unsigned n, uint16_t port, uint32_t count);
+    uint64_t missed() const { return missed_; }  // packets that were no such SYN
+
+  private:
+    net::CookieSecrets secrets_;
+    uint64_t missed_ = 0;
 };
 
 // ns per packet of the floor described above: `packets` lookups over `lines` buckets and

@@ -6,7 +6,8 @@
 # after the host's), and stalls are not counted.
 #   bench/engine/profile.sh [BUILD_DIR] ROW...
 # ROW: one row's name exactly, as bench_engine's --only takes it ("fullnat tcp established",
-# "fullnat tcp established (random)", "new tcp connections (SYN)", "synproxy cookie ACK", ...);
+# "fullnat tcp established (random)", "new tcp connections (SYN)", "synproxy cookie ACK",
+# the yardsticks "bare fullnat on rte_hash" and "bare syn cookie responder", ...);
 # a substring would run several rows and measure whichever came first.
 # For each row: the caller of process_into with the most calls is the row itself (the
 # others are setup); its inclusive counts divided by its packets (calls x 32).

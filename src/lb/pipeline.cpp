@@ -178,7 +178,7 @@ template <class Af>
                 stack::exception_or_drop(w.stack, lp.port, lp.pkt, Counter::drop_not_local);
                 return;
             }
-            if (stack::source_own(*w.stack.view, lp.key.saddr)) {
+            if (w.stack.view->is_own(lp.key.saddr)) {
                 drop(w.stack, lp.pkt, Counter::drop_martian_source);
                 return;
             }
@@ -200,7 +200,7 @@ template <class Af>
     if (!c) {
         // A packet "from" one of our own addresses would make a conn, a cookie SYN-ACK and ARP
         // for ourselves.
-        if (stack::source_own(*w.stack.view, lp.key.saddr)) {
+        if (w.stack.view->is_own(lp.key.saddr)) {
             drop(w.stack, lp.pkt, Counter::drop_martian_source);
             return;
         }

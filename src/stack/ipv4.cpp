@@ -17,7 +17,7 @@ void icmp_input(StackContext& ctx, uint8_t port, rte_mbuf* pkt, const Ipv4View& 
         drop(ctx, pkt, Counter::drop_icmp_malformed);
         return;
     }
-    if (source_own(*ctx.view, net::Af4::src(*v.ip))) {
+    if (ctx.view->is_own(net::Af4::src(*v.ip))) {
         drop(ctx, pkt, Counter::drop_martian_source);
         return;
     }

@@ -29,11 +29,6 @@ inline bool ipv4_source_martian(uint32_t saddr_be) {
     return first == 0 || first == 127 || first >= 224;  // 0/8, loopback, 224/4, 240/4
 }
 
-// A source that is one of the director's own addresses (VIP, LIP, its own): refused where
-// state would start (a new conn, a cookie SYN-ACK, an echo reply), not per packet.
-inline bool source_own(const StackView& view, const net::InetAddr& saddr) {
-    return view.is_own(saddr);
-}
 // Validates the IPv4 packet after the Ethernet header; trims Ethernet padding. On failure pkt
 // is dropped under its reason (stack::drop) and set to nullptr, and false returned (the caller
 // frees pkt if it is still set). A fragment goes to reassembly: pkt becomes the reassembled

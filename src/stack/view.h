@@ -93,9 +93,9 @@ struct NextHop {
 };
 
 // A filter over the own addresses: one bit of 256 for each, from a multiply of fold(). A clear
-// bit means "not own" for sure; a set one leaves the question to the map. source_own asks for
-// every new flow, and the answer is nearly always no: the map's miss (a full mix64, a probe)
-// cost ~30 instructions of a SYN, the filter's ~6.
+// bit means "not own" for sure; a set one leaves the question to the map. Every new flow's
+// source is checked (StackView::is_own), and the answer is nearly always no: the map's miss
+// (a full mix64, a probe) cost ~30 instructions of a SYN, the filter's ~6.
 class OwnFilter {
   public:
     void add(const net::InetAddr& a) { bits_[bit(a) >> 6] |= uint64_t{1} << (bit(a) & 63); }
@@ -143,7 +143,9 @@ struct StackView {
     const OwnAddr* own(const net::InetAddr& addr) const { return addrs_.find(AddrKey{addr}); }
     // The same for an IPv4 header's 4 bytes (network order).
     const OwnAddr* own(uint32_t addr_be) const { return own(net::InetAddr::v4(addr_be)); }
-    // own(addr) != nullptr, the filter asked first: for addresses that are seldom own.
+    // own(addr) != nullptr, the filter asked first: for addresses that are seldom own, such as
+    // sources. A source that is one of ours (VIP, LIP, the director's) is refused where state
+    // would start (a new conn, a cookie SYN-ACK, an echo reply), not per packet.
     bool is_own(const net::InetAddr& addr) const {
         return own_filter_.may_hold(addr) && own(addr) != nullptr;
     }

@@ -47,9 +47,9 @@ TEST(StackView, OwnAddressHashSpreadsLowBits) {
     }
 }
 
-// is_own (source_own's test) asks the filter first: it must agree with own() for every
-// address, own or not, of both families, and the filter must turn most strangers away on its
-// own (else it only adds work).
+// is_own (the check of every new flow's source) asks the filter first: it must agree with
+// own() for every address, own or not, of both families, and the filter must turn most
+// strangers away on its own (else it only adds work).
 TEST(StackView, IsOwnAgreesWithOwnAndTheFilterRejectsMostStrangers) {
     // NOLINTNEXTLINE(cert-msc32-c,cert-msc51-cpp): a fixed seed keeps the test reproducible
     std::mt19937_64 rng(7);

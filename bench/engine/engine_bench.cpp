@@ -155,11 +155,20 @@ void macswap_tx(Env& env, rte_mbuf** b) {
     if (sent < kBurst) rte_pktmbuf_free_bulk(b + sent, kBurst - sent);
 }
 
-Figures baseline(Env& env, uint64_t packets, const Template& tpl, const std::vector<FlowSrc>& flows) {
+// Packet i's flow in the random rows: (i * 7919) % n, a new line of the flow array for every
+// packet (the other rows take flow i % n).
+size_t random_index(uint64_t i, size_t n) {
+    return (i * 7919) % n;
+}
+
+// The MAC-swap baseline over `flows`, read in order or in the random rows' order: the harness
+// pays for each packet's read of its flow, so a row's baseline reads them as the row does.
+Figures baseline(Env& env, uint64_t packets, const Template& tpl, const std::vector<FlowSrc>& flows,
+                 bool random = false) {
     return run(
         env, packets, tpl,
         [&](uint64_t i, uint8_t* f) {
-            const FlowSrc& s = flows[i % flows.size()];
+            const FlowSrc& s = flows[random ? random_index(i, flows.size()) : i % flows.size()];
             patch_source(f, s.saddr, s.sport);
         },
         [&](rte_mbuf** b) { macswap_tx(env, b); });
@@ -654,16 +663,9 @@ int main(int argc, char** argv) {
     print_row("macswap baseline (1k flows)", 0, base, base, 0);
     Figures base_big = baseline(env, packets, ack, big_flows);
     print_row("macswap baseline (big flow set)", 0, base_big, base_big, 0);
-    // The random row's order, (i * 7919) % flows: each packet reads its flow from a new line
-    // of the 8 MB flow array, ~3 ns of the harness's own a packet on the machine of the
-    // issue 17 notes, paid by the baseline too so that it stays out of xvs's share.
-    Figures base_random = run(
-        env, packets, ack,
-        [&](uint64_t i, uint8_t* f) {
-            const FlowSrc& s = big_flows[(i * 7919) % big_flows.size()];
-            patch_source(f, s.saddr, s.sport);
-        },
-        [&](rte_mbuf** b) { macswap_tx(env, b); });
+    // The random row's order (random_index): ~3 ns a packet of the harness's own on the machine
+    // of the issue 17 notes, paid by this baseline too so that it stays out of xvs's share.
+    Figures base_random = baseline(env, packets, ack, big_flows, true);
     print_row("macswap baseline (random order)", 0, base_random, base_random, 0);
 
     if (want("fullnat tcp established")) {
@@ -756,12 +758,13 @@ int main(int argc, char** argv) {
     if (want("fullnat tcp established (random)")) {
         Lb lb = make_lb(env, uint32_t(big + 1024), unsigned(big / 60000 + 1));
         uint64_t created = open_flows(env, lb, big_flows, 6);
-        Figures res = run(env, packets, ack,
-                         [&](uint64_t i, uint8_t* f) {
-                             const FlowSrc& s = big_flows[(i * 7919) % big_flows.size()];
-                             patch_source(f, s.saddr, s.sport);
-                         },
-                         [&](rte_mbuf** b) { process_into(lb, b); });
+        Figures res = run(
+            env, packets, ack,
+            [&](uint64_t i, uint8_t* f) {
+                const FlowSrc& s = big_flows[random_index(i, big_flows.size())];
+                patch_source(f, s.saddr, s.sport);
+            },
+            [&](rte_mbuf** b) { process_into(lb, b); });
         print_row("fullnat tcp established (random)", created, res, base_random,
                   double(lb.worker->conns().memory_bytes()) / lb.worker->conns().capacity());
     }
@@ -797,7 +800,7 @@ int main(int argc, char** argv) {
             env, packets, row.tpl,
             [&](uint64_t i, uint8_t* f) {
                 const size_t n = row.flows.size();
-                const FlowSrc& s = row.flows[row.random ? (i * 7919) % n : i % n];
+                const FlowSrc& s = row.flows[row.random ? random_index(i, n) : i % n];
                 patch_source(f, s.saddr, s.sport);
             },
             [&](rte_mbuf** b) { process_into(bare, env, b); });

@@ -10,10 +10,11 @@
 // drops. Issue 17 compares xvs's established rows with it.
 //
 // BareSynCookie: a SYN answered with a cookie SYN-ACK built in place and nothing else: the
-// SYN's options parsed (net::parse_tcp_options), one cookie (net::syncookie_make, one
-// SipHash-2-4, as xvs's), the SYN-ACK's MSS, SACK-permitted, timestamps and window scale
-// written over the SYN's 20 option bytes, addresses, ports and MACs swapped, both checksums
-// computed anew, one TX burst. No validation, conn or service lookup, lists or counters.
+// SYN's options planned and the SYN-ACK's written over them by the SYN proxy's own functions
+// (lb::synproxy_plan_synack, lb::synproxy_write_synack_options, default settings), one
+// cookie (net::syncookie_make, one SipHash-2-4, as xvs's), addresses, ports and MACs swapped,
+// both checksums computed anew, one TX burst. No validation, conn or service lookup, lists or
+// counters.
 //
 // random_line_floor: what the memory system charges for two dependent random cache lines a
 // packet (a bucket, then the entry it names), fetched 32 at a time with prefetches and
@@ -27,6 +28,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "lb/synproxy/synproxy.h"
 #include "net/headers.h"
 #include "net/syncookie.h"
 
@@ -77,6 +79,7 @@ class BareSynCookie {
 
   private:
     net::CookieSecrets secrets_;
+    lb::SynProxyConf conf_;  // the defaults, as the benchmark's services have them
     uint64_t missed_ = 0;
 };
 
